@@ -1,0 +1,17 @@
+/*
+ * cli.h — the subcommands of the nagare command.
+ *
+ * Each takes argv with argv[0] = the subcommand's name and returns the
+ * process exit status: 0 success, 1 runtime failure, 2 usage error.
+ */
+#ifndef NG_CLI_H
+#define NG_CLI_H
+
+#define NG_VERSION "0.1.0"
+
+int ng_cmd_collect(int argc, char **argv); /* src/cli/collect.c */
+int ng_cmd_decode(int argc, char **argv);  /* src/cli/decode.c */
+int ng_cmd_query(int argc, char **argv);   /* src/cli/query.c */
+int ng_cmd_status(int argc, char **argv);  /* src/cli/status.c */
+
+#endif

@@ -1,0 +1,113 @@
+/* field.c — the table of flow record fields (see field.h, docs/fields.md). */
+#include "core/field.h"
+
+#include <string.h>
+#include <strings.h>
+
+#define F(ID, NAME, SHORT, IE, TYPE, MEMBER, DOC)                              \
+	[ID] = {ID,     NAME, SHORT, IE, TYPE, offsetof(ng_flow, MEMBER),      \
+		sizeof(((ng_flow *)0)->MEMBER), DOC}
+
+const ng_field ng_fields[NG_FIELD_COUNT] = {
+	F(NG_F_TIME_RECEIVED, "time_received", "received", 0, NG_FT_TIME, time_received,
+	  "collector time when the export datagram arrived"),
+	F(NG_F_FLOW_START, "flow_start", "start", 152, NG_FT_TIME, flow_start,
+	  "first packet of the flow (flowStartMilliseconds)"),
+	F(NG_F_FLOW_END, "flow_end", "end", 153, NG_FT_TIME, flow_end,
+	  "last packet of the flow (flowEndMilliseconds)"),
+	F(NG_F_BYTES, "bytes", NULL, 1, NG_FT_U64, bytes,
+	  "IP bytes, scaled by the sampling rate (octetDeltaCount x rate)"),
+	F(NG_F_PACKETS, "packets", NULL, 2, NG_FT_U64, packets,
+	  "packets, scaled by the sampling rate (packetDeltaCount x rate)"),
+	F(NG_F_BYTES_RAW, "bytes_raw", NULL, 1, NG_FT_U64, bytes_raw,
+	  "IP bytes as the exporter sent them (octetDeltaCount)"),
+	F(NG_F_PACKETS_RAW, "packets_raw", NULL, 2, NG_FT_U64, packets_raw,
+	  "packets as the exporter sent them (packetDeltaCount)"),
+	F(NG_F_EXPORTER, "exporter", "exporter", 130, NG_FT_ADDR, exporter,
+	  "address the export datagram came from (exporterIPv4/IPv6Address)"),
+	F(NG_F_SRC_ADDR, "src_addr", "srcip", 8, NG_FT_ADDR, src_addr,
+	  "source address (sourceIPv4Address 8 / sourceIPv6Address 27)"),
+	F(NG_F_DST_ADDR, "dst_addr", "dstip", 12, NG_FT_ADDR, dst_addr,
+	  "destination address (destinationIPv4Address 12 / destinationIPv6Address 28)"),
+	F(NG_F_NEXT_HOP, "next_hop", "nexthop", 15, NG_FT_ADDR, next_hop,
+	  "next hop (ipNextHopIPv4Address 15 / ipNextHopIPv6Address 62)"),
+	F(NG_F_OBSERVATION_DOMAIN, "observation_domain", "domain", 149, NG_FT_U32,
+	  observation_domain, "observation domain ID (NetFlow v9 source ID)"),
+	F(NG_F_SAMPLING_RATE, "sampling_rate", "sampling", 34, NG_FT_U32, sampling_rate,
+	  "packets per sample (1: unsampled)"),
+	F(NG_F_IN_IF, "in_if", "inif", 10, NG_FT_U32, in_if,
+	  "input interface index (ingressInterface)"),
+	F(NG_F_OUT_IF, "out_if", "outif", 14, NG_FT_U32, out_if,
+	  "output interface index (egressInterface)"),
+	F(NG_F_SRC_AS, "src_as", "srcas", 16, NG_FT_U32, src_as,
+	  "source AS (bgpSourceAsNumber)"),
+	F(NG_F_DST_AS, "dst_as", "dstas", 17, NG_FT_U32, dst_as,
+	  "destination AS (bgpDestinationAsNumber)"),
+	F(NG_F_MPLS_LABEL, "mpls_label", "mpls", 70, NG_FT_U32, mpls_label,
+	  "top MPLS label, 20 bits (mplsTopLabelStackSection)"),
+	F(NG_F_SAMPLER_ID, "sampler_id", "sampler", 302, NG_FT_U16, sampler_id,
+	  "sampler ID (samplerId 48 / selectorId 302)"),
+	F(NG_F_SRC_PORT, "src_port", "srcport", 7, NG_FT_U16, src_port,
+	  "source transport port (sourceTransportPort)"),
+	F(NG_F_DST_PORT, "dst_port", "dstport", 11, NG_FT_U16, dst_port,
+	  "destination transport port (destinationTransportPort)"),
+	F(NG_F_SRC_VLAN, "src_vlan", "srcvlan", 58, NG_FT_U16, src_vlan,
+	  "VLAN on entry (vlanId)"),
+	F(NG_F_DST_VLAN, "dst_vlan", "dstvlan", 59, NG_FT_U16, dst_vlan,
+	  "VLAN on exit (postVlanId)"),
+	F(NG_F_SRC_MAC, "src_mac", "srcmac", 56, NG_FT_MAC, src_mac,
+	  "source MAC address (sourceMacAddress)"),
+	F(NG_F_DST_MAC, "dst_mac", "dstmac", 80, NG_FT_MAC, dst_mac,
+	  "destination MAC address (destinationMacAddress)"),
+	F(NG_F_PROTOCOL, "protocol", "proto", 4, NG_FT_U8, protocol,
+	  "IP protocol number (protocolIdentifier)"),
+	F(NG_F_TCP_FLAGS, "tcp_flags", "flags", 6, NG_FT_U8, tcp_flags,
+	  "OR of TCP flags (tcpControlBits)"),
+	F(NG_F_TOS, "tos", "tos", 5, NG_FT_U8, tos, "IP type of service (ipClassOfService)"),
+	F(NG_F_ICMP_TYPE, "icmp_type", "icmptype", 176, NG_FT_U8, icmp_type,
+	  "ICMP type (icmpTypeIPv4 176 / icmpTypeIPv6 178)"),
+	F(NG_F_ICMP_CODE, "icmp_code", "icmpcode", 177, NG_FT_U8, icmp_code,
+	  "ICMP code (icmpCodeIPv4 177 / icmpCodeIPv6 179)"),
+	F(NG_F_IP_VERSION, "ip_version", "ipversion", 60, NG_FT_U8, ip_version,
+	  "IP version, 4 or 6 (ipVersion)"),
+	F(NG_F_DIRECTION, "direction", "dir", 61, NG_FT_U8, direction,
+	  "0 ingress, 1 egress, 255 unknown (flowDirection)"),
+	F(NG_F_SRC_MASK, "src_mask", "srcmask", 9, NG_FT_U8, src_mask,
+	  "source prefix length (sourceIPv4PrefixLength 9 / sourceIPv6PrefixLength 29)"),
+	F(NG_F_DST_MASK, "dst_mask", "dstmask", 13, NG_FT_U8, dst_mask,
+	  "destination prefix length (13 / 30)"),
+	F(NG_F_SAMPLING_SOURCE, "sampling_source", NULL, 0, NG_FT_U8, sampling_source,
+	  "where the sampling rate came from: none, record, options, header, sflow, config"),
+	F(NG_F_FLOW_VERSION, "flow_version", "version", 0, NG_FT_U8, flow_version,
+	  "export protocol: 1, 5, 7, 9, 10 (IPFIX), 80 (sFlow)"),
+};
+
+const ng_field *ng_field_by_name(const char *name)
+{
+	for (size_t i = 0; i < NG_FIELD_COUNT; i++) {
+		const ng_field *f = &ng_fields[i];
+		if (!strcasecmp(name, f->name) || (f->short_name && !strcasecmp(name, f->short_name)))
+			return f;
+	}
+	return NULL;
+}
+
+uint64_t ng_field_get_uint(const ng_field *f, const ng_flow *r)
+{
+	const uint8_t *p = ng_field_ptr(f, r);
+	switch (f->size) {
+	case 1: return *p;
+	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+	case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
+	}
+	return 0;
+}
+
+const char *ng_sampling_source_name(unsigned src)
+{
+	static const char *names[NG_SAMPLING_SOURCE_COUNT] = {
+		"none", "record", "options", "header", "sflow", "config",
+	};
+	return src < NG_SAMPLING_SOURCE_COUNT ? names[src] : "unknown";
+}

@@ -1,0 +1,104 @@
+/*
+ * flow.h — the nagare flow record.
+ *
+ * One fixed-width struct is the unit of every stage of the data path
+ * (decode → enrich → store → query).  Every field maps to an IPFIX
+ * Information Element (IANA "IPFIX Information Elements" registry); the
+ * mapping, names and types live in one table, src/core/field.c, and are
+ * documented in docs/fields.md.
+ *
+ * Conventions:
+ *   - addresses are 16 bytes; IPv4 is stored IPv4-mapped (::ffff:a.b.c.d,
+ *     RFC 4291 §2.5.5.2) so one column holds both families;
+ *   - times are absolute milliseconds since the Unix epoch (UTC);
+ *   - `bytes`/`packets` are scaled by the sampling rate, `bytes_raw` /
+ *     `packets_raw` are as the exporter sent them;
+ *   - a field the exporter did not send is zero.
+ */
+#ifndef NG_FLOW_H
+#define NG_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where a record's sampling rate came from. */
+enum ng_sampling_source {
+	NG_SAMPLING_NONE = 0,   /* no rate known: counters taken as unsampled */
+	NG_SAMPLING_RECORD,     /* a field of the record itself (IE 34/50/305+306/309+310) */
+	NG_SAMPLING_OPTIONS,    /* options data matched by sampler ID (IE 48/49/302) */
+	NG_SAMPLING_HEADER,     /* NetFlow v5 header sampling_interval */
+	NG_SAMPLING_SFLOW,      /* sFlow sample's sampling_rate */
+	NG_SAMPLING_CONFIG,     /* configured per exporter */
+	NG_SAMPLING_SOURCE_COUNT
+};
+
+/* Flow direction (IE 61 flowDirection). */
+enum ng_direction {
+	NG_DIR_UNKNOWN = 0xff,
+	NG_DIR_INGRESS = 0,
+	NG_DIR_EGRESS = 1,
+};
+
+typedef struct ng_flow {
+	/* times, ms since the epoch */
+	uint64_t time_received;  /* collector clock when the datagram arrived */
+	uint64_t flow_start;     /* IE 152 flowStartMilliseconds */
+	uint64_t flow_end;       /* IE 153 flowEndMilliseconds */
+
+	/* counters */
+	uint64_t bytes;          /* IE 1 octetDeltaCount × sampling rate */
+	uint64_t packets;        /* IE 2 packetDeltaCount × sampling rate */
+	uint64_t bytes_raw;      /* IE 1 as sent */
+	uint64_t packets_raw;    /* IE 2 as sent */
+
+	/* addresses (16 bytes, IPv4-mapped) */
+	uint8_t exporter[16];    /* IE 130/131 exporterIPv4/IPv6Address (datagram source) */
+	uint8_t src_addr[16];    /* IE 8 / 27 */
+	uint8_t dst_addr[16];    /* IE 12 / 28 */
+	uint8_t next_hop[16];    /* IE 15 / 62 (or BGP next hop 18/63 when absent) */
+
+	uint32_t observation_domain; /* IE 149 (v9: source ID) */
+	uint32_t sampling_rate;  /* packets per sample; 1 when unsampled */
+	uint32_t in_if;          /* IE 10 ingressInterface */
+	uint32_t out_if;         /* IE 14 egressInterface */
+	uint32_t src_as;         /* IE 16 bgpSourceAsNumber */
+	uint32_t dst_as;         /* IE 17 bgpDestinationAsNumber */
+	uint32_t mpls_label;     /* IE 70 mplsTopLabelStackSection: 20-bit label */
+	uint16_t sampler_id;     /* IE 48/302 */
+	uint16_t src_port;       /* IE 7 */
+	uint16_t dst_port;       /* IE 11 */
+	uint16_t src_vlan;       /* IE 58 vlanId */
+	uint16_t dst_vlan;       /* IE 59 postVlanId */
+	uint8_t src_mac[6];      /* IE 56 sourceMacAddress */
+	uint8_t dst_mac[6];      /* IE 80 destinationMacAddress (or 57 postDestination…) */
+	uint8_t protocol;        /* IE 4 protocolIdentifier */
+	uint8_t tcp_flags;       /* IE 6 tcpControlBits (low 8 bits) */
+	uint8_t tos;             /* IE 5 ipClassOfService */
+	uint8_t icmp_type;       /* IE 176/178 */
+	uint8_t icmp_code;       /* IE 177/179 */
+	uint8_t ip_version;      /* IE 60: 4 or 6, 0 unknown */
+	uint8_t direction;       /* IE 61 flowDirection, enum ng_direction */
+	uint8_t src_mask;        /* IE 9 / 29 */
+	uint8_t dst_mask;        /* IE 13 / 30 */
+	uint8_t sampling_source; /* enum ng_sampling_source */
+	uint8_t flow_version;    /* export protocol: 1, 5, 7, 9, 10 (IPFIX), 0x50 sFlow */
+	uint8_t pad_[3];
+} ng_flow;
+
+/*
+ * A growable array of flow records, the unit handed from one stage to the
+ * next.  The batch owns `flows`; ng_flow_batch_free releases it.
+ */
+typedef struct ng_flow_batch {
+	ng_flow *flows;
+	size_t n;
+	size_t cap;
+} ng_flow_batch;
+
+/* Returns a zeroed record slot appended to `b`, or NULL when out of memory.
+ * The pointer is valid until the next append. */
+ng_flow *ng_flow_batch_push(ng_flow_batch *b);
+void ng_flow_batch_clear(ng_flow_batch *b);
+void ng_flow_batch_free(ng_flow_batch *b);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * decoder.h — from export datagrams to flow records.
+ *
+ * One ng_decoder holds all protocol state of a collector: templates keyed
+ * by (exporter address, version, observation domain / source ID, template
+ * ID), options data (sampling rates by sampler ID, system init time), data
+ * sets held while their template is missing, sequence-number tracking and
+ * per exporter/domain counters.  It is not thread-safe: one decoder per
+ * receive thread.
+ *
+ * The first bytes of a datagram tell the protocol: a 16-bit version 1, 5,
+ * 7, 9 or 10 is NetFlow/IPFIX; a 32-bit version 5 is sFlow.
+ */
+#ifndef NG_DECODER_H
+#define NG_DECODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/flow.h"
+
+/* One received export datagram.  `data` is borrowed for the call. */
+typedef struct ng_datagram {
+	const uint8_t *data;
+	size_t len;
+	uint8_t exporter[16];    /* source address, IPv4-mapped */
+	uint16_t exporter_port;  /* source UDP port */
+	uint64_t time_received;  /* ms since the epoch */
+} ng_datagram;
+
+/*
+ * Named decode errors, counted per exporter and observation domain.
+ * Each is a malformed condition of a named rule; see the decoder that
+ * raises it for the RFC section.
+ */
+#define NG_DECODE_ERRORS(X)                                                             \
+	X(UNKNOWN_VERSION, "unknown_version", "datagram version is not 1, 5, 7, 9, 10 or sFlow 5") \
+	X(SHORT_HEADER, "short_header", "datagram shorter than its protocol header")     \
+	X(BAD_LENGTH, "bad_length", "header length or record count disagrees with the datagram size") \
+	X(SET_TOO_SHORT, "set_too_short", "set/flowset length below 4 bytes")            \
+	X(SET_OVERRUN, "set_overrun", "set/flowset longer than the rest of the message")  \
+	X(BAD_SET_ID, "bad_set_id", "reserved set ID (2..255 in IPFIX, 2..255 in v9)")    \
+	X(TEMPLATE_BAD, "template_bad", "template record malformed (no fields, impossible lengths, truncated)") \
+	X(TEMPLATE_ID_BAD, "template_id_bad", "template ID below 256")                    \
+	X(RECORD_TRUNCATED, "record_truncated", "data record cut short, variable-length field past the set") \
+	X(FIELD_LENGTH, "field_length", "field length impossible for its information element") \
+	X(HELD_DROPPED, "held_dropped", "data set held for a missing template dropped (overflow or age)") \
+	X(SFLOW_BAD, "sflow_bad", "sFlow datagram or sample malformed")
+
+enum ng_decode_error {
+#define X(id, name, doc) NG_DERR_##id,
+	NG_DECODE_ERRORS(X)
+#undef X
+	NG_DERR_COUNT
+};
+
+/* Name ("set_overrun", …) and one-line description of an error. */
+const char *ng_decode_error_name(enum ng_decode_error e);
+const char *ng_decode_error_doc(enum ng_decode_error e);
+
+/* Counters of one exporter and observation domain (v9 source ID, IPFIX
+ * observation domain ID, sFlow sub-agent; 0 for v5).  All are totals since
+ * the decoder started (or since the state file they were loaded from). */
+typedef struct ng_exporter_stats {
+	uint8_t exporter[16];
+	uint32_t domain;
+	uint8_t version;              /* last seen: 1, 5, 7, 9, 10, 0x50 sFlow */
+	uint64_t packets;             /* datagrams */
+	uint64_t bytes;               /* datagram bytes */
+	uint64_t records;             /* flow records decoded */
+	uint64_t options_records;     /* options data records */
+	uint64_t templates;           /* template records received */
+	uint64_t lost;                /* v5/v9: lost packets; IPFIX/v5: lost records (sequence gaps) */
+	uint64_t template_misses;     /* data sets that arrived with no template */
+	uint64_t held;                /* of those, held and decoded later */
+	uint64_t errors[NG_DERR_COUNT];
+	uint64_t first_seen, last_seen; /* ms since the epoch */
+	uint32_t sampling_rate;       /* last rate seen in this domain */
+	uint8_t sampling_source;
+} ng_exporter_stats;
+
+typedef struct ng_decoder ng_decoder;
+
+typedef struct ng_decoder_config {
+	size_t held_max_bytes;  /* per exporter, bytes of held data sets (default 1 MiB) */
+	uint64_t held_max_age;  /* ms a held data set waits for its template (default 60 s) */
+} ng_decoder_config;
+
+/* Creates a decoder; `cfg` may be NULL for defaults.  NULL when out of memory. */
+ng_decoder *ng_decoder_new(const ng_decoder_config *cfg);
+void ng_decoder_free(ng_decoder *d);
+
+/*
+ * Decodes one datagram, appending its flow records to `out`.  Options data
+ * updates decoder state instead of producing records.  Malformed input is
+ * counted in the exporter's stats, never fatal: the good sets of the same
+ * datagram are still decoded.  Data sets whose template arrives in a later
+ * datagram are held and appended to `out` by the call that brings it.
+ * Returns the number of records appended.
+ */
+size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out);
+
+/* Drops held data sets older than held_max_age at `now_ms` (counted as
+ * HELD_DROPPED).  Call about once a second. */
+void ng_decoder_expire(ng_decoder *d, uint64_t now_ms);
+
+/* Calls `fn` once per exporter/domain with its counters. */
+void ng_decoder_foreach_stats(const ng_decoder *d,
+			      void (*fn)(const ng_exporter_stats *s, void *arg), void *arg);
+
+/* Counts of decoder-wide totals (sums over every exporter). */
+void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum);
+
+/*
+ * Template state file: every template and options template, and the
+ * options state (sampling rates by sampler, system init times), so a
+ * restarted collector decodes data sets at once.  Written to
+ * `path`.tmp, fsynced and renamed.  Returns 0, or -1 with errno set.
+ * Loading a missing file returns 0 and changes nothing; a corrupt file
+ * returns -1 (errno EINVAL) and leaves the decoder unchanged.
+ */
+int ng_decoder_save(const ng_decoder *d, const char *path);
+int ng_decoder_load(ng_decoder *d, const char *path);
+
+/* Enterprise-specific elements seen, per (PEN, IE): calls `fn` for each. */
+void ng_decoder_foreach_enterprise(const ng_decoder *d,
+				   void (*fn)(uint32_t pen, uint16_t ie, uint64_t count, void *arg),
+				   void *arg);
+
+#endif

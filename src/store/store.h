@@ -1,0 +1,95 @@
+/*
+ * store.h — the embedded flow store: a directory of immutable columnar
+ * segments (format: docs/store-format.md and src/store/segment.c).
+ *
+ *   STORE/flows/YYYY/MM/DD/HH/<start>-<end>-<seq>.seg   immutable segments
+ *   STORE/state/                                       templates, exporters
+ *
+ * Writers append flow records and flush segments; readers scan segments
+ * that overlap a time range, decoding only the columns they ask for.
+ * Readers take no lock: a segment appears by an atomic rename, whole.
+ */
+#ifndef NG_STORE_H
+#define NG_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/field.h"
+#include "core/flow.h"
+
+/* ---- writing ---------------------------------------------------------- */
+
+typedef struct ng_store_writer ng_store_writer;
+
+typedef struct ng_store_writer_stats {
+	uint64_t rows;        /* rows made durable */
+	uint64_t segments;    /* segments written */
+	uint64_t bytes;       /* segment bytes written */
+	uint64_t errors;      /* failed segment writes (rows kept for retry) */
+} ng_store_writer_stats;
+
+/* Opens (creating when absent) the store at `dir` for appending.
+ * Returns NULL and writes a message naming the path and the cause into
+ * err[errlen] when the directory cannot be created or written. */
+ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen);
+
+/* Copies `n` records into the writer's buffer.  Cheap: no I/O happens
+ * here.  Returns 0, or -1 when out of memory (the records are not taken). */
+int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n);
+
+/* True when the buffer holds enough rows, or has been open long enough
+ * (`now_ms`), that it should be flushed now (at most every 5 s). */
+bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms);
+
+/* Writes every buffered record as one or more segments (encoded, zstd
+ * compressed, written to a temporary name, fsynced, renamed).  Returns 0,
+ * or -1 with the rows kept in the buffer for a later retry. */
+int ng_store_writer_flush(ng_store_writer *w);
+
+void ng_store_writer_get_stats(const ng_store_writer *w, ng_store_writer_stats *st);
+
+/* Flushes and frees.  Returns the flush's result. */
+int ng_store_writer_close(ng_store_writer *w);
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* Columns of one segment's rows that match the scan's time range.
+ * col[f] points at `n` values of field f's type (ADDR: n × 16 bytes,
+ * MAC: n × 6 bytes, others their integer width), or is NULL when f was not
+ * requested.  Borrowed for the duration of the callback. */
+typedef struct ng_column_batch {
+	size_t n;
+	const void *col[NG_FIELD_COUNT];
+} ng_column_batch;
+
+typedef struct ng_scan_stats {
+	uint64_t segments_total;
+	uint64_t segments_skipped;  /* by time range (zone maps) */
+	uint64_t segments_read;
+	uint64_t rows_scanned;
+	uint64_t bytes_read;
+	uint64_t errors;            /* unreadable or corrupt segments, skipped */
+} ng_scan_stats;
+
+/* Bit of field `f` in a column mask. */
+#define NG_COL(f) (UINT64_C(1) << (f))
+
+/*
+ * Calls `fn` with each segment's rows whose flow_start lies in
+ * [from_ms, to_ms), decoding only the columns in `columns` (NG_COL bits;
+ * flow_start is always decoded).  Segments whose time range misses the
+ * interval are skipped unopened.  A corrupt segment is counted in
+ * st->errors, reported once on stderr naming its path, and skipped.
+ * `fn` returns 0 to go on, non-zero to stop the scan (returned as is).
+ * Returns 0, a callback's non-zero value, or -1 when `dir` is not a store.
+ */
+int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,
+		  int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st);
+
+/* Path of the store's state directory ("DIR/state"), created when absent.
+ * Writes into buf[len]; returns buf or NULL when it cannot be created. */
+char *ng_store_state_dir(const char *dir, char *buf, size_t len);
+
+#endif
