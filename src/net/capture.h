@@ -1,0 +1,37 @@
+/*
+ * capture.h — export datagrams from files: pcap/pcapng captures (via
+ * libpcap) and raw UDP payload files.
+ *
+ * A capture yields the UDP payload of every IPv4 or IPv6 UDP packet, any
+ * port, with the packet's source address as exporter and its capture time
+ * as time received.  A file that is not a capture is a raw payload file:
+ * one datagram, except that a file of back-to-back IPFIX messages (an
+ * RFC 5655 IPFIX file) is split on each message's length field.  Raw
+ * payloads get the exporter address 0.0.0.0 (so a template file and its
+ * data file share state) and the file's modification time.
+ */
+#ifndef NG_CAPTURE_H
+#define NG_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode/decoder.h"
+
+typedef struct ng_capture_stats {
+	uint64_t packets;     /* frames or raw payloads read */
+	uint64_t datagrams;   /* UDP payloads handed on */
+	uint64_t skipped;     /* frames that are not IPv4/IPv6 UDP (or are fragments) */
+	uint64_t truncated;   /* frames cut short by the capture's snap length */
+} ng_capture_stats;
+
+/*
+ * Reads `path` and calls `fn` for each export datagram in file order.
+ * `fn` returns 0 to go on, non-zero to stop (returned as is).
+ * Returns 0 when the whole file was read, -1 when it could not be opened or
+ * read, with a message naming the file and the cause in err[errlen].
+ */
+int ng_capture_read(const char *path, int (*fn)(const ng_datagram *dg, void *arg), void *arg,
+		    ng_capture_stats *st, char *err, size_t errlen);
+
+#endif
