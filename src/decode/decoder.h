@@ -75,6 +75,7 @@ typedef struct ng_exporter_stats {
 	uint64_t lost;                /* v5/v9: lost packets; IPFIX/v5: lost records (sequence gaps) */
 	uint64_t template_misses;     /* data sets that arrived with no template */
 	uint64_t held;                /* of those, held and decoded later */
+	uint64_t unsupported;         /* datagrams of a protocol not decoded yet (sFlow) */
 	uint64_t errors[NG_DERR_COUNT];
 	uint64_t first_seen, last_seen; /* ms since the epoch */
 	uint32_t sampling_rate;       /* last rate seen in this domain */

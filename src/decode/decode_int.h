@@ -1,0 +1,287 @@
+/*
+ * decode_int.h — state shared by the decoder's files (not a public API).
+ *
+ * Object graph of one ng_decoder:
+ *
+ *   exporters (hash by address)      one per datagram source; owns the list
+ *      │                             of data sets held for a missing template
+ *      └─ domains (hash by address + observation domain / source ID)
+ *            counters (ng_exporter_stats), sequence tracking, options state
+ *            (sampling rate per sampler ID, default rate, system init time)
+ *   templates (hash by domain, version, template ID)
+ *            the field list as received plus its compiled form: a flat
+ *            array of (length, action) ops walked once per data record
+ *   enterprise counters (hash by PEN, IE)
+ *
+ * Nothing here allocates per record: a record is decoded by walking the ops
+ * of its template straight into the ng_flow slot of the output batch.
+ */
+#ifndef NG_DECODE_INT_H
+#define NG_DECODE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode/decoder.h"
+
+#if defined(__GNUC__)
+#define ng_likely(x) __builtin_expect(!!(x), 1)
+#define ng_unlikely(x) __builtin_expect(!!(x), 0)
+#else
+#define ng_likely(x) (x)
+#define ng_unlikely(x) (x)
+#endif
+
+/* ---- big-endian reads (callers check lengths first) ---- */
+
+static inline uint16_t ng_rd16(const uint8_t *p)
+{
+	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+
+static inline uint32_t ng_rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t ng_rd64(const uint8_t *p)
+{
+	return (uint64_t)ng_rd32(p) << 32 | ng_rd32(p + 4);
+}
+
+/* Unsigned big-endian integer of any width 1..8 (RFC 7011 §6.2 reduced-size
+ * encoding: a counter may be sent in fewer bytes than its abstract type). */
+static inline uint64_t ng_rduint(const uint8_t *p, unsigned len)
+{
+	switch (len) {
+	case 1: return p[0];
+	case 2: return ng_rd16(p);
+	case 4: return ng_rd32(p);
+	case 8: return ng_rd64(p);
+	default: {
+		uint64_t v = 0;
+		for (unsigned i = 0; i < len; i++)
+			v = v << 8 | p[i];
+		return v;
+	}
+	}
+}
+
+/* ---- a minimal chained hash table ---- */
+
+struct ng_hnode {
+	struct ng_hnode *next;
+	uint64_t hash;
+};
+
+struct ng_htab {
+	struct ng_hnode **b;
+	size_t nb; /* power of two */
+	size_t n;
+};
+
+uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed);
+int ng_htab_init(struct ng_htab *t, size_t nb);
+void ng_htab_insert(struct ng_htab *t, struct ng_hnode *e);
+void ng_htab_remove(struct ng_htab *t, struct ng_hnode *e);
+/* First node with this hash (walk ->next comparing ->hash for the rest). */
+static inline struct ng_hnode *ng_htab_first(const struct ng_htab *t, uint64_t h)
+{
+	return t->b ? t->b[h & (t->nb - 1)] : NULL;
+}
+
+/* ---- template ops ---- */
+
+/* What to do with one field of a data record (see ie_registry.c). */
+enum ng_action {
+	NG_A_SKIP = 0,
+	NG_A_BYTES, NG_A_PKTS, NG_A_BYTES_TOTAL, NG_A_PKTS_TOTAL, NG_A_OUT_BYTES, NG_A_OUT_PKTS,
+	NG_A_SRC4, NG_A_DST4, NG_A_NH4, NG_A_BGPNH4,
+	NG_A_SRC6, NG_A_DST6, NG_A_NH6, NG_A_BGPNH6,
+	NG_A_SRC_PORT, NG_A_DST_PORT, NG_A_PROTO, NG_A_TCP_FLAGS, NG_A_TOS,
+	NG_A_ICMP_TC, /* 32 / 139: type << 8 | code */
+	NG_A_ICMP_TYPE, NG_A_ICMP_CODE,
+	NG_A_IN_IF, NG_A_OUT_IF, NG_A_IN_PHYS, NG_A_OUT_PHYS, NG_A_DIRECTION,
+	NG_A_SRC_AS, NG_A_DST_AS, NG_A_SRC_MASK, NG_A_DST_MASK,
+	NG_A_SRC_VLAN, NG_A_DST_VLAN, NG_A_DOT1Q_VLAN, NG_A_POST_DOT1Q_VLAN,
+	NG_A_MPLS_LABEL, NG_A_SRC_MAC, NG_A_DST_MAC, NG_A_POST_SRC_MAC, NG_A_POST_DST_MAC,
+	NG_A_IP_VERSION,
+	NG_A_START_UPTIME, NG_A_END_UPTIME,   /* 22 / 21: ms of sysUpTime */
+	NG_A_START_SEC, NG_A_END_SEC,         /* 150 / 151 */
+	NG_A_START_MS, NG_A_END_MS,           /* 152 / 153 */
+	NG_A_START_NTP, NG_A_END_NTP,         /* 154..157 */
+	NG_A_START_DELTA_US, NG_A_END_DELTA_US, /* 158 / 159 */
+	NG_A_SYSINIT_MS,                      /* 160 */
+	NG_A_SAMPLING_INTERVAL,               /* 34 / 50 */
+	NG_A_SAMPLER_ID,                      /* 48 / 302 */
+	NG_A_PKT_INTERVAL, NG_A_PKT_SPACE,    /* 305 / 306 */
+	NG_A_SAMPLING_SIZE, NG_A_SAMPLING_POP, /* 309 / 310 */
+	NG_A_COUNT
+};
+
+#define NG_VARLEN 0xffff
+
+struct ng_op {
+	uint16_t len;   /* bytes, or NG_VARLEN (RFC 7011 §7 length prefix) */
+	uint8_t act;    /* enum ng_action */
+	uint8_t pad_;
+};
+
+/* One field of a template as received. */
+struct ng_tfield {
+	uint16_t ie;    /* without the enterprise bit */
+	uint16_t len;
+	uint32_t pen;   /* 0: IANA */
+};
+
+struct ng_domain;
+
+struct ng_tpl {
+	struct ng_hnode h;
+	struct ng_domain *dom;
+	uint8_t version;      /* 9 or 10 */
+	bool options;
+	uint16_t id;
+	uint16_t scope_count; /* options: scope fields (v9: converted to a count) */
+	uint16_t nfields;
+	uint16_t nops;
+	uint16_t nent;        /* enterprise counters */
+	uint32_t min_len;     /* minimum record length (variable fields: 1) */
+	bool varlen;
+	struct ng_tfield *fields;
+	struct ng_op *ops;
+	uint64_t **ent;       /* &counter of each enterprise field */
+};
+
+/* ---- sequence tracking ---- */
+
+struct ng_seq {
+	uint32_t next;
+	bool valid;
+	uint8_t version;
+};
+
+/* ---- per exporter and observation domain ---- */
+
+#define NG_MAX_SAMPLERS 64
+
+struct ng_sampler {
+	uint64_t id;
+	uint32_t rate;
+};
+
+struct ng_exporter;
+
+struct ng_domain {
+	struct ng_hnode h;
+	struct ng_domain *all_next; /* iteration list */
+	struct ng_exporter *ex;
+	ng_exporter_stats st;
+	struct ng_seq seq;
+	/* options state (RFC 3954 §6.2, RFC 7011 §4) */
+	uint32_t default_rate;   /* options data without sampler ID; 0 = none */
+	uint64_t sysinit_ms;     /* systemInitTimeMilliseconds; 0 = none */
+	unsigned nsamplers;
+	struct ng_sampler samplers[NG_MAX_SAMPLERS];
+	struct ng_tpl *last_tpl; /* lookup cache, cleared on any template change */
+};
+
+/* A data set waiting for its template. */
+struct ng_held {
+	struct ng_held *next;
+	struct ng_domain *dom;
+	uint64_t held_at;       /* decoder clock (time_received) when held */
+	uint64_t time_received;
+	uint64_t export_ms;
+	uint32_t uptime_ms;
+	uint16_t tid;
+	uint8_t version;
+	uint16_t exporter_port;
+	size_t len;
+	uint8_t data[];
+};
+
+struct ng_exporter {
+	struct ng_hnode h;
+	uint8_t addr[16];
+	struct ng_held *held, **held_tail; /* oldest first */
+	size_t held_bytes;
+	struct ng_exporter *all_next;
+};
+
+struct ng_ent {
+	struct ng_hnode h;
+	uint32_t pen;
+	uint16_t ie;
+	uint64_t count;
+};
+
+struct ng_decoder {
+	ng_decoder_config cfg;
+	struct ng_htab exporters, domains, templates, ents;
+	struct ng_exporter *ex_all;
+	struct ng_domain *dom_all;
+	struct ng_domain *last_dom; /* lookup cache */
+	uint64_t now;               /* latest time_received seen */
+	struct ng_tfield *scratch;  /* NG_MAX_FIELDS fields being parsed */
+};
+
+/* A set is at most 65535 bytes and a field specifier at least 4. */
+#define NG_MAX_FIELDS 16384
+
+/* ---- context of the message being decoded ---- */
+
+struct ng_msg {
+	ng_decoder *d;
+	struct ng_domain *dom;
+	ng_flow_batch *out;
+	uint64_t time_received; /* collector clock, ms */
+	uint64_t export_ms;     /* export time, ms since the epoch */
+	uint32_t uptime_ms;     /* v9 sysUpTime; 0 in IPFIX */
+	uint8_t version;
+	bool has_uptime;
+	bool new_templates;     /* a template arrived: replay held sets */
+	bool missed;            /* a data set found no template */
+	size_t records;         /* data records (incl. options) decoded */
+	size_t appended;
+};
+
+/* decoder.c */
+struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t domain);
+void ng_count_error(struct ng_domain *dom, enum ng_decode_error e);
+void ng_domain_seen(struct ng_domain *dom, const ng_datagram *dg, size_t len, uint8_t version);
+uint64_t ng_seq_check(struct ng_seq *s, uint32_t seq, uint32_t advance, uint32_t max_gap,
+		      uint64_t *lost);
+uint64_t *ng_ent_counter(ng_decoder *d, uint32_t pen, uint16_t ie);
+
+/* ie_registry.c */
+enum ng_action ng_ie_action(uint16_t ie, uint16_t len, bool *bad_len);
+
+/* templates.c */
+struct ng_tpl *ng_tpl_find(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t id);
+/* Adds or replaces a template; `fields` is copied.  Returns 0, or a
+ * decode error (TEMPLATE_BAD) when the fields cannot form a record. */
+int ng_tpl_add(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t id, bool options,
+	       uint16_t scope_count, const struct ng_tfield *fields, uint16_t nfields);
+void ng_tpl_withdraw(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t id);
+void ng_tpl_withdraw_all(ng_decoder *d, struct ng_domain *dom, uint8_t version, bool options);
+void ng_tpl_free_all(ng_decoder *d);
+void ng_held_add(struct ng_msg *m, uint16_t tid, const uint8_t *p, size_t len);
+void ng_held_replay(struct ng_msg *m);
+void ng_held_expire(ng_decoder *d, struct ng_exporter *ex, uint64_t now);
+void ng_held_free_all(ng_decoder *d);
+
+/* record.c: decodes the records of one data set with template `t`
+ * (RFC 3954 §5.3, RFC 7011 §3.3.2). */
+void ng_data_set(struct ng_msg *m, struct ng_tpl *t, const uint8_t *p, size_t len);
+
+/* state.c: loads a whole state file image (see ng_decoder_load). */
+int ng_decoder_load_mem(ng_decoder *d, const uint8_t *p, size_t n);
+
+/* netflow_v5.c, netflow_v9.c, ipfix.c */
+size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out);
+size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out);
+size_t ng_decode_ipfix(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out);
+
+#endif

@@ -1,0 +1,398 @@
+/*
+ * decoder.c — protocol dispatch, exporter/domain state and counters.
+ *
+ * A datagram's first bytes tell its protocol:
+ *   - 16-bit version 1, 5 or 7: NetFlow v1/v5/v7 (netflow_v5.c);
+ *   - 16-bit version 9: NetFlow v9, RFC 3954 §5.1 (netflow_v9.c);
+ *   - 16-bit version 10: IPFIX, RFC 7011 §3.1 (ipfix.c);
+ *   - 32-bit version 5 (00 00 00 05): sFlow v5 (sflow.org sFlow v5 §"sFlow
+ *     Datagram"): not decoded yet, counted as `unsupported`.
+ * Anything else is counted as UNKNOWN_VERSION for the exporter.
+ */
+#include "decode/decode_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const err_names[NG_DERR_COUNT] = {
+#define X(id, name, doc) name,
+	NG_DECODE_ERRORS(X)
+#undef X
+};
+
+static const char *const err_docs[NG_DERR_COUNT] = {
+#define X(id, name, doc) doc,
+	NG_DECODE_ERRORS(X)
+#undef X
+};
+
+const char *ng_decode_error_name(enum ng_decode_error e)
+{
+	return (unsigned)e < NG_DERR_COUNT ? err_names[e] : "unknown";
+}
+
+const char *ng_decode_error_doc(enum ng_decode_error e)
+{
+	return (unsigned)e < NG_DERR_COUNT ? err_docs[e] : "unknown error";
+}
+
+/* ---- hash table ---- */
+
+/* FNV-1a 64, then a final mix so the low bits (the bucket index) depend on
+ * every input byte. */
+uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+	const uint8_t *s = p;
+	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+int ng_htab_init(struct ng_htab *t, size_t nb)
+{
+	t->b = calloc(nb, sizeof *t->b);
+	t->nb = nb;
+	t->n = 0;
+	return t->b ? 0 : -1;
+}
+
+static void htab_grow(struct ng_htab *t)
+{
+	size_t nb = t->nb * 2;
+	struct ng_hnode **b = calloc(nb, sizeof *b);
+	if (!b)
+		return; /* keep chaining in the old table */
+	for (size_t i = 0; i < t->nb; i++) {
+		struct ng_hnode *e = t->b[i], *next;
+		for (; e; e = next) {
+			next = e->next;
+			e->next = b[e->hash & (nb - 1)];
+			b[e->hash & (nb - 1)] = e;
+		}
+	}
+	free(t->b);
+	t->b = b;
+	t->nb = nb;
+}
+
+void ng_htab_insert(struct ng_htab *t, struct ng_hnode *e)
+{
+	if (t->n >= t->nb)
+		htab_grow(t);
+	struct ng_hnode **slot = &t->b[e->hash & (t->nb - 1)];
+	e->next = *slot;
+	*slot = e;
+	t->n++;
+}
+
+void ng_htab_remove(struct ng_htab *t, struct ng_hnode *e)
+{
+	struct ng_hnode **pp = &t->b[e->hash & (t->nb - 1)];
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == e) {
+			*pp = e->next;
+			t->n--;
+			return;
+		}
+	}
+}
+
+/* ---- decoder ---- */
+
+ng_decoder *ng_decoder_new(const ng_decoder_config *cfg)
+{
+	ng_decoder *d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	d->cfg.held_max_bytes = 1 << 20;
+	d->cfg.held_max_age = 60000;
+	if (cfg) {
+		d->cfg = *cfg;
+	}
+	d->scratch = malloc(NG_MAX_FIELDS * sizeof *d->scratch);
+	if (!d->scratch || ng_htab_init(&d->exporters, 64) || ng_htab_init(&d->domains, 64) ||
+	    ng_htab_init(&d->templates, 256) || ng_htab_init(&d->ents, 64)) {
+		ng_decoder_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void ng_decoder_free(ng_decoder *d)
+{
+	if (!d)
+		return;
+	ng_tpl_free_all(d);
+	ng_held_free_all(d);
+	for (struct ng_domain *m = d->dom_all, *n; m; m = n) {
+		n = m->all_next;
+		free(m);
+	}
+	for (struct ng_exporter *e = d->ex_all, *n; e; e = n) {
+		n = e->all_next;
+		free(e);
+	}
+	for (size_t i = 0; d->ents.b && i < d->ents.nb; i++) {
+		for (struct ng_hnode *e = d->ents.b[i], *n; e; e = n) {
+			n = e->next;
+			free(e);
+		}
+	}
+	free(d->exporters.b);
+	free(d->domains.b);
+	free(d->templates.b);
+	free(d->ents.b);
+	free(d->scratch);
+	free(d);
+}
+
+static struct ng_exporter *exporter_get(ng_decoder *d, const uint8_t addr[16])
+{
+	uint64_t h = ng_hash_bytes(addr, 16, 1);
+	for (struct ng_hnode *n = ng_htab_first(&d->exporters, h); n; n = n->next) {
+		struct ng_exporter *e = (struct ng_exporter *)n;
+		if (n->hash == h && !memcmp(e->addr, addr, 16))
+			return e;
+	}
+	struct ng_exporter *e = calloc(1, sizeof *e);
+	if (!e)
+		return NULL;
+	memcpy(e->addr, addr, 16);
+	e->h.hash = h;
+	e->held_tail = &e->held;
+	ng_htab_insert(&d->exporters, &e->h);
+	e->all_next = d->ex_all;
+	d->ex_all = e;
+	return e;
+}
+
+static uint64_t domain_hash(const uint8_t addr[16], uint32_t domain)
+{
+	uint8_t k[20];
+	memcpy(k, addr, 16);
+	memcpy(k + 16, &domain, 4);
+	return ng_hash_bytes(k, sizeof k, 2);
+}
+
+/* The state of (exporter address, observation domain), created on first
+ * use.  NULL only when out of memory. */
+struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t domain)
+{
+	struct ng_domain *c = d->last_dom;
+	if (c && c->st.domain == domain && !memcmp(c->st.exporter, addr, 16))
+		return c;
+	uint64_t h = domain_hash(addr, domain);
+	for (struct ng_hnode *n = ng_htab_first(&d->domains, h); n; n = n->next) {
+		struct ng_domain *m = (struct ng_domain *)n;
+		if (n->hash == h && m->st.domain == domain && !memcmp(m->st.exporter, addr, 16))
+			return d->last_dom = m;
+	}
+	struct ng_exporter *ex = exporter_get(d, addr);
+	if (!ex)
+		return NULL;
+	struct ng_domain *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	memcpy(m->st.exporter, addr, 16);
+	m->st.domain = domain;
+	m->ex = ex;
+	m->h.hash = h;
+	ng_htab_insert(&d->domains, &m->h);
+	m->all_next = d->dom_all;
+	d->dom_all = m;
+	return d->last_dom = m;
+}
+
+void ng_count_error(struct ng_domain *dom, enum ng_decode_error e)
+{
+	if (dom)
+		dom->st.errors[e]++;
+}
+
+/*
+ * Sequence-number rule shared by every protocol.  `seq` is the header's
+ * sequence number, `advance` how much this message moves it on (1 packet
+ * in v9, RFC 3954 §5.1 "incremental sequence counter of all Export Packets";
+ * the number of data records in v5 and IPFIX, RFC 7011 §3.1 "of all IPFIX
+ * Data Records sent ... prior to the receipt of this message").  With d =
+ * seq - expected taken as a signed 32-bit difference (so wrap at 2^32 is
+ * free):
+ *   d == 0                 in order;
+ *   0 < d <= max_gap       d packets/records lost;
+ *   -max_gap <= d < 0      a late (reordered) or duplicate message: the
+ *                          loss counted when it was skipped is taken back,
+ *                          expected is unchanged;
+ *   otherwise              the exporter restarted (or was down for long):
+ *                          resynchronise, count nothing.
+ * Returns the loss added (0 when none).
+ */
+uint64_t ng_seq_check(struct ng_seq *s, uint32_t seq, uint32_t advance, uint32_t max_gap,
+		      uint64_t *lost)
+{
+	if (!s->valid) {
+		s->valid = true;
+		s->next = seq + advance;
+		return 0;
+	}
+	int32_t dlt = (int32_t)(seq - s->next);
+	if (dlt == 0) {
+		s->next = seq + advance;
+		return 0;
+	}
+	if (dlt > 0 && (uint32_t)dlt <= max_gap) {
+		*lost += (uint32_t)dlt;
+		s->next = seq + advance;
+		return (uint32_t)dlt;
+	}
+	if (dlt < 0 && (uint32_t)-(int64_t)dlt <= max_gap) {
+		uint64_t back = advance < *lost ? advance : *lost;
+		*lost -= back;
+		return 0;
+	}
+	s->next = seq + advance;
+	return 0;
+}
+
+/* Counter of an enterprise-specific element; NULL when the table is full
+ * (bounded so hostile templates cannot grow it without limit). */
+uint64_t *ng_ent_counter(ng_decoder *d, uint32_t pen, uint16_t ie)
+{
+	uint64_t h = ((uint64_t)pen << 16 | ie) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 29;
+	for (struct ng_hnode *n = ng_htab_first(&d->ents, h); n; n = n->next) {
+		struct ng_ent *e = (struct ng_ent *)n;
+		if (n->hash == h && e->pen == pen && e->ie == ie)
+			return &e->count;
+	}
+	if (d->ents.n >= 4096)
+		return NULL;
+	struct ng_ent *e = calloc(1, sizeof *e);
+	if (!e)
+		return NULL;
+	e->pen = pen;
+	e->ie = ie;
+	e->h.hash = h;
+	ng_htab_insert(&d->ents, &e->h);
+	return &e->count;
+}
+
+/* sFlow v5 (sflow.org, "sFlow Version 5", datagram header): version is a
+ * 32-bit 5.  Decoding is a later issue; the datagram is only counted, under
+ * the agent's sub-agent ID when the header is long enough to hold it. */
+static void count_sflow(ng_decoder *d, const ng_datagram *dg)
+{
+	uint32_t sub = 0;
+	if (dg->len >= 8) {
+		uint32_t at = ng_rd32(dg->data + 4); /* 1 = IPv4, 2 = IPv6 */
+		size_t off = at == 1 ? 12 : at == 2 ? 24 : 0;
+		if (off && dg->len >= off + 4)
+			sub = ng_rd32(dg->data + off);
+	}
+	struct ng_domain *dom = ng_domain_get(d, dg->exporter, sub);
+	if (!dom)
+		return;
+	ng_domain_seen(dom, dg, dg->len, 0x50);
+	dom->st.unsupported++;
+}
+
+/* Counts one export message of `len` bytes from `dg` in `dom`. */
+void ng_domain_seen(struct ng_domain *dom, const ng_datagram *dg, size_t len, uint8_t version)
+{
+	dom->st.packets++;
+	dom->st.bytes += len;
+	dom->st.version = version;
+	if (dom->seq.version != version) {
+		/* sequence numbers of different protocols are unrelated */
+		dom->seq.valid = false;
+		dom->seq.version = version;
+	}
+	if (!dom->st.first_seen)
+		dom->st.first_seen = dg->time_received;
+	dom->st.last_seen = dg->time_received;
+}
+
+size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
+{
+	if (dg->time_received > d->now)
+		d->now = dg->time_received;
+	if (ng_unlikely(dg->len < 2)) {
+		struct ng_domain *dom = ng_domain_get(d, dg->exporter, 0);
+		if (dom)
+			ng_domain_seen(dom, dg, dg->len, 0);
+		ng_count_error(dom, NG_DERR_SHORT_HEADER);
+		return 0;
+	}
+	uint16_t v = ng_rd16(dg->data);
+	switch (v) {
+	case 1:
+	case 5:
+	case 7: return ng_decode_v5(d, dg, out);
+	case 9: return ng_decode_v9(d, dg, out);
+	case 10: return ng_decode_ipfix(d, dg, out);
+	case 0:
+		if (dg->len >= 4 && ng_rd16(dg->data + 2) == 5) {
+			count_sflow(d, dg);
+			return 0;
+		}
+		break;
+	default: break;
+	}
+	struct ng_domain *dom = ng_domain_get(d, dg->exporter, 0);
+	if (dom)
+		ng_domain_seen(dom, dg, dg->len, 0);
+	ng_count_error(dom, NG_DERR_UNKNOWN_VERSION);
+	return 0;
+}
+
+void ng_decoder_expire(ng_decoder *d, uint64_t now_ms)
+{
+	for (struct ng_exporter *e = d->ex_all; e; e = e->all_next)
+		ng_held_expire(d, e, now_ms);
+}
+
+void ng_decoder_foreach_stats(const ng_decoder *d,
+			      void (*fn)(const ng_exporter_stats *s, void *arg), void *arg)
+{
+	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next)
+		fn(&m->st, arg);
+}
+
+void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum)
+{
+	memset(sum, 0, sizeof *sum);
+	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next) {
+		const ng_exporter_stats *s = &m->st;
+		sum->packets += s->packets;
+		sum->bytes += s->bytes;
+		sum->records += s->records;
+		sum->options_records += s->options_records;
+		sum->templates += s->templates;
+		sum->lost += s->lost;
+		sum->template_misses += s->template_misses;
+		sum->held += s->held;
+		sum->unsupported += s->unsupported;
+		for (int i = 0; i < NG_DERR_COUNT; i++)
+			sum->errors[i] += s->errors[i];
+		if (s->first_seen && (!sum->first_seen || s->first_seen < sum->first_seen))
+			sum->first_seen = s->first_seen;
+		if (s->last_seen > sum->last_seen)
+			sum->last_seen = s->last_seen;
+	}
+}
+
+void ng_decoder_foreach_enterprise(const ng_decoder *d,
+				   void (*fn)(uint32_t pen, uint16_t ie, uint64_t count, void *arg),
+				   void *arg)
+{
+	for (size_t i = 0; i < d->ents.nb; i++)
+		for (struct ng_hnode *n = d->ents.b[i]; n; n = n->next) {
+			const struct ng_ent *e = (const struct ng_ent *)n;
+			fn(e->pen, e->ie, e->count, arg);
+		}
+}

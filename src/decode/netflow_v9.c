@@ -1,0 +1,175 @@
+/*
+ * netflow_v9.c — Cisco NetFlow version 9, RFC 3954.
+ *
+ *   Packet Header (§5.1), 20 bytes:
+ *     version = 9 (2) | count (2) | sysUpTime ms (4) | UNIX secs (4) |
+ *     sequence number (4) | source ID (4)
+ *   then FlowSets (§5.2–5.3, §6.1): FlowSet ID (2) | length (2) | body,
+ *     ID 0 = Template FlowSet, 1 = Options Template FlowSet,
+ *     2..255 reserved, ≥ 256 = Data FlowSet of that template.
+ *
+ * The sequence number counts export packets (§5.1), so a gap is a number
+ * of lost packets.  Variable-length fields (length 0xFFFF, the IPFIX
+ * encoding of RFC 7011 §7) are accepted here too: some exporters (H3C
+ * NetStream) send them in v9.
+ */
+#include "decode/decode_int.h"
+
+#include <string.h>
+
+/* Largest believable forward gap, in packets; beyond it = restart. */
+#define V9_MAX_GAP 100000u
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Template FlowSet body (RFC 3954 §5.2): records of Template ID (2),
+ * Field Count (2), Field Count × (type (2), length (2)). */
+static void v9_templates(struct ng_msg *m, const uint8_t *p, size_t len)
+{
+	struct ng_tfield *fl = m->d->scratch;
+	size_t o = 0;
+	/* §5.2 Padding: fewer than 4 bytes left cannot hold a template */
+	while (len - o >= 4) {
+		uint16_t tid = ng_rd16(p + o), cnt = ng_rd16(p + o + 2);
+		if (tid == 0 && cnt == 0 && all_zero(p + o, len - o))
+			return; /* zero padding */
+		o += 4;
+		/* §5.2: Field Count fields of 4 bytes each follow; a template
+		 * without fields describes no record */
+		if (ng_unlikely(cnt == 0 || (size_t)cnt * 4 > len - o)) {
+			ng_count_error(m->dom, NG_DERR_TEMPLATE_BAD);
+			return;
+		}
+		for (uint16_t i = 0; i < cnt; i++, o += 4) {
+			fl[i].ie = ng_rd16(p + o);
+			fl[i].len = ng_rd16(p + o + 2);
+			fl[i].pen = 0;
+		}
+		m->dom->st.templates++;
+		/* §5.2: Template IDs 0..255 are reserved for FlowSet IDs */
+		if (ng_unlikely(tid < 256)) {
+			ng_count_error(m->dom, NG_DERR_TEMPLATE_ID_BAD);
+			continue;
+		}
+		int e = ng_tpl_add(m->d, m->dom, 9, tid, false, 0, fl, cnt);
+		if (e)
+			ng_count_error(m->dom, (enum ng_decode_error)e);
+		else
+			m->new_templates = true;
+	}
+}
+
+/* Options Template FlowSet body (RFC 3954 §6.1): Template ID (2), Option
+ * Scope Length (2, bytes), Option Length (2, bytes), scope fields, option
+ * fields, padding to 4 bytes. */
+static void v9_options(struct ng_msg *m, const uint8_t *p, size_t len)
+{
+	struct ng_tfield *fl = m->d->scratch;
+	size_t o = 0;
+	while (len - o >= 6) {
+		uint16_t tid = ng_rd16(p + o);
+		size_t slen = ng_rd16(p + o + 2), olen = ng_rd16(p + o + 4);
+		if (tid == 0 && all_zero(p + o, len - o))
+			return; /* zero padding */
+		o += 6;
+		/* §6.1: both lengths are multiples of the 4-byte field spec
+		 * and lie inside the FlowSet; a template needs a field */
+		if (ng_unlikely(slen % 4 || olen % 4 || slen + olen > len - o || slen + olen == 0)) {
+			ng_count_error(m->dom, NG_DERR_TEMPLATE_BAD);
+			return;
+		}
+		uint16_t n = (uint16_t)((slen + olen) / 4);
+		for (uint16_t i = 0; i < n; i++, o += 4) {
+			fl[i].ie = ng_rd16(p + o);
+			fl[i].len = ng_rd16(p + o + 2);
+			fl[i].pen = 0;
+		}
+		m->dom->st.templates++;
+		if (ng_unlikely(tid < 256)) {
+			ng_count_error(m->dom, NG_DERR_TEMPLATE_ID_BAD);
+		} else {
+			int e = ng_tpl_add(m->d, m->dom, 9, tid, true, (uint16_t)(slen / 4), fl, n);
+			if (e)
+				ng_count_error(m->dom, (enum ng_decode_error)e);
+			else
+				m->new_templates = true;
+		}
+		/* §6.1 Padding: to the next 4-byte boundary of the FlowSet */
+		o = (o + 3) & ~(size_t)3;
+		if (o > len)
+			return;
+	}
+}
+
+size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
+{
+	const uint8_t *p = dg->data;
+	size_t len = dg->len;
+	/* §5.1: the Packet Header is 20 bytes */
+	if (ng_unlikely(len < 20)) {
+		struct ng_domain *dom = ng_domain_get(d, dg->exporter, 0);
+		if (dom) {
+			ng_domain_seen(dom, dg, len, 9);
+			ng_count_error(dom, NG_DERR_SHORT_HEADER);
+		}
+		return 0;
+	}
+	struct ng_domain *dom = ng_domain_get(d, dg->exporter, ng_rd32(p + 16));
+	if (!dom)
+		return 0;
+	ng_domain_seen(dom, dg, len, 9);
+	ng_seq_check(&dom->seq, ng_rd32(p + 12), 1, V9_MAX_GAP, &dom->st.lost);
+	struct ng_msg m = {
+		.d = d,
+		.dom = dom,
+		.out = out,
+		.time_received = dg->time_received,
+		.export_ms = (uint64_t)ng_rd32(p + 8) * 1000,
+		.uptime_ms = ng_rd32(p + 4),
+		.version = 9,
+		.has_uptime = true,
+	};
+	size_t o = 20;
+	while (len - o >= 4) {
+		uint16_t id = ng_rd16(p + o);
+		size_t slen = ng_rd16(p + o + 2);
+		/* §5.2–5.3: the FlowSet length counts its 4-byte header; less
+		 * would never advance.  Trailing zero bytes are padding some
+		 * exporters (PAN-OS) add after the last FlowSet. */
+		if (ng_unlikely(slen < 4)) {
+			if (!all_zero(p + o, len - o))
+				ng_count_error(dom, NG_DERR_SET_TOO_SHORT);
+			break;
+		}
+		/* §5.3: a FlowSet never extends past the packet */
+		if (ng_unlikely(slen > len - o)) {
+			ng_count_error(dom, NG_DERR_SET_OVERRUN);
+			break;
+		}
+		const uint8_t *b = p + o + 4;
+		size_t blen = slen - 4;
+		if (id == 0) {
+			v9_templates(&m, b, blen);
+		} else if (id == 1) {
+			v9_options(&m, b, blen);
+		} else if (id < 256) {
+			ng_count_error(dom, NG_DERR_BAD_SET_ID); /* §5.3: reserved */
+		} else {
+			struct ng_tpl *t = ng_tpl_find(d, dom, 9, id);
+			if (t)
+				ng_data_set(&m, t, b, blen);
+			else
+				ng_held_add(&m, id, b, blen);
+		}
+		o += slen;
+	}
+	if (m.new_templates && dom->ex->held)
+		ng_held_replay(&m);
+	return m.appended;
+}

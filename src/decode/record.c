@@ -1,0 +1,378 @@
+/*
+ * record.c — data records: walking a compiled template into an ng_flow.
+ *
+ * Shared by NetFlow v9 (RFC 3954 §5.3 Data FlowSet) and IPFIX (RFC 7011
+ * §3.3.2 Data Records).  A data set is a run of records laid out by one
+ * template; what is left after the last whole record is padding (RFC 7011
+ * §3.3.1: "The Padding length MUST be shorter than any allowable record in
+ * this Set"; RFC 3954 §5.3 likewise).  Each field's op stores its value
+ * straight into the output record or into a small per-record context for
+ * the values that need the whole record (times, sampling, fallbacks), which
+ * finish_record() resolves.  No allocation per record.
+ */
+#include "decode/decode_int.h"
+
+#include <string.h>
+
+#include "core/addr.h"
+
+enum {
+	H_BYTES = 1u << 0, H_PKTS = 1u << 1, H_BYTES_TOTAL = 1u << 2, H_PKTS_TOTAL = 1u << 3,
+	H_OUT_BYTES = 1u << 4, H_OUT_PKTS = 1u << 5, H_START_UP = 1u << 6, H_END_UP = 1u << 7,
+	H_START_ABS = 1u << 8, H_END_ABS = 1u << 9, H_START_DELTA = 1u << 10,
+	H_END_DELTA = 1u << 11, H_SYSINIT = 1u << 12, H_INTERVAL = 1u << 13,
+	H_SAMPLER = 1u << 14, H_PKT_INT = 1u << 15, H_PKT_SPACE = 1u << 16, H_SIZE = 1u << 17,
+	H_POP = 1u << 18, H_IN_IF = 1u << 19, H_OUT_IF = 1u << 20, H_IN_PHYS = 1u << 21,
+	H_OUT_PHYS = 1u << 22, H_NH = 1u << 23, H_BGPNH = 1u << 24, H_SRC_MAC = 1u << 25,
+	H_DST_MAC = 1u << 26, H_POST_SRC_MAC = 1u << 27, H_POST_DST_MAC = 1u << 28,
+	H_SRC_VLAN = 1u << 29, H_DST_VLAN = 1u << 30, H_IPVER = 1u << 31,
+};
+
+/* Values of one record that are resolved after all its fields are read.
+ * Only `have` is initialised per record; a value is read only when its
+ * bit is set. */
+struct rec_ctx {
+	uint32_t have;
+	uint8_t have2; /* dot1q (1), post dot1q (2) */
+	uint8_t ipver;
+	uint16_t dot1q, post_dot1q;
+	uint64_t bytes, pkts, bytes_total, pkts_total, out_bytes, out_pkts;
+	uint64_t start_up, end_up, start_abs, end_abs, start_delta, end_delta;
+	uint64_t sysinit, interval, sampler, pkt_int, pkt_space, size, pop;
+	uint64_t in_phys, out_phys;
+	uint8_t bgpnh[16];
+	uint8_t post_src_mac[6], post_dst_mac[6];
+};
+
+/* NTP timestamp (RFC 7011 §6.1.9/6.1.10: seconds since 1900 in the high
+ * 32 bits, binary fraction in the low 32) to ms since 1970. */
+static uint64_t ntp_to_ms(uint64_t v)
+{
+	uint64_t sec = v >> 32, frac = v & 0xffffffffu;
+	if (sec < 2208988800u)
+		return 0;
+	return (sec - 2208988800u) * 1000 + ((frac * 1000) >> 32);
+}
+
+static inline void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f,
+			 struct rec_ctx *c)
+{
+	switch (act) {
+	case NG_A_BYTES: c->bytes = ng_rduint(q, len); c->have |= H_BYTES; break;
+	case NG_A_PKTS: c->pkts = ng_rduint(q, len); c->have |= H_PKTS; break;
+	case NG_A_BYTES_TOTAL: c->bytes_total = ng_rduint(q, len); c->have |= H_BYTES_TOTAL; break;
+	case NG_A_PKTS_TOTAL: c->pkts_total = ng_rduint(q, len); c->have |= H_PKTS_TOTAL; break;
+	case NG_A_OUT_BYTES: c->out_bytes = ng_rduint(q, len); c->have |= H_OUT_BYTES; break;
+	case NG_A_OUT_PKTS: c->out_pkts = ng_rduint(q, len); c->have |= H_OUT_PKTS; break;
+	case NG_A_SRC4: ng_addr_from_v4(f->src_addr, q); f->ip_version = 4; break;
+	case NG_A_DST4: ng_addr_from_v4(f->dst_addr, q); f->ip_version = 4; break;
+	case NG_A_NH4: ng_addr_from_v4(f->next_hop, q); c->have |= H_NH; break;
+	case NG_A_BGPNH4: ng_addr_from_v4(c->bgpnh, q); c->have |= H_BGPNH; break;
+	case NG_A_SRC6: memcpy(f->src_addr, q, 16); f->ip_version = 6; break;
+	case NG_A_DST6: memcpy(f->dst_addr, q, 16); f->ip_version = 6; break;
+	case NG_A_NH6: memcpy(f->next_hop, q, 16); c->have |= H_NH; break;
+	case NG_A_BGPNH6: memcpy(c->bgpnh, q, 16); c->have |= H_BGPNH; break;
+	case NG_A_SRC_PORT: f->src_port = (uint16_t)ng_rduint(q, len); break;
+	case NG_A_DST_PORT: f->dst_port = (uint16_t)ng_rduint(q, len); break;
+	case NG_A_PROTO: f->protocol = (uint8_t)ng_rduint(q, len); break;
+	/* tcpControlBits: 2 bytes in RFC 7012 (flags in the low byte),
+	 * 1 byte in v9 */
+	case NG_A_TCP_FLAGS: f->tcp_flags = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_TOS: f->tos = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_ICMP_TC: {
+		/* icmpTypeCodeIPv4/IPv6: type * 256 + code (RFC 7012 IE 32/139) */
+		uint64_t v = ng_rduint(q, len);
+		f->icmp_type = (uint8_t)(v >> 8);
+		f->icmp_code = (uint8_t)v;
+		break;
+	}
+	case NG_A_ICMP_TYPE: f->icmp_type = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_ICMP_CODE: f->icmp_code = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_IN_IF: f->in_if = (uint32_t)ng_rduint(q, len); c->have |= H_IN_IF; break;
+	case NG_A_OUT_IF: f->out_if = (uint32_t)ng_rduint(q, len); c->have |= H_OUT_IF; break;
+	case NG_A_IN_PHYS: c->in_phys = ng_rduint(q, len); c->have |= H_IN_PHYS; break;
+	case NG_A_OUT_PHYS: c->out_phys = ng_rduint(q, len); c->have |= H_OUT_PHYS; break;
+	case NG_A_DIRECTION: f->direction = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_SRC_AS: f->src_as = (uint32_t)ng_rduint(q, len); break;
+	case NG_A_DST_AS: f->dst_as = (uint32_t)ng_rduint(q, len); break;
+	case NG_A_SRC_MASK: f->src_mask = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_DST_MASK: f->dst_mask = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_SRC_VLAN: f->src_vlan = (uint16_t)ng_rduint(q, len); c->have |= H_SRC_VLAN; break;
+	case NG_A_DST_VLAN: f->dst_vlan = (uint16_t)ng_rduint(q, len); c->have |= H_DST_VLAN; break;
+	case NG_A_DOT1Q_VLAN: c->dot1q = (uint16_t)ng_rduint(q, len); c->have2 |= 1; break;
+	case NG_A_POST_DOT1Q_VLAN: c->post_dot1q = (uint16_t)ng_rduint(q, len); c->have2 |= 2; break;
+	/* RFC 7012 IE 70: label (20 bits), TC (3), S (1) in 3 bytes */
+	case NG_A_MPLS_LABEL: f->mpls_label = (uint32_t)(ng_rduint(q, 3) >> 4); break;
+	case NG_A_SRC_MAC: memcpy(f->src_mac, q, 6); c->have |= H_SRC_MAC; break;
+	case NG_A_DST_MAC: memcpy(f->dst_mac, q, 6); c->have |= H_DST_MAC; break;
+	case NG_A_POST_SRC_MAC: memcpy(c->post_src_mac, q, 6); c->have |= H_POST_SRC_MAC; break;
+	case NG_A_POST_DST_MAC: memcpy(c->post_dst_mac, q, 6); c->have |= H_POST_DST_MAC; break;
+	case NG_A_IP_VERSION: c->ipver = (uint8_t)ng_rduint(q, len); c->have |= H_IPVER; break;
+	case NG_A_START_UPTIME: c->start_up = ng_rduint(q, len); c->have |= H_START_UP; break;
+	case NG_A_END_UPTIME: c->end_up = ng_rduint(q, len); c->have |= H_END_UP; break;
+	case NG_A_START_SEC: c->start_abs = ng_rduint(q, len) * 1000; c->have |= H_START_ABS; break;
+	case NG_A_END_SEC: c->end_abs = ng_rduint(q, len) * 1000; c->have |= H_END_ABS; break;
+	case NG_A_START_MS: c->start_abs = ng_rduint(q, len); c->have |= H_START_ABS; break;
+	case NG_A_END_MS: c->end_abs = ng_rduint(q, len); c->have |= H_END_ABS; break;
+	case NG_A_START_NTP: c->start_abs = ntp_to_ms(ng_rd64(q)); c->have |= H_START_ABS; break;
+	case NG_A_END_NTP: c->end_abs = ntp_to_ms(ng_rd64(q)); c->have |= H_END_ABS; break;
+	case NG_A_START_DELTA_US: c->start_delta = ng_rduint(q, len); c->have |= H_START_DELTA; break;
+	case NG_A_END_DELTA_US: c->end_delta = ng_rduint(q, len); c->have |= H_END_DELTA; break;
+	case NG_A_SYSINIT_MS: c->sysinit = ng_rduint(q, len); c->have |= H_SYSINIT; break;
+	case NG_A_SAMPLING_INTERVAL: c->interval = ng_rduint(q, len); c->have |= H_INTERVAL; break;
+	case NG_A_SAMPLER_ID: c->sampler = ng_rduint(q, len); c->have |= H_SAMPLER; break;
+	case NG_A_PKT_INTERVAL: c->pkt_int = ng_rduint(q, len); c->have |= H_PKT_INT; break;
+	case NG_A_PKT_SPACE: c->pkt_space = ng_rduint(q, len); c->have |= H_PKT_SPACE; break;
+	case NG_A_SAMPLING_SIZE: c->size = ng_rduint(q, len); c->have |= H_SIZE; break;
+	case NG_A_SAMPLING_POP: c->pop = ng_rduint(q, len); c->have |= H_POP; break;
+	default: break;
+	}
+}
+
+/* A fixed-length record: the set holds at least t->min_len bytes. */
+static size_t walk_fixed(const struct ng_tpl *t, const uint8_t *p, ng_flow *f, struct rec_ctx *c)
+{
+	const uint8_t *q = p;
+	for (const struct ng_op *o = t->ops, *e = t->ops + t->nops; o < e; o++) {
+		if (o->act)
+			apply(o->act, q, o->len, f, c);
+		q += o->len;
+	}
+	return (size_t)(q - p);
+}
+
+/* A record with variable-length fields (RFC 7011 §7: a 1-byte length, or
+ * 255 followed by a 2-byte length).  Returns the bytes used, or 0 when a
+ * length runs past `avail`. */
+static size_t walk_var(const struct ng_tpl *t, const uint8_t *p, size_t avail, ng_flow *f,
+		       struct rec_ctx *c)
+{
+	size_t off = 0;
+	for (const struct ng_op *o = t->ops, *e = t->ops + t->nops; o < e; o++) {
+		size_t len = o->len;
+		if (len == NG_VARLEN) {
+			/* RFC 7011 §7: length prefix must fit in the record */
+			if (off + 1 > avail)
+				return 0;
+			len = p[off++];
+			if (len == 255) {
+				if (off + 2 > avail)
+					return 0;
+				len = ng_rd16(p + off);
+				off += 2;
+			}
+		}
+		/* RFC 7011 §3.3.2: a field never extends past its set */
+		if (len > avail - off)
+			return 0;
+		if (o->act)
+			apply(o->act, p + off, (unsigned)len, f, c);
+		off += len;
+	}
+	return off;
+}
+
+static uint32_t clamp_rate(uint64_t r)
+{
+	return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+}
+
+/* Sampling rate carried by the record itself (RFC 7012 IE 34/50; RFC 5477
+ * §8.2 IE 305/306 and 309/310), 0 when none. */
+static uint32_t record_rate(const struct rec_ctx *c)
+{
+	if ((c->have & (H_PKT_INT | H_PKT_SPACE)) == (H_PKT_INT | H_PKT_SPACE) && c->pkt_int)
+		return clamp_rate((c->pkt_int + c->pkt_space) / c->pkt_int);
+	if ((c->have & (H_SIZE | H_POP)) == (H_SIZE | H_POP) && c->size)
+		return clamp_rate(c->pop / c->size);
+	if ((c->have & H_INTERVAL) && c->interval)
+		return clamp_rate(c->interval);
+	return 0;
+}
+
+static uint32_t options_rate(const struct ng_domain *dom, const struct rec_ctx *c)
+{
+	if (c->have & H_SAMPLER) {
+		for (unsigned i = 0; i < dom->nsamplers; i++)
+			if (dom->samplers[i].id == c->sampler)
+				return dom->samplers[i].rate;
+	}
+	if (dom->default_rate)
+		return dom->default_rate;
+	/* a record without sampler ID from a domain with one sampler */
+	if (!(c->have & H_SAMPLER) && dom->nsamplers == 1)
+		return dom->samplers[0].rate;
+	return 0;
+}
+
+static uint64_t scale(uint64_t v, uint32_t rate)
+{
+	uint64_t r;
+	if (__builtin_mul_overflow(v, (uint64_t)rate, &r))
+		return UINT64_MAX;
+	return r;
+}
+
+/* Time of an uptime-relative value (IE 21/22, ms of sysUpTime). */
+static uint64_t uptime_time(const struct ng_msg *m, const struct rec_ctx *c, uint64_t up)
+{
+	if (c->have & H_SYSINIT)
+		return c->sysinit + up;
+	if (m->dom->sysinit_ms)
+		return m->dom->sysinit_ms + up;
+	if (m->has_uptime) {
+		/* RFC 3954 §8: FIRST/LAST_SWITCHED are sysUpTime values.  The
+		 * difference is taken signed (32-bit modular) because some
+		 * exporters (softflowd) stamp flows slightly after the header's
+		 * sysUpTime; also handles uptime wrap at 2^32 ms. */
+		int32_t ago = (int32_t)(m->uptime_ms - (uint32_t)up);
+		return (uint64_t)((int64_t)m->export_ms - ago);
+	}
+	return m->export_ms;
+}
+
+static void finish_times(const struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
+{
+	uint32_t h = c->have;
+	bool s = true, e = true;
+	if (h & H_START_ABS)
+		f->flow_start = c->start_abs;
+	else if (h & H_START_DELTA) /* RFC 7012 IE 158: µs before export time */
+		f->flow_start = m->export_ms - c->start_delta / 1000;
+	else if (h & H_START_UP)
+		f->flow_start = uptime_time(m, c, c->start_up);
+	else
+		s = false;
+	if (h & H_END_ABS)
+		f->flow_end = c->end_abs;
+	else if (h & H_END_DELTA)
+		f->flow_end = m->export_ms - c->end_delta / 1000;
+	else if (h & H_END_UP)
+		f->flow_end = uptime_time(m, c, c->end_up);
+	else
+		e = false;
+	if (!s && !e)
+		f->flow_start = f->flow_end = m->export_ms;
+	else if (!s)
+		f->flow_start = f->flow_end;
+	else if (!e)
+		f->flow_end = f->flow_start;
+}
+
+static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
+{
+	uint32_t h = c->have;
+	struct ng_domain *dom = m->dom;
+	memcpy(f->exporter, dom->st.exporter, 16);
+	f->time_received = m->time_received;
+	f->observation_domain = dom->st.domain;
+	f->flow_version = m->version;
+	f->bytes_raw = (h & H_BYTES) ? c->bytes : (h & H_BYTES_TOTAL) ? c->bytes_total
+		       : (h & H_OUT_BYTES) ? c->out_bytes : 0;
+	f->packets_raw = (h & H_PKTS) ? c->pkts : (h & H_PKTS_TOTAL) ? c->pkts_total
+			 : (h & H_OUT_PKTS) ? c->out_pkts : 0;
+	finish_times(m, f, c);
+	if (!(h & H_IN_IF) && (h & H_IN_PHYS))
+		f->in_if = (uint32_t)c->in_phys;
+	if (!(h & H_OUT_IF) && (h & H_OUT_PHYS))
+		f->out_if = (uint32_t)c->out_phys;
+	if (!(h & H_NH) && (h & H_BGPNH))
+		memcpy(f->next_hop, c->bgpnh, 16);
+	if (!(h & H_SRC_MAC) && (h & H_POST_SRC_MAC))
+		memcpy(f->src_mac, c->post_src_mac, 6);
+	if (!(h & H_DST_MAC) && (h & H_POST_DST_MAC))
+		memcpy(f->dst_mac, c->post_dst_mac, 6);
+	if (!(h & H_SRC_VLAN) && (c->have2 & 1))
+		f->src_vlan = c->dot1q;
+	if (!(h & H_DST_VLAN) && (c->have2 & 2))
+		f->dst_vlan = c->post_dot1q;
+	if ((h & H_IPVER) && (c->ipver == 4 || c->ipver == 6))
+		f->ip_version = c->ipver;
+	if (h & H_SAMPLER)
+		f->sampler_id = (uint16_t)c->sampler;
+	uint32_t rate = record_rate(c);
+	uint8_t src = NG_SAMPLING_RECORD;
+	if (!rate) {
+		rate = options_rate(dom, c);
+		src = NG_SAMPLING_OPTIONS;
+	}
+	if (!rate) {
+		rate = 1;
+		src = NG_SAMPLING_NONE;
+	}
+	f->sampling_rate = rate;
+	f->sampling_source = src;
+	f->bytes = scale(f->bytes_raw, rate);
+	f->packets = scale(f->packets_raw, rate);
+	dom->st.sampling_rate = rate;
+	dom->st.sampling_source = src;
+}
+
+/* Options data (RFC 3954 §6.2, RFC 7011 §4): remembers the system init
+ * time and sampling rates.  A rate with a sampler/selector ID applies to
+ * records carrying that ID; one without is the domain's default. */
+static void apply_options(struct ng_msg *m, const struct rec_ctx *c)
+{
+	struct ng_domain *dom = m->dom;
+	dom->st.options_records++;
+	if (c->have & H_SYSINIT)
+		dom->sysinit_ms = c->sysinit;
+	uint32_t rate = record_rate(c);
+	if (!rate)
+		return;
+	if (!(c->have & H_SAMPLER)) {
+		dom->default_rate = rate;
+		return;
+	}
+	for (unsigned i = 0; i < dom->nsamplers; i++) {
+		if (dom->samplers[i].id == c->sampler) {
+			dom->samplers[i].rate = rate;
+			return;
+		}
+	}
+	unsigned i = dom->nsamplers < NG_MAX_SAMPLERS ? dom->nsamplers++
+						      : (unsigned)(c->sampler % NG_MAX_SAMPLERS);
+	dom->samplers[i].id = c->sampler;
+	dom->samplers[i].rate = rate;
+}
+
+void ng_data_set(struct ng_msg *m, struct ng_tpl *t, const uint8_t *p, size_t len)
+{
+	size_t off = 0, n = 0;
+	struct rec_ctx c;
+	ng_flow tmp;
+	/* RFC 7011 §3.3.1: bytes after the last record shorter than the
+	 * minimum record length are padding. */
+	while (len - off >= t->min_len) {
+		ng_flow *f;
+		if (t->options) {
+			memset(&tmp, 0, sizeof tmp);
+			f = &tmp;
+		} else if (!(f = ng_flow_batch_push(m->out))) {
+			break;
+		}
+		c.have = 0;
+		c.have2 = 0;
+		size_t used = t->varlen ? walk_var(t, p + off, len - off, f, &c)
+					: walk_fixed(t, p + off, f, &c);
+		if (ng_unlikely(!used)) {
+			ng_count_error(m->dom, NG_DERR_RECORD_TRUNCATED);
+			if (!t->options)
+				m->out->n--;
+			break;
+		}
+		off += used;
+		n++;
+		if (t->options) {
+			apply_options(m, &c);
+		} else {
+			finish_record(m, f, &c);
+			m->appended++;
+		}
+	}
+	for (uint16_t i = 0; i < t->nent; i++)
+		*t->ent[i] += n;
+	if (!t->options)
+		m->dom->st.records += n;
+	m->records += n;
+}

@@ -1,0 +1,350 @@
+/*
+ * state.c — the decoder's template state file.
+ *
+ * Lets a restarted collector decode data sets at once instead of waiting
+ * (up to many minutes) for exporters to re-send templates.  Format, all
+ * integers big-endian:
+ *
+ *   "NGDS" | format version u32 = 1
+ *   u32 template count, then each template:
+ *     exporter[16] | domain u32 | version u8 (9/10) | options u8 |
+ *     template id u16 | scope count u16 | field count u16 |
+ *     field count × (ie u16 | length u16 | enterprise number u32)
+ *   u32 domain count, then each domain's options state:
+ *     exporter[16] | domain u32 | default rate u32 | system init ms u64 |
+ *     sampler count u8 | sampler count × (sampler id u64 | rate u32)
+ *   u64 FNV-1a checksum of all the bytes before it
+ *
+ * Saving writes PATH.tmp, fsyncs it and renames it over PATH, so PATH is
+ * always a whole old or whole new file.  Loading reads and checks the
+ * whole file before touching the decoder: a corrupt file changes nothing.
+ */
+#include "decode/decode_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STATE_MAGIC "NGDS"
+#define STATE_VERSION 1
+#define STATE_MAX_BYTES (256u << 20)
+
+struct wbuf {
+	uint8_t *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void put(struct wbuf *w, const void *src, size_t n)
+{
+	if (w->oom)
+		return;
+	if (w->n + n > w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 4096;
+		while (cap < w->n + n)
+			cap *= 2;
+		uint8_t *p = realloc(w->p, cap);
+		if (!p) {
+			w->oom = true;
+			return;
+		}
+		w->p = p;
+		w->cap = cap;
+	}
+	memcpy(w->p + w->n, src, n);
+	w->n += n;
+}
+
+static void put_u8(struct wbuf *w, uint8_t v) { put(w, &v, 1); }
+
+static void put_u16(struct wbuf *w, uint16_t v)
+{
+	uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+	put(w, b, 2);
+}
+
+static void put_u32(struct wbuf *w, uint32_t v)
+{
+	uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+	put(w, b, 4);
+}
+
+static void put_u64(struct wbuf *w, uint64_t v)
+{
+	put_u32(w, (uint32_t)(v >> 32));
+	put_u32(w, (uint32_t)v);
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static void serialize(const ng_decoder *d, struct wbuf *w)
+{
+	put(w, STATE_MAGIC, 4);
+	put_u32(w, STATE_VERSION);
+	put_u32(w, (uint32_t)d->templates.n);
+	for (size_t i = 0; i < d->templates.nb; i++) {
+		for (struct ng_hnode *n = d->templates.b[i]; n; n = n->next) {
+			const struct ng_tpl *t = (const struct ng_tpl *)n;
+			put(w, t->dom->st.exporter, 16);
+			put_u32(w, t->dom->st.domain);
+			put_u8(w, t->version);
+			put_u8(w, t->options);
+			put_u16(w, t->id);
+			put_u16(w, t->scope_count);
+			put_u16(w, t->nfields);
+			for (uint16_t k = 0; k < t->nfields; k++) {
+				put_u16(w, t->fields[k].ie);
+				put_u16(w, t->fields[k].len);
+				put_u32(w, t->fields[k].pen);
+			}
+		}
+	}
+	uint32_t ndom = 0;
+	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next)
+		ndom++;
+	put_u32(w, ndom);
+	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next) {
+		put(w, m->st.exporter, 16);
+		put_u32(w, m->st.domain);
+		put_u32(w, m->default_rate);
+		put_u64(w, m->sysinit_ms);
+		put_u8(w, (uint8_t)m->nsamplers);
+		for (unsigned k = 0; k < m->nsamplers; k++) {
+			put_u64(w, m->samplers[k].id);
+			put_u32(w, m->samplers[k].rate);
+		}
+	}
+	put_u64(w, fnv1a(w->p, w->n));
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int ng_decoder_save(const ng_decoder *d, const char *path)
+{
+	struct wbuf w = {0};
+	serialize(d, &w);
+	if (w.oom) {
+		free(w.p);
+		errno = ENOMEM;
+		return -1;
+	}
+	size_t plen = strlen(path);
+	char *tmp = malloc(plen + 5);
+	if (!tmp) {
+		free(w.p);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(tmp, path, plen);
+	memcpy(tmp + plen, ".tmp", 5);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int rc = -1, err = 0;
+	if (fd >= 0) {
+		if (write_all(fd, w.p, w.n) == 0 && fsync(fd) == 0) {
+			rc = 0;
+		}
+		err = errno;
+		if (close(fd) != 0 && rc == 0) {
+			rc = -1;
+			err = errno;
+		}
+		if (rc == 0 && rename(tmp, path) != 0) {
+			rc = -1;
+			err = errno;
+		}
+		if (rc != 0)
+			unlink(tmp);
+	} else {
+		err = errno;
+	}
+	free(tmp);
+	free(w.p);
+	if (rc)
+		errno = err;
+	return rc;
+}
+
+/* ---- loading ---- */
+
+struct rbuf {
+	const uint8_t *p;
+	size_t n, o;
+	bool bad;
+};
+
+static const uint8_t *take(struct rbuf *r, size_t n)
+{
+	if (r->bad || r->n - r->o < n) {
+		r->bad = true;
+		return NULL;
+	}
+	const uint8_t *q = r->p + r->o;
+	r->o += n;
+	return q;
+}
+
+static uint8_t get_u8(struct rbuf *r)
+{
+	const uint8_t *q = take(r, 1);
+	return q ? q[0] : 0;
+}
+
+static uint16_t get_u16(struct rbuf *r)
+{
+	const uint8_t *q = take(r, 2);
+	return q ? ng_rd16(q) : 0;
+}
+
+static uint32_t get_u32(struct rbuf *r)
+{
+	const uint8_t *q = take(r, 4);
+	return q ? ng_rd32(q) : 0;
+}
+
+static uint64_t get_u64(struct rbuf *r)
+{
+	const uint8_t *q = take(r, 8);
+	return q ? ng_rd64(q) : 0;
+}
+
+/* Walks the body; with `d` NULL only validates, else applies.  Returns
+ * false on malformed content (only possible when validating). */
+static bool walk_state(struct rbuf *r, ng_decoder *d)
+{
+	uint32_t nt = get_u32(r);
+	for (uint32_t i = 0; i < nt && !r->bad; i++) {
+		const uint8_t *addr = take(r, 16);
+		uint32_t domain = get_u32(r);
+		uint8_t version = get_u8(r), options = get_u8(r);
+		uint16_t tid = get_u16(r), scope = get_u16(r), nf = get_u16(r);
+		if (r->bad || (version != 9 && version != 10) || options > 1 || tid < 256 ||
+		    nf == 0 || nf > NG_MAX_FIELDS || scope > nf)
+			return false;
+		const uint8_t *fp = take(r, (size_t)nf * 8);
+		if (!fp)
+			return false;
+		if (!d)
+			continue;
+		for (uint16_t k = 0; k < nf; k++) {
+			d->scratch[k].ie = ng_rd16(fp + k * 8);
+			d->scratch[k].len = ng_rd16(fp + k * 8 + 2);
+			d->scratch[k].pen = ng_rd32(fp + k * 8 + 4);
+		}
+		struct ng_domain *dom = ng_domain_get(d, addr, domain);
+		if (dom)
+			ng_tpl_add(d, dom, version, tid, options, scope, d->scratch, nf);
+	}
+	uint32_t nd = get_u32(r);
+	for (uint32_t i = 0; i < nd && !r->bad; i++) {
+		const uint8_t *addr = take(r, 16);
+		uint32_t domain = get_u32(r), rate = get_u32(r);
+		uint64_t sysinit = get_u64(r);
+		uint8_t ns = get_u8(r);
+		if (r->bad || ns > NG_MAX_SAMPLERS)
+			return false;
+		const uint8_t *sp = take(r, (size_t)ns * 12);
+		if (!sp)
+			return false;
+		if (!d)
+			continue;
+		struct ng_domain *dom = ng_domain_get(d, addr, domain);
+		if (!dom)
+			continue;
+		dom->default_rate = rate;
+		dom->sysinit_ms = sysinit;
+		dom->nsamplers = ns;
+		for (unsigned k = 0; k < ns; k++) {
+			dom->samplers[k].id = ng_rd64(sp + k * 12);
+			dom->samplers[k].rate = ng_rd32(sp + k * 12 + 8);
+		}
+	}
+	return !r->bad && r->o == r->n;
+}
+
+static int read_file(const char *path, uint8_t **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size > STATE_MAX_BYTES) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	size_t n = (size_t)st.st_size, got = 0;
+	uint8_t *p = malloc(n ? n : 1);
+	if (!p) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	while (got < n) {
+		ssize_t k = read(fd, p + got, n - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	*out = p;
+	*len = got;
+	return 0;
+}
+
+int ng_decoder_load(ng_decoder *d, const char *path)
+{
+	uint8_t *p;
+	size_t n;
+	if (read_file(path, &p, &n) != 0)
+		return errno == ENOENT ? 0 : -1;
+	int rc = ng_decoder_load_mem(d, p, n);
+	free(p);
+	return rc;
+}
+
+/* Loads state from a buffer holding a whole state file (used by
+ * ng_decoder_load and the fuzzer).  Returns 0, or -1 with errno EINVAL
+ * when the bytes are not a valid state file (the decoder is unchanged). */
+int ng_decoder_load_mem(ng_decoder *d, const uint8_t *p, size_t n)
+{
+	if (n < 16 || memcmp(p, STATE_MAGIC, 4) || ng_rd32(p + 4) != STATE_VERSION ||
+	    fnv1a(p, n - 8) != ng_rd64(p + n - 8)) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct rbuf r = {.p = p + 8, .n = n - 16};
+	if (!walk_state(&r, NULL)) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct rbuf a = {.p = p + 8, .n = n - 16};
+	walk_state(&a, d);
+	return 0;
+}
