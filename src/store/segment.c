@@ -1,0 +1,862 @@
+/*
+ * segment.c — the segment file: flow records stored column by column.
+ *
+ * A segment holds the rows of one flush that fall in one UTC hour of
+ * flow_start, sorted by flow_start.  It is written once (to a temporary
+ * name, fsynced, renamed: see writer.c) and never changed.  Every field of
+ * the table ng_fields[] (src/core/field.c) is a column named by its field
+ * name, so the table drives the format: a field added to the table is a new
+ * column; a reader gives zeros for a column a segment lacks and ignores a
+ * column it does not know.
+ *
+ * FORMAT (version 1).  All integers are little-endian.
+ *
+ *   Fixed header, 64 bytes:
+ *     offset size  meaning
+ *          0    8  magic "NGFLOWSG"
+ *          8    2  format version, 1
+ *         10    2  C, number of columns (1..1024)
+ *         12    4  H, header size in bytes = 64 + 80 × C
+ *         16    8  N, number of rows (0..2^28)
+ *         24    8  smallest flow_start (ms since the epoch) = first row's
+ *         32    8  largest flow_start = last row's
+ *         40    8  smallest flow_end
+ *         48    8  largest flow_end
+ *         56    8  header checksum: 64-bit FNV-1a of bytes [0, H) with
+ *                  these 8 bytes taken as zero
+ *
+ *   Column directory, C entries of 80 bytes, from offset 64:
+ *     offset size  meaning
+ *          0   32  column name (the field name), NUL-padded, 1..31 chars
+ *         32    1  field type when written (enum ng_field_type: 0 u8,
+ *                  1 u16, 2 u32, 3 u64, 4 time, 5 address, 6 MAC)
+ *         33    1  W, bytes per value: 1, 2, 4, 8 (integers), 16 (address),
+ *                  6 (MAC)
+ *         34    1  encoding (below)
+ *         35    1  reserved, zero
+ *         36    2  DIFF: directory index of the reference column; else 0
+ *         38    2  reserved, zero
+ *         40    8  offset of the column's stored bytes from the file start
+ *         48    8  S, stored size in bytes (0 for CONST)
+ *         56    8  D, size after zstd decompression (0 for CONST)
+ *         64   16  integers: min (8 bytes) then max (8 bytes) of the
+ *                  column, a zone map; CONST address/MAC: the value (W
+ *                  bytes, zero-padded); otherwise zero
+ *
+ *   Column data follows the directory, columns in directory order, each
+ *   one zstd frame of S bytes written with the content size and content
+ *   checksum (XXH64) flags, so decompression verifies the data.
+ *
+ *   Encodings (applied before zstd):
+ *     0 CONST  every row holds the same value: integers min = max = value,
+ *              address/MAC in bytes 64.. of the entry; no data (S = D = 0).
+ *     1 PLAIN  N values of W bytes, byte-plane shuffled: byte k of value i
+ *              is at k × N + i.  D = N × W.  (Counters and ports are small
+ *              numbers: the high planes are runs of zeros that zstd folds
+ *              to nothing; addresses share prefixes the same way.)
+ *     2 DELTA  times (W = 8): value i minus value i-1 (value -1 = 0), as a
+ *              zigzag integer ((d << 1) ^ (d >> 63)), then shuffled as
+ *              PLAIN.  flow_start is sorted, so its deltas are small.
+ *     3 V4     addresses (W = 16) when every row is IPv4-mapped
+ *              (::ffff:a.b.c.d): the 4 IPv4 bytes of each row, shuffled
+ *              (4 planes).  D = N × 4.
+ *     4 DIFF   integers: value i minus row i of the reference column
+ *              (entry bytes 36..37), as a zigzag 8-byte integer, shuffled
+ *              as PLAIN; D = N × 8.  The reference is an integer column
+ *              that is not DIFF itself.  Used for flow_end and
+ *              time_received (minus flow_start: a duration, small) and the
+ *              raw counters (minus the scaled ones: zero when unsampled).
+ *
+ *   A reader validates the header checksum, that H, every offset and size
+ *   lie within the file, that D matches N × W (or N × 4), and zstd's own
+ *   checks; a segment failing any of them is reported and skipped.
+ *   Columns of an integer type may be read into a field of another integer
+ *   width (widened or truncated); a column whose type class (integer,
+ *   address, MAC) disagrees with the field's reads as zeros.
+ *
+ * The host must be little-endian (x86-64, arm64): values are copied as is.
+ */
+#include "store/segment.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "segment.c assumes a little-endian host"
+#endif
+
+static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+static void msg(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void msg(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (err && errlen)
+		vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t ng_fnv1a64(uint64_t h, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+static uint64_t header_checksum(const uint8_t *img, size_t hsize)
+{
+	static const uint8_t zero[8];
+	uint64_t h = ng_fnv1a64(NG_FNV64_INIT, img, 56);
+	h = ng_fnv1a64(h, zero, 8);
+	return ng_fnv1a64(h, img + 64, hsize - 64);
+}
+
+void ng_seg_reseal(uint8_t *img)
+{
+	put64(img + 56, header_checksum(img, get32(img + 12)));
+}
+
+static bool is_int_type(unsigned t) { return t <= NG_FT_TIME; }
+
+/* ---- byte-plane shuffle ----------------------------------------------- */
+
+/* Transposes an 8×8 byte matrix held as 8 little-endian words: byte j of
+ * a[k] moves to byte k of a[j] (three rounds of swapping 1-, 2- and
+ * 4-byte blocks between word pairs). */
+static inline void transpose8(uint64_t a[8])
+{
+	uint64_t t;
+	for (int k = 0; k < 8; k += 2) {
+		t = ((a[k] >> 8) ^ a[k + 1]) & UINT64_C(0x00FF00FF00FF00FF);
+		a[k + 1] ^= t;
+		a[k] ^= t << 8;
+	}
+	for (int k = 0; k < 8; k += 4)
+		for (int j = 0; j < 2; j++) {
+			t = ((a[k + j] >> 16) ^ a[k + j + 2]) & UINT64_C(0x0000FFFF0000FFFF);
+			a[k + j + 2] ^= t;
+			a[k + j] ^= t << 16;
+		}
+	for (int j = 0; j < 4; j++) {
+		t = ((a[j] >> 32) ^ a[j + 4]) & UINT64_C(0x00000000FFFFFFFF);
+		a[j + 4] ^= t;
+		a[j] ^= t << 32;
+	}
+}
+
+/* out[k*n + i] = byte k of in[i*w]: each plane holds one byte of every
+ * value, so the constant high bytes of small numbers form long runs. */
+static void shuffle(uint8_t *out, const uint8_t *in, size_t n, unsigned w)
+{
+	if (w == 1) {
+		memcpy(out, in, n);
+		return;
+	}
+	size_t i0 = 0;
+	if (w == 8) { /* 8 values at a time through a register transpose */
+		for (; i0 + 8 <= n; i0 += 8) {
+			uint64_t a[8];
+			memcpy(a, in + i0 * 8, 64);
+			transpose8(a);
+			for (unsigned k = 0; k < 8; k++)
+				memcpy(out + (size_t)k * n + i0, &a[k], 8);
+		}
+	}
+	for (unsigned k = 0; k < w; k++) {
+		uint8_t *o = out + (size_t)k * n;
+		const uint8_t *s = in + k;
+		for (size_t i = i0; i < n; i++)
+			o[i] = s[i * w];
+	}
+}
+
+/* The inverse of shuffle(). */
+static void unshuffle(uint8_t *out, const uint8_t *in, size_t n, unsigned w)
+{
+	if (w == 1) {
+		memcpy(out, in, n);
+		return;
+	}
+	size_t i0 = 0;
+	if (w == 8) {
+		for (; i0 + 8 <= n; i0 += 8) {
+			uint64_t a[8];
+			for (unsigned k = 0; k < 8; k++)
+				memcpy(&a[k], in + (size_t)k * n + i0, 8);
+			transpose8(a);
+			memcpy(out + i0 * 8, a, 64);
+		}
+	}
+	for (unsigned k = 0; k < w; k++) {
+		const uint8_t *s = in + (size_t)k * n;
+		uint8_t *o = out + k;
+		for (size_t i = i0; i < n; i++)
+			o[i * w] = s[i];
+	}
+}
+
+/* ---- encoder ---------------------------------------------------------- */
+
+struct ng_seg_encoder {
+	ZSTD_CCtx *cctx;
+	uint8_t *cols; /* all columns gathered: field f at col_off[f] × n */
+	size_t colcap;
+	uint8_t *tmp;  /* one transformed column */
+	size_t tmpcap;
+	uint64_t *z;   /* zigzag deltas or differences of one column */
+	size_t zcap;
+	uint8_t *out;  /* the segment image */
+	size_t outcap;
+	size_t col_off[NG_FIELD_COUNT]; /* byte offset of a column per row */
+	size_t row_width;               /* sum of field sizes */
+};
+
+ng_seg_encoder *ng_seg_encoder_new(int level)
+{
+	ng_seg_encoder *e = calloc(1, sizeof *e);
+	if (!e)
+		return NULL;
+	e->cctx = ZSTD_createCCtx();
+	if (!e->cctx) {
+		free(e);
+		return NULL;
+	}
+	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_contentSizeFlag, 1);
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		e->col_off[f] = e->row_width;
+		e->row_width += ng_fields[f].size;
+	}
+	return e;
+}
+
+void ng_seg_encoder_free(ng_seg_encoder *e)
+{
+	if (!e)
+		return;
+	ZSTD_freeCCtx(e->cctx);
+	free(e->cols);
+	free(e->tmp);
+	free(e->z);
+	free(e->out);
+	free(e);
+}
+
+static int reserve(uint8_t **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 4096;
+	while (c < need)
+		c *= 2;
+	uint8_t *p = realloc(*buf, c);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = c;
+	return 0;
+}
+
+/* Copies one field of rows[order[lo..hi)] into its column: blocks of rows
+ * keep the source rows in cache while every field is gathered. */
+static void gather_field(uint8_t *col, const ng_field *f, const ng_flow *rows,
+			 const uint32_t *order, size_t lo, size_t hi)
+{
+	const size_t sz = f->size, off = f->offset;
+	for (size_t i = lo; i < hi; i++) {
+		const uint8_t *src = (const uint8_t *)&rows[order ? order[i] : i] + off;
+		switch (sz) {
+		case 1: col[i] = *src; break;
+		case 2: memcpy(col + i * 2, src, 2); break;
+		case 4: memcpy(col + i * 4, src, 4); break;
+		case 8: memcpy(col + i * 8, src, 8); break;
+		case 16: memcpy(col + i * 16, src, 16); break;
+		default: memcpy(col + i * sz, src, sz); break;
+		}
+	}
+}
+
+static void gather(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n)
+{
+	enum { BLOCK = 256 };
+	for (size_t lo = 0; lo < n; lo += BLOCK) {
+		size_t hi = lo + BLOCK < n ? lo + BLOCK : n;
+		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+			gather_field(e->cols + e->col_off[f] * n, &ng_fields[f], rows, order, lo, hi);
+	}
+}
+
+static uint64_t load_uint(const uint8_t *p, unsigned w)
+{
+	switch (w) {
+	case 1: return *p;
+	case 2: return get16(p);
+	case 4: return get32(p);
+	default: return get64(p);
+	}
+}
+
+static bool all_equal(const uint8_t *col, size_t n, unsigned w)
+{
+	for (size_t i = 1; i < n; i++)
+		if (memcmp(col, col + i * w, w))
+			return false;
+	return true;
+}
+
+static bool all_v4(const uint8_t *col, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(col + i * 16, v4_prefix, 12))
+			return false;
+	return true;
+}
+
+/* The column a field is stored as a difference from (DIFF), or -1.  Flow
+ * end and receive times sit close to the start: their differences are a
+ * few bytes, where their own deltas, once rows are in flow_start order,
+ * are not.  Raw counters equal the scaled ones when unsampled. */
+static int diff_ref(enum ng_field_id f)
+{
+	switch (f) {
+	case NG_F_FLOW_END: return NG_F_FLOW_START;
+	case NG_F_TIME_RECEIVED: return NG_F_FLOW_START;
+	case NG_F_BYTES_RAW: return NG_F_BYTES;
+	case NG_F_PACKETS_RAW: return NG_F_PACKETS;
+	default: return -1;
+	}
+}
+
+static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
+static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
+
+/* Chooses an encoding for column f and fills e->tmp with its bytes before
+ * compression (CONST: none).  Returns the encoding; *raw is the size. */
+static unsigned transform_column(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t *ent,
+				 size_t *raw)
+{
+	const uint8_t *col = e->cols + e->col_off[f->id] * n;
+	const unsigned w = f->size;
+	int ref = diff_ref(f->id);
+	if (is_int_type(f->type)) {
+		uint64_t mn = UINT64_MAX, mx = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v = load_uint(col + i * w, w);
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
+		}
+		put64(ent + 64, mn);
+		put64(ent + 72, mx);
+		if (mn == mx)
+			return NG_ENC_CONST;
+	} else if (all_equal(col, n, w)) {
+		memcpy(ent + 64, col, w);
+		return NG_ENC_CONST;
+	}
+	if (ref >= 0) {
+		const ng_field *rf = &ng_fields[ref];
+		const uint8_t *rc = e->cols + e->col_off[ref] * n;
+		bool zero = true;
+		for (size_t i = 0; i < n; i++) {
+			e->z[i] = zigzag(load_uint(col + i * w, w) - load_uint(rc + i * rf->size, rf->size));
+			zero &= e->z[i] == 0;
+		}
+		/* counters: only when they match (unsampled); times: always */
+		if (f->type == NG_FT_TIME || zero) {
+			put16(ent + 36, (uint16_t)ref);
+			shuffle(e->tmp, (const uint8_t *)e->z, n, 8);
+			*raw = n * 8;
+			return NG_ENC_DIFF;
+		}
+	}
+	if (f->type == NG_FT_TIME) {
+		uint64_t prev = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v = get64(col + i * 8);
+			e->z[i] = zigzag(v - prev);
+			prev = v;
+		}
+		shuffle(e->tmp, (const uint8_t *)e->z, n, 8);
+		*raw = n * 8;
+		return NG_ENC_DELTA;
+	}
+	if (f->type == NG_FT_ADDR && all_v4(col, n)) {
+		for (size_t i = 0; i < n; i++)
+			for (unsigned k = 0; k < 4; k++)
+				e->tmp[k * n + i] = col[i * 16 + 12 + k];
+		*raw = n * 4;
+		return NG_ENC_V4;
+	}
+	shuffle(e->tmp, col, n, w);
+	*raw = n * w;
+	return NG_ENC_PLAIN;
+}
+
+/* Writes column f's directory entry into `ent` and its data at the end of
+ * the image (e->out[*len..]). */
+static int encode_column(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t *ent,
+			 size_t *len, char *err, size_t errlen)
+{
+	memset(ent, 0, NG_SEG_ENTRY_SIZE);
+	memcpy(ent, f->name, strlen(f->name) < NG_SEG_NAME_MAX ? strlen(f->name) : NG_SEG_NAME_MAX);
+	ent[32] = (uint8_t)f->type;
+	ent[33] = (uint8_t)f->size;
+	put64(ent + 40, *len);
+	if (reserve(&e->tmp, &e->tmpcap, n * (f->size > 8 ? f->size : 8)) ||
+	    reserve((uint8_t **)&e->z, &e->zcap, n * 8)) {
+		msg(err, errlen, "out of memory encoding column %s (%zu rows)", f->name, n);
+		return -1;
+	}
+	size_t raw = 0;
+	ent[34] = (uint8_t)transform_column(e, f, n, ent, &raw);
+	if (ent[34] == NG_ENC_CONST)
+		return 0;
+	size_t bound = ZSTD_compressBound(raw);
+	if (reserve(&e->out, &e->outcap, *len + bound)) {
+		msg(err, errlen, "out of memory encoding column %s (%zu rows)", f->name, n);
+		return -1;
+	}
+	size_t z = ZSTD_compress2(e->cctx, e->out + *len, bound, e->tmp, raw);
+	if (ZSTD_isError(z)) {
+		msg(err, errlen, "zstd compression of column %s: %s", f->name, ZSTD_getErrorName(z));
+		return -1;
+	}
+	put64(ent + 48, z);
+	put64(ent + 56, raw);
+	*len += z;
+	return 0;
+}
+
+int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
+		  const uint8_t **img, size_t *len, char *err, size_t errlen)
+{
+	if (n == 0 || n > NG_SEG_MAX_ROWS) {
+		msg(err, errlen, "segment row count %zu out of range", n);
+		return -1;
+	}
+	const size_t hsize = NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * NG_FIELD_COUNT;
+	if (reserve(&e->cols, &e->colcap, e->row_width * n) ||
+	    reserve(&e->out, &e->outcap, hsize)) {
+		msg(err, errlen, "out of memory encoding a segment of %zu rows", n);
+		return -1;
+	}
+	gather(e, rows, order, n);
+
+	size_t pos = hsize;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		/* encode_column may move e->out: address the entry by offset */
+		uint8_t ent[NG_SEG_ENTRY_SIZE];
+		if (encode_column(e, &ng_fields[f], n, ent, &pos, err, errlen))
+			return -1;
+		memcpy(e->out + NG_SEG_FIXED_SIZE + f * NG_SEG_ENTRY_SIZE, ent, sizeof ent);
+	}
+
+	uint8_t *h = e->out;
+	memset(h, 0, NG_SEG_FIXED_SIZE);
+	memcpy(h, NG_SEG_MAGIC, 8);
+	put16(h + 8, NG_SEG_VERSION);
+	put16(h + 10, NG_FIELD_COUNT);
+	put32(h + 12, (uint32_t)hsize);
+	put64(h + 16, n);
+	const uint8_t *start = e->cols + e->col_off[NG_F_FLOW_START] * n;
+	const uint8_t *ent_end = h + NG_SEG_FIXED_SIZE + NG_F_FLOW_END * NG_SEG_ENTRY_SIZE;
+	put64(h + 24, get64(start));
+	put64(h + 32, get64(start + (n - 1) * 8));
+	put64(h + 40, get64(ent_end + 64));
+	put64(h + 48, get64(ent_end + 72));
+	ng_seg_reseal(h);
+	*img = e->out;
+	*len = pos;
+	return 0;
+}
+
+/* ---- reader ----------------------------------------------------------- */
+
+void ng_seg_reader_init(ng_seg_reader *r)
+{
+	memset(r, 0, sizeof *r);
+	r->fd = -1;
+}
+
+static unsigned stored_width(const ng_seg_column *c)
+{
+	if (c->encoding == NG_ENC_V4)
+		return 4;
+	return c->encoding == NG_ENC_DIFF ? 8 : c->width;
+}
+
+static bool width_fits_type(unsigned type, unsigned w)
+{
+	if (is_int_type(type))
+		return w == 1 || w == 2 || w == 4 || w == 8;
+	if (type == NG_FT_ADDR)
+		return w == 16;
+	if (type == NG_FT_MAC)
+		return w == 6;
+	return w >= 1 && w <= 16; /* a type from a later version */
+}
+
+/* Validates one directory entry against the header and the file size. */
+static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_size,
+		       ng_seg_column *c, char *err, size_t errlen)
+{
+	memcpy(c->name, p, 32);
+	if (c->name[NG_SEG_NAME_MAX] != 0 || c->name[0] == 0) {
+		msg(err, errlen, "bad column name in the directory");
+		return -1;
+	}
+	c->type = p[32];
+	c->width = p[33];
+	c->encoding = p[34];
+	c->ref = get16(p + 36);
+	c->offset = get64(p + 40);
+	c->stored = get64(p + 48);
+	c->decoded = get64(p + 56);
+	memcpy(c->minmax, p + 64, 16);
+	if (!width_fits_type(c->type, c->width)) {
+		msg(err, errlen, "column %s: width %u impossible for type %u", c->name, c->width,
+		    c->type);
+		return -1;
+	}
+	if (c->encoding == NG_ENC_CONST) {
+		if (c->stored || c->decoded || c->width > 16) {
+			msg(err, errlen, "column %s: constant column with data", c->name);
+			return -1;
+		}
+		return 0;
+	}
+	if (c->encoding > NG_ENC_DIFF || (c->encoding == NG_ENC_DELTA && c->width != 8) ||
+	    (c->encoding == NG_ENC_V4 && c->width != 16) ||
+	    (c->encoding == NG_ENC_DIFF && (!is_int_type(c->type) || c->ref >= h->ncols))) {
+		msg(err, errlen, "column %s: unknown encoding %u for width %u", c->name,
+		    c->encoding, c->width);
+		return -1;
+	}
+	if (c->offset < h->header_size || c->offset > file_size ||
+	    c->stored > file_size - c->offset) {
+		msg(err, errlen,
+		    "column %s: data at %llu+%llu outside the file (%llu bytes): truncated?",
+		    c->name, (unsigned long long)c->offset, (unsigned long long)c->stored,
+		    (unsigned long long)file_size);
+		return -1;
+	}
+	if (c->decoded != h->rows * stored_width(c)) {
+		msg(err, errlen, "column %s: decoded size %llu, expected %llu", c->name,
+		    (unsigned long long)c->decoded,
+		    (unsigned long long)(h->rows * stored_width(c)));
+		return -1;
+	}
+	return 0;
+}
+
+int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg_header *h,
+			char *err, size_t errlen)
+{
+	memset(h, 0, sizeof *h);
+	if (len < NG_SEG_FIXED_SIZE || memcmp(p, NG_SEG_MAGIC, 8)) {
+		msg(err, errlen, "not a segment (bad magic or shorter than 64 bytes)");
+		return -1;
+	}
+	h->version = get16(p + 8);
+	h->ncols = get16(p + 10);
+	h->header_size = get32(p + 12);
+	h->rows = get64(p + 16);
+	h->start_min = get64(p + 24);
+	h->start_max = get64(p + 32);
+	h->end_min = get64(p + 40);
+	h->end_max = get64(p + 48);
+	if (h->version != NG_SEG_VERSION) {
+		msg(err, errlen, "segment format version %u, this build reads %u", h->version,
+		    NG_SEG_VERSION);
+		return -1;
+	}
+	if (h->ncols == 0 || h->ncols > NG_SEG_MAX_COLUMNS ||
+	    h->header_size != NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * h->ncols ||
+	    h->header_size > file_size || h->header_size > len) {
+		msg(err, errlen, "header size %u for %u columns, file %llu bytes: truncated?",
+		    h->header_size, h->ncols, (unsigned long long)file_size);
+		return -1;
+	}
+	if (get64(p + 56) != header_checksum(p, h->header_size)) {
+		msg(err, errlen, "header checksum mismatch");
+		return -1;
+	}
+	if (h->rows > NG_SEG_MAX_ROWS || h->start_min > h->start_max) {
+		msg(err, errlen, "implausible row count %llu or time range",
+		    (unsigned long long)h->rows);
+		return -1;
+	}
+	h->cols = calloc(h->ncols, sizeof *h->cols);
+	if (!h->cols) {
+		msg(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < h->ncols; i++) {
+		if (parse_entry(p + NG_SEG_FIXED_SIZE + (size_t)i * NG_SEG_ENTRY_SIZE, h, file_size,
+				&h->cols[i], err, errlen))
+			goto bad;
+	}
+	/* a DIFF column refers to an integer column that is not itself DIFF:
+	 * decoding never goes more than one level deep */
+	for (uint32_t i = 0; i < h->ncols; i++) {
+		const ng_seg_column *c = &h->cols[i];
+		if (c->encoding != NG_ENC_DIFF)
+			continue;
+		const ng_seg_column *rc = &h->cols[c->ref];
+		if (c->ref == i || rc->encoding == NG_ENC_DIFF || !is_int_type(rc->type)) {
+			msg(err, errlen, "column %s: bad reference column %u", c->name, c->ref);
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	free(h->cols);
+	h->cols = NULL;
+	return -1;
+}
+
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (len) {
+		ssize_t k = pread(fd, p, len, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		len -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+int ng_seg_open(ng_seg_reader *r, const char *path, char *err, size_t errlen)
+{
+	ng_seg_close(r);
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (r->fd < 0 || fstat(r->fd, &st)) {
+		msg(err, errlen, "cannot open: %s", strerror(errno));
+		goto fail;
+	}
+	r->file_size = (uint64_t)st.st_size;
+	uint8_t fixed[NG_SEG_FIXED_SIZE];
+	if (r->file_size < NG_SEG_FIXED_SIZE || read_at(r->fd, fixed, sizeof fixed, 0)) {
+		msg(err, errlen, "truncated: %llu bytes, shorter than the 64-byte header",
+		    (unsigned long long)r->file_size);
+		goto fail;
+	}
+	uint32_t hsize = get32(fixed + 12);
+	if (memcmp(fixed, NG_SEG_MAGIC, 8) || hsize < NG_SEG_FIXED_SIZE ||
+	    hsize > r->file_size || hsize > NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * NG_SEG_MAX_COLUMNS) {
+		/* let the parser name the fault */
+		ng_seg_parse_header(fixed, sizeof fixed, r->file_size, &r->h, err, errlen);
+		if (!memcmp(fixed, NG_SEG_MAGIC, 8))
+			msg(err, errlen, "header size %u beyond the file (%llu bytes): truncated?",
+			    hsize, (unsigned long long)r->file_size);
+		goto fail;
+	}
+	if (reserve((uint8_t **)&r->zbuf, &r->zcap, hsize) || read_at(r->fd, r->zbuf, hsize, 0)) {
+		msg(err, errlen, "cannot read the %u-byte header", hsize);
+		goto fail;
+	}
+	if (ng_seg_parse_header(r->zbuf, hsize, r->file_size, &r->h, err, errlen))
+		goto fail;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		r->col_of_field[f] = -1;
+	for (uint32_t i = 0; i < r->h.ncols; i++) {
+		const ng_field *f = ng_field_by_name(r->h.cols[i].name);
+		/* match the full name only: short names are not column names */
+		if (f && !strcmp(f->name, r->h.cols[i].name) && r->col_of_field[f->id] < 0)
+			r->col_of_field[f->id] = (int)i;
+	}
+	return 0;
+fail:
+	ng_seg_close(r);
+	return -1;
+}
+
+void ng_seg_close(ng_seg_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(r->h.cols);
+	memset(&r->h, 0, sizeof r->h);
+}
+
+void ng_seg_reader_free(ng_seg_reader *r)
+{
+	ng_seg_close(r);
+	free(r->zbuf);
+	free(r->raw);
+	free(r->refbuf);
+	ZSTD_freeDCtx(r->dctx);
+	ng_seg_reader_init(r);
+}
+
+/* Stores integer v in w bytes (truncating: a narrower field). */
+static void store_uint(uint8_t *p, unsigned w, uint64_t v)
+{
+	switch (w) {
+	case 1: *p = (uint8_t)v; break;
+	case 2: put16(p, (uint16_t)v); break;
+	case 4: put32(p, (uint32_t)v); break;
+	default: put64(p, v); break;
+	}
+}
+
+static bool compatible(const ng_field *f, const ng_seg_column *c)
+{
+	if (is_int_type(f->type))
+		return is_int_type(c->type);
+	return c->type == f->type && c->width == f->size;
+}
+
+static void fill_const(const ng_field *f, const ng_seg_column *c, uint8_t *out, size_t n)
+{
+	if (is_int_type(f->type)) {
+		uint64_t v = get64(c->minmax);
+		for (size_t i = 0; i < n; i++)
+			store_uint(out + i * f->size, f->size, v);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			memcpy(out + i * f->size, c->minmax, f->size);
+	}
+}
+
+/* Turns the decompressed planes in r->raw into field values at `out`. */
+static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_column *c,
+			  uint8_t *out)
+{
+	const size_t n = r->h.rows;
+	const uint8_t *in = r->raw;
+	if (c->encoding == NG_ENC_V4) {
+		const uint8_t *p0 = in, *p1 = in + n, *p2 = in + 2 * n, *p3 = in + 3 * n;
+		const uint64_t lo = 0;
+		const uint32_t mid = UINT32_C(0xffff0000); /* bytes 8..11: 00 00 ff ff */
+		for (size_t i = 0; i < n; i++) {
+			uint8_t *o = out + i * 16;
+			uint32_t v = (uint32_t)p0[i] | (uint32_t)p1[i] << 8 | (uint32_t)p2[i] << 16 |
+				     (uint32_t)p3[i] << 24;
+			memcpy(o, &lo, 8);
+			memcpy(o + 8, &mid, 4);
+			memcpy(o + 12, &v, 4);
+		}
+		return;
+	}
+	if (c->width == f->size && c->encoding == NG_ENC_PLAIN) {
+		unshuffle(out, in, n, c->width);
+		return;
+	}
+	if (f->size == 8 && c->encoding != NG_ENC_PLAIN) { /* DELTA, DIFF */
+		unshuffle(out, in, n, 8);
+		uint64_t prev = 0;
+		const uint64_t *ref = r->refbuf;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t d = unzigzag(get64(out + i * 8));
+			prev = c->encoding == NG_ENC_DIFF ? ref[i] + d : prev + d;
+			put64(out + i * 8, prev);
+		}
+		return;
+	}
+	/* integer width change (a field widened or narrowed since) */
+	uint64_t prev = 0;
+	unsigned sw = stored_width(c);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = 0;
+		for (unsigned k = 0; k < sw; k++)
+			v |= (uint64_t)in[(size_t)k * n + i] << (8 * k);
+		if (c->encoding == NG_ENC_DELTA)
+			v = prev += unzigzag(v);
+		else if (c->encoding == NG_ENC_DIFF)
+			v = r->refbuf[i] + unzigzag(v);
+		store_uint(out + i * f->size, f->size, v);
+	}
+}
+
+/* Reads and decompresses column c's frame into r->raw. */
+static int inflate_column(ng_seg_reader *r, const ng_seg_column *c, char *err, size_t errlen)
+{
+	if (!r->dctx && !(r->dctx = ZSTD_createDCtx())) {
+		msg(err, errlen, "out of memory");
+		return -1;
+	}
+	if (reserve((uint8_t **)&r->zbuf, &r->zcap, c->stored) ||
+	    reserve((uint8_t **)&r->raw, &r->rawcap, c->decoded ? c->decoded : 1)) {
+		msg(err, errlen, "out of memory for column %s", c->name);
+		return -1;
+	}
+	if (read_at(r->fd, r->zbuf, c->stored, c->offset)) {
+		msg(err, errlen, "column %s: read error or file shrank", c->name);
+		return -1;
+	}
+	unsigned long long fcs = ZSTD_getFrameContentSize(r->zbuf, c->stored);
+	if (fcs != c->decoded) {
+		msg(err, errlen, "column %s: zstd frame content size %lld, directory says %llu",
+		    c->name, (long long)fcs, (unsigned long long)c->decoded);
+		return -1;
+	}
+	size_t z = ZSTD_decompressDCtx(r->dctx, r->raw, c->decoded, r->zbuf, c->stored);
+	if (ZSTD_isError(z) || z != c->decoded) {
+		msg(err, errlen, "column %s: %s", c->name,
+		    ZSTD_isError(z) ? ZSTD_getErrorName(z) : "short zstd frame");
+		return -1;
+	}
+	return 0;
+}
+
+/* Decodes directory entry idx as values of f's type and size. */
+static int read_entry(ng_seg_reader *r, int idx, const ng_field *f, void *out, char *err,
+		      size_t errlen)
+{
+	const ng_seg_column *c = &r->h.cols[idx];
+	if (c->encoding == NG_ENC_CONST) {
+		fill_const(f, c, out, r->h.rows);
+		return 0;
+	}
+	if (c->encoding == NG_ENC_DIFF) {
+		/* the reference is never DIFF itself (checked at open) */
+		static const ng_field u64 = {.type = NG_FT_U64, .size = 8};
+		if (reserve((uint8_t **)&r->refbuf, &r->refcap, r->h.rows * 8 + 8)) {
+			msg(err, errlen, "out of memory for column %s", c->name);
+			return -1;
+		}
+		if (read_entry(r, c->ref, &u64, r->refbuf, err, errlen))
+			return -1;
+	}
+	if (inflate_column(r, c, err, errlen))
+		return -1;
+	decode_planes(r, f, c, out);
+	return 0;
+}
+
+int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err, size_t errlen)
+{
+	int idx = r->col_of_field[f->id];
+	if (idx < 0 || !compatible(f, &r->h.cols[idx])) {
+		memset(out, 0, r->h.rows * f->size);
+		return 0;
+	}
+	return read_entry(r, idx, f, out, err, errlen);
+}

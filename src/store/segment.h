@@ -1,0 +1,125 @@
+/*
+ * segment.h — one immutable columnar segment file (internal to src/store).
+ *
+ * The byte-by-byte format is at the top of segment.c and in
+ * docs/store-format.md.  An encoder turns flow records into a segment image
+ * in memory; a reader opens a file, validates its header, and decodes
+ * columns on request.  Neither is thread-safe: one per thread.
+ */
+#ifndef NG_SEGMENT_H
+#define NG_SEGMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/field.h"
+#include "core/flow.h"
+
+#define NG_SEG_MAGIC "NGFLOWSG"
+#define NG_SEG_VERSION 1
+#define NG_SEG_FIXED_SIZE 64   /* fixed part of the header */
+#define NG_SEG_ENTRY_SIZE 80   /* one column directory entry */
+#define NG_SEG_NAME_MAX 31     /* longest column name */
+#define NG_SEG_MAX_COLUMNS 1024
+#define NG_SEG_MAX_ROWS (UINT64_C(1) << 28)
+
+/* Column encodings (directory entry byte 34). */
+enum ng_seg_encoding {
+	NG_ENC_CONST = 0, /* every row holds one value, kept in the entry */
+	NG_ENC_PLAIN = 1, /* byte-plane shuffled values, zstd */
+	NG_ENC_DELTA = 2, /* zigzag deltas from the previous row, shuffled, zstd */
+	NG_ENC_V4 = 3,    /* IPv4-mapped addresses as 4 bytes, shuffled, zstd */
+	NG_ENC_DIFF = 4,  /* zigzag differences from another column, shuffled, zstd */
+};
+
+typedef struct ng_seg_column {
+	char name[NG_SEG_NAME_MAX + 1];
+	uint8_t type;     /* enum ng_field_type when written */
+	uint8_t width;    /* bytes per value (1, 2, 4, 8, 6 or 16) */
+	uint8_t encoding; /* enum ng_seg_encoding */
+	uint16_t ref;     /* DIFF: directory index of the reference column */
+	uint64_t offset;  /* of the stored bytes, from the start of the file */
+	uint64_t stored;  /* bytes in the file */
+	uint64_t decoded; /* bytes after zstd decompression */
+	uint8_t minmax[16]; /* integers: min (LE u64) then max; CONST addr/mac: the value */
+} ng_seg_column;
+
+typedef struct ng_seg_header {
+	uint16_t version;
+	uint32_t ncols;
+	uint32_t header_size; /* fixed part + directory */
+	uint64_t rows;
+	uint64_t start_min, start_max; /* flow_start of the first and last row */
+	uint64_t end_min, end_max;     /* flow_end range */
+	ng_seg_column *cols;           /* ncols entries, owned */
+} ng_seg_header;
+
+/* 64-bit FNV-1a over len bytes, continuing from `h` (start with
+ * NG_FNV64_INIT).  Used for the header checksum. */
+#define NG_FNV64_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t ng_fnv1a64(uint64_t h, const void *p, size_t len);
+
+/* Recomputes and stores the header checksum of a segment image whose
+ * directory was edited in place (tests).  `img` holds at least the header. */
+void ng_seg_reseal(uint8_t *img);
+
+/* ---- encoding --------------------------------------------------------- */
+
+typedef struct ng_seg_encoder ng_seg_encoder;
+
+/* zstd `level` 1..19 (1: fastest). Returns NULL when out of memory. */
+ng_seg_encoder *ng_seg_encoder_new(int level);
+void ng_seg_encoder_free(ng_seg_encoder *e);
+
+/*
+ * Encodes rows[order[0]], …, rows[order[n-1]] (already in flow_start order)
+ * as one segment with a column for every field of ng_fields.  On success
+ * returns 0 and sets *img and *len to the image, owned by the encoder and valid
+ * until its next call.  Returns -1 when out of memory or a zstd error, with
+ * a message in err[errlen].  1 ≤ n ≤ NG_SEG_MAX_ROWS.
+ */
+int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
+		  const uint8_t **img, size_t *len, char *err, size_t errlen);
+
+/* ---- reading ---------------------------------------------------------- */
+
+typedef struct ng_seg_reader {
+	int fd;
+	uint64_t file_size;
+	ng_seg_header h;
+	int col_of_field[NG_FIELD_COUNT]; /* directory index, -1 when absent */
+	void *zbuf;                       /* compressed bytes */
+	size_t zcap;
+	void *raw;                        /* decompressed bytes */
+	size_t rawcap;
+	uint64_t *refbuf;                 /* a DIFF column's reference values */
+	size_t refcap;
+	void *dctx;                       /* ZSTD_DCtx */
+} ng_seg_reader;
+
+/* Zeroes a reader; call once before the first ng_seg_open. */
+void ng_seg_reader_init(ng_seg_reader *r);
+
+/* Opens `path` and validates its header (magic, version, checksum, every
+ * column's offset and size against the file size).  Returns 0, or -1 with
+ * a message in err[errlen]; the reader is closed again on failure. */
+int ng_seg_open(ng_seg_reader *r, const char *path, char *err, size_t errlen);
+
+/* Parses and validates a header from memory (the first `len` bytes of a
+ * file of `file_size` bytes).  Returns 0 or -1 with a message. */
+int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg_header *h,
+			char *err, size_t errlen);
+
+/* Decodes field `f`'s column into out[h.rows × f->size].  A column the
+ * segment lacks (or holds with an incompatible type) reads as zeros.
+ * Returns 0, or -1 with a message on corrupt data or a read error. */
+int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err, size_t errlen);
+
+/* Closes the file; keeps buffers for the next ng_seg_open. */
+void ng_seg_close(ng_seg_reader *r);
+
+/* Frees buffers too. */
+void ng_seg_reader_free(ng_seg_reader *r);
+
+#endif

@@ -1,0 +1,432 @@
+/*
+ * writer.c — appending flow records to a store (see store.h).
+ *
+ * Records are copied into a buffer (append: a memcpy under a mutex).  A
+ * flush takes the whole buffer out under the mutex, so appends go on while
+ * it encodes and writes; it sorts the rows by flow_start (an LSD radix sort
+ * of (key, index) pairs), cuts them into runs of one UTC hour of flow_start
+ * (so a segment in directory YYYY/MM/DD/HH only holds rows whose flow_start
+ * lies in that hour, which lets a scan skip whole hour directories by name)
+ * and writes each run as a segment:
+ *
+ *   write DIR/flows/Y/M/D/H/<start>-<end>-<seq>.seg.<pid>.tmp
+ *   fsync(file), renameat2(tmp, final, RENAME_NOREPLACE), fsync(hour dir)
+ *
+ * so a segment is whole or absent; readers ignore names ending in ".tmp".
+ * <start>/<end> are the first and last row's flow_start in ms; <seq> counts
+ * the writer's segments and steps on a name collision.
+ */
+#include "store/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/timefmt.h"
+#include "store/segment.h"
+
+#define DUE_ROWS (1u << 20)     /* flush at about a million buffered rows */
+#define DUE_MS 5000u            /* or five seconds after the first one */
+#define MAX_SEGMENT_ROWS (1u << 20)
+#define HOUR_MS UINT64_C(3600000)
+
+struct ng_store_writer {
+	char *dir;
+	pthread_mutex_t mu;       /* guards buf, n, cap, first_ms, st */
+	pthread_mutex_t flush_mu; /* one flush at a time */
+	ng_flow *buf;
+	size_t n, cap;
+	uint64_t first_ms;        /* wall clock of the first buffered row */
+	ng_store_writer_stats st;
+	/* used by the flushing thread only (under flush_mu) */
+	ng_flow *spare;
+	size_t spare_cap;
+	uint64_t seq;
+	ng_seg_encoder *enc;
+	uint64_t *keys;
+	uint32_t *order, *order_tmp;
+	uint64_t *keys_tmp;
+	size_t sort_cap;
+};
+
+static int mkdir_p(const char *path)
+{
+	char tmp[4096];
+	size_t len = strlen(path);
+	if (len >= sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(tmp, path, len + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/flows", dir);
+	if (mkdir_p(path)) {
+		snprintf(err, errlen, "cannot create store directory %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (access(path, W_OK)) {
+		snprintf(err, errlen, "store directory %s is not writable: %s", path,
+			 strerror(errno));
+		return NULL;
+	}
+	snprintf(path, sizeof path, "%s/state", dir);
+	if (mkdir_p(path)) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	ng_store_writer *w = calloc(1, sizeof *w);
+	if (!w || !(w->dir = strdup(dir)) || !(w->enc = ng_seg_encoder_new(1))) {
+		snprintf(err, errlen, "out of memory opening store %s", dir);
+		if (w)
+			free(w->dir);
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_mutex_init(&w->flush_mu, NULL);
+	return w;
+}
+
+int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
+{
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	if (w->n + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 4096;
+		while (cap < w->n + n)
+			cap *= 2;
+		ng_flow *p = realloc(w->buf, cap * sizeof *p);
+		if (!p) {
+			pthread_mutex_unlock(&w->mu);
+			return -1;
+		}
+		w->buf = p;
+		w->cap = cap;
+	}
+	if (w->n == 0)
+		w->first_ms = ng_now_ms();
+	memcpy(w->buf + w->n, flows, n * sizeof *flows);
+	w->n += n;
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms)
+{
+	ng_store_writer *mw = (ng_store_writer *)w; /* the mutex is not part of the value */
+	pthread_mutex_lock(&mw->mu);
+	bool due = w->n >= DUE_ROWS || (w->n && now_ms >= w->first_ms + DUE_MS);
+	pthread_mutex_unlock(&mw->mu);
+	return due;
+}
+
+void ng_store_writer_get_stats(const ng_store_writer *w, ng_store_writer_stats *st)
+{
+	ng_store_writer *mw = (ng_store_writer *)w;
+	pthread_mutex_lock(&mw->mu);
+	*st = w->st;
+	pthread_mutex_unlock(&mw->mu);
+}
+
+/* ---- sorting by flow_start --------------------------------------------- */
+
+static int sort_reserve(ng_store_writer *w, size_t n)
+{
+	if (n <= w->sort_cap)
+		return 0;
+	free(w->keys);
+	free(w->keys_tmp);
+	free(w->order);
+	free(w->order_tmp);
+	w->keys = malloc(n * 8);
+	w->keys_tmp = malloc(n * 8);
+	w->order = malloc(n * 4);
+	w->order_tmp = malloc(n * 4);
+	if (!w->keys || !w->keys_tmp || !w->order || !w->order_tmp) {
+		w->sort_cap = 0;
+		return -1;
+	}
+	w->sort_cap = n;
+	return 0;
+}
+
+/*
+ * Fills w->order with the indices of rows[0..n) in flow_start order
+ * (stable).  LSD radix sort on flow_start - min in 11-bit digits: only as
+ * many passes as the range needs (an hour of ms is 22 bits: 2 passes);
+ * rows that are already sorted cost one check.
+ */
+static void sort_rows(ng_store_writer *w, const ng_flow *rows, size_t n)
+{
+	uint64_t mn = UINT64_MAX, mx = 0;
+	bool sorted = true;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = rows[i].flow_start;
+		w->order[i] = (uint32_t)i;
+		w->keys[i] = k;
+		if (i && k < w->keys[i - 1])
+			sorted = false;
+		mn = k < mn ? k : mn;
+		mx = k > mx ? k : mx;
+	}
+	if (sorted)
+		return;
+	for (size_t i = 0; i < n; i++)
+		w->keys[i] -= mn;
+	uint64_t range = mx - mn;
+	uint32_t *ord = w->order, *ord2 = w->order_tmp;
+	uint64_t *key = w->keys, *key2 = w->keys_tmp;
+	for (unsigned shift = 0; shift < 64 && (range >> shift); shift += 11) {
+		size_t count[2048] = {0};
+		for (size_t i = 0; i < n; i++)
+			count[(key[i] >> shift) & 2047]++;
+		size_t sum = 0;
+		for (size_t d = 0; d < 2048; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t at = count[(key[i] >> shift) & 2047]++;
+			key2[at] = key[i];
+			ord2[at] = ord[i];
+		}
+		uint32_t *to = ord;
+		ord = ord2;
+		ord2 = to;
+		uint64_t *tk = key;
+		key = key2;
+		key2 = tk;
+	}
+	if (ord != w->order)
+		memcpy(w->order, ord, n * 4);
+}
+
+/* ---- writing one segment ------------------------------------------------ */
+
+static int fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t k = write(fd, p, len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Writes one encoded image as a segment of the hour of `start`. */
+static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uint64_t start,
+			 uint64_t end)
+{
+	time_t secs = (time_t)(start / 1000);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	char hdir[4096], tmp[4200], final[4200];
+	snprintf(hdir, sizeof hdir, "%s/flows/%04d/%02d/%02d/%02d", w->dir, tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
+	if (mkdir_p(hdir)) {
+		ng_error("store: cannot create %s: %s", hdir, strerror(errno));
+		return -1;
+	}
+	snprintf(tmp, sizeof tmp, "%s/%llu-%llu-%llu.seg.%ld.tmp", hdir, (unsigned long long)start,
+		 (unsigned long long)end, (unsigned long long)w->seq, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ng_error("store: cannot create %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	if (write_all(fd, img, len) || fsync(fd)) {
+		ng_error("store: cannot write %s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	close(fd);
+	for (int tries = 0;; tries++) {
+		snprintf(final, sizeof final, "%s/%llu-%llu-%llu.seg", hdir,
+			 (unsigned long long)start, (unsigned long long)end,
+			 (unsigned long long)w->seq++);
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
+			break;
+		if (errno == EEXIST && tries < 1000)
+			continue;
+		ng_error("store: cannot rename %s to %s: %s", tmp, final, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	if (fsync_dir(hdir))
+		ng_warn("store: fsync of directory %s: %s", hdir, strerror(errno));
+	return 0;
+}
+
+/* Encodes and writes rows[order[lo..hi)] (one hour) as segments of at most
+ * MAX_SEGMENT_ROWS, adding to *done the rows made durable.  Returns 0 or -1. */
+static int write_run(ng_store_writer *w, const ng_flow *rows, size_t lo, size_t hi,
+		     size_t *done, uint64_t *segments, uint64_t *bytes)
+{
+	for (size_t a = lo; a < hi; a += MAX_SEGMENT_ROWS) {
+		size_t b = hi - a > MAX_SEGMENT_ROWS ? a + MAX_SEGMENT_ROWS : hi;
+		const uint8_t *img;
+		size_t len;
+		char err[256];
+		if (ng_seg_encode(w->enc, rows, w->order + a, b - a, &img, &len, err, sizeof err)) {
+			ng_error("store: %s", err);
+			return -1;
+		}
+		if (write_segment(w, img, len, rows[w->order[a]].flow_start,
+				  rows[w->order[b - 1]].flow_start))
+			return -1;
+		*done += b - a;
+		*segments += 1;
+		*bytes += len;
+	}
+	return 0;
+}
+
+/* Writes rows[0..n) in flow_start order, one hour at a time.  *done is the
+ * number of rows made durable: the first *done of w->order. */
+static int write_rows(ng_store_writer *w, const ng_flow *rows, size_t n, size_t *done,
+		      uint64_t *segments, uint64_t *bytes)
+{
+	*done = 0;
+	if (sort_reserve(w, n)) {
+		ng_error("store: out of memory sorting %zu rows", n);
+		return -1;
+	}
+	sort_rows(w, rows, n);
+	size_t lo = 0;
+	while (lo < n) {
+		uint64_t hour = rows[w->order[lo]].flow_start / HOUR_MS;
+		size_t hi = lo + 1;
+		while (hi < n && rows[w->order[hi]].flow_start / HOUR_MS == hour)
+			hi++;
+		if (write_run(w, rows, lo, hi, done, segments, bytes))
+			return -1;
+		lo = hi;
+	}
+	return 0;
+}
+
+/* After a failed flush: the rows not yet durable, rows[order[done..n)],
+ * followed by those appended meanwhile, become the buffer again (under
+ * w->mu).  Frees `rows`. */
+static void keep_for_retry(ng_store_writer *w, ng_flow *rows, size_t n, size_t done)
+{
+	size_t left = n - done, total = left + w->n;
+	ng_flow *p = malloc((total ? total : 1) * sizeof *p);
+	if (!p) {
+		ng_error("store: out of memory keeping %zu rows for a retry: dropped", left);
+		free(rows);
+		return;
+	}
+	for (size_t i = 0; i < left; i++)
+		p[i] = rows[w->order[done + i]];
+	memcpy(p + left, w->buf, w->n * sizeof *p);
+	free(rows);
+	free(w->buf);
+	w->buf = p;
+	w->cap = total ? total : 1;
+	w->n = total;
+}
+
+int ng_store_writer_flush(ng_store_writer *w)
+{
+	pthread_mutex_lock(&w->flush_mu);
+	pthread_mutex_lock(&w->mu);
+	ng_flow *rows = w->buf;
+	size_t n = w->n, cap = w->cap;
+	uint64_t first_ms = w->first_ms;
+	w->buf = w->spare;
+	w->cap = w->spare_cap;
+	w->n = 0;
+	pthread_mutex_unlock(&w->mu);
+	w->spare = NULL;
+	w->spare_cap = 0;
+
+	int rc = 0;
+	size_t done = 0;
+	uint64_t segments = 0, bytes = 0;
+	if (n)
+		rc = write_rows(w, rows, n, &done, &segments, &bytes);
+
+	pthread_mutex_lock(&w->mu);
+	w->st.rows += done;
+	w->st.segments += segments;
+	w->st.bytes += bytes;
+	if (rc == 0) {
+		w->spare = rows;
+		w->spare_cap = cap;
+	} else {
+		w->st.errors++;
+		w->first_ms = first_ms; /* the kept rows are the oldest */
+		keep_for_retry(w, rows, n, done);
+	}
+	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->flush_mu);
+	return rc;
+}
+
+int ng_store_writer_close(ng_store_writer *w)
+{
+	if (!w)
+		return 0;
+	int rc = ng_store_writer_flush(w);
+	pthread_mutex_destroy(&w->mu);
+	pthread_mutex_destroy(&w->flush_mu);
+	free(w->buf);
+	free(w->spare);
+	free(w->keys);
+	free(w->keys_tmp);
+	free(w->order);
+	free(w->order_tmp);
+	ng_seg_encoder_free(w->enc);
+	free(w->dir);
+	free(w);
+	return rc;
+}
+
+char *ng_store_state_dir(const char *dir, char *buf, size_t len)
+{
+	if ((size_t)snprintf(buf, len, "%s/state", dir) >= len)
+		return NULL;
+	if (mkdir_p(buf))
+		return NULL;
+	return buf;
+}
