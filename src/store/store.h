@@ -21,6 +21,18 @@
 
 /* ---- writing ---------------------------------------------------------- */
 
+/*
+ * Thread safety: append, due, flush and get_stats may be called from
+ * different threads at once (e.g. append from the receive loop, flush from
+ * a writer thread).  append holds a mutex only for a memcpy; flush takes
+ * the whole buffer under that mutex and encodes and writes without it, so
+ * appends go on meanwhile; two flushes run one after the other.  open and
+ * close must not race with any other call on the same writer.
+ *
+ * Segments go to STORE/flows/YYYY/MM/DD/HH for the UTC hour of their rows'
+ * flow_start (a flush is cut at hour boundaries), so every row of a
+ * segment lies in its directory's hour.
+ */
 typedef struct ng_store_writer ng_store_writer;
 
 typedef struct ng_store_writer_stats {
@@ -39,13 +51,15 @@ ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
  * here.  Returns 0, or -1 when out of memory (the records are not taken). */
 int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n);
 
-/* True when the buffer holds enough rows, or has been open long enough
- * (`now_ms`), that it should be flushed now (at most every 5 s). */
+/* True when the buffer holds ≥ 2^20 rows, or its first row was appended
+ * ≥ 5000 ms before `now_ms` (wall clock, ms since the epoch). */
 bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms);
 
-/* Writes every buffered record as one or more segments (encoded, zstd
- * compressed, written to a temporary name, fsynced, renamed).  Returns 0,
- * or -1 with the rows kept in the buffer for a later retry. */
+/* Writes every buffered record as one or more segments (sorted by
+ * flow_start, encoded, zstd compressed, written to a temporary name,
+ * fsynced, renamed, directory fsynced).  Returns 0, or -1 (logged, counted
+ * in stats.errors) with the rows not yet written kept in the buffer for a
+ * later retry. */
 int ng_store_writer_flush(ng_store_writer *w);
 
 void ng_store_writer_get_stats(const ng_store_writer *w, ng_store_writer_stats *st);
