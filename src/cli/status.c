@@ -1,0 +1,12 @@
+/* status.c — stub while being written. */
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+int ng_cmd_status(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "nagare status: not implemented yet\n");
+	return 1;
+}
