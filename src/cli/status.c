@@ -1,12 +1,214 @@
-/* status.c — stub while being written. */
+/*
+ * status.c — `nagare status --store DIR [--format table|json]`: what the
+ * collector has seen, per exporter and observation domain, from
+ * DIR/state/exporters.json (written by `nagare collect` every
+ * --stats-interval and at exit), and what the store holds on disk.
+ */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/exporters.h"
+#include "cli/usage.h"
+#include "core/addr.h"
+#include "core/timefmt.h"
+
+static const char status_help[] =
+	"usage: nagare status --store DIR [--format table|json]\n"
+	"\n"
+	"Shows per exporter and observation domain the datagrams (packets), flow\n"
+	"records, lost datagrams or records (sequence gaps), template misses and\n"
+	"decode errors the collector counted, when each exporter was last heard\n"
+	"from, and the segments and bytes the store holds.\n"
+	"\n"
+	"  -s, --store DIR       flow store directory (required)\n"
+	"  -f, --format FORMAT   table (default) or json\n"
+	"  -h, --help            this help\n";
+
+/* ---- store totals ----------------------------------------------------- */
+
+static uint64_t walk_segments, walk_bytes;
+
+static int count_segment(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	size_t n = strlen(path);
+	if (type == FTW_F && n > 4 && !strcmp(path + n - 4, ".seg")) {
+		walk_segments++;
+		walk_bytes += (uint64_t)sb->st_size;
+	}
+	return 0;
+}
+
+/* Counts DIR/flows' segments and their bytes; an absent flows directory
+ * is an empty store. */
+static void store_totals(const char *dir, uint64_t *segments, uint64_t *bytes)
+{
+	char flows[4096];
+	snprintf(flows, sizeof flows, "%s/flows", dir);
+	walk_segments = walk_bytes = 0;
+	nftw(flows, count_segment, 16, FTW_PHYS);
+	*segments = walk_segments;
+	*bytes = walk_bytes;
+}
+
+/* ---- table ------------------------------------------------------------ */
+
+static const char *ago(uint64_t ms, uint64_t now, char *buf, size_t len)
+{
+	if (!ms)
+		return "never";
+	char t[40];
+	ng_time_format(ms, t);
+	uint64_t s = now > ms ? (now - ms) / 1000 : 0;
+	if (s < 120)
+		snprintf(buf, len, "%s (%" PRIu64 "s ago)", t, s);
+	else if (s < 7200)
+		snprintf(buf, len, "%s (%" PRIu64 "m ago)", t, s / 60);
+	else
+		snprintf(buf, len, "%s (%" PRIu64 "h ago)", t, s / 3600);
+	return buf;
+}
+
+static void print_errors(const ng_exporter_stats *s)
+{
+	if (!ng_exporter_errors_total(s))
+		return;
+	printf("    errors:");
+	for (int i = 0; i < NG_DERR_COUNT; i++)
+		if (s->errors[i])
+			printf(" %s %" PRIu64, ng_decode_error_name(i), s->errors[i]);
+	putchar('\n');
+}
+
+static void print_table(const ng_exporters_file *f)
+{
+	uint64_t now = ng_now_ms();
+	printf("%-39s %10s %-10s %12s %12s %9s %9s %8s  %s\n", "EXPORTER", "DOMAIN", "VERSION",
+	       "PACKETS", "RECORDS", "LOST", "TPL_MISS", "ERRORS", "LAST SEEN");
+	for (size_t i = 0; i < f->n; i++) {
+		const ng_exporter_stats *s = &f->rows[i];
+		char a[NG_ADDR_STRLEN], seen[80];
+		printf("%-39s %10" PRIu32 " %-10s %12" PRIu64 " %12" PRIu64 " %9" PRIu64
+		       " %9" PRIu64 " %8" PRIu64 "  %s\n",
+		       ng_addr_format(s->exporter, a), s->domain, ng_protocol_name(s->version),
+		       s->packets, s->records, s->lost, s->template_misses,
+		       ng_exporter_errors_total(s), ago(s->last_seen, now, seen, sizeof seen));
+		print_errors(s);
+	}
+	printf("\nsockets: %" PRIu64 " datagrams received, %" PRIu64 " dropped by the kernel",
+	       f->listener.datagrams, f->listener.drops);
+	if (f->listener.drops)
+		printf(" (raise net.core.rmem_max, or the collector is short of CPU)");
+	putchar('\n');
+	char t1[80], t2[80];
+	printf("counters updated %s, counting since %s\n", ago(f->updated_ms, now, t1, sizeof t1),
+	       ago(f->started_ms, now, t2, sizeof t2));
+}
+
+/* ---- json ------------------------------------------------------------- */
+
+/* Re-emits the state file (already checked by the loader) inside an
+ * object that adds the store totals. */
+static int print_json(const char *state_path, const char *dir, uint64_t segs, uint64_t bytes)
+{
+	printf("{\"store\":{\"path\":\"");
+	for (const char *p = dir; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			putchar('\\');
+		if ((unsigned char)*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	printf("\",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64 "},\"state\":", segs, bytes);
+	FILE *fp = state_path ? fopen(state_path, "r") : NULL;
+	if (!fp) {
+		printf("null}\n");
+		return 0;
+	}
+	char buf[8192];
+	size_t n, last = 0;
+	char tail[8192];
+	/* copy all but trailing whitespace */
+	while ((n = fread(buf, 1, sizeof buf, fp)) > 0) {
+		if (last)
+			fwrite(tail, 1, last, stdout);
+		memcpy(tail, buf, n);
+		last = n;
+	}
+	while (last && (tail[last - 1] == '\n' || tail[last - 1] == ' '))
+		last--;
+	fwrite(tail, 1, last, stdout);
+	fclose(fp);
+	printf("}\n");
+	return 0;
+}
 
 int ng_cmd_status(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "nagare status: not implemented yet\n");
-	return 1;
+	static const struct option opts[] = {
+		{"store", required_argument, NULL, 's'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	const char *dir = NULL, *format = "table";
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":s:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': dir = optarg; break;
+		case 'f': format = optarg; break;
+		case 'h': fputs(status_help, stdout); return 0;
+		default: return ng_usage_error("status", c, argv);
+		}
+	}
+	if (optind < argc)
+		return ng_usage_fail("status", "unexpected argument '%s'", argv[optind]);
+	if (!dir)
+		return ng_usage_fail("status", "--store DIR is required");
+	bool json = !strcmp(format, "json");
+	if (!json && strcmp(format, "table"))
+		return ng_usage_fail("status", "--format '%s': use table or json", format);
+	struct stat sb;
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "nagare status: %s: %s\n", dir,
+			errno ? strerror(errno) : "not a directory");
+		return 1;
+	}
+	uint64_t segs, bytes;
+	store_totals(dir, &segs, &bytes);
+	char path[4096], err[512];
+	snprintf(path, sizeof path, "%s/state/exporters.json", dir);
+	ng_exporters_file f;
+	bool have = ng_exporters_load(path, &f, err, sizeof err) == 0;
+	if (!have && errno != ENOENT) {
+		fprintf(stderr, "nagare status: %s\n", err);
+		return 1;
+	}
+	if (json) {
+		print_json(have ? path : NULL, dir, segs, bytes);
+	} else {
+		if (!have || !f.n)
+			printf("no exporter has sent anything to this store yet: point an exporter "
+			       "at udp/2055 (NetFlow), 4739 (IPFIX) or 6343 (sFlow) of a running "
+			       "'nagare collect --store %s'\n",
+			       dir);
+		else
+			print_table(&f);
+		printf("store %s: %" PRIu64 " segments, %" PRIu64 " bytes on disk\n", dir, segs,
+		       bytes);
+	}
+	if (have)
+		ng_exporters_free(&f);
+	return 0;
 }
