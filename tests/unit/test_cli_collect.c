@@ -1,0 +1,303 @@
+/*
+ * test_cli_collect.c — end to end: `$NG_BIN collect` as a child process
+ * receives real NetFlow v5 export packets over UDP on 127.0.0.1, stops on
+ * SIGTERM, and the store holds exactly the records they carried.
+ *
+ * Input: graylog2-server_raw/netflow-v5-1.dat, twelve v5 packets back to
+ * back (30 records).  Expected values from tshark, on a copy wrapped with
+ * text2pcap (one UDP packet per v5 packet) and dissected with
+ * `-d udp.port==2055,cflow`:
+ *   - 30 records; sum of cflow.packets 230, of cflow.octets 18684, of
+ *     cflow.srcport 818075;
+ *   - packet 1, pdu 1: 10.0.2.2:54435 → 10.0.2.15:22, TCP, flags 0x10,
+ *     5 packets, 230 octets; Timestamp 2015-05-02 18:38:08.280328 UTC,
+ *     SysUptime 3.381 s, EndTime 2.577 s, Duration 2.578 s, so
+ *     flow_end = 1430591888280 − (3381 − 2577) = 1430591887476 ms and
+ *     flow_start = flow_end − 2578 = 1430591884898 ms.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/addr.h"
+#include "core/field.h"
+#include "store/store.h"
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static int rm_one(const char *p, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb, (void)type, (void)ftw;
+	return remove(p);
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A free UDP port on 127.0.0.1: bind port 0, read it back, release it. */
+static uint16_t free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	getsockname(fd, (struct sockaddr *)&a, &al);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	static char buf[1 << 16];
+	*len = fread(buf, 1, sizeof buf - 1, f);
+	buf[*len] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* Waits until the child's log says it listens (or it died). */
+static bool wait_ready(const char *log, pid_t pid)
+{
+	for (int i = 0; i < 100; i++) {
+		size_t len;
+		char *s = slurp(log, &len);
+		if (s && strstr(s, "listening on"))
+			return true;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return false;
+		sleep_ms(50);
+	}
+	return false;
+}
+
+static pid_t start_collector(const char *bin, const char *store, uint16_t port, const char *log)
+{
+	char listen[64];
+	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		dup2(fd, 1);
+		execl(bin, bin, "collect", "--store", store, "--listen", listen, "--stats-interval",
+		      "1", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Sends each v5 packet of the file as one datagram (size 24 + 48 × count). */
+static int send_v5_file(const uint8_t *b, size_t len, uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int n = 0;
+	for (size_t off = 0; off + 24 <= len;) {
+		size_t plen = 24 + (size_t)(b[off + 2] << 8 | b[off + 3]) * 48;
+		assert_true(off + plen <= len);
+		assert_int_equal(sendto(fd, b + off, plen, 0, (struct sockaddr *)&to, sizeof to),
+				 (ssize_t)plen);
+		off += plen;
+		n++;
+	}
+	close(fd);
+	return n;
+}
+
+struct rows {
+	size_t n;
+	uint64_t packets, bytes, sport_sum;
+	bool found_first;
+	ng_flow first;
+};
+
+#define COL(b, f, T, i) (((const T *)(b)->col[f])[i])
+
+static int on_rows(const ng_column_batch *b, void *arg)
+{
+	struct rows *r = arg;
+	for (size_t i = 0; i < b->n; i++) {
+		r->n++;
+		r->packets += COL(b, NG_F_PACKETS, uint64_t, i);
+		r->bytes += COL(b, NG_F_BYTES, uint64_t, i);
+		r->sport_sum += COL(b, NG_F_SRC_PORT, uint16_t, i);
+		if (COL(b, NG_F_FLOW_START, uint64_t, i) == UINT64_C(1430591884898) &&
+		    COL(b, NG_F_BYTES, uint64_t, i) == 230) {
+			ng_flow *f = &r->first;
+			r->found_first = true;
+			f->flow_end = COL(b, NG_F_FLOW_END, uint64_t, i);
+			f->packets = COL(b, NG_F_PACKETS, uint64_t, i);
+			f->src_port = COL(b, NG_F_SRC_PORT, uint16_t, i);
+			f->dst_port = COL(b, NG_F_DST_PORT, uint16_t, i);
+			f->protocol = COL(b, NG_F_PROTOCOL, uint8_t, i);
+			f->tcp_flags = COL(b, NG_F_TCP_FLAGS, uint8_t, i);
+			f->flow_version = COL(b, NG_F_FLOW_VERSION, uint8_t, i);
+			memcpy(f->src_addr, (const uint8_t *)b->col[NG_F_SRC_ADDR] + 16 * i, 16);
+			memcpy(f->dst_addr, (const uint8_t *)b->col[NG_F_DST_ADDR] + 16 * i, 16);
+			memcpy(f->exporter, (const uint8_t *)b->col[NG_F_EXPORTER] + 16 * i, 16);
+		}
+	}
+	return 0;
+}
+
+static void test_collect_v5_end_to_end(void **state)
+{
+	(void)state;
+	const char *bin = getenv("NG_BIN"), *td = getenv("NG_TESTDATA");
+	char input[4096];
+	snprintf(input, sizeof input, "%s/captures/graylog2-server_raw/netflow-v5-1.dat",
+		 td ? td : "");
+	if (!bin || access(bin, X_OK) != 0 || !td || access(input, R_OK) != 0) {
+		print_message("skipped: needs NG_BIN (the nagare binary) and NG_TESTDATA\n");
+		skip();
+	}
+	static uint8_t v5[4096];
+	FILE *f = fopen(input, "rb");
+	assert_non_null(f);
+	size_t v5len = fread(v5, 1, sizeof v5, f);
+	fclose(f);
+	assert_int_equal(v5len, 1728);
+
+	char dir[] = "/tmp/ng_test_collect_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char store[4200], log[4300], exp[4300];
+	snprintf(store, sizeof store, "%s/store", dir);
+	snprintf(log, sizeof log, "%s/collect.log", dir);
+	snprintf(exp, sizeof exp, "%s/state/exporters.json", store);
+
+	uint16_t port = free_port();
+	pid_t pid = start_collector(bin, store, port, log);
+	bool ready = wait_ready(log, pid);
+	if (!ready) {
+		size_t len;
+		char *s = slurp(log, &len);
+		print_message("collector did not start: %s\n", s ? s : "(no log)");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail();
+	}
+	assert_int_equal(send_v5_file(v5, v5len, port), 12);
+	sleep_ms(300);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	struct rows r = {0};
+	ng_scan_stats st = {0};
+	uint64_t all = 0;
+	for (int c = 0; c < NG_FIELD_COUNT; c++)
+		all |= NG_COL(c);
+	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, all, on_rows, &r, &st), 0);
+	assert_int_equal(st.errors, 0);
+	assert_int_equal(r.n, 30);
+	assert_int_equal(r.packets, 230);
+	assert_int_equal(r.bytes, 18684);
+	assert_int_equal(r.sport_sum, 818075);
+	assert_true(r.found_first);
+	char a[NG_ADDR_STRLEN];
+	assert_string_equal(ng_addr_format(r.first.src_addr, a), "10.0.2.2");
+	assert_string_equal(ng_addr_format(r.first.dst_addr, a), "10.0.2.15");
+	assert_string_equal(ng_addr_format(r.first.exporter, a), "127.0.0.1");
+	assert_int_equal(r.first.src_port, 54435);
+	assert_int_equal(r.first.dst_port, 22);
+	assert_int_equal(r.first.protocol, 6);
+	assert_int_equal(r.first.tcp_flags, 0x10);
+	assert_int_equal(r.first.packets, 5);
+	assert_int_equal(r.first.flow_end, UINT64_C(1430591887476));
+	assert_int_equal(r.first.flow_version, 5);
+
+	/* The counters file names the exporter with its 12 packets, 30 records. */
+	size_t len;
+	char *js = slurp(exp, &len);
+	assert_non_null(js);
+	assert_non_null(strstr(js, "\"exporter\":\"127.0.0.1\",\"domain\":0,\"version\":5"));
+	assert_non_null(strstr(js, "\"packets\":12,\"bytes\":1728,\"records\":30,"));
+	/* and the template state was saved */
+	char tpl[4400];
+	snprintf(tpl, sizeof tpl, "%s/state/templates", store);
+	assert_int_equal(access(tpl, R_OK), 0);
+
+	/* A restart on the same store carries the counters on: 12 more.  A
+	 * fresh log, so readiness is not read from the first run's. */
+	unlink(log);
+	pid = start_collector(bin, store, port, log);
+	assert_true(wait_ready(log, pid));
+	assert_int_equal(send_v5_file(v5, v5len, port), 12);
+	sleep_ms(300);
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	js = slurp(exp, &len);
+	assert_non_null(strstr(js, "\"packets\":24,\"bytes\":3456,\"records\":60,"));
+	memset(&r, 0, sizeof r);
+	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, all, on_rows, &r, NULL), 0);
+	assert_int_equal(r.n, 60);
+	rm_rf(dir);
+}
+
+/* Usage errors exit 2 with the documented wording. */
+static void test_collect_usage(void **state)
+{
+	(void)state;
+	const char *bin = getenv("NG_BIN");
+	if (!bin || access(bin, X_OK) != 0) {
+		print_message("skipped: NG_BIN not set\n");
+		skip();
+	}
+	char cmd[4300];
+	snprintf(cmd, sizeof cmd, "%s collect --x 2>&1", bin);
+	FILE *p = popen(cmd, "r");
+	char out[512] = "";
+	size_t n = fread(out, 1, sizeof out - 1, p);
+	out[n] = 0;
+	int st = pclose(p);
+	assert_int_equal(WEXITSTATUS(st), 2);
+	assert_string_equal(out,
+			    "nagare collect: unknown option '--x'; see 'nagare collect --help'\n");
+	snprintf(cmd, sizeof cmd, "%s collect --listen 127.0.0.1:0 2>&1", bin);
+	p = popen(cmd, "r");
+	n = fread(out, 1, sizeof out - 1, p);
+	out[n] = 0;
+	assert_int_equal(WEXITSTATUS(pclose(p)), 2);
+	assert_non_null(strstr(out, "--store DIR is required"));
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_collect_v5_end_to_end),
+		cmocka_unit_test(test_collect_usage),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
