@@ -23,6 +23,7 @@ enum ng_field_type {
 	NG_FT_TIME, /* uint64 ms since epoch, printed RFC 3339 */
 	NG_FT_ADDR, /* 16 bytes, IPv4-mapped */
 	NG_FT_MAC,  /* 6 bytes */
+	NG_FT_STR,  /* uint32 ID of an interned string (core/strtab.h); 0 = "" */
 };
 
 /* Field identifiers: the order of the table, stable within one build.
