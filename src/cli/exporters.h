@@ -52,7 +52,7 @@ int ng_exporters_save(const char *path, const ng_exporters_file *f);
 /*
  * Reads `path` into `f` (zeroed first; free with ng_exporters_free).
  * Returns 0; -1 with errno ENOENT when the file does not exist; -1 with
- * errno EINVAL and a message naming the path and the byte offset in
+ * errno EINVAL and a message naming the path and the byte offset (from 0) in
  * err[errlen] when it is not such a file.  Unknown keys are ignored.
  */
 int ng_exporters_load(const char *path, ng_exporters_file *f, char *err, size_t errlen);
