@@ -1,12 +1,258 @@
-/* query.c — `nagare query` (stub while the query engine is written). */
+/*
+ * query.c — `nagare query`: list flows or top-N statistics from a store.
+ *
+ *   nagare query --store DIR [--from T] [--to T] [-s KEY[/ORDER]]... [-n N]
+ *                [--format table|csv|ndjson] [--no-header] [-q] [FILTER...]
+ *
+ * Like nfdump, the words left after the options are joined by spaces into
+ * the filter, and each -s prints its own top-N table.  The query itself is
+ * the model of src/query/query.h; this file only reads options and prints.
+ * NDJSON listings use the sink's record format (src/sink/json.h), the same
+ * lines `nagare decode` and `collect --json` write.
+ *
+ * Exit status: 0 success, 1 runtime failure (no store, out of memory,
+ * output error), 2 usage error (options, filter syntax, unknown field).
+ */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
+#include "cli/usage.h"
+#include "core/timefmt.h"
+#include "query/filter.h"
+#include "query/output.h"
+#include "query/query.h"
+#include "sink/json.h"
+
+static const char query_help[] =
+	"usage: nagare query --store DIR [OPTIONS] [FILTER...]\n"
+	"\n"
+	"Lists the flows of a store, or the top N of a statistic (like nfdump -s).\n"
+	"Words after the options form an nfdump-style filter (docs/query.md).\n"
+	"\n"
+	"  -R, --store DIR        the flow store directory (required)\n"
+	"  -f, --from T           first flow_start to include (default: the beginning)\n"
+	"  -t, --to T             flow_start before which to stop (default: the end)\n"
+	"                         T: 2026-11-30T12:00:00Z, '2026-11-30 12:00',\n"
+	"                         2026/11/30.12:00:00, epoch seconds, now, -90s, -15m, -1h, -2d\n"
+	"  -s, --stat KEY[/ORDER] top N groups by KEY: srcip dstip ip srcport dstport port\n"
+	"                         proto exporter srcas dstas as inif outif conv, any field\n"
+	"                         name, or a comma list (srcip,dstport).  ORDER: flows\n"
+	"                         (default), packets, bytes, pps, bps, bpp.  Repeatable.\n"
+	"  -O, --order ORDER      default ORDER for -s\n"
+	"  -n, --limit N          top N groups (default 10) or first N flows (default all)\n"
+	"  -o, --format FMT       table (default), csv or ndjson\n"
+	"      --no-header        no title or column header lines\n"
+	"  -q, --quiet            no summary\n"
+	"  -h, --help             this help\n"
+	"\n"
+	"Examples:\n"
+	"  nagare query --store /var/lib/nagare -s srcip/bytes -n 20\n"
+	"  nagare query --store st --from -1h -s dstport proto tcp and not port 22\n"
+	"  nagare query --store st -s conv/packets 'src net 10.0.0.0/8 and bytes > 1M'\n"
+	"  nagare query --store st -n 100 --format ndjson host 192.0.2.1\n"
+	"\n"
+	"The summary (flows, bytes, packets, time window, segments read and skipped,\n"
+	"elapsed) follows a table on stdout, and goes to stderr for csv and ndjson.\n"
+	"Exit status: 0 success, 1 runtime error, 2 usage error.\n";
+
+#define MAX_STATS 16
+
+typedef struct query_opts {
+	const char *store;
+	ng_query base;
+	const char *stats[MAX_STATS];
+	size_t nstats;
+	long limit; /* -1: default */
+	enum ng_format fmt;
+	bool header, quiet;
+	char *filter_text;
+} query_opts;
+
+/* Joins argv[from..argc) with spaces (the nfdump way of giving a filter). */
+static char *join_args(int argc, char **argv, int from)
+{
+	size_t len = 1;
+	for (int i = from; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = 0;
+	for (int i = from; i < argc; i++) {
+		if (i > from)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static int parse_args(int argc, char **argv, query_opts *o)
+{
+	enum { OPT_NO_HEADER = 256 };
+	static const struct option longopts[] = {
+		{"store", required_argument, NULL, 'R'}, {"from", required_argument, NULL, 'f'},
+		{"to", required_argument, NULL, 't'},    {"stat", required_argument, NULL, 's'},
+		{"order", required_argument, NULL, 'O'}, {"limit", required_argument, NULL, 'n'},
+		{"format", required_argument, NULL, 'o'}, {"no-header", no_argument, NULL, OPT_NO_HEADER},
+		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t now = ng_now_ms();
+	o->base.to_ms = UINT64_MAX;
+	o->base.order = NG_ORDER_FLOWS;
+	o->limit = -1;
+	o->header = true;
+	opterr = 0;
+	optind = 1;
+	int c;
+	/* '+': stop at the first non-option, so "not" or "-1" in a filter is
+	 * never taken for an option */
+	while ((c = getopt_long(argc, argv, "+:R:f:t:s:O:n:o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'R': o->store = optarg; break;
+		case 'f':
+			if (!ng_time_parse(optarg, now, &o->base.from_ms))
+				return ng_usage_fail("query", "bad --from time '%s'", optarg);
+			break;
+		case 't':
+			if (!ng_time_parse(optarg, now, &o->base.to_ms))
+				return ng_usage_fail("query", "bad --to time '%s'", optarg);
+			break;
+		case 's':
+			if (o->nstats == MAX_STATS)
+				return ng_usage_fail("query", "at most %d -s options", MAX_STATS);
+			o->stats[o->nstats++] = optarg;
+			break;
+		case 'O':
+			if (!ng_query_parse_order(optarg, &o->base.order))
+				return ng_usage_fail("query",
+						     "unknown order '%s' (flows, packets, bytes, pps, "
+						     "bps or bpp)",
+						     optarg);
+			break;
+		case 'n': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 0)
+				return ng_usage_fail("query", "bad -n '%s': a count, 0 for all",
+						     optarg);
+			o->limit = v;
+			break;
+		}
+		case 'o':
+			if (!ng_format_parse(optarg, &o->fmt))
+				return ng_usage_fail("query",
+						     "unknown format '%s' (table, csv or ndjson)", optarg);
+			break;
+		case OPT_NO_HEADER: o->header = false; break;
+		case 'q': o->quiet = true; break;
+		case 'h':
+			fputs(query_help, stdout);
+			return -1;
+		default: return ng_usage_error("query", c, argv);
+		}
+	}
+	if (!o->store)
+		return ng_usage_fail("query", "--store DIR is required");
+	if (o->base.from_ms >= o->base.to_ms)
+		return ng_usage_fail("query", "--from must be before --to");
+	o->filter_text = join_args(argc, argv, optind);
+	if (!o->filter_text) {
+		fprintf(stderr, "nagare query: out of memory\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* Prints a listing as NDJSON records (the sink's format). */
+static int print_ndjson_list(const ng_query_result *res)
+{
+	return ng_json_write_flows(stdout, res->flows, res->nflows);
+}
+
+static int run_one(const query_opts *o, ng_query *q)
+{
+	ng_query_result res;
+	char err[512];
+	if (ng_query_run(o->store, q, &res, err, sizeof err)) {
+		fprintf(stderr, "nagare query: %s\n", err);
+		return 1;
+	}
+	int rc;
+	if (q->nkeys)
+		rc = ng_output_top(stdout, q, &res, o->fmt, o->header);
+	else if (o->fmt == NG_FMT_NDJSON)
+		rc = print_ndjson_list(&res);
+	else
+		rc = ng_output_list(stdout, &res, o->fmt, o->header);
+	if (!o->quiet) {
+		FILE *s = o->fmt == NG_FMT_TABLE ? stdout : stderr;
+		if (o->fmt == NG_FMT_TABLE)
+			fputc('\n', s);
+		ng_output_summary(s, &res);
+	}
+	if (res.scan.errors)
+		fprintf(stderr, "nagare query: %llu corrupt segment(s) skipped (see above)\n",
+			(unsigned long long)res.scan.errors);
+	ng_query_result_free(&res);
+	if (rc || fflush(stdout)) {
+		perror("nagare query: writing the output");
+		return 1;
+	}
+	return 0;
+}
 
 int ng_cmd_query(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "nagare query: not implemented yet\n");
-	return 1;
+	query_opts o = {0};
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+
+	char err[1024];
+	size_t col;
+	ng_filter *filter = ng_filter_parse(o.filter_text, err, sizeof err, &col);
+	if (!filter) {
+		fprintf(stderr, "nagare query: bad filter at column %zu: %s\n", col + 1, err);
+		free(o.filter_text);
+		return 2;
+	}
+	o.base.filter = filter;
+
+	rc = 0;
+	if (o.nstats == 0) {
+		ng_query q = o.base;
+		q.limit = o.limit < 0 ? 0 : (size_t)o.limit;
+		rc = run_one(&o, &q);
+	}
+	for (size_t i = 0; i < o.nstats && rc == 0; i++) {
+		ng_query q = o.base;
+		q.limit = o.limit < 0 ? 10 : (size_t)o.limit;
+		char spec[256];
+		snprintf(spec, sizeof spec, "%s", o.stats[i]);
+		char *slash = strchr(spec, '/');
+		if (slash) {
+			*slash = 0;
+			if (!ng_query_parse_order(slash + 1, &q.order)) {
+				rc = ng_usage_fail("query",
+						   "unknown order '%s' in -s %s (flows, packets, "
+						   "bytes, pps, bps or bpp)",
+						   slash + 1, o.stats[i]);
+				break;
+			}
+		}
+		if (ng_query_parse_keys(&q, spec, err, sizeof err)) {
+			rc = ng_usage_fail("query", "%s", err);
+			break;
+		}
+		if (i && o.fmt == NG_FMT_TABLE)
+			putchar('\n');
+		rc = run_one(&o, &q);
+	}
+	ng_filter_free(filter);
+	free(o.filter_text);
+	return rc;
 }

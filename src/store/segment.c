@@ -701,6 +701,7 @@ void ng_seg_close(ng_seg_reader *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
+	r->ref_cached = 0;
 	free(r->h.cols);
 	memset(&r->h, 0, sizeof r->h);
 }
@@ -842,8 +843,12 @@ static int read_entry(ng_seg_reader *r, int idx, const ng_field *f, void *out, c
 			msg(err, errlen, "out of memory for column %s", c->name);
 			return -1;
 		}
-		if (read_entry(r, c->ref, &u64, r->refbuf, err, errlen))
-			return -1;
+		if (r->ref_cached != c->ref + 1) {
+			r->ref_cached = 0;
+			if (read_entry(r, c->ref, &u64, r->refbuf, err, errlen))
+				return -1;
+			r->ref_cached = c->ref + 1;
+		}
 	}
 	if (inflate_column(r, c, err, errlen))
 		return -1;

@@ -95,6 +95,7 @@ typedef struct ng_seg_reader {
 	size_t rawcap;
 	uint64_t *refbuf;                 /* a DIFF column's reference values */
 	size_t refcap;
+	int ref_cached;                   /* directory index + 1 held in refbuf */
 	void *dctx;                       /* ZSTD_DCtx */
 } ng_seg_reader;
 

@@ -1,0 +1,67 @@
+/*
+ * filter.h — nfdump-syntax flow filters: parse once, evaluate per batch.
+ *
+ * Grammar (keywords case-insensitive; see docs/query.md):
+ *
+ *   expr    := and { ("or" | "||") and }
+ *   and     := unary { ("and" | "&&") unary }
+ *   unary   := ("not" | "!") unary | "(" expr ")" | term
+ *   term    := "any" | "inet" | "ipv4" | "inet6" | "ipv6"
+ *            | "proto" (tcp|udp|icmp|icmp6|gre|esp|ah|sctp|N)
+ *            | [src|dst] ("host" | "ip") ADDR
+ *            | [src|dst] "net" ADDR/LEN
+ *            | [src|dst] "port" [op] N
+ *            | [src|dst] "as" [op] N
+ *            | ["in" | "out"] "if" N
+ *            | "exporter" ADDR
+ *            | ("bytes" | "packets") [op] N[k|M|G]
+ *            | FIELD [op] VALUE     any field of src/core/field.c by name or
+ *                                  short name: integers compare, addresses
+ *                                  take ADDR or ADDR/LEN
+ *   op      := "=" | "==" | "<" | ">" | "<=" | ">=" | "!=" | eq | lt | gt | le | ge | ne
+ *
+ * Without src/dst, host/net/port/as match either side.  k/M/G multiply by
+ * 1000 (nfdump's convention).
+ */
+#ifndef NG_FILTER_H
+#define NG_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/flow.h"
+#include "store/store.h"
+
+typedef struct ng_filter ng_filter;
+
+/*
+ * Parses `text` (NUL-terminated).  An empty or blank text matches every
+ * flow.  Returns NULL on a syntax error, with a message in err[errlen] of
+ * the form
+ *
+ *   expected a port number after 'port'
+ *     src port http
+ *              ^
+ *
+ * and the 0-based byte offset of the fault in *err_col (when non-NULL).
+ */
+ng_filter *ng_filter_parse(const char *text, char *err, size_t errlen, size_t *err_col);
+
+void ng_filter_free(ng_filter *f);
+
+/* Columns (NG_COL bits) the filter reads. */
+uint64_t ng_filter_columns(const ng_filter *f);
+
+/*
+ * Sets match[i] to 1 when row i of `b` passes, else 0, for i < b->n.  The
+ * batch must hold every column of ng_filter_columns().  Uses scratch space
+ * inside `f`: one filter must not be evaluated by two threads at once.
+ * Returns the number of matching rows, or (size_t)-1 when out of memory.
+ */
+size_t ng_filter_eval(ng_filter *f, const ng_column_batch *b, uint8_t *match);
+
+/* Evaluates one record (tests, small inputs). */
+bool ng_filter_match_flow(ng_filter *f, const ng_flow *r);
+
+#endif

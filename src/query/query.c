@@ -1,0 +1,617 @@
+/*
+ * query.c — running a query (see query.h) over ng_store_scan.
+ *
+ * The scan hands over one segment's matching time slice at a time as
+ * column arrays.  The filter turns it into a 0/1 vector; a listing copies
+ * the matching rows out as records (keeping only the first `limit` by
+ * flow_start in a max-heap), an aggregation folds them into a hash table
+ * keyed by the concatenated key bytes.  Ties in a top-N are broken by the
+ * key bytes, ascending, so results are deterministic.
+ */
+#include "query/query.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* ---- the model ---------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	enum ng_field_id a, b;
+} either_keys[] = {
+	{"ip", NG_F_SRC_ADDR, NG_F_DST_ADDR},  {"port", NG_F_SRC_PORT, NG_F_DST_PORT},
+	{"as", NG_F_SRC_AS, NG_F_DST_AS},      {"if", NG_F_IN_IF, NG_F_OUT_IF},
+	{"mask", NG_F_SRC_MASK, NG_F_DST_MASK}, {"vlan", NG_F_SRC_VLAN, NG_F_DST_VLAN},
+	{"mac", NG_F_SRC_MAC, NG_F_DST_MAC},
+};
+
+static int add_key(ng_query *q, enum ng_field_id f, int alt, const char *label, char *err,
+		   size_t errlen)
+{
+	if (q->nkeys >= NG_QUERY_MAX_KEYS) {
+		snprintf(err, errlen, "at most %d group-by fields", NG_QUERY_MAX_KEYS);
+		return -1;
+	}
+	q->keys[q->nkeys++] = (ng_group_key){f, alt, label};
+	if (ng_query_key_len(q) > NG_QUERY_KEY_MAX) {
+		snprintf(err, errlen, "group-by key longer than %d bytes", NG_QUERY_KEY_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+int ng_query_parse_keys(ng_query *q, const char *spec, char *err, size_t errlen)
+{
+	char buf[256];
+	if (strlen(spec) >= sizeof buf || !*spec) {
+		snprintf(err, errlen, "bad group-by list '%s'", spec);
+		return -1;
+	}
+	strcpy(buf, spec);
+	bool have_either = false;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcasecmp(t, "conv") || !strcasecmp(t, "record")) {
+			if (add_key(q, NG_F_SRC_ADDR, -1, "srcip", err, errlen) ||
+			    add_key(q, NG_F_DST_ADDR, -1, "dstip", err, errlen))
+				return -1;
+			continue;
+		}
+		bool found = false;
+		for (size_t i = 0; i < sizeof either_keys / sizeof either_keys[0]; i++) {
+			if (strcasecmp(t, either_keys[i].name))
+				continue;
+			if (have_either) {
+				snprintf(err, errlen,
+					 "only one either-side key (ip, port, as, if, ...) per group-by");
+				return -1;
+			}
+			have_either = found = true;
+			if (add_key(q, either_keys[i].a, (int)either_keys[i].b, either_keys[i].name,
+				    err, errlen))
+				return -1;
+		}
+		if (found)
+			continue;
+		const ng_field *f = ng_field_by_name(t);
+		if (!f) {
+			snprintf(err, errlen,
+				 "unknown group-by field '%s' (try srcip, dstip, ip, srcport, dstport, "
+				 "port, proto, exporter, srcas, dstas, inif, outif, conv or a field "
+				 "name from docs/fields.md)",
+				 t);
+			return -1;
+		}
+		if (add_key(q, f->id, -1, f->short_name ? f->short_name : f->name, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+static const char *order_names[] = {"flows", "packets", "bytes", "pps", "bps", "bpp"};
+
+bool ng_query_parse_order(const char *s, enum ng_order *out)
+{
+	for (size_t i = 0; i < sizeof order_names / sizeof order_names[0]; i++)
+		if (!strcasecmp(s, order_names[i])) {
+			*out = (enum ng_order)i;
+			return true;
+		}
+	return false;
+}
+
+const char *ng_order_name(enum ng_order o)
+{
+	return (unsigned)o < sizeof order_names / sizeof order_names[0] ? order_names[o] : "?";
+}
+
+double ng_agg_metric(const ng_agg_row *r, enum ng_order o)
+{
+	double secs = r->last > r->first ? (double)(r->last - r->first) / 1000.0 : 0;
+	switch (o) {
+	case NG_ORDER_FLOWS: return (double)r->flows;
+	case NG_ORDER_PACKETS: return (double)r->packets;
+	case NG_ORDER_BYTES: return (double)r->bytes;
+	case NG_ORDER_PPS: return secs > 0 ? (double)r->packets / secs : 0;
+	case NG_ORDER_BPS: return secs > 0 ? 8.0 * (double)r->bytes / secs : 0;
+	case NG_ORDER_BPP: return r->packets ? (double)r->bytes / (double)r->packets : 0;
+	}
+	return 0;
+}
+
+size_t ng_query_key_len(const ng_query *q)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < q->nkeys; i++)
+		n += ng_fields[q->keys[i].field].size;
+	return n;
+}
+
+/* ---- the aggregation table ---------------------------------------------- */
+
+typedef struct agg_slot {
+	uint32_t idx; /* row index + 1; 0 empty */
+	uint32_t tag; /* high half of the key's hash */
+} agg_slot;
+
+typedef struct agg_table {
+	ng_agg_row *rows;  /* dense, in insertion order */
+	size_t n, rows_cap;
+	agg_slot *slots;   /* 8 bytes a slot: a large table still fits in cache */
+	uint64_t *hashes;  /* per row, to rehash without rereading keys */
+	size_t mask;       /* slots - 1 (a power of two minus one) */
+	size_t kwords;     /* key length in 8-byte words */
+} agg_table;
+
+/* Each word goes through murmur3's 64-bit finalizer, so every key bit
+ * reaches the low bits that pick the slot (a bare multiply would leave the
+ * low bits blind to an IPv4 address's last bytes, which sit in the high
+ * half of its word). */
+static uint64_t hash_key(const uint64_t *k, size_t words)
+{
+	uint64_t h = UINT64_C(0x9E3779B97F4A7C15);
+	for (size_t i = 0; i < words; i++) {
+		h ^= k[i];
+		h ^= h >> 33;
+		h *= UINT64_C(0xff51afd7ed558ccd);
+		h ^= h >> 33;
+		h *= UINT64_C(0xc4ceb9fe1a85ec53);
+		h ^= h >> 33;
+	}
+	return h;
+}
+
+static int table_grow(agg_table *t)
+{
+	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
+	agg_slot *s = calloc(cap, sizeof *s);
+	if (!s)
+		return -1;
+	for (size_t r = 0; r < t->n; r++) {
+		size_t i = t->hashes[r] & (cap - 1);
+		while (s[i].idx)
+			i = (i + 1) & (cap - 1);
+		s[i] = (agg_slot){(uint32_t)(r + 1), (uint32_t)(t->hashes[r] >> 32)};
+	}
+	free(t->slots);
+	t->slots = s;
+	t->mask = cap - 1;
+	return 0;
+}
+
+static bool key_equal(const uint64_t *a, const uint64_t *b, size_t words)
+{
+	for (size_t i = 0; i < words; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* The row for key k (kwords words, zero-padded) whose hash is h, created
+ * when new.  NULL when out of memory. */
+static ng_agg_row *table_get(agg_table *t, const uint64_t *k, uint64_t h)
+{
+	if ((t->n + 1) * 2 > t->mask + 1 && table_grow(t))
+		return NULL;
+	size_t i = h & t->mask;
+	uint32_t tag = (uint32_t)(h >> 32);
+	for (;; i = (i + 1) & t->mask) {
+		agg_slot s = t->slots[i];
+		if (!s.idx)
+			break;
+		ng_agg_row *r = &t->rows[s.idx - 1];
+		if (s.tag == tag && key_equal((const uint64_t *)(void *)r->key, k, t->kwords))
+			return r;
+	}
+	if (t->n == t->rows_cap) {
+		size_t cap = t->rows_cap ? t->rows_cap * 2 : 1024;
+		ng_agg_row *nr = realloc(t->rows, cap * sizeof *nr);
+		uint64_t *nh = realloc(t->hashes, cap * sizeof *nh);
+		if (nr)
+			t->rows = nr;
+		if (nh)
+			t->hashes = nh;
+		if (!nr || !nh)
+			return NULL;
+		t->rows_cap = cap;
+	}
+	ng_agg_row *r = &t->rows[t->n];
+	memset(r, 0, sizeof *r);
+	memcpy(r->key, k, t->kwords * 8);
+	r->first = UINT64_MAX;
+	t->hashes[t->n] = h;
+	t->slots[i] = (agg_slot){(uint32_t)++t->n, tag};
+	return r;
+}
+
+/* ---- running -------------------------------------------------------------- */
+
+typedef struct run_ctx {
+	const ng_query *q;
+	ng_query_result *res;
+	uint8_t *match;
+	size_t match_cap;
+	bool oom;
+	/* listing */
+	ng_flow *list;      /* heap (limit) or array */
+	uint64_t *seq;      /* arrival order, for a stable result */
+	size_t nlist, list_cap;
+	uint64_t next_seq;
+	/* group-by */
+	agg_table t;
+	int either;         /* index of the either key, or -1 */
+} run_ctx;
+
+static bool list_before(const ng_flow *a, uint64_t sa, const ng_flow *b, uint64_t sb)
+{
+	return a->flow_start != b->flow_start ? a->flow_start < b->flow_start : sa < sb;
+}
+
+static void heap_swap(run_ctx *c, size_t i, size_t j)
+{
+	ng_flow t = c->list[i];
+	c->list[i] = c->list[j];
+	c->list[j] = t;
+	uint64_t s = c->seq[i];
+	c->seq[i] = c->seq[j];
+	c->seq[j] = s;
+}
+
+/* Max-heap by (flow_start, seq): the root is the latest kept flow. */
+static void heap_down(run_ctx *c, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < c->nlist && list_before(&c->list[m], c->seq[m], &c->list[l], c->seq[l]))
+			m = l;
+		if (r < c->nlist && list_before(&c->list[m], c->seq[m], &c->list[r], c->seq[r]))
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(c, i, m);
+		i = m;
+	}
+}
+
+static void heap_up(run_ctx *c, size_t i)
+{
+	while (i) {
+		size_t p = (i - 1) / 2;
+		if (!list_before(&c->list[p], c->seq[p], &c->list[i], c->seq[i]))
+			return;
+		heap_swap(c, i, p);
+		i = p;
+	}
+}
+
+static void row_to_flow(const ng_column_batch *b, size_t i, ng_flow *r)
+{
+	memset(r, 0, sizeof *r);
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		if (b->col[f])
+			memcpy((uint8_t *)r + ng_fields[f].offset,
+			       (const uint8_t *)b->col[f] + i * ng_fields[f].size, ng_fields[f].size);
+}
+
+static int list_row(run_ctx *c, const ng_column_batch *b, size_t i)
+{
+	size_t limit = c->q->limit;
+	ng_flow r;
+	row_to_flow(b, i, &r);
+	uint64_t seq = c->next_seq++;
+	if (limit && c->nlist == limit) {
+		if (!list_before(&r, seq, &c->list[0], c->seq[0]))
+			return 0;
+		c->list[0] = r;
+		c->seq[0] = seq;
+		heap_down(c, 0);
+		return 0;
+	}
+	if (c->nlist == c->list_cap) {
+		size_t cap = c->list_cap ? c->list_cap * 2 : 256;
+		ng_flow *l = realloc(c->list, cap * sizeof *l);
+		uint64_t *s = realloc(c->seq, cap * sizeof *s);
+		if (l)
+			c->list = l;
+		if (s)
+			c->seq = s;
+		if (!l || !s)
+			return -1;
+		c->list_cap = cap;
+	}
+	c->list[c->nlist] = r;
+	c->seq[c->nlist] = seq;
+	c->nlist++;
+	if (limit)
+		heap_up(c, c->nlist - 1);
+	return 0;
+}
+
+enum { AGG_BLOCK = 32 };
+
+/*
+ * Adds the rows idx[0..n) (n ≤ AGG_BLOCK) to their groups, the either key
+ * (if any) taking its `alt` side when `alt_side`.  Keys and hashes are made
+ * for the whole block first and their slots prefetched, so the cache
+ * misses of a large table overlap instead of coming one after another.
+ */
+static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, size_t n,
+		     bool alt_side)
+{
+	uint64_t keys[AGG_BLOCK][NG_QUERY_KEY_MAX / 8];
+	uint64_t hs[AGG_BLOCK];
+	const size_t kw = c->t.kwords;
+	for (size_t m = 0; m < n; m++) {
+		size_t i = idx[m];
+		memset(keys[m], 0, kw * 8);
+		uint8_t *kp = (uint8_t *)keys[m];
+		for (size_t j = 0; j < c->q->nkeys; j++) {
+			const ng_group_key *g = &c->q->keys[j];
+			int f = alt_side && (int)j == c->either ? g->alt : (int)g->field;
+			unsigned sz = ng_fields[f].size;
+			memcpy(kp, (const uint8_t *)b->col[f] + i * sz, sz);
+			kp += sz;
+		}
+		hs[m] = hash_key(keys[m], kw);
+		if (c->t.slots)
+			__builtin_prefetch(&c->t.slots[hs[m] & c->t.mask]);
+	}
+	if (c->t.slots)
+		for (size_t m = 0; m < n; m++) {
+			agg_slot sl = c->t.slots[hs[m] & c->t.mask];
+			if (sl.idx)
+				__builtin_prefetch(&c->t.rows[sl.idx - 1]);
+		}
+	const uint64_t *start = b->col[NG_F_FLOW_START], *end = b->col[NG_F_FLOW_END];
+	const uint64_t *pk = b->col[NG_F_PACKETS], *by = b->col[NG_F_BYTES];
+	for (size_t m = 0; m < n; m++) {
+		size_t i = idx[m];
+		ng_agg_row *r = table_get(&c->t, keys[m], hs[m]);
+		if (!r)
+			return -1;
+		r->flows++;
+		r->packets += pk[i];
+		r->bytes += by[i];
+		if (start[i] < r->first)
+			r->first = start[i];
+		if (end[i] > r->last)
+			r->last = end[i];
+	}
+	return 0;
+}
+
+static int agg_flush(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, size_t n)
+{
+	if (agg_block(c, b, idx, n, false))
+		return -1;
+	return c->either >= 0 ? agg_block(c, b, idx, n, true) : 0;
+}
+
+static int on_batch(const ng_column_batch *b, void *arg)
+{
+	run_ctx *c = arg;
+	ng_query_result *res = c->res;
+	const uint8_t *match = NULL;
+	if (c->q->filter) {
+		if (b->n > c->match_cap) {
+			uint8_t *m = realloc(c->match, b->n);
+			if (!m)
+				goto oom;
+			c->match = m;
+			c->match_cap = b->n;
+		}
+		if (ng_filter_eval(c->q->filter, b, c->match) == (size_t)-1)
+			goto oom;
+		match = c->match;
+	}
+	const uint64_t *start = b->col[NG_F_FLOW_START], *end = b->col[NG_F_FLOW_END];
+	const uint64_t *pk = b->col[NG_F_PACKETS], *by = b->col[NG_F_BYTES];
+	uint32_t block[AGG_BLOCK];
+	size_t nblock = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		if (match && !match[i])
+			continue;
+		res->flows_total++;
+		res->packets_total += pk[i];
+		res->bytes_total += by[i];
+		if (start[i] < res->first)
+			res->first = start[i];
+		if (end[i] > res->last)
+			res->last = end[i];
+		if (c->q->nkeys == 0) {
+			if (list_row(c, b, i))
+				goto oom;
+			continue;
+		}
+		block[nblock++] = (uint32_t)i;
+		if (nblock == AGG_BLOCK) {
+			if (agg_flush(c, b, block, nblock))
+				goto oom;
+			nblock = 0;
+		}
+	}
+	if (nblock && agg_flush(c, b, block, nblock))
+		goto oom;
+	return 0;
+oom:
+	c->oom = true;
+	return 1;
+}
+
+static int cmp_listed(const void *a, const void *b, void *arg)
+{
+	const run_ctx *c = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	if (list_before(&c->list[i], c->seq[i], &c->list[j], c->seq[j]))
+		return -1;
+	return list_before(&c->list[j], c->seq[j], &c->list[i], c->seq[i]) ? 1 : 0;
+}
+
+/* Moves the kept flows into res, in flow_start order. */
+static int finish_listing(run_ctx *c)
+{
+	size_t n = c->nlist;
+	size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+	ng_flow *out = malloc((n ? n : 1) * sizeof *out);
+	if (!idx || !out) {
+		free(idx);
+		free(out);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof *idx, cmp_listed, c);
+	for (size_t i = 0; i < n; i++)
+		out[i] = c->list[idx[i]];
+	free(idx);
+	c->res->flows = out;
+	c->res->nflows = n;
+	return 0;
+}
+
+typedef struct top_ctx {
+	const ng_agg_row *rows;
+	enum ng_order order;
+	size_t klen;
+} top_ctx;
+
+/* True when row a ranks before row b: higher metric, then smaller key. */
+static bool ranks_before(const top_ctx *t, const ng_agg_row *a, const ng_agg_row *b)
+{
+	double ma = ng_agg_metric(a, t->order), mb = ng_agg_metric(b, t->order);
+	if (ma != mb)
+		return ma > mb;
+	return memcmp(a->key, b->key, t->klen) < 0;
+}
+
+static int cmp_rank(const void *a, const void *b, void *arg)
+{
+	const top_ctx *t = arg;
+	const ng_agg_row *x = &t->rows[*(const size_t *)a], *y = &t->rows[*(const size_t *)b];
+	if (ranks_before(t, x, y))
+		return -1;
+	return ranks_before(t, y, x) ? 1 : 0;
+}
+
+/* Min-heap (worst ranked at the root) of row indices. */
+static void top_down(const top_ctx *t, size_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && ranks_before(t, &t->rows[h[m]], &t->rows[h[l]]))
+			m = l;
+		if (r < n && ranks_before(t, &t->rows[h[m]], &t->rows[h[r]]))
+			m = r;
+		if (m == i)
+			return;
+		size_t x = h[i];
+		h[i] = h[m];
+		h[m] = x;
+		i = m;
+	}
+}
+
+/* Keeps the best `limit` groups (all when 0) into res->rows, best first. */
+static int finish_top(run_ctx *c)
+{
+	const ng_query *q = c->q;
+	size_t n = c->t.n, keep = q->limit && q->limit < n ? q->limit : n;
+	top_ctx t = {c->t.rows, q->order, ng_query_key_len(q)};
+	size_t *h = malloc((n ? n : 1) * sizeof *h);
+	if (!h)
+		return -1;
+	size_t hn = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (hn < keep) {
+			h[hn] = i;
+			/* sift up */
+			for (size_t j = hn++; j;) {
+				size_t p = (j - 1) / 2;
+				if (!ranks_before(&t, &t.rows[h[p]], &t.rows[h[j]]))
+					break;
+				size_t x = h[p];
+				h[p] = h[j];
+				h[j] = x;
+				j = p;
+			}
+		} else if (keep && ranks_before(&t, &t.rows[i], &t.rows[h[0]])) {
+			h[0] = i;
+			top_down(&t, h, hn, 0);
+		}
+	}
+	qsort_r(h, hn, sizeof *h, cmp_rank, &t);
+	ng_agg_row *out = malloc((hn ? hn : 1) * sizeof *out);
+	if (!out) {
+		free(h);
+		return -1;
+	}
+	for (size_t i = 0; i < hn; i++)
+		out[i] = c->t.rows[h[i]];
+	free(h);
+	c->res->rows = out;
+	c->res->nrows = hn;
+	c->res->groups = n;
+	return 0;
+}
+
+int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err,
+		 size_t errlen)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(res, 0, sizeof *res);
+	run_ctx c = {.q = q, .res = res, .either = -1};
+	uint64_t cols = NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_PACKETS) |
+			NG_COL(NG_F_BYTES);
+	if (q->filter)
+		cols |= ng_filter_columns(q->filter);
+	if (q->nkeys == 0) {
+		cols = NG_FIELD_COUNT >= 64 ? UINT64_MAX : (UINT64_C(1) << NG_FIELD_COUNT) - 1;
+	} else {
+		size_t klen = ng_query_key_len(q);
+		if (klen > NG_QUERY_KEY_MAX) {
+			snprintf(err, errlen, "group-by key too long");
+			return -1;
+		}
+		c.t.kwords = (klen + 7) / 8;
+		for (size_t j = 0; j < q->nkeys; j++) {
+			cols |= NG_COL(q->keys[j].field);
+			if (q->keys[j].alt >= 0) {
+				cols |= NG_COL(q->keys[j].alt);
+				c.either = (int)j;
+			}
+		}
+	}
+	res->first = UINT64_MAX;
+	int rc = ng_store_scan(dir, q->from_ms, q->to_ms, cols, on_batch, &c, &res->scan);
+	if (rc == -1) {
+		snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir, dir);
+	} else if (c.oom) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	} else {
+		rc = q->nkeys ? finish_top(&c) : finish_listing(&c);
+		if (rc)
+			snprintf(err, errlen, "out of memory");
+	}
+	if (!res->flows_total)
+		res->first = 0;
+	free(c.match);
+	free(c.list);
+	free(c.seq);
+	free(c.t.rows);
+	free(c.t.slots);
+	free(c.t.hashes);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return rc ? -1 : 0;
+}
+
+void ng_query_result_free(ng_query_result *res)
+{
+	free(res->flows);
+	free(res->rows);
+	memset(res, 0, sizeof *res);
+}

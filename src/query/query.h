@@ -1,0 +1,105 @@
+/*
+ * query.h — the query model and its executor over the flow store.
+ *
+ * One model for every front end (DESIGN.md "Query model"): a time range, a
+ * filter, group-by keys (zero or more), an order and a limit.
+ *
+ *   - no group-by: list the matching flows in flow_start order, the first
+ *     `limit` of them (0: all);
+ *   - group-by: aggregate flows, packets, bytes, first and last seen per
+ *     distinct key (hash table, open addressing on the key bytes), then keep
+ *     the top `limit` by the order metric (a heap).
+ *
+ * A group-by key is a list of fields whose values are concatenated (e.g.
+ * src_addr,dst_addr: a conversation).  One of them may be an "either"
+ * key: "ip" (src_addr or dst_addr), "port", "as", "if": each flow is counted
+ * once under each side's value, like nfdump's `-s ip`.
+ */
+#ifndef NG_QUERY_H
+#define NG_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/field.h"
+#include "core/flow.h"
+#include "query/filter.h"
+#include "store/store.h"
+
+#define NG_QUERY_MAX_KEYS 4
+#define NG_QUERY_KEY_MAX 64 /* bytes of one composite key */
+
+enum ng_order { NG_ORDER_FLOWS, NG_ORDER_PACKETS, NG_ORDER_BYTES, NG_ORDER_PPS, NG_ORDER_BPS,
+		NG_ORDER_BPP };
+
+typedef struct ng_group_key {
+	enum ng_field_id field;
+	int alt;           /* -1, or the other side's field for an "either" key */
+	const char *label; /* column title, e.g. "srcip", "ip" */
+} ng_group_key;
+
+typedef struct ng_query {
+	uint64_t from_ms, to_ms;  /* flow_start in [from, to) */
+	ng_filter *filter;        /* borrowed; NULL: every flow */
+	size_t nkeys;             /* 0: list flows */
+	ng_group_key keys[NG_QUERY_MAX_KEYS];
+	enum ng_order order;      /* group-by only: descending by this metric */
+	size_t limit;             /* 0: no limit */
+} ng_query;
+
+/* One aggregated group. */
+typedef struct ng_agg_row {
+	uint8_t key[NG_QUERY_KEY_MAX]; /* the key fields' values, concatenated */
+	uint64_t flows, packets, bytes;
+	uint64_t first, last;          /* min flow_start, max flow_end (ms) */
+} ng_agg_row;
+
+typedef struct ng_query_result {
+	/* listing (nkeys == 0): matching flows, in flow_start order */
+	ng_flow *flows;
+	size_t nflows;
+	/* group-by: the top groups, best first */
+	ng_agg_row *rows;
+	size_t nrows;
+	uint64_t groups;       /* distinct keys seen */
+	/* totals over every matching flow (each flow once, even for either keys) */
+	uint64_t flows_total, packets_total, bytes_total;
+	uint64_t first, last;  /* min flow_start, max flow_end; 0 when none */
+	ng_scan_stats scan;
+	double elapsed_s;      /* wall clock of the run */
+} ng_query_result;
+
+/*
+ * Parses a group-by name: any field name or short name of the table
+ * ("srcip", "dst_port", "proto", …), an either key ("ip", "port", "as",
+ * "if", "mask", "vlan"), "conv" (src_addr,dst_addr), or several of these
+ * joined by commas ("srcip,dstport").  Fills q->keys/q->nkeys.  Returns 0,
+ * or -1 with a message naming the unknown part in err[errlen].
+ */
+int ng_query_parse_keys(ng_query *q, const char *spec, char *err, size_t errlen);
+
+/* Parses "flows", "packets", "bytes", "pps", "bps", "bpp" (case-insensitive).
+ * Returns false when unknown. */
+bool ng_query_parse_order(const char *s, enum ng_order *out);
+const char *ng_order_name(enum ng_order o);
+
+/* The metric `o` of a group (rates per second over last - first; 0 when
+ * the group spans no time; bpp 0 when it has no packets). */
+double ng_agg_metric(const ng_agg_row *r, enum ng_order o);
+
+/* Bytes of the composite key of q. */
+size_t ng_query_key_len(const ng_query *q);
+
+/*
+ * Runs q over the store at `dir`.  Fills *res (free with
+ * ng_query_result_free).  Returns 0; -1 when `dir` is not a store or out
+ * of memory, with a message in err[errlen].  Corrupt segments are skipped
+ * and counted in res->scan.errors.
+ */
+int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err,
+		 size_t errlen);
+
+void ng_query_result_free(ng_query_result *res);
+
+#endif
