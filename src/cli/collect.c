@@ -94,6 +94,7 @@ struct collect {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool flusher_stop;
+	ng_exporters_file *pending; /* counters for the flush thread to save */
 };
 
 /* ---- options ---------------------------------------------------------- */
@@ -186,22 +187,44 @@ static void log_row(const ng_exporter_stats *s)
 		s->records, s->lost, s->template_misses, ng_exporter_errors_total(s), errs);
 }
 
-/* Logs the counters and writes exporters.json; `log` false at exit. */
-static void report(struct collect *c, bool log)
+static void log_counters(const ng_exporters_file *f)
 {
-	ng_exporters_file f;
-	snapshot(c, &f);
-	if (log) {
-		ng_info("received %" PRIu64 " datagrams (%" PRIu64 " bytes), kernel drops %" PRIu64
-			", stored %" PRIu64 " rows in %" PRIu64 " segments",
-			f.listener.datagrams, f.listener.bytes, f.listener.drops, f.store.rows,
-			f.store.segments);
-		for (size_t i = 0; i < f.n; i++)
-			log_row(&f.rows[i]);
+	ng_info("received %" PRIu64 " datagrams (%" PRIu64 " bytes), kernel drops %" PRIu64
+		"; this run stored %" PRIu64 " rows in %" PRIu64 " segments",
+		f->listener.datagrams, f->listener.bytes, f->listener.drops, f->store.rows,
+		f->store.segments);
+	for (size_t i = 0; i < f->n; i++)
+		log_row(&f->rows[i]);
+}
+
+static void save_counters(const char *path, ng_exporters_file *f)
+{
+	if (ng_exporters_save(path, f) < 0)
+		ng_error("cannot write %s: %s", path, strerror(errno));
+}
+
+/*
+ * Periodic report, in the receive thread: the snapshot (a copy of the
+ * decoder's counters, which only this thread may read) is logged here and
+ * handed to the flush thread to write, so the file's fsync never holds up
+ * the socket reads.
+ */
+static void report(struct collect *c)
+{
+	ng_exporters_file *f = malloc(sizeof *f);
+	if (!f)
+		return;
+	snapshot(c, f);
+	log_counters(f);
+	pthread_mutex_lock(&c->mu);
+	ng_exporters_file *old = c->pending;
+	c->pending = f;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	if (old) { /* the flush thread is behind: the newer snapshot wins */
+		ng_exporters_free(old);
+		free(old);
 	}
-	if (ng_exporters_save(c->exp_path, &f) < 0)
-		ng_error("cannot write %s: %s", c->exp_path, strerror(errno));
-	ng_exporters_free(&f);
 }
 
 /* ---- flush thread ----------------------------------------------------- */
@@ -222,7 +245,14 @@ static void *flush_main(void *arg)
 		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
 		if (c->flusher_stop)
 			break;
+		ng_exporters_file *counters = c->pending;
+		c->pending = NULL;
 		pthread_mutex_unlock(&c->mu);
+		if (counters) {
+			save_counters(c->exp_path, counters);
+			ng_exporters_free(counters);
+			free(counters);
+		}
 		uint64_t now = ng_now_ms();
 		if (ng_store_writer_due(c->w, now) && ng_store_writer_flush(c->w) < 0 &&
 		    now - last_err_log >= 60000) {
@@ -259,6 +289,11 @@ static void stop_flusher(struct collect *c)
 	pthread_cond_signal(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 	pthread_join(c->flusher, NULL);
+	if (c->pending) { /* superseded by the final write */
+		ng_exporters_free(c->pending);
+		free(c->pending);
+		c->pending = NULL;
+	}
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 }
@@ -308,7 +343,7 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 			next_expire = now + 1000;
 		}
 		if (now >= next_report) {
-			report(c, true);
+			report(c);
 			next_report = now + (uint64_t)stats_interval * 1000;
 		}
 	}
@@ -404,22 +439,27 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Final flush, template and counter state.  Returns the exit status. */
+/* Final flush, template and counter state (the flush thread has
+ * stopped: everything here runs in the one remaining thread).
+ * Returns the exit status. */
 static int finish(struct collect *c)
 {
-	ng_store_writer_stats before;
-	ng_store_writer_get_stats(c->w, &before);
-	report(c, false); /* counters first: they survive a failing disk */
+	ng_exporters_file f;
+	snapshot(c, &f);
+	save_counters(c->exp_path, &f); /* first: counters survive a failing disk */
+	ng_exporters_free(&f);
 	int rc = 0;
-	ng_store_writer *w = c->w;
-	if (ng_store_writer_flush(w) < 0) {
+	if (ng_store_writer_flush(c->w) < 0) {
 		ng_error("final store flush failed: the records received since the last "
 			 "segment are lost");
 		rc = 1;
 	}
-	report(c, true);
+	snapshot(c, &f); /* again, with the final store counts */
+	log_counters(&f);
+	save_counters(c->exp_path, &f);
+	ng_exporters_free(&f);
+	ng_store_writer_close(c->w);
 	c->w = NULL;
-	ng_store_writer_close(w);
 	if (ng_decoder_save(c->dec, c->tpl_path) < 0) {
 		ng_error("cannot save templates to %s: %s", c->tpl_path, strerror(errno));
 		rc = 1;
