@@ -399,7 +399,7 @@ static node *term(parser *p)
 	if (p->t.kind == T_END)
 		return fail(p, "expected a filter term (e.g. 'proto tcp', 'host 192.0.2.1') at the "
 			       "end of the filter");
-	if (p->t.kind != T_WORD)
+	if (p->t.kind != T_WORD || is_kw(p, "and") || is_kw(p, "or"))
 		return fail(p, "expected a filter term, not '%s'", tok_text(p, buf, sizeof buf));
 	if (is_kw(p, "any")) {
 		next(p);

@@ -1,0 +1,297 @@
+/*
+ * test_query_filter.c — the nfdump-syntax filter.
+ *
+ * Valid filters are evaluated over random records (as a column batch, the
+ * way a scan hands them over) and compared with a predicate written in C
+ * in this file for every record; each filter must select some records and
+ * reject others, so no case passes vacuously.  Bad filters must fail with
+ * the expected message and the caret at the expected column.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/addr.h"
+#include "core/field.h"
+#include "query/filter.h"
+
+enum { N = 4000 };
+static ng_flow rows[N];
+
+static uint64_t rng = 0x1234567887654321ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static const char *addr_pool[] = {
+	"10.0.0.1", "10.0.0.2", "10.1.2.3", "192.0.2.1", "192.0.2.200", "198.51.100.7",
+	"2001:db8::1", "2001:db8::2", "2001:db8:1::5", "fe80::1",
+};
+#define POOL (sizeof addr_pool / sizeof addr_pool[0])
+static const uint16_t port_pool[] = {22, 53, 80, 443, 1024, 8080, 50000, 65535};
+static const uint8_t proto_pool[] = {6, 17, 1, 58, 47};
+
+static void set_addr(uint8_t *a, const char *s) { assert_true(ng_addr_parse(s, a)); }
+
+static void make_rows(void)
+{
+	for (size_t i = 0; i < N; i++) {
+		ng_flow *r = &rows[i];
+		memset(r, 0, sizeof *r);
+		r->flow_start = 1764460800000ull + i;
+		r->flow_end = r->flow_start + rnd() % 5000;
+		set_addr(r->src_addr, addr_pool[rnd() % POOL]);
+		set_addr(r->dst_addr, addr_pool[rnd() % POOL]);
+		set_addr(r->exporter, rnd() % 2 ? "192.0.2.9" : "192.0.2.10");
+		r->src_port = port_pool[rnd() % 8];
+		r->dst_port = port_pool[rnd() % 8];
+		r->protocol = proto_pool[rnd() % 5];
+		r->src_as = (uint32_t)(rnd() % 4 ? 0 : 15169 + rnd() % 3);
+		r->dst_as = (uint32_t)(rnd() % 4 ? 64512 : 13335);
+		r->in_if = (uint32_t)(rnd() % 5);
+		r->out_if = (uint32_t)(rnd() % 5);
+		r->packets = 1 + rnd() % 2000;
+		r->bytes = r->packets * (40 + rnd() % 1460);
+		r->tos = (uint8_t)(rnd() % 4 * 8);
+		r->dst_vlan = (uint16_t)(rnd() % 3);
+	}
+}
+
+/* ---- reference predicates ---------------------------------------------- */
+
+static bool is(const uint8_t *a, const char *s)
+{
+	uint8_t b[16];
+	set_addr(b, s);
+	return !memcmp(a, b, 16);
+}
+
+static bool in_net(const uint8_t *a, const char *cidr)
+{
+	uint8_t n[16];
+	unsigned len;
+	assert_true(ng_prefix_parse(cidr, n, &len));
+	/* independent of ng_addr_in_prefix: compare bit by bit */
+	for (unsigned b = 0; b < len; b++) {
+		unsigned byte = b / 8, bit = 7 - b % 8;
+		if (((a[byte] >> bit) & 1) != ((n[byte] >> bit) & 1))
+			return false;
+	}
+	return true;
+}
+
+static bool v4(const uint8_t *a)
+{
+	static const uint8_t p[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	return !memcmp(a, p, 12);
+}
+
+typedef bool (*pred)(const ng_flow *r);
+#define P(name, expr)                                                                    \
+	static bool name(const ng_flow *r) { return (expr); }
+
+P(p_tcp, r->protocol == 6)
+P(p_udp_or_icmp, r->protocol == 17 || r->protocol == 1)
+P(p_icmp6, r->protocol == 58)
+P(p_proto47, r->protocol == 47)
+P(p_host, is(r->src_addr, "10.0.0.1") || is(r->dst_addr, "10.0.0.1"))
+P(p_src_host, is(r->src_addr, "192.0.2.1"))
+P(p_dst_ip6, is(r->dst_addr, "2001:db8::2"))
+P(p_net8, in_net(r->src_addr, "10.0.0.0/8") || in_net(r->dst_addr, "10.0.0.0/8"))
+P(p_src_net24, in_net(r->src_addr, "192.0.2.0/24"))
+P(p_dst_net6, in_net(r->dst_addr, "2001:db8::/48"))
+P(p_port443, r->src_port == 443 || r->dst_port == 443)
+P(p_dst_port_gt, r->dst_port > 1024)
+P(p_src_port_le, r->src_port <= 80)
+P(p_dst_port_ne, r->dst_port != 53)
+P(p_inet, v4(r->src_addr))
+P(p_inet6, !v4(r->src_addr))
+P(p_as, r->src_as == 15169 || r->dst_as == 15169)
+P(p_dst_as, r->dst_as == 13335)
+P(p_in_if, r->in_if == 3)
+P(p_out_if, r->out_if == 2)
+P(p_exporter, is(r->exporter, "192.0.2.9"))
+P(p_bytes_gt, r->bytes > 1000000)
+P(p_bytes_k, r->bytes >= 500000)
+P(p_packets_lt, r->packets < 100)
+P(p_and, r->protocol == 6 && r->dst_port == 443)
+P(p_or_not, !(r->protocol == 6) || r->dst_port == 53)
+P(p_paren, (r->protocol == 17 || r->protocol == 6) &&
+		   !(in_net(r->src_addr, "10.0.0.0/8") || in_net(r->dst_addr, "10.0.0.0/8")))
+P(p_prec, r->protocol == 1 || (r->protocol == 6 && r->src_port == 22))
+P(p_notnot, !!(r->protocol == 6))
+P(p_field_tos, r->tos == 16)
+P(p_field_vlan, r->dst_vlan >= 1)
+P(p_complex, (is(r->exporter, "192.0.2.9") && r->in_if == 3) ||
+		     (r->packets > 1000 && !v4(r->dst_addr)))
+P(p_any, r != NULL)
+
+static const struct {
+	const char *text;
+	pred fn;
+	uint64_t columns;
+} valid[] = {
+	{"proto tcp", p_tcp, NG_COL(NG_F_PROTOCOL)},
+	{"PROTO UDP or proto ICMP", p_udp_or_icmp, NG_COL(NG_F_PROTOCOL)},
+	{"proto icmp6", p_icmp6, 0},
+	{"proto 47", p_proto47, 0},
+	{"host 10.0.0.1", p_host, NG_COL(NG_F_SRC_ADDR) | NG_COL(NG_F_DST_ADDR)},
+	{"src host 192.0.2.1", p_src_host, NG_COL(NG_F_SRC_ADDR)},
+	{"dst ip 2001:db8::2", p_dst_ip6, NG_COL(NG_F_DST_ADDR)},
+	{"net 10.0.0.0/8", p_net8, 0},
+	{"src net 192.0.2.0/24", p_src_net24, 0},
+	{"dst net 2001:db8::/48", p_dst_net6, 0},
+	{"port 443", p_port443, NG_COL(NG_F_SRC_PORT) | NG_COL(NG_F_DST_PORT)},
+	{"dst port > 1024", p_dst_port_gt, NG_COL(NG_F_DST_PORT)},
+	{"src port <= 80", p_src_port_le, 0},
+	{"dst port != 53", p_dst_port_ne, 0},
+	{"inet", p_inet, 0},
+	{"inet6", p_inet6, 0},
+	{"as 15169", p_as, NG_COL(NG_F_SRC_AS) | NG_COL(NG_F_DST_AS)},
+	{"dst as 13335", p_dst_as, 0},
+	{"in if 3", p_in_if, NG_COL(NG_F_IN_IF)},
+	{"out if 2", p_out_if, NG_COL(NG_F_OUT_IF)},
+	{"exporter 192.0.2.9", p_exporter, NG_COL(NG_F_EXPORTER)},
+	{"bytes > 1M", p_bytes_gt, NG_COL(NG_F_BYTES)},
+	{"bytes >= 500k", p_bytes_k, 0},
+	{"packets < 100", p_packets_lt, NG_COL(NG_F_PACKETS)},
+	{"proto tcp and dst port 443", p_and, NG_COL(NG_F_PROTOCOL) | NG_COL(NG_F_DST_PORT)},
+	{"not proto tcp || dst port 53", p_or_not, 0},
+	{"(proto udp or proto tcp) && !net 10.0.0.0/8", p_paren, 0},
+	{"proto icmp or proto tcp and src port 22", p_prec, 0},
+	{"not not proto tcp", p_notnot, 0},
+	{"tos 16", p_field_tos, NG_COL(NG_F_TOS)},
+	{"dst_vlan >= 1", p_field_vlan, NG_COL(NG_F_DST_VLAN)},
+	{"(exporter 192.0.2.9 and in if 3) or (packets > 1k and not dst net ::ffff:0:0/96)",
+	 p_complex, 0},
+	{"", p_any, 0},
+};
+
+static void fill_batch(ng_column_batch *b, uint8_t *cols[NG_FIELD_COUNT])
+{
+	b->n = N;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		cols[f] = malloc(N * ng_fields[f].size);
+		for (size_t i = 0; i < N; i++)
+			memcpy(cols[f] + i * ng_fields[f].size, ng_field_ptr(&ng_fields[f], &rows[i]),
+			       ng_fields[f].size);
+		b->col[f] = cols[f];
+	}
+}
+
+static void test_valid_filters(void **state)
+{
+	(void)state;
+	make_rows();
+	ng_column_batch b;
+	uint8_t *cols[NG_FIELD_COUNT];
+	fill_batch(&b, cols);
+	uint8_t *match = malloc(N);
+	for (size_t k = 0; k < sizeof valid / sizeof valid[0]; k++) {
+		char err[512];
+		size_t col = 999;
+		ng_filter *f = ng_filter_parse(valid[k].text, err, sizeof err, &col);
+		if (!f)
+			fail_msg("'%s' did not parse: %s", valid[k].text, err);
+		if (valid[k].columns)
+			assert_int_equal(ng_filter_columns(f), valid[k].columns);
+		size_t cnt = ng_filter_eval(f, &b, match);
+		size_t want = 0;
+		for (size_t i = 0; i < N; i++) {
+			bool exp = valid[k].fn(&rows[i]);
+			want += exp;
+			if (match[i] != exp)
+				fail_msg("'%s': row %zu gives %d, reference %d", valid[k].text, i,
+					 match[i], exp);
+			/* the single-record path agrees with the batch path */
+			if (i % 97 == 0 && ng_filter_match_flow(f, &rows[i]) != exp)
+				fail_msg("'%s': match_flow disagrees on row %zu", valid[k].text, i);
+		}
+		assert_int_equal(cnt, want);
+		if (valid[k].fn != p_any && (want == 0 || want == N))
+			fail_msg("'%s' selects %zu of %d rows: a vacuous case", valid[k].text, want,
+				 N);
+		ng_filter_free(f);
+	}
+	free(match);
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		free(cols[f]);
+}
+
+static const struct {
+	const char *text;
+	const char *msg;
+	size_t col;
+} invalid[] = {
+	{"port", "expected a port number after 'port'", 4},
+	{"src port http", "expected a port number after 'port'", 9},
+	{"dst port > x", "expected a port number after 'port'", 11},
+	{"port 70000", "a port number 70000 out of range", 5},
+	{"proto", "expected a protocol", 5},
+	{"proto tcpx", "expected a protocol", 6},
+	{"host 10.0.0.256", "expected an IPv4 or IPv6 address after 'host'", 5},
+	{"src host", "expected an IPv4 or IPv6 address after 'src host'", 8},
+	{"host 10.0.0.0/8", "expected an IPv4 or IPv6 address after 'host'", 5},
+	{"net 10.0.0.0/33", "expected a network A.B.C.D/LEN", 4},
+	{"dst net 2001:db8::/129", "expected a network", 8},
+	{"src foo 1", "expected host, ip, net, port, as, mask or vlan after 'src'", 4},
+	{"frobnicate 1", "unknown filter keyword 'frobnicate'", 0},
+	{"proto tcp and", "expected a filter term", 13},
+	{"proto tcp or or proto udp", "expected a filter term, not 'or'", 13},
+	{"(proto tcp", "expected ')' to close the '('", 10},
+	{"proto tcp)", "unexpected ')'", 9},
+	{"proto tcp port 80", "expected 'and', 'or' or the end of the filter, not 'port'", 10},
+	{"in 3", "expected 'if' after 'in'", 3},
+	{"out if", "expected an interface index after 'out if'", 6},
+	{"bytes > 1T", "expected a number (optionally with k, M or G) after 'bytes'", 8},
+	{"packets >", "expected a number", 9},
+	{"exporter x", "expected an IPv4 or IPv6 address after 'exporter'", 9},
+	{"as -5", "expected an AS number after 'as'", 3},
+	{"not", "expected a filter term", 3},
+	{"proto tcp & port 80", "expected", 10},
+	{"srcmac 1", "MAC addresses", 7},
+};
+
+static void test_invalid_filters(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < sizeof invalid / sizeof invalid[0]; k++) {
+		char err[512] = "";
+		size_t col = 999;
+		ng_filter *f = ng_filter_parse(invalid[k].text, err, sizeof err, &col);
+		if (f)
+			fail_msg("'%s' parsed but should not", invalid[k].text);
+		if (!strstr(err, invalid[k].msg))
+			fail_msg("'%s': message '%s' lacks '%s'", invalid[k].text, err,
+				 invalid[k].msg);
+		if (col != invalid[k].col)
+			fail_msg("'%s': column %zu, expected %zu", invalid[k].text, col,
+				 invalid[k].col);
+		/* the message quotes the filter and puts the caret under the column */
+		char want[600];
+		snprintf(want, sizeof want, "\n  %s\n  %*s^", invalid[k].text, (int)invalid[k].col,
+			 "");
+		if (!strstr(err, want))
+			fail_msg("'%s': no quoted filter with a caret at %zu in:\n%s",
+				 invalid[k].text, invalid[k].col, err);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_filters),
+		cmocka_unit_test(test_invalid_filters),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
