@@ -278,6 +278,60 @@ static void test_drops_counted(void **state)
 }
 
 /*
+ * Without CAP_NET_ADMIN (a user namespace of our own) SO_RCVBUFFORCE is
+ * refused and the kernel caps SO_RCVBUF at net.core.rmem_max: the granted
+ * size is rmem_max (as /proc reads it), and the warning names its value
+ * and the sysctl that raises it.
+ */
+static void test_rcvbuf_warning_unprivileged(void **state)
+{
+	(void)state;
+	char log[] = "/tmp/ng_test_listener_log_XXXXXX";
+	int lfd = mkstemp(log);
+	assert_true(lfd >= 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+			_exit(77);
+		dup2(lfd, 2);
+		long rmax = -1;
+		FILE *f = fopen("/proc/sys/net/core/rmem_max", "r");
+		if (!f || fscanf(f, "%ld", &rmax) != 1)
+			_exit(3);
+		fclose(f);
+		if (rmax >= (long)NG_LISTEN_RCVBUF)
+			_exit(78); /* nothing to warn about on this host */
+		fprintf(stderr, "rmem_max=%ld\n", rmax);
+		ng_listener *l = open_one("0.0.0.0:0");
+		if (!l)
+			_exit(4);
+		if (ng_listener_rcvbuf(l, 0) != (size_t)rmax)
+			_exit(5);
+		ng_listener_close(l);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	char out[2048] = "";
+	ssize_t n = pread(lfd, out, sizeof out - 1, 0);
+	close(lfd);
+	unlink(log);
+	if (WEXITSTATUS(status) == 77 || WEXITSTATUS(status) == 78) {
+		print_message("skipped: no user namespace, or rmem_max already 64 MiB\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(n > 0);
+	long rmax = 0;
+	assert_int_equal(sscanf(out, "rmem_max=%ld", &rmax), 1);
+	char want[128];
+	snprintf(want, sizeof want, "net.core.rmem_max is %ld;", rmax);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "sysctl -w net.core.rmem_max=67108864"));
+}
+
+/*
  * The default ports, in a network namespace of our own so the test never
  * collides with a collector on this machine: four dual-stack sockets.
  */
@@ -320,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_batches),       cmocka_unit_test(test_two_sockets),
 		cmocka_unit_test(test_bad_specs),     cmocka_unit_test(test_port_in_use),
 		cmocka_unit_test(test_rcvbuf),        cmocka_unit_test(test_drops_counted),
+		cmocka_unit_test(test_rcvbuf_warning_unprivileged),
 		cmocka_unit_test(test_defaults_in_netns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
