@@ -70,10 +70,13 @@ static const char collect_help[] =
 /* Set by the signal handler; read by the receive loop. */
 static volatile sig_atomic_t stop_requested;
 
+/* The first SIGTERM/SIGINT asks for a clean stop; the handler then steps
+ * aside, so a second one ends the process at once (an impatient ^C^C). */
 static void on_stop_signal(int sig)
 {
-	(void)sig;
 	stop_requested = 1;
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigaction(sig, &dfl, NULL);
 }
 
 struct collect {
