@@ -93,6 +93,7 @@ struct opts {
 	unsigned pool;   /* records in the precomputed pool */
 	uint64_t seed;
 	int sndbuf;
+	double mark;      /* >0: print "mark records=N" after this many seconds */
 };
 
 /* ---- deterministic randomness -------------------------------------- */
@@ -322,6 +323,8 @@ static void usage(void)
 	fprintf(stderr, "usage: nfgen --port PORT --rate RECORDS_PER_S (--seconds S | --records N)\n"
 			"             [--sources K (4)] [--template-every PACKETS (100)]\n"
 			"             [--pool RECORDS (1048576)] [--seed N] [--sndbuf BYTES]\n"
+			"             [--mark SECONDS]  (print \"mark records=N\" then, for\n"
+			"                               a benchmark to sample the collector)\n"
 			"Sends NetFlow v9, 30 IPv4 records a packet, to 127.0.0.1:PORT.\n");
 	exit(2);
 }
@@ -352,6 +355,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->seed = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "--sndbuf"))
 			o->sndbuf = atoi(v);
+		else if (!strcmp(k, "--mark"))
+			o->mark = atof(v);
 		else
 			usage();
 	}
@@ -435,6 +440,12 @@ int main(int argc, char **argv)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
 			;
 		double el = now_s() - t0;
+		if (o.mark > 0 && el >= o.mark) {
+			printf("mark records=%llu seconds=%.3f\n",
+			       (unsigned long long)(sent * RECS_PER_PKT), el);
+			fflush(stdout);
+			o.mark = 0;
+		}
 		uint64_t due = (uint64_t)(el * pps);
 		if (due > want_pkts)
 			due = want_pkts;
