@@ -32,6 +32,13 @@ enum ng_sampling_source {
 	NG_SAMPLING_SOURCE_COUNT
 };
 
+/* What a record stands for (sFlow distinguishes sampled packets that were
+ * forwarded from packets the device dropped). */
+enum ng_sample_kind {
+	NG_SAMPLE_FLOW = 0,    /* a flow record, or an sFlow sample of a forwarded packet */
+	NG_SAMPLE_DISCARD = 1, /* sFlow: a discarded packet (event, or output format 1) */
+};
+
 /* Flow direction (IE 61 flowDirection). */
 enum ng_direction {
 	NG_DIR_UNKNOWN = 0xff,
@@ -82,7 +89,18 @@ typedef struct ng_flow {
 	uint8_t dst_mask;        /* IE 13 / 30 */
 	uint8_t sampling_source; /* enum ng_sampling_source */
 	uint8_t flow_version;    /* export protocol: 1, 5, 7, 9, 10 (IPFIX), 0x50 sFlow */
-	uint8_t pad_[3];
+	uint8_t inner_protocol;  /* sFlow header: protocol inside VXLAN/GRE/IP-in-IP, 0 none */
+	uint8_t sample_kind;     /* enum ng_sample_kind */
+	uint8_t pad_[1];
+
+	/* sFlow (docs/sflow.md); zero for NetFlow/IPFIX */
+	uint64_t l2_bytes;       /* IE 352 layer2OctetDeltaCount: frame length × rate */
+	uint8_t agent_addr[16];  /* sFlow agent address from the datagram header */
+	uint8_t inner_src_addr[16]; /* inner (tunnelled) source address, IPv4-mapped */
+	uint8_t inner_dst_addr[16]; /* inner (tunnelled) destination address */
+	uint32_t discard_reason; /* sFlow drop reason (ICMP unreachable code, 256+) when discarded */
+	uint16_t inner_src_port; /* inner transport source port */
+	uint16_t inner_dst_port; /* inner transport destination port */
 } ng_flow;
 
 /*

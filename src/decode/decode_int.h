@@ -225,6 +225,7 @@ struct ng_decoder {
 	struct ng_domain *last_dom; /* lookup cache */
 	uint64_t now;               /* latest time_received seen */
 	struct ng_tfield *scratch;  /* NG_MAX_FIELDS fields being parsed */
+	struct ng_sflow *sflow;     /* sflow.c state, created on the first sFlow datagram */
 };
 
 /* A set is at most 65535 bytes and a field specifier at least 4. */

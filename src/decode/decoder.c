@@ -6,10 +6,11 @@
  *   - 16-bit version 9: NetFlow v9, RFC 3954 §5.1 (netflow_v9.c);
  *   - 16-bit version 10: IPFIX, RFC 7011 §3.1 (ipfix.c);
  *   - 32-bit version 5 (00 00 00 05): sFlow v5 (sflow.org sFlow v5 §"sFlow
- *     Datagram"): not decoded yet, counted as `unsupported`.
+ *     Datagram"), sflow.c.
  * Anything else is counted as UNKNOWN_VERSION for the exporter.
  */
 #include "decode/decode_int.h"
+#include "decode/sflow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,7 @@ void ng_decoder_free(ng_decoder *d)
 		return;
 	ng_tpl_free_all(d);
 	ng_held_free_all(d);
+	ng_sflow_free(d);
 	for (struct ng_domain *m = d->dom_all, *n; m; m = n) {
 		n = m->all_next;
 		free(m);
@@ -282,25 +284,6 @@ uint64_t *ng_ent_counter(ng_decoder *d, uint32_t pen, uint16_t ie)
 	return &e->count;
 }
 
-/* sFlow v5 (sflow.org, "sFlow Version 5", datagram header): version is a
- * 32-bit 5.  Decoding is a later issue; the datagram is only counted, under
- * the agent's sub-agent ID when the header is long enough to hold it. */
-static void count_sflow(ng_decoder *d, const ng_datagram *dg)
-{
-	uint32_t sub = 0;
-	if (dg->len >= 8) {
-		uint32_t at = ng_rd32(dg->data + 4); /* 1 = IPv4, 2 = IPv6 */
-		size_t off = at == 1 ? 12 : at == 2 ? 24 : 0;
-		if (off && dg->len >= off + 4)
-			sub = ng_rd32(dg->data + off);
-	}
-	struct ng_domain *dom = ng_domain_get(d, dg->exporter, sub);
-	if (!dom)
-		return;
-	ng_domain_seen(dom, dg, dg->len, 0x50);
-	dom->st.unsupported++;
-}
-
 /* Counts one export message of `len` bytes from `dg` in `dom`. */
 void ng_domain_seen(struct ng_domain *dom, const ng_datagram *dg, size_t len, uint8_t version)
 {
@@ -337,8 +320,7 @@ size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	case 10: return ng_decode_ipfix(d, dg, out);
 	case 0:
 		if (dg->len >= 4 && ng_rd16(dg->data + 2) == 5) {
-			count_sflow(d, dg);
-			return 0;
+			return ng_decode_sflow(d, dg, out); /* sflow.c */
 		}
 		break;
 	default: break;

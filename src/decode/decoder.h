@@ -47,7 +47,14 @@ typedef struct ng_datagram {
 	X(RECORD_TRUNCATED, "record_truncated", "data record cut short, variable-length field past the set") \
 	X(FIELD_LENGTH, "field_length", "field length impossible for its information element") \
 	X(HELD_DROPPED, "held_dropped", "data set held for a missing template dropped (overflow or age)") \
-	X(SFLOW_BAD, "sflow_bad", "sFlow datagram or sample malformed")
+	X(SFLOW_BAD, "sflow_bad", "sFlow datagram or sample malformed")                 \
+	X(SFLOW_HEADER_SHORT, "sflow_header_short", "sFlow datagram shorter than its header, or bad agent address type") \
+	X(SFLOW_SAMPLE_BAD, "sflow_sample_bad", "sFlow sample longer than the datagram or shorter than its fields") \
+	X(SFLOW_RECORD_BAD, "sflow_record_bad", "sFlow flow/counter record longer than its sample or shorter than its fields") \
+	X(SFLOW_SAMPLES_LEFT, "sflow_samples_left", "sFlow datagram ended before num_samples samples") \
+	X(PKT_HEADER_CUT_IP, "pkt_header_cut_ip", "sampled packet header cut before the end of the IP header") \
+	X(PKT_HEADER_CUT_L4, "pkt_header_cut_l4", "sampled packet header cut before the transport ports/flags") \
+	X(PKT_HEADER_BAD, "pkt_header_bad", "sampled packet header malformed (IHL < 5, bad extension header)")
 
 enum ng_decode_error {
 #define X(id, name, doc) NG_DERR_##id,
@@ -80,6 +87,10 @@ typedef struct ng_exporter_stats {
 	uint64_t first_seen, last_seen; /* ms since the epoch */
 	uint32_t sampling_rate;       /* last rate seen in this domain */
 	uint8_t sampling_source;
+	/* sFlow (domain = sub-agent ID); `lost` counts lost datagrams */
+	uint64_t lost_samples;        /* sequence gaps of flow/counter samples per source_id */
+	uint64_t counter_samples;     /* counter samples decoded */
+	uint64_t discards;            /* discarded-packet events and samples */
 } ng_exporter_stats;
 
 typedef struct ng_decoder ng_decoder;
@@ -124,6 +135,73 @@ void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum);
  */
 int ng_decoder_save(const ng_decoder *d, const char *path);
 int ng_decoder_load(ng_decoder *d, const char *path);
+
+/*
+ * sFlow counter samples (sflow.org "sFlow Version 5" counters_sample and
+ * expanded_counters_sample; records: generic interface 0:1, Ethernet 0:2,
+ * host 0:2003/2004/2005/2006).  ng_decode keeps the counter samples of the
+ * datagrams it decodes in the decoder (up to NG_COUNTER_PENDING_MAX; more
+ * are dropped and counted) until ng_decoder_take_counters hands them out.
+ * `parts` says which record groups were present; absent ones are zero.
+ */
+enum ng_counter_part {
+	NG_CTR_IF = 1,        /* generic interface counters (record 1) */
+	NG_CTR_ETH = 2,       /* Ethernet interface counters (record 2) */
+	NG_CTR_HOST_CPU = 4,  /* host_cpu (2003) */
+	NG_CTR_HOST_MEM = 8,  /* host_memory (2004) */
+	NG_CTR_HOST_DISK = 16, /* host_disk_io (2005) */
+	NG_CTR_HOST_NET = 32, /* host_net_io (2006) */
+};
+
+typedef struct ng_counter_sample {
+	uint64_t time_received;   /* ms since the epoch, collector clock */
+	uint8_t exporter[16];     /* datagram source, IPv4-mapped */
+	uint8_t agent[16];        /* agent address of the datagram header */
+	uint32_t sub_agent;
+	uint32_t source_type;     /* sFlowDataSource type: 0 ifIndex, 1 VLAN, 2 entity */
+	uint32_t source_index;    /* ifIndex (type 0) */
+	uint32_t seq;             /* sample sequence number */
+	uint32_t uptime_ms;       /* agent's sysUptime of the datagram */
+	uint32_t parts;           /* enum ng_counter_part bits */
+	/* generic interface counters (RFC 2863 ifTable/ifXTable) */
+	uint32_t if_index, if_type;
+	uint64_t if_speed;        /* bits per second */
+	uint32_t if_direction;    /* 0 unknown, 1 full, 2 half, 3 in, 4 out */
+	uint32_t if_status;       /* bit 0 admin up, bit 1 oper up */
+	uint64_t in_octets, out_octets;
+	uint32_t in_ucast, in_mcast, in_bcast, in_discards, in_errors, in_unknown;
+	uint32_t out_ucast, out_mcast, out_bcast, out_discards, out_errors, promisc;
+	/* Ethernet (RFC 2358 dot3StatsTable): alignment, FCS, single/multiple
+	 * collision, SQE, deferred, late, excessive, internal MAC tx errors,
+	 * carrier sense, frame too long, internal MAC rx errors, symbol errors */
+	uint32_t eth[13];
+	/* host counters (sflow.org "sFlow Host Structures") */
+	float load_one, load_five, load_fifteen;
+	uint32_t cpu_num, cpu_speed_mhz, host_uptime_s;
+	uint32_t cpu_user_ms, cpu_system_ms, cpu_idle_ms;
+	uint64_t mem_total, mem_free;              /* bytes */
+	uint64_t disk_total, disk_free, disk_bytes_read, disk_bytes_written;
+	uint64_t net_bytes_in, net_bytes_out;
+	uint32_t net_pkts_in, net_pkts_out;
+} ng_counter_sample;
+
+/* A growable array of counter samples; the batch owns `s`. */
+typedef struct ng_counter_batch {
+	ng_counter_sample *s;
+	size_t n, cap;
+} ng_counter_batch;
+
+#define NG_COUNTER_PENDING_MAX 65536
+
+/* Appends the counter samples decoded since the last call to `out` (which
+ * grows as needed) and forgets them.  Returns the number appended (0 also
+ * when out of memory: the samples stay pending). */
+size_t ng_decoder_take_counters(ng_decoder *d, ng_counter_batch *out);
+
+/* Counter samples dropped because nobody took them in time. */
+uint64_t ng_decoder_counters_dropped(const ng_decoder *d);
+
+void ng_counter_batch_free(ng_counter_batch *b);
 
 /* Enterprise-specific elements seen, per (PEN, IE): calls `fn` for each. */
 void ng_decoder_foreach_enterprise(const ng_decoder *d,
