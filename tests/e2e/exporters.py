@@ -26,6 +26,9 @@ tshark's reading of the traffic capture:
     stamped flows with its own clock, or got the exporter's uptime
     arithmetic wrong (softflowd reading a file sends FIRST_SWITCHED values
     "above" sysUptime, i.e. negative offsets), is caught.
+    Every record's own flow_start <= flow_end lie inside the capture's window
+    ± 1 s too.  (1 s: NetFlow v9's header carries whole UNIX seconds, so a
+    v9 collector's absolute times are up to 1 s early, RFC 3954 §5.1.)
   - flow_version is the protocol the exporter spoke.
 
 ICMP has no ports.  Both exporters put type and code in the destination
@@ -213,6 +216,15 @@ def compare(expected, got, records, version):
                                 f"nagare {ms_str(g[2])}..{ms_str(g[3])} "
                                 f"(start off by {(g[2] - e[2]) / 1000:+.3f} s, "
                                 f"end {(g[3] - e[3]) / 1000:+.3f} s)"))
+    # Every record on its own: start <= end, both inside the capture's window.
+    first = min(v[2] for v in expected.values()) - TIME_SLACK_MS
+    last = max(v[3] for v in expected.values()) + TIME_SLACK_MS
+    for r in records:
+        s, e = parse_time_ms(r["flow_start"]), parse_time_ms(r["flow_end"])
+        if not (first <= s <= e <= last):
+            problems.append((record_key(r), f"record outside the capture window "
+                             f"{ms_str(first)}..{ms_str(last)} (±1 s): "
+                             f"{r['flow_start']}..{r['flow_end']}"))
     versions = collections.Counter(int(r.get("flow_version", 0)) for r in records)
     if set(versions) != {version}:
         problems.append((None, f"flow_version: expected {version}, stored {dict(versions)}"))
