@@ -389,6 +389,15 @@ static int agg_flush(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 	return c->either >= 0 ? agg_block(c, b, idx, n, true) : 0;
 }
 
+/* A listing that holds its first `limit` flows needs no segment whose
+ * rows all start at or after the latest kept one: they would come after
+ * it.  (Totals then cover the segments read, as nfdump's do with -c.) */
+static bool want_segment(const ng_segment_info *s, void *arg)
+{
+	const run_ctx *c = arg;
+	return !(c->q->limit && c->nlist == c->q->limit && s->start_min >= c->list[0].flow_start);
+}
+
 static int on_batch(const ng_column_batch *b, void *arg)
 {
 	run_ctx *c = arg;
@@ -585,7 +594,9 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 		}
 	}
 	res->first = UINT64_MAX;
-	int rc = ng_store_scan(dir, q->from_ms, q->to_ms, cols, on_batch, &c, &res->scan);
+	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
+			   .fn = on_batch, .want = q->nkeys ? NULL : want_segment, .arg = &c};
+	int rc = ng_store_scan_opts(dir, &so, &res->scan);
 	if (rc == -1) {
 		snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir, dir);
 	} else if (c.oom) {

@@ -26,6 +26,7 @@
 typedef struct scan_ctx {
 	uint64_t from, to, columns;
 	int (*fn)(const ng_column_batch *b, void *arg);
+	bool (*want)(const ng_segment_info *s, void *arg);
 	void *arg;
 	ng_scan_stats *st;
 	ng_seg_reader rd;
@@ -170,6 +171,10 @@ static int scan_segment(scan_ctx *c, const char *path, const dir_entry *e)
 		c->st->segments_skipped++;
 		return 0;
 	}
+	if (c->want && !c->want(&(ng_segment_info){path, e->a, e->b}, c->arg)) {
+		c->st->segments_skipped++;
+		return 0;
+	}
 	char err[256];
 	if (ng_seg_open(&c->rd, path, err, sizeof err)) {
 		report(c, path, err);
@@ -257,8 +262,7 @@ static int walk(scan_ctx *c, const char *path, int level, unsigned parts[4])
 	return rc;
 }
 
-int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,
-		  int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st)
+int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st)
 {
 	ng_scan_stats local;
 	if (!st)
@@ -269,13 +273,21 @@ int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t co
 	if ((size_t)snprintf(path, sizeof path, "%s/flows", dir) >= sizeof path ||
 	    stat(path, &sb) || !S_ISDIR(sb.st_mode))
 		return -1;
-	scan_ctx c = {.from = from_ms, .to = to_ms, .columns = columns, .fn = fn, .arg = arg,
-		      .st = st};
+	scan_ctx c = {.from = o->from_ms, .to = o->to_ms, .columns = o->columns, .fn = o->fn,
+		      .want = o->want, .arg = o->arg, .st = st};
 	ng_seg_reader_init(&c.rd);
 	unsigned parts[4] = {0};
-	int rc = from_ms < to_ms ? walk(&c, path, 0, parts) : 0;
+	int rc = c.from < c.to ? walk(&c, path, 0, parts) : 0;
 	ng_seg_reader_free(&c.rd);
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		free(c.col[f]);
 	return rc;
+}
+
+int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,
+		  int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st)
+{
+	ng_scan_opts o = {.from_ms = from_ms, .to_ms = to_ms, .columns = columns, .fn = fn,
+			  .arg = arg};
+	return ng_store_scan_opts(dir, &o, st);
 }

@@ -102,6 +102,28 @@ typedef struct ng_scan_stats {
 int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,
 		  int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st);
 
+/* What a scan knows of a segment before opening it (from its file name:
+ * the first and last row's flow_start). */
+typedef struct ng_segment_info {
+	const char *path;
+	uint64_t start_min, start_max; /* ms */
+} ng_segment_info;
+
+/* ng_store_scan with more control.  Zero fields take the defaults. */
+typedef struct ng_scan_opts {
+	uint64_t from_ms, to_ms; /* flow_start in [from, to) */
+	uint64_t columns;        /* NG_COL bits; flow_start always */
+	int (*fn)(const ng_column_batch *b, void *arg);
+	/* Optional: called, in scan order, for each segment that overlaps
+	 * the range, before it is opened.  Returns true to read it, false to
+	 * skip it (counted in segments_skipped): e.g. a listing that already
+	 * holds its first N flows skips later segments. */
+	bool (*want)(const ng_segment_info *s, void *arg);
+	void *arg;
+} ng_scan_opts;
+
+int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st);
+
 /* Path of the store's state directory ("DIR/state"), created when absent.
  * Writes into buf[len]; returns buf or NULL when it cannot be created. */
 char *ng_store_state_dir(const char *dir, char *buf, size_t len);
