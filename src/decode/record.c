@@ -54,6 +54,14 @@ static uint64_t ntp_to_ms(uint64_t v)
 	return (sec - 2208988800u) * 1000 + ((frac * 1000) >> 32);
 }
 
+static inline bool zero16(const uint8_t *q)
+{
+	uint64_t a, b;
+	memcpy(&a, q, 8);
+	memcpy(&b, q + 8, 8);
+	return (a | b) == 0;
+}
+
 static inline void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f,
 			 struct rec_ctx *c)
 {
@@ -64,12 +72,15 @@ static inline void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *
 	case NG_A_PKTS_TOTAL: c->pkts_total = ng_rduint(q, len); c->have |= H_PKTS_TOTAL; break;
 	case NG_A_OUT_BYTES: c->out_bytes = ng_rduint(q, len); c->have |= H_OUT_BYTES; break;
 	case NG_A_OUT_PKTS: c->out_pkts = ng_rduint(q, len); c->have |= H_OUT_PKTS; break;
-	case NG_A_SRC4: ng_addr_from_v4(f->src_addr, q); f->ip_version = 4; break;
-	case NG_A_DST4: ng_addr_from_v4(f->dst_addr, q); f->ip_version = 4; break;
+	/* Templates holding both IPv4 and IPv6 address fields send the unused
+	 * family as zeros (seen from Cisco IOS XR, nProbe): a zero address
+	 * never overwrites one already read. */
+	case NG_A_SRC4: if (ng_rd32(q)) { ng_addr_from_v4(f->src_addr, q); f->ip_version = 4; } break;
+	case NG_A_DST4: if (ng_rd32(q)) { ng_addr_from_v4(f->dst_addr, q); f->ip_version = 4; } break;
 	case NG_A_NH4: ng_addr_from_v4(f->next_hop, q); c->have |= H_NH; break;
 	case NG_A_BGPNH4: ng_addr_from_v4(c->bgpnh, q); c->have |= H_BGPNH; break;
-	case NG_A_SRC6: memcpy(f->src_addr, q, 16); f->ip_version = 6; break;
-	case NG_A_DST6: memcpy(f->dst_addr, q, 16); f->ip_version = 6; break;
+	case NG_A_SRC6: if (!zero16(q)) { memcpy(f->src_addr, q, 16); f->ip_version = 6; } break;
+	case NG_A_DST6: if (!zero16(q)) { memcpy(f->dst_addr, q, 16); f->ip_version = 6; } break;
 	case NG_A_NH6: memcpy(f->next_hop, q, 16); c->have |= H_NH; break;
 	case NG_A_BGPNH6: memcpy(c->bgpnh, q, 16); c->have |= H_BGPNH; break;
 	case NG_A_SRC_PORT: f->src_port = (uint16_t)ng_rduint(q, len); break;
