@@ -89,6 +89,7 @@ struct collect {
 	FILE *json;
 	const char *json_name;
 	ng_flow_batch batch;
+	ng_counter_batch counters; /* sFlow counter samples: taken, not stored yet */
 	ng_exporters_file base; /* counters of earlier runs, from exporters.json */
 	uint64_t started_ms;
 	uint64_t append_lost;   /* rows the writer could not take (out of memory) */
@@ -341,6 +342,12 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 		now = ng_now_ms();
 		if (now >= next_expire) {
 			ng_decoder_expire(c->dec, now);
+			/* No sink for sFlow counter samples yet: take them so the
+			 * decoder does not hold (and then count as dropped) up
+			 * to NG_COUNTER_PENDING_MAX of them; the exporter stats
+			 * still count them (counter_samples). */
+			c->counters.n = 0;
+			ng_decoder_take_counters(c->dec, &c->counters);
 			if (c->json)
 				fflush(c->json);
 			next_expire = now + 1000;
@@ -429,6 +436,7 @@ static void close_all(struct collect *c)
 	ng_decoder_free(c->dec);
 	ng_exporters_free(&c->base);
 	ng_flow_batch_free(&c->batch);
+	ng_counter_batch_free(&c->counters);
 }
 
 static void install_signals(void)

@@ -85,6 +85,10 @@ static void print_stats(const ng_exporter_stats *s, void *arg)
 		s->records, s->options_records, s->templates, s->template_misses, s->held, s->lost);
 	if (s->unsupported)
 		fprintf(stderr, ", not decoded (protocol not supported yet) %" PRIu64, s->unsupported);
+	if (s->counter_samples || s->lost_samples || s->discards)
+		fprintf(stderr,
+			", counter samples %" PRIu64 ", lost samples %" PRIu64 ", discards %" PRIu64,
+			s->counter_samples, s->lost_samples, s->discards);
 	fputc('\n', stderr);
 	int any = 0;
 	for (int i = 0; i < NG_DERR_COUNT; i++) {

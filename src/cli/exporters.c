@@ -71,8 +71,11 @@ static void put_row(FILE *f, const ng_exporter_stats *s)
 	put_time(f, "first_seen", s->first_seen);
 	fputc(',', f);
 	put_time(f, "last_seen", s->last_seen);
-	fprintf(f, ",\"sampling_rate\":%" PRIu32 ",\"sampling_source\":\"%s\"}", s->sampling_rate,
-		ng_sampling_source_name(s->sampling_source));
+	fprintf(f,
+		",\"sampling_rate\":%" PRIu32 ",\"sampling_source\":\"%s\",\"lost_samples\":%" PRIu64
+		",\"counter_samples\":%" PRIu64 ",\"discards\":%" PRIu64 "}",
+		s->sampling_rate, ng_sampling_source_name(s->sampling_source), s->lost_samples,
+		s->counter_samples, s->discards);
 }
 
 static void put_file(FILE *f, const ng_exporters_file *x)
@@ -325,6 +328,9 @@ static bool row_member(struct rd *r, const char *k, void *arg)
 		{"template_misses", &s->template_misses},
 		{"held", &s->held},
 		{"unsupported", &s->unsupported},
+		{"lost_samples", &s->lost_samples},
+		{"counter_samples", &s->counter_samples},
+		{"discards", &s->discards},
 		{"first_seen_ms", &s->first_seen},
 		{"last_seen_ms", &s->last_seen},
 	};
@@ -462,6 +468,9 @@ static void add_row(ng_exporter_stats *d, const ng_exporter_stats *s)
 	d->template_misses += s->template_misses;
 	d->held += s->held;
 	d->unsupported += s->unsupported;
+	d->lost_samples += s->lost_samples;
+	d->counter_samples += s->counter_samples;
+	d->discards += s->discards;
 	for (int i = 0; i < NG_DERR_COUNT; i++)
 		d->errors[i] += s->errors[i];
 	if (s->first_seen && (!d->first_seen || s->first_seen < d->first_seen))

@@ -16,7 +16,9 @@
  *       "held":…,"unsupported":…,"errors":{"<name>":…, …every error…},
  *       "errors_total":…,"first_seen":"…","first_seen_ms":…,
  *       "last_seen":"…","last_seen_ms":…,"sampling_rate":…,
- *       "sampling_source":"…"}, …]}
+ *       "sampling_source":"…","lost_samples":…,"counter_samples":…,
+ *       "discards":…}, …]}
+ * (lost_samples, counter_samples, discards: sFlow only, see decoder.h)
  *
  * Counters are totals over the collector's life in this store: at start,
  * collect reads the previous file and adds its counters to the new ones.

@@ -102,6 +102,10 @@ static void print_table(const ng_exporters_file *f)
 		       s->packets, s->records, s->lost, s->template_misses,
 		       ng_exporter_errors_total(s), ago(s->last_seen, now, seen, sizeof seen));
 		print_errors(s);
+		if (s->counter_samples || s->lost_samples || s->discards)
+			printf("    sFlow: counter samples %" PRIu64 ", lost samples %" PRIu64
+			       ", discards %" PRIu64 "\n",
+			       s->counter_samples, s->lost_samples, s->discards);
 	}
 	printf("\nsockets: %" PRIu64 " datagrams received, %" PRIu64 " dropped by the kernel",
 	       f->listener.datagrams, f->listener.drops);

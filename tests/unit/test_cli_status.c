@@ -50,6 +50,9 @@ static ng_exporter_stats row(const char *addr, uint32_t domain, uint8_t version,
 	s.last_seen = UINT64_C(1700000060123);
 	s.sampling_rate = 512;
 	s.sampling_source = NG_SAMPLING_OPTIONS;
+	s.lost_samples = 6;
+	s.counter_samples = 7;
+	s.discards = 8;
 	return s;
 }
 
@@ -166,6 +169,7 @@ static void test_status_command(void **state)
 	assert_non_null(strstr(out, "192.0.2.9"));
 	assert_non_null(strstr(out, "IPFIX"));
 	assert_non_null(strstr(out, "errors: set_overrun 4 held_dropped 1"));
+	assert_non_null(strstr(out, "sFlow: counter samples 7, lost samples 6, discards 8"));
 	assert_non_null(strstr(out, ": 1 segments, "));
 
 	snprintf(args, sizeof args, "--store %s --format json", dir);
