@@ -96,21 +96,31 @@ static bool wait_ready(const char *log, pid_t pid)
 	return false;
 }
 
-static pid_t start_collector(const char *bin, const char *store, uint16_t port, const char *log)
+static pid_t start_collector_at(const char *bin, const char *store, const char *listen,
+				const char *json, const char *log)
 {
-	char listen[64];
-	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 2);
 		dup2(fd, 1);
-		execl(bin, bin, "collect", "--store", store, "--listen", listen, "--stats-interval",
-		      "1", (char *)NULL);
+		if (json)
+			execl(bin, bin, "collect", "--store", store, "--listen", listen, "--json",
+			      json, (char *)NULL);
+		else
+			execl(bin, bin, "collect", "--store", store, "--listen", listen,
+			      "--stats-interval", "1", (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t start_collector(const char *bin, const char *store, uint16_t port, const char *log)
+{
+	char listen[64];
+	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
+	return start_collector_at(bin, store, listen, NULL, log);
 }
 
 /* Sends each v5 packet of the file as one datagram (size 24 + 48 × count). */
@@ -265,6 +275,66 @@ static void test_collect_v5_end_to_end(void **state)
 	rm_rf(dir);
 }
 
+/* IPv6 transport and --json: the v5 packets sent from ::1 to [::1]:PORT
+ * come out as 30 NDJSON lines naming the exporter ::1. */
+static void test_collect_ipv6_json(void **state)
+{
+	(void)state;
+	const char *bin = getenv("NG_BIN"), *td = getenv("NG_TESTDATA");
+	char input[4096];
+	snprintf(input, sizeof input, "%s/captures/graylog2-server_raw/netflow-v5-1.dat",
+		 td ? td : "");
+	if (!bin || access(bin, X_OK) != 0 || !td || access(input, R_OK) != 0) {
+		print_message("skipped: needs NG_BIN (the nagare binary) and NG_TESTDATA\n");
+		skip();
+	}
+	static uint8_t v5[4096];
+	FILE *f = fopen(input, "rb");
+	assert_non_null(f);
+	size_t v5len = fread(v5, 1, sizeof v5, f);
+	fclose(f);
+	char dir[] = "/tmp/ng_test_collect_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char store[4200], log[4300], json[4300], listen[64];
+	snprintf(store, sizeof store, "%s/store", dir);
+	snprintf(log, sizeof log, "%s/collect.log", dir);
+	snprintf(json, sizeof json, "%s/flows.ndjson", dir);
+	/* a free port on ::1 */
+	int fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	socklen_t al = sizeof a;
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	getsockname(fd, (struct sockaddr *)&a, &al);
+	close(fd);
+	uint16_t port = ntohs(a.sin6_port);
+	snprintf(listen, sizeof listen, "[::1]:%u", port);
+	pid_t pid = start_collector_at(bin, store, listen, json, log);
+	assert_true(wait_ready(log, pid));
+	fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	for (size_t off = 0; off + 24 <= v5len;) {
+		size_t plen = 24 + (size_t)(v5[off + 2] << 8 | v5[off + 3]) * 48;
+		assert_int_equal(sendto(fd, v5 + off, plen, 0, (struct sockaddr *)&a, sizeof a),
+				 (ssize_t)plen);
+		off += plen;
+	}
+	close(fd);
+	sleep_ms(300);
+	kill(pid, SIGTERM);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	size_t len;
+	char *js = slurp(json, &len);
+	assert_non_null(js);
+	size_t lines = 0;
+	for (char *p = js; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 30);
+	assert_non_null(strstr(js, "\"exporter\":\"::1\""));
+	assert_non_null(strstr(js, "\"src_addr\":\"10.0.2.2\""));
+	rm_rf(dir);
+}
+
 /* Usage errors exit 2 with the documented wording. */
 static void test_collect_usage(void **state)
 {
@@ -297,6 +367,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_collect_v5_end_to_end),
+		cmocka_unit_test(test_collect_ipv6_json),
 		cmocka_unit_test(test_collect_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
