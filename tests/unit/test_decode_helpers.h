@@ -29,13 +29,13 @@ struct th_pkts {
 	size_t n;
 };
 
-static const char *th_testdata(void)
+static __attribute__((unused)) const char *th_testdata(void)
 {
 	return getenv("NG_TESTDATA");
 }
 
 /* NG_TESTDATA/captures/rel, or NULL when NG_TESTDATA is unset. */
-static char *th_path(const char *rel)
+static __attribute__((unused)) char *th_path(const char *rel)
 {
 	const char *root = th_testdata();
 	if (!root)
@@ -46,7 +46,7 @@ static char *th_path(const char *rel)
 	return s;
 }
 
-static uint8_t *th_read(const char *path, size_t *len)
+static __attribute__((unused)) uint8_t *th_read(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -64,7 +64,7 @@ static uint8_t *th_read(const char *path, size_t *len)
 	return p;
 }
 
-static uint32_t th_u32(const uint8_t *p, int le)
+static __attribute__((unused)) uint32_t th_u32(const uint8_t *p, int le)
 {
 	return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 			    (uint32_t)p[3] << 24
@@ -73,7 +73,7 @@ static uint32_t th_u32(const uint8_t *p, int le)
 }
 
 /* Adds the UDP payload of one Ethernet frame (if it is one) to `out`. */
-static void th_frame(struct th_pkts *out, const uint8_t *f, size_t n, uint64_t ts_ms)
+static __attribute__((unused)) void th_frame(struct th_pkts *out, const uint8_t *f, size_t n, uint64_t ts_ms)
 {
 	size_t o = 12;
 	if (n < 14)
@@ -114,7 +114,7 @@ static void th_frame(struct th_pkts *out, const uint8_t *f, size_t n, uint64_t t
 }
 
 /* Reads the UDP payloads of a pcap or pcapng file (Ethernet link type). */
-static int th_pcap(const char *path, struct th_pkts *out)
+static __attribute__((unused)) int th_pcap(const char *path, struct th_pkts *out)
 {
 	size_t n;
 	uint8_t *b = th_read(path, &n);
@@ -160,7 +160,7 @@ static int th_pcap(const char *path, struct th_pkts *out)
 	return 0;
 }
 
-static void th_pkts_free(struct th_pkts *k)
+static __attribute__((unused)) void th_pkts_free(struct th_pkts *k)
 {
 	for (size_t i = 0; i < k->n; i++)
 		free(k->p[i].data);
@@ -172,7 +172,7 @@ static void th_pkts_free(struct th_pkts *k)
 /* Decodes every packet of a capture (or one raw payload file, exporter
  * 0.0.0.0, time 0) into `out`.  Returns records appended, -1 when the file
  * cannot be read. */
-static long th_decode_file(ng_decoder *d, const char *rel, ng_flow_batch *out)
+static __attribute__((unused)) long th_decode_file(ng_decoder *d, const char *rel, ng_flow_batch *out)
 {
 	char *path = th_path(rel);
 	if (!path)
@@ -206,14 +206,14 @@ static long th_decode_file(ng_decoder *d, const char *rel, ng_flow_batch *out)
 }
 
 /* Sum of one error over all exporters. */
-static uint64_t th_errors(const ng_decoder *d, enum ng_decode_error e)
+static __attribute__((unused)) uint64_t th_errors(const ng_decoder *d, enum ng_decode_error e)
 {
 	ng_exporter_stats s;
 	ng_decoder_totals(d, &s);
 	return s.errors[e];
 }
 
-static const char *th_addr(const uint8_t a[16])
+static __attribute__((unused)) const char *th_addr(const uint8_t a[16])
 {
 	static char buf[4][NG_ADDR_STRLEN];
 	static int i;
