@@ -221,4 +221,107 @@ static __attribute__((unused)) const char *th_addr(const uint8_t a[16])
 	return ng_addr_format(a, buf[i]);
 }
 
+/* ---- packet builder for synthetic exports ---- */
+
+struct tb {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static __attribute__((unused)) void tb_u8(struct tb *t, uint8_t v)
+{
+	t->b[t->n++] = v;
+}
+
+static __attribute__((unused)) void tb_u16(struct tb *t, uint16_t v)
+{
+	tb_u8(t, (uint8_t)(v >> 8));
+	tb_u8(t, (uint8_t)v);
+}
+
+static __attribute__((unused)) void tb_u32(struct tb *t, uint32_t v)
+{
+	tb_u16(t, (uint16_t)(v >> 16));
+	tb_u16(t, (uint16_t)v);
+}
+
+static __attribute__((unused)) void tb_u64(struct tb *t, uint64_t v)
+{
+	tb_u32(t, (uint32_t)(v >> 32));
+	tb_u32(t, (uint32_t)v);
+}
+
+static __attribute__((unused)) void tb_bytes(struct tb *t, const void *p, size_t n)
+{
+	memcpy(t->b + t->n, p, n);
+	t->n += n;
+}
+
+static __attribute__((unused)) void tb_v4(struct tb *t, uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	tb_u8(t, a), tb_u8(t, b), tb_u8(t, c), tb_u8(t, d);
+}
+
+static __attribute__((unused)) void tb_patch16(struct tb *t, size_t at, uint16_t v)
+{
+	t->b[at] = (uint8_t)(v >> 8);
+	t->b[at + 1] = (uint8_t)v;
+}
+
+/* Starts a set/flowset with `id`; returns its offset for tb_set_end. */
+static __attribute__((unused)) size_t tb_set(struct tb *t, uint16_t id)
+{
+	size_t at = t->n;
+	tb_u16(t, id);
+	tb_u16(t, 0);
+	return at;
+}
+
+static __attribute__((unused)) void tb_set_end(struct tb *t, size_t at)
+{
+	tb_patch16(t, at + 2, (uint16_t)(t->n - at));
+}
+
+/* IPFIX message header (RFC 7011 §3.1); the length is patched by
+ * tb_ipfix_end. */
+static __attribute__((unused)) void tb_ipfix(struct tb *t, uint32_t export_s, uint32_t seq,
+					     uint32_t domain)
+{
+	t->n = 0;
+	tb_u16(t, 10);
+	tb_u16(t, 0);
+	tb_u32(t, export_s);
+	tb_u32(t, seq);
+	tb_u32(t, domain);
+}
+
+static __attribute__((unused)) void tb_ipfix_end(struct tb *t)
+{
+	tb_patch16(t, 2, (uint16_t)t->n);
+}
+
+/* NetFlow v9 packet header (RFC 3954 §5.1). */
+static __attribute__((unused)) void tb_v9(struct tb *t, uint16_t count, uint32_t uptime,
+					  uint32_t secs, uint32_t seq, uint32_t source)
+{
+	t->n = 0;
+	tb_u16(t, 9);
+	tb_u16(t, count);
+	tb_u32(t, uptime);
+	tb_u32(t, secs);
+	tb_u32(t, seq);
+	tb_u32(t, source);
+}
+
+/* Decodes t's bytes as a datagram from 192.0.2.1 received at `now` ms. */
+static __attribute__((unused)) size_t tb_decode(ng_decoder *d, const struct tb *t, uint64_t now,
+						ng_flow_batch *out)
+{
+	ng_datagram dg = {.data = t->b, .len = t->n, .exporter_port = 2055,
+			  .time_received = now};
+	static const uint8_t ex[4] = {192, 0, 2, 1};
+	ng_addr_from_v4(dg.exporter, ex);
+	return ng_decode(d, &dg, out);
+}
+
 #endif
