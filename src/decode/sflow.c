@@ -405,9 +405,13 @@ static void flow_records(struct dgram *g, const uint8_t *p, size_t len, uint32_t
 				ng_count_error(g->dom, NG_DERR_SFLOW_RECORD_BAD);
 				break;
 			}
-			fs->have_switch = true;
-			f->src_vlan = (uint16_t)ng_rd32(p);
-			f->dst_vlan = (uint16_t)ng_rd32(p + 8);
+			/* agents send 0xFFFFFFFF (or any value past 4095) for "none" */
+			if (ng_rd32(p) <= 4095) {
+				fs->have_switch = true;
+				f->src_vlan = (uint16_t)ng_rd32(p);
+			}
+			if (ng_rd32(p + 8) <= 4095)
+				f->dst_vlan = (uint16_t)ng_rd32(p + 8);
 			break;
 		case 1002: rec_router(g, p, rlen, f); break;
 		case 1003: rec_gateway(g, p, rlen, f); break;
