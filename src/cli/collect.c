@@ -47,25 +47,25 @@
 #include "store/store.h"
 
 static const char collect_help[] =
-	"usage: nagare collect --store DIR [--listen ADDR:PORT]... [--json FILE|-]\n"
-	"                      [--stats-interval SECONDS]\n"
-	"\n"
-	"Receives NetFlow v1/v5/v7/v9, IPFIX and sFlow on UDP, decodes every record\n"
-	"and appends it to the flow store DIR (created when absent).  Segments are\n"
-	"flushed at least every 5 seconds; templates survive restarts\n"
-	"(DIR/state/templates); per-exporter counters go to DIR/state/exporters.json\n"
-	"(see 'nagare status').  SIGTERM or SIGINT stops it cleanly.\n"
-	"\n"
-	"  -s, --store DIR             flow store directory (required)\n"
-	"  -l, --listen ADDR:PORT      UDP address to listen on, repeatable:\n"
-	"                              0.0.0.0:2055 (IPv4), [::]:2055 (IPv6 and IPv4),\n"
-	"                              [::1]:2055, 127.0.0.1:2055, :2055 (every address)\n"
-	"                              default: :2055 :4739 :6343 :9995\n"
-	"  -j, --json FILE|-           also write every flow as NDJSON to FILE\n"
-	"                              (appended) or stdout\n"
-	"  -i, --stats-interval SECS   log counters and write exporters.json every\n"
-	"                              SECS seconds (default 60)\n"
-	"  -h, --help                  this help\n";
+    "usage: nagare collect --store DIR [--listen ADDR:PORT]... [--json FILE|-]\n"
+    "                      [--stats-interval SECONDS]\n"
+    "\n"
+    "Receives NetFlow v1/v5/v7/v9, IPFIX and sFlow on UDP, decodes every record\n"
+    "and appends it to the flow store DIR (created when absent).  Segments are\n"
+    "flushed at least every 5 seconds; templates survive restarts\n"
+    "(DIR/state/templates); per-exporter counters go to DIR/state/exporters.json\n"
+    "(see 'nagare status').  SIGTERM or SIGINT stops it cleanly.\n"
+    "\n"
+    "  -s, --store DIR             flow store directory (required)\n"
+    "  -l, --listen ADDR:PORT      UDP address to listen on, repeatable:\n"
+    "                              0.0.0.0:2055 (IPv4), [::]:2055 (IPv6 and IPv4),\n"
+    "                              [::1]:2055, 127.0.0.1:2055, :2055 (every address)\n"
+    "                              default: :2055 :4739 :6343 :9995\n"
+    "  -j, --json FILE|-           also write every flow as NDJSON to FILE\n"
+    "                              (appended) or stdout\n"
+    "  -i, --stats-interval SECS   log counters and write exporters.json every\n"
+    "                              SECS seconds (default 60)\n"
+    "  -h, --help                  this help\n";
 
 /* Set by the signal handler; read by the receive loop. */
 static volatile sig_atomic_t stop_requested;
@@ -90,9 +90,9 @@ struct collect {
 	const char *json_name;
 	ng_flow_batch batch;
 	ng_counter_batch counters; /* sFlow counter samples: taken, not stored yet */
-	ng_exporters_file base; /* counters of earlier runs, from exporters.json */
+	ng_exporters_file base;    /* counters of earlier runs, from exporters.json */
 	uint64_t started_ms;
-	uint64_t append_lost;   /* rows the writer could not take (out of memory) */
+	uint64_t append_lost; /* rows the writer could not take (out of memory) */
 	/* flush thread */
 	pthread_t flusher;
 	pthread_mutex_t mu;
@@ -114,12 +114,12 @@ struct collect_opts {
 static int parse_opts(int argc, char **argv, struct collect_opts *o)
 {
 	static const struct option opts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"listen", required_argument, NULL, 'l'},
-		{"json", required_argument, NULL, 'j'},
-		{"stats-interval", required_argument, NULL, 'i'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+	    {"store", required_argument, NULL, 's'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"json", required_argument, NULL, 'j'},
+	    {"stats-interval", required_argument, NULL, 'i'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0, 0, 0, 0},
 	};
 	int c;
 	optind = 0;
@@ -136,9 +136,9 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (errno || *end || v < 1 || v > 86400 || optarg[0] == '-')
 				return ng_usage_fail("collect",
-						     "--stats-interval '%s': give whole seconds, "
-						     "1 to 86400",
-						     optarg);
+				                     "--stats-interval '%s': give whole seconds, "
+				                     "1 to 86400",
+				                     optarg);
 			o->stats_interval = (unsigned)v;
 			break;
 		}
@@ -184,19 +184,19 @@ static void log_row(const ng_exporter_stats *s)
 	for (int i = 0; i < NG_DERR_COUNT && off < sizeof errs; i++)
 		if (s->errors[i])
 			off += (size_t)snprintf(errs + off, sizeof errs - off, " %s=%" PRIu64,
-						ng_decode_error_name(i), s->errors[i]);
+			                        ng_decode_error_name(i), s->errors[i]);
 	ng_info("exporter %s domain %" PRIu32 " %s: packets %" PRIu64 " records %" PRIu64
-		" lost %" PRIu64 " template_misses %" PRIu64 " errors %" PRIu64 "%s",
-		ng_addr_format(s->exporter, a), s->domain, ng_protocol_name(s->version), s->packets,
-		s->records, s->lost, s->template_misses, ng_exporter_errors_total(s), errs);
+	        " lost %" PRIu64 " template_misses %" PRIu64 " errors %" PRIu64 "%s",
+	        ng_addr_format(s->exporter, a), s->domain, ng_protocol_name(s->version), s->packets,
+	        s->records, s->lost, s->template_misses, ng_exporter_errors_total(s), errs);
 }
 
 static void log_counters(const ng_exporters_file *f)
 {
 	ng_info("received %" PRIu64 " datagrams (%" PRIu64 " bytes), kernel drops %" PRIu64
-		"; this run stored %" PRIu64 " rows in %" PRIu64 " segments",
-		f->listener.datagrams, f->listener.bytes, f->listener.drops, f->store.rows,
-		f->store.segments);
+	        "; this run stored %" PRIu64 " rows in %" PRIu64 " segments",
+	        f->listener.datagrams, f->listener.bytes, f->listener.drops, f->store.rows,
+	        f->store.segments);
 	for (size_t i = 0; i < f->n; i++)
 		log_row(&f->rows[i]);
 }
@@ -319,7 +319,7 @@ static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
 	}
 	if (c->json && ng_json_write_flows(c->json, c->batch.flows, c->batch.n) < 0) {
 		ng_error("writing NDJSON to %s: %s; NDJSON output stopped", c->json_name,
-			 strerror(errno));
+		         strerror(errno));
 		if (c->json != stdout)
 			fclose(c->json);
 		c->json = NULL;
@@ -381,7 +381,7 @@ static int open_all(struct collect *c, const struct collect_opts *o)
 	}
 	if (!ng_store_state_dir(o->store, state, sizeof state)) {
 		fprintf(stderr, "nagare collect: cannot create %s/state: %s\n", o->store,
-			strerror(errno));
+		        strerror(errno));
 		return -1;
 	}
 	snprintf(c->tpl_path, sizeof c->tpl_path, "%s/templates", state);
@@ -393,7 +393,7 @@ static int open_all(struct collect *c, const struct collect_opts *o)
 	}
 	if (ng_decoder_load(c->dec, c->tpl_path) < 0)
 		ng_warn("ignoring template state %s: %s (templates will be learnt again)",
-			c->tpl_path, strerror(errno));
+		        c->tpl_path, strerror(errno));
 	if (ng_exporters_load(c->exp_path, &c->base, err, sizeof err) < 0 && errno != ENOENT)
 		ng_warn("%s; counters start from zero", err);
 	c->lis = ng_listener_open(o->listen, o->nlisten, err, sizeof err);
@@ -406,7 +406,7 @@ static int open_all(struct collect *c, const struct collect_opts *o)
 		c->json = strcmp(o->json, "-") ? fopen(o->json, "a") : stdout;
 		if (!c->json) {
 			fprintf(stderr, "nagare collect: cannot write %s: %s\n", o->json,
-				strerror(errno));
+			        strerror(errno));
 			return -1;
 		}
 	}
@@ -420,10 +420,10 @@ static void announce(const struct collect *c)
 	for (size_t i = 0; i < ng_listener_count(c->lis) && off < sizeof names; i++) {
 		char n[64];
 		off += (size_t)snprintf(names + off, sizeof names - off, "%sudp %s", i ? ", " : "",
-					ng_listener_name(c->lis, i, n, sizeof n));
+		                        ng_listener_name(c->lis, i, n, sizeof n));
 	}
 	ng_info("listening on %s; storing flows in %s%s%s", names, c->store_dir,
-		c->json ? "; NDJSON to " : "", c->json ? c->json_name : "");
+	        c->json ? "; NDJSON to " : "", c->json ? c->json_name : "");
 }
 
 static void close_all(struct collect *c)
@@ -462,7 +462,7 @@ static int finish(struct collect *c)
 	int rc = 0;
 	if (ng_store_writer_flush(c->w) < 0) {
 		ng_error("final store flush failed: the records received since the last "
-			 "segment are lost");
+		         "segment are lost");
 		rc = 1;
 	}
 	snapshot(c, &f); /* again, with the final store counts */
@@ -476,7 +476,8 @@ static int finish(struct collect *c)
 		rc = 1;
 	}
 	if (c->append_lost) {
-		ng_error("%" PRIu64 " flow records were dropped for lack of memory", c->append_lost);
+		ng_error("%" PRIu64 " flow records were dropped for lack of memory",
+		         c->append_lost);
 		rc = 1;
 	}
 	return rc;

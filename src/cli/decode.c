@@ -28,19 +28,19 @@
 #include "sink/json.h"
 
 static const char decode_help[] =
-	"usage: nagare decode [--json-out FILE] FILE...\n"
-	"\n"
-	"Decodes NetFlow v1/v5/v7/v9, IPFIX and sFlow export packets from pcap or\n"
-	"pcapng captures (any UDP port, IPv4 or IPv6) or from raw UDP payload files,\n"
-	"and prints one JSON object per flow record on stdout.  Files share one\n"
-	"decoder, in order: give the template file before its data file.  A raw\n"
-	"payload file has the exporter address 0.0.0.0.\n"
-	"\n"
-	"  -o, --json-out FILE  write the NDJSON flows to FILE instead of stdout\n"
-	"  -q, --quiet          no counter summary on stderr\n"
-	"  -h, --help           this help\n"
-	"\n"
-	"Exit status: 0 all files read, 1 a file could not be read, 2 usage error.\n";
+    "usage: nagare decode [--json-out FILE] FILE...\n"
+    "\n"
+    "Decodes NetFlow v1/v5/v7/v9, IPFIX and sFlow export packets from pcap or\n"
+    "pcapng captures (any UDP port, IPv4 or IPv6) or from raw UDP payload files,\n"
+    "and prints one JSON object per flow record on stdout.  Files share one\n"
+    "decoder, in order: give the template file before its data file.  A raw\n"
+    "payload file has the exporter address 0.0.0.0.\n"
+    "\n"
+    "  -o, --json-out FILE  write the NDJSON flows to FILE instead of stdout\n"
+    "  -q, --quiet          no counter summary on stderr\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Exit status: 0 all files read, 1 a file could not be read, 2 usage error.\n";
 
 struct decode_run {
 	ng_decoder *dec;
@@ -78,24 +78,26 @@ static void print_stats(const ng_exporter_stats *s, void *arg)
 	(void)arg;
 	char a[NG_ADDR_STRLEN];
 	fprintf(stderr,
-		"exporter %s domain %" PRIu32 " (%s): packets %" PRIu64 ", records %" PRIu64
-		", options records %" PRIu64 ", templates %" PRIu64 ", template misses %" PRIu64
-		", held %" PRIu64 ", lost %" PRIu64,
-		ng_addr_format(s->exporter, a), s->domain, ng_protocol_name(s->version), s->packets,
-		s->records, s->options_records, s->templates, s->template_misses, s->held, s->lost);
+	        "exporter %s domain %" PRIu32 " (%s): packets %" PRIu64 ", records %" PRIu64
+	        ", options records %" PRIu64 ", templates %" PRIu64 ", template misses %" PRIu64
+	        ", held %" PRIu64 ", lost %" PRIu64,
+	        ng_addr_format(s->exporter, a), s->domain, ng_protocol_name(s->version), s->packets,
+	        s->records, s->options_records, s->templates, s->template_misses, s->held, s->lost);
 	if (s->unsupported)
-		fprintf(stderr, ", not decoded (protocol not supported yet) %" PRIu64, s->unsupported);
+		fprintf(stderr, ", not decoded (protocol not supported yet) %" PRIu64,
+		        s->unsupported);
 	if (s->counter_samples || s->lost_samples || s->discards)
 		fprintf(stderr,
-			", counter samples %" PRIu64 ", lost samples %" PRIu64 ", discards %" PRIu64,
-			s->counter_samples, s->lost_samples, s->discards);
+		        ", counter samples %" PRIu64 ", lost samples %" PRIu64
+		        ", discards %" PRIu64,
+		        s->counter_samples, s->lost_samples, s->discards);
 	fputc('\n', stderr);
 	int any = 0;
 	for (int i = 0; i < NG_DERR_COUNT; i++) {
 		if (!s->errors[i])
 			continue;
 		fprintf(stderr, "%s%s %" PRIu64, any ? ", " : "  errors: ", ng_decode_error_name(i),
-			s->errors[i]);
+		        s->errors[i]);
 		any = 1;
 	}
 	if (any)
@@ -103,34 +105,34 @@ static void print_stats(const ng_exporter_stats *s, void *arg)
 	uint64_t waiting = still_held(s);
 	if (waiting)
 		fprintf(stderr,
-			"  %" PRIu64 " data set(s) still held at end of input: their template "
-			"never arrived (give the template file first)\n",
-			waiting);
+		        "  %" PRIu64 " data set(s) still held at end of input: their template "
+		        "never arrived (give the template file first)\n",
+		        waiting);
 }
 
 static void print_summary(const struct decode_run *r, const ng_capture_stats *cs, int files,
-			  int failed)
+                          int failed)
 {
 	fprintf(stderr,
-		"nagare decode: %d of %d file(s) read, %" PRIu64 " packets, %" PRIu64
-		" export datagrams, %" PRIu64 " flow records\n",
-		files - failed, files, cs->packets, cs->datagrams, r->flows);
+	        "nagare decode: %d of %d file(s) read, %" PRIu64 " packets, %" PRIu64
+	        " export datagrams, %" PRIu64 " flow records\n",
+	        files - failed, files, cs->packets, cs->datagrams, r->flows);
 	if (cs->skipped || cs->truncated)
 		fprintf(stderr,
-			"capture: %" PRIu64 " frames skipped (not UDP over IPv4/IPv6; %" PRIu64
-			" IP fragments, %" PRIu64 " malformed), %" PRIu64
-			" datagrams cut short by the snap length\n",
-			cs->skipped, cs->fragments, cs->malformed, cs->truncated);
+		        "capture: %" PRIu64 " frames skipped (not UDP over IPv4/IPv6; %" PRIu64
+		        " IP fragments, %" PRIu64 " malformed), %" PRIu64
+		        " datagrams cut short by the snap length\n",
+		        cs->skipped, cs->fragments, cs->malformed, cs->truncated);
 	ng_decoder_foreach_stats(r->dec, print_stats, NULL);
 }
 
 int ng_cmd_decode(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json-out", required_argument, NULL, 'o'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+	    {"json-out", required_argument, NULL, 'o'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0, 0, 0, 0},
 	};
 	const char *json_out = NULL;
 	int quiet = 0, c;
@@ -153,7 +155,7 @@ int ng_cmd_decode(int argc, char **argv)
 		r.out_name = json_out;
 		if (!r.out) {
 			fprintf(stderr, "nagare decode: cannot write %s: %s\n", json_out,
-				strerror(errno));
+			        strerror(errno));
 			return 1;
 		}
 	}
@@ -178,7 +180,7 @@ int ng_cmd_decode(int argc, char **argv)
 		r.write_failed = errno ? errno : EIO;
 	if (r.write_failed)
 		fprintf(stderr, "nagare decode: writing %s: %s\n", r.out_name,
-			strerror(r.write_failed));
+		        strerror(r.write_failed));
 	if (!quiet)
 		print_summary(&r, &cs, files, failed);
 	if (r.out != stdout)

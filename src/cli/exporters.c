@@ -50,32 +50,34 @@ static void put_time(FILE *f, const char *key, uint64_t ms)
 {
 	char t[40];
 	fprintf(f, "\"%s\":\"%s\",\"%s_ms\":%" PRIu64, key, ms ? ng_time_format(ms, t) : "", key,
-		ms);
+	        ms);
 }
 
 static void put_row(FILE *f, const ng_exporter_stats *s)
 {
 	char a[NG_ADDR_STRLEN];
 	fprintf(f,
-		"{\"exporter\":\"%s\",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":\"%s\","
-		"\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
-		",\"options_records\":%" PRIu64 ",\"templates\":%" PRIu64 ",\"lost\":%" PRIu64
-		",\"template_misses\":%" PRIu64 ",\"held\":%" PRIu64 ",\"unsupported\":%" PRIu64
-		",\"errors\":{",
-		ng_addr_format(s->exporter, a), s->domain, s->version, ng_protocol_name(s->version),
-		s->packets, s->bytes, s->records, s->options_records, s->templates, s->lost,
-		s->template_misses, s->held, s->unsupported);
+	        "{\"exporter\":\"%s\",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":\"%s\","
+	        "\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
+	        ",\"options_records\":%" PRIu64 ",\"templates\":%" PRIu64 ",\"lost\":%" PRIu64
+	        ",\"template_misses\":%" PRIu64 ",\"held\":%" PRIu64 ",\"unsupported\":%" PRIu64
+	        ",\"errors\":{",
+	        ng_addr_format(s->exporter, a), s->domain, s->version, ng_protocol_name(s->version),
+	        s->packets, s->bytes, s->records, s->options_records, s->templates, s->lost,
+	        s->template_misses, s->held, s->unsupported);
 	for (int i = 0; i < NG_DERR_COUNT; i++)
-		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", ng_decode_error_name(i), s->errors[i]);
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", ng_decode_error_name(i),
+		        s->errors[i]);
 	fprintf(f, "},\"errors_total\":%" PRIu64 ",", ng_exporter_errors_total(s));
 	put_time(f, "first_seen", s->first_seen);
 	fputc(',', f);
 	put_time(f, "last_seen", s->last_seen);
 	fprintf(f,
-		",\"sampling_rate\":%" PRIu32 ",\"sampling_source\":\"%s\",\"lost_samples\":%" PRIu64
-		",\"counter_samples\":%" PRIu64 ",\"discards\":%" PRIu64 "}",
-		s->sampling_rate, ng_sampling_source_name(s->sampling_source), s->lost_samples,
-		s->counter_samples, s->discards);
+	        ",\"sampling_rate\":%" PRIu32
+	        ",\"sampling_source\":\"%s\",\"lost_samples\":%" PRIu64
+	        ",\"counter_samples\":%" PRIu64 ",\"discards\":%" PRIu64 "}",
+	        s->sampling_rate, ng_sampling_source_name(s->sampling_source), s->lost_samples,
+	        s->counter_samples, s->discards);
 }
 
 static void put_file(FILE *f, const ng_exporters_file *x)
@@ -86,14 +88,14 @@ static void put_file(FILE *f, const ng_exporters_file *x)
 	put_time(f, "started", x->started_ms);
 	const ng_listener_stats *l = &x->listener;
 	fprintf(f,
-		",\n\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"drops\":%" PRIu64
-		",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64 "},\n",
-		l->datagrams, l->bytes, l->drops, l->truncated, l->errors);
+	        ",\n\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64
+	        ",\"drops\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64 "},\n",
+	        l->datagrams, l->bytes, l->drops, l->truncated, l->errors);
 	const ng_store_writer_stats *w = &x->store;
 	fprintf(f,
-		"\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64
-		",\"errors\":%" PRIu64 "},\n\"exporters\":[",
-		w->rows, w->segments, w->bytes, w->errors);
+	        "\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64
+	        ",\"errors\":%" PRIu64 "},\n\"exporters\":[",
+	        w->rows, w->segments, w->bytes, w->errors);
 	for (size_t i = 0; i < x->n; i++) {
 		fputs(i ? ",\n" : "\n", f);
 		put_row(f, &x->rows[i]);
@@ -266,12 +268,12 @@ static bool skip_value(struct rd *r, int depth)
 static bool listener_member(struct rd *r, const char *k, void *arg)
 {
 	ng_listener_stats *l = arg;
-	uint64_t *v = !strcmp(k, "datagrams") ? &l->datagrams
-		      : !strcmp(k, "bytes")   ? &l->bytes
-		      : !strcmp(k, "drops")   ? &l->drops
-		      : !strcmp(k, "truncated") ? &l->truncated
-		      : !strcmp(k, "errors")  ? &l->errors
-					      : NULL;
+	uint64_t *v = !strcmp(k, "datagrams")   ? &l->datagrams
+	              : !strcmp(k, "bytes")     ? &l->bytes
+	              : !strcmp(k, "drops")     ? &l->drops
+	              : !strcmp(k, "truncated") ? &l->truncated
+	              : !strcmp(k, "errors")    ? &l->errors
+	                                        : NULL;
 	return v ? u64(r, v) : skip_value(r, 0);
 }
 
@@ -279,10 +281,10 @@ static bool store_member(struct rd *r, const char *k, void *arg)
 {
 	ng_store_writer_stats *w = arg;
 	uint64_t *v = !strcmp(k, "rows")       ? &w->rows
-		      : !strcmp(k, "segments") ? &w->segments
-		      : !strcmp(k, "bytes")    ? &w->bytes
-		      : !strcmp(k, "errors")   ? &w->errors
-					       : NULL;
+	              : !strcmp(k, "segments") ? &w->segments
+	              : !strcmp(k, "bytes")    ? &w->bytes
+	              : !strcmp(k, "errors")   ? &w->errors
+	                                       : NULL;
 	return v ? u64(r, v) : skip_value(r, 0);
 }
 
@@ -301,8 +303,8 @@ static bool row_member(struct rd *r, const char *k, void *arg)
 	uint64_t v;
 	if (!strcmp(k, "exporter")) {
 		char a[64];
-		return str(r, a, sizeof a) && (ng_addr_parse(a, s->exporter) ||
-					       fail(r, "exporter is not an address"));
+		return str(r, a, sizeof a) &&
+		       (ng_addr_parse(a, s->exporter) || fail(r, "exporter is not an address"));
 	}
 	if (!strcmp(k, "errors"))
 		return members(r, error_member, s);
@@ -319,20 +321,20 @@ static bool row_member(struct rd *r, const char *k, void *arg)
 		const char *key;
 		uint64_t *dst;
 	} u[] = {
-		{"packets", &s->packets},
-		{"bytes", &s->bytes},
-		{"records", &s->records},
-		{"options_records", &s->options_records},
-		{"templates", &s->templates},
-		{"lost", &s->lost},
-		{"template_misses", &s->template_misses},
-		{"held", &s->held},
-		{"unsupported", &s->unsupported},
-		{"lost_samples", &s->lost_samples},
-		{"counter_samples", &s->counter_samples},
-		{"discards", &s->discards},
-		{"first_seen_ms", &s->first_seen},
-		{"last_seen_ms", &s->last_seen},
+	    {"packets", &s->packets},
+	    {"bytes", &s->bytes},
+	    {"records", &s->records},
+	    {"options_records", &s->options_records},
+	    {"templates", &s->templates},
+	    {"lost", &s->lost},
+	    {"template_misses", &s->template_misses},
+	    {"held", &s->held},
+	    {"unsupported", &s->unsupported},
+	    {"lost_samples", &s->lost_samples},
+	    {"counter_samples", &s->counter_samples},
+	    {"discards", &s->discards},
+	    {"first_seen_ms", &s->first_seen},
+	    {"last_seen_ms", &s->last_seen},
 	};
 	for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
 		if (!strcmp(k, u[i].key))
@@ -438,7 +440,7 @@ int ng_exporters_load(const char *path, ng_exporters_file *f, char *err, size_t 
 		ok = fail(&r, "text after the object");
 	if (!ok) {
 		snprintf(err, errlen, "%s: not an exporter state file: %s at byte %zu", path,
-			 r.why ? r.why : "syntax error", (size_t)(r.p - r.start));
+		         r.why ? r.why : "syntax error", (size_t)(r.p - r.start));
 		free(buf);
 		ng_exporters_free(f);
 		errno = EINVAL;
@@ -492,7 +494,8 @@ int ng_exporters_merge(ng_exporters_file *f, const ng_exporters_file *base)
 		const ng_exporter_stats *b = &base->rows[i];
 		size_t j;
 		for (j = 0; j < f->n; j++)
-			if (f->rows[j].domain == b->domain && !memcmp(f->rows[j].exporter, b->exporter, 16))
+			if (f->rows[j].domain == b->domain &&
+			    !memcmp(f->rows[j].exporter, b->exporter, 16))
 				break;
 		if (j == f->n) {
 			ng_exporter_stats *n = realloc(f->rows, (f->n + 1) * sizeof *n);

@@ -21,16 +21,16 @@
 #include "core/timefmt.h"
 
 static const char status_help[] =
-	"usage: nagare status --store DIR [--format table|json]\n"
-	"\n"
-	"Shows per exporter and observation domain the datagrams (packets), flow\n"
-	"records, lost datagrams or records (sequence gaps), template misses and\n"
-	"decode errors the collector counted, when each exporter was last heard\n"
-	"from, and the segments and bytes the store holds.\n"
-	"\n"
-	"  -s, --store DIR       flow store directory (required)\n"
-	"  -f, --format FORMAT   table (default) or json\n"
-	"  -h, --help            this help\n";
+    "usage: nagare status --store DIR [--format table|json]\n"
+    "\n"
+    "Shows per exporter and observation domain the datagrams (packets), flow\n"
+    "records, lost datagrams or records (sequence gaps), template misses and\n"
+    "decode errors the collector counted, when each exporter was last heard\n"
+    "from, and the segments and bytes the store holds.\n"
+    "\n"
+    "  -s, --store DIR       flow store directory (required)\n"
+    "  -f, --format FORMAT   table (default) or json\n"
+    "  -h, --help            this help\n";
 
 /* ---- store totals ----------------------------------------------------- */
 
@@ -159,10 +159,10 @@ static int print_json(const char *state_path, const char *dir, uint64_t segs, ui
 int ng_cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+	    {"store", required_argument, NULL, 's'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0, 0, 0, 0},
 	};
 	const char *dir = NULL, *format = "table";
 	int c;
@@ -186,7 +186,7 @@ int ng_cmd_status(int argc, char **argv)
 	struct stat sb;
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
 		fprintf(stderr, "nagare status: %s: %s\n", dir,
-			errno ? strerror(errno) : "not a directory");
+		        errno ? strerror(errno) : "not a directory");
 		return 1;
 	}
 	uint64_t segs, bytes;

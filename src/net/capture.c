@@ -38,7 +38,7 @@ enum { ETH_P_IPV4 = 0x0800, ETH_P_IPV6 = 0x86dd };
 /* One frame's way down to the UDP payload. */
 struct frame {
 	const uint8_t *p;
-	size_t len;       /* captured bytes left from p, within the IP datagram */
+	size_t len; /* captured bytes left from p, within the IP datagram */
 };
 
 struct reader {
@@ -97,10 +97,10 @@ static int udp(struct reader *r, struct frame *f, size_t ip_len, const uint8_t s
 		plen = have;
 	}
 	ng_datagram dg = {
-		.data = f->p + 8,
-		.len = plen,
-		.exporter_port = be16(f->p),
-		.time_received = r->time_ms,
+	    .data = f->p + 8,
+	    .len = plen,
+	    .exporter_port = be16(f->p),
+	    .time_received = r->time_ms,
 	};
 	memcpy(dg.exporter, src, 16);
 	r->st->datagrams++;
@@ -150,8 +150,7 @@ static int ipv6(struct reader *r, struct frame *f)
 	for (;;) {
 		size_t hlen;
 		switch (next) {
-		case 17:
-			return udp(r, f, plen, src);
+		case 17: return udp(r, f, plen, src);
 		case 0:  /* hop-by-hop options */
 		case 43: /* routing */
 		case 60: /* destination options */
@@ -159,7 +158,8 @@ static int ipv6(struct reader *r, struct frame *f)
 				return skip(r, &r->st->malformed);
 			hlen = ((size_t)f->p[1] + 1) * 8;
 			break;
-		case 51: /* authentication header (RFC 4302 §2.2): length in 4-octet units minus 2 */
+		case 51: /* authentication header (RFC 4302 §2.2): length in 4-octet units minus 2
+		          */
 			if (f->len < 8)
 				return skip(r, &r->st->malformed);
 			hlen = ((size_t)f->p[1] + 2) * 4;
@@ -171,8 +171,7 @@ static int ipv6(struct reader *r, struct frame *f)
 				return skip(r, &r->st->fragments);
 			hlen = 8; /* an atomic fragment: the whole datagram */
 			break;
-		default: /* no next header (59), ESP, TCP, ICMPv6, … */
-			return skip(r, NULL);
+		default: /* no next header (59), ESP, TCP, ICMPv6, … */ return skip(r, NULL);
 		}
 		if (hlen > f->len || hlen > plen)
 			return skip(r, &r->st->malformed);
@@ -246,8 +245,7 @@ static int bsd_loop(struct reader *r, struct frame *f)
 static int frame(struct reader *r, int dlt, struct frame *f)
 {
 	switch (dlt) {
-	case DLT_EN10MB:
-		return ethernet(r, f);
+	case DLT_EN10MB: return ethernet(r, f);
 	case DLT_LINUX_SLL: /* 16-byte header, protocol at 14 */
 		if (f->len < 16)
 			return skip(r, &r->st->malformed);
@@ -260,11 +258,9 @@ static int frame(struct reader *r, int dlt, struct frame *f)
 		return ethertype(r, f, be16(f->p - 20));
 	case DLT_RAW:
 	case DLT_IPV4:
-	case DLT_IPV6:
-		return raw_ip(r, f);
+	case DLT_IPV6: return raw_ip(r, f);
 	case DLT_NULL:
-	case DLT_LOOP:
-		return bsd_loop(r, f);
+	case DLT_LOOP: return bsd_loop(r, f);
 	}
 	return skip(r, NULL);
 }
@@ -279,8 +275,7 @@ static bool dlt_supported(int dlt)
 	case DLT_IPV4:
 	case DLT_IPV6:
 	case DLT_NULL:
-	case DLT_LOOP:
-		return true;
+	case DLT_LOOP: return true;
 	}
 	return false;
 }
@@ -297,9 +292,9 @@ static int read_pcap(struct reader *r, char *err, size_t errlen)
 	if (!dlt_supported(dlt)) {
 		const char *name = pcap_datalink_val_to_name(dlt);
 		snprintf(err, errlen,
-			 "%s: link type %d (%s) is not supported (Ethernet, Linux cooked, raw IP, "
-			 "loopback are)",
-			 r->path, dlt, name ? name : "unknown");
+		         "%s: link type %d (%s) is not supported (Ethernet, Linux cooked, raw IP, "
+		         "loopback are)",
+		         r->path, dlt, name ? name : "unknown");
 		pcap_close(pc);
 		return -1;
 	}
@@ -316,7 +311,7 @@ static int read_pcap(struct reader *r, char *err, size_t errlen)
 	}
 	if (!ret && rc == PCAP_ERROR) {
 		snprintf(err, errlen, "%s: read error after %llu frames: %s", r->path,
-			 (unsigned long long)r->st->packets, pcap_geterr(pc));
+		         (unsigned long long)r->st->packets, pcap_geterr(pc));
 		ret = -1;
 	}
 	pcap_close(pc);
@@ -405,7 +400,7 @@ static int read_raw(struct reader *r, FILE *fp, char *err, size_t errlen)
 	}
 	if (size && (fseek(fp, 0, SEEK_SET) != 0 || fread(buf, 1, size, fp) != size)) {
 		snprintf(err, errlen, "%s: read error: %s", r->path,
-			 ferror(fp) ? strerror(errno) : "file shrank while reading");
+		         ferror(fp) ? strerror(errno) : "file shrank while reading");
 		free(buf);
 		return -1;
 	}
@@ -419,7 +414,7 @@ static int read_raw(struct reader *r, FILE *fp, char *err, size_t errlen)
 static bool is_capture_magic(const uint8_t m[4])
 {
 	static const uint32_t magics[] = {0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1,
-					  0xa1b2cd34, 0x34cdb2a1, 0x0a0d0d0a};
+	                                  0xa1b2cd34, 0x34cdb2a1, 0x0a0d0d0a};
 	uint32_t v = be32(m);
 	for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++)
 		if (v == magics[i])
@@ -428,7 +423,7 @@ static bool is_capture_magic(const uint8_t m[4])
 }
 
 int ng_capture_read(const char *path, int (*fn)(const ng_datagram *dg, void *arg), void *arg,
-		    ng_capture_stats *st, char *err, size_t errlen)
+                    ng_capture_stats *st, char *err, size_t errlen)
 {
 	ng_capture_stats local = {0};
 	struct reader r = {.path = path, .fn = fn, .arg = arg, .st = st ? st : &local};

@@ -20,12 +20,13 @@
 #include "decode/decoder.h"
 
 typedef struct ng_capture_stats {
-	uint64_t packets;     /* frames or raw payloads read */
-	uint64_t datagrams;   /* UDP payloads handed on */
-	uint64_t skipped;     /* frames that are not IPv4/IPv6 UDP (or are fragments) */
-	uint64_t fragments;   /* of those skipped, IP fragments (not reassembled) */
-	uint64_t malformed;   /* of those skipped, IP/UDP headers that contradict themselves */
-	uint64_t truncated;   /* UDP payloads cut short by the capture's snap length (handed on cut) */
+	uint64_t packets;   /* frames or raw payloads read */
+	uint64_t datagrams; /* UDP payloads handed on */
+	uint64_t skipped;   /* frames that are not IPv4/IPv6 UDP (or are fragments) */
+	uint64_t fragments; /* of those skipped, IP fragments (not reassembled) */
+	uint64_t malformed; /* of those skipped, IP/UDP headers that contradict themselves */
+	uint64_t
+	    truncated; /* UDP payloads cut short by the capture's snap length (handed on cut) */
 } ng_capture_stats;
 
 /*
@@ -39,6 +40,6 @@ typedef struct ng_capture_stats {
  * file and the cause in err[errlen].
  */
 int ng_capture_read(const char *path, int (*fn)(const ng_datagram *dg, void *arg), void *arg,
-		    ng_capture_stats *st, char *err, size_t errlen);
+                    ng_capture_stats *st, char *err, size_t errlen);
 
 #endif

@@ -38,7 +38,7 @@ struct sock {
 	int fd;
 	uint16_t port;
 	size_t rcvbuf;
-	uint32_t ovfl;    /* last SO_RXQ_OVFL value seen */
+	uint32_t ovfl; /* last SO_RXQ_OVFL value seen */
 	char name[64];
 };
 
@@ -64,8 +64,8 @@ struct ng_listener {
 
 /* One address to bind, parsed from a --listen spec. */
 struct bind_addr {
-	int family;        /* AF_INET, AF_INET6, or AF_UNSPEC: both families */
-	uint8_t addr[16];  /* network order; 4 bytes used for AF_INET */
+	int family;       /* AF_INET, AF_INET6, or AF_UNSPEC: both families */
+	uint8_t addr[16]; /* network order; 4 bytes used for AF_INET */
 	uint16_t port;
 };
 
@@ -101,16 +101,16 @@ static bool parse_spec(const char *spec, struct bind_addr *b, char *err, size_t 
 		b->family = AF_INET6;
 		if (inet_pton(AF_INET6, host, b->addr) != 1) {
 			snprintf(err, errlen, "listen address '%s': '%s' is not an IPv6 address",
-				 spec, host);
+			         spec, host);
 			return false;
 		}
 	} else {
 		const char *colon = strrchr(spec, ':');
 		if (colon && strchr(spec, ':') != colon) {
 			snprintf(err, errlen,
-				 "listen address '%s': write IPv6 addresses in brackets, e.g. "
-				 "[::1]:2055",
-				 spec);
+			         "listen address '%s': write IPv6 addresses in brackets, e.g. "
+			         "[::1]:2055",
+			         spec);
 			return false;
 		}
 		size_t hlen = colon ? (size_t)(colon - spec) : 0;
@@ -118,7 +118,8 @@ static bool parse_spec(const char *spec, struct bind_addr *b, char *err, size_t 
 		b->family = AF_UNSPEC;
 		if (hlen) {
 			if (hlen >= sizeof host) {
-				snprintf(err, errlen, "listen address '%s': address too long", spec);
+				snprintf(err, errlen, "listen address '%s': address too long",
+				         spec);
 				return false;
 			}
 			memcpy(host, spec, hlen);
@@ -126,16 +127,16 @@ static bool parse_spec(const char *spec, struct bind_addr *b, char *err, size_t 
 			b->family = AF_INET;
 			if (inet_pton(AF_INET, host, b->addr) != 1) {
 				snprintf(err, errlen,
-					 "listen address '%s': '%s' is not an IPv4 address (names "
-					 "are not resolved)",
-					 spec, host);
+				         "listen address '%s': '%s' is not an IPv4 address (names "
+				         "are not resolved)",
+				         spec, host);
 				return false;
 			}
 		}
 	}
 	if (!parse_port(port, &b->port)) {
 		snprintf(err, errlen, "listen address '%s': '%s' is not a port (0-65535)", spec,
-			 port);
+		         port);
 		return false;
 	}
 	return true;
@@ -231,7 +232,7 @@ fail:;
 }
 
 static int add_socket(ng_listener *l, const struct bind_addr *b, const char *spec, char *err,
-		      size_t errlen)
+                      size_t errlen)
 {
 	static const uint8_t any[16] = {0};
 	const char *step = "";
@@ -241,7 +242,7 @@ static int add_socket(ng_listener *l, const struct bind_addr *b, const char *spe
 		/* No IPv6 on this host (disabled module or sysctl): IPv4 alone. */
 		if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
 			ng_info("%s: IPv6 unavailable (%s), listening on IPv4 only", spec,
-				strerror(errno));
+			        strerror(errno));
 			fd = bind_one(AF_INET, any, b->port, false, &step);
 		}
 	} else {
@@ -250,7 +251,7 @@ static int add_socket(ng_listener *l, const struct bind_addr *b, const char *spe
 	}
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s: %s%s", spec, step, strerror(errno),
-			 errno == EADDRINUSE ? " (another collector on this port?)" : "");
+		         errno == EADDRINUSE ? " (another collector on this port?)" : "");
 		return -1;
 	}
 	struct sock *s = &l->socks[l->n];
@@ -284,9 +285,9 @@ static void warn_rcvbuf(ng_listener *l)
 	if (rmax >= 0)
 		snprintf(rtext, sizeof rtext, "%ld", rmax);
 	ng_warn("UDP receive buffer is %zu KiB, not the %u MiB asked: net.core.rmem_max is %s; "
-		"bursts beyond the buffer are dropped. Raise it with "
-		"'sysctl -w net.core.rmem_max=%u' (or run as root)",
-		least >> 10, NG_LISTEN_RCVBUF >> 20, rtext, NG_LISTEN_RCVBUF);
+	        "bursts beyond the buffer are dropped. Raise it with "
+	        "'sysctl -w net.core.rmem_max=%u' (or run as root)",
+	        least >> 10, NG_LISTEN_RCVBUF >> 20, rtext, NG_LISTEN_RCVBUF);
 }
 
 static void setup_buffers(ng_listener *l)
@@ -384,7 +385,7 @@ static void note_drops(ng_listener *l, struct sock *s, struct msghdr *mh)
 }
 
 static void to_datagram(ng_datagram *dg, const struct sockaddr_storage *from, const uint8_t *data,
-			size_t len)
+                        size_t len)
 {
 	memset(dg, 0, sizeof *dg);
 	dg->data = data;

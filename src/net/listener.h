@@ -33,11 +33,11 @@ extern const uint16_t ng_listen_default_ports[4];
 typedef struct ng_listener ng_listener;
 
 typedef struct ng_listener_stats {
-	uint64_t datagrams;  /* received */
-	uint64_t bytes;      /* payload bytes received */
-	uint64_t drops;      /* dropped by the kernel before we read them (SO_RXQ_OVFL) */
-	uint64_t truncated;  /* longer than NG_LISTEN_DGRAM_MAX (MSG_TRUNC), dropped */
-	uint64_t errors;     /* recvmmsg failures other than EAGAIN/EINTR */
+	uint64_t datagrams; /* received */
+	uint64_t bytes;     /* payload bytes received */
+	uint64_t drops;     /* dropped by the kernel before we read them (SO_RXQ_OVFL) */
+	uint64_t truncated; /* longer than NG_LISTEN_DGRAM_MAX (MSG_TRUNC), dropped */
+	uint64_t errors;    /* recvmmsg failures other than EAGAIN/EINTR */
 } ng_listener_stats;
 
 /*

@@ -97,7 +97,7 @@ static bool wait_ready(const char *log, pid_t pid)
 }
 
 static pid_t start_collector_at(const char *bin, const char *store, const char *listen,
-				const char *json, const char *log)
+                                const char *json, const char *log)
 {
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -127,14 +127,15 @@ static pid_t start_collector(const char *bin, const char *store, uint16_t port, 
 static int send_v5_file(const uint8_t *b, size_t len, uint16_t port)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in to = {.sin_family = AF_INET,
+	                         .sin_port = htons(port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int n = 0;
 	for (size_t off = 0; off + 24 <= len;) {
 		size_t plen = 24 + (size_t)(b[off + 2] << 8 | b[off + 3]) * 48;
 		assert_true(off + plen <= len);
 		assert_int_equal(sendto(fd, b + off, plen, 0, (struct sockaddr *)&to, sizeof to),
-				 (ssize_t)plen);
+		                 (ssize_t)plen);
 		off += plen;
 		n++;
 	}
@@ -184,7 +185,7 @@ static void test_collect_v5_end_to_end(void **state)
 	const char *bin = getenv("NG_BIN"), *td = getenv("NG_TESTDATA");
 	char input[4096];
 	snprintf(input, sizeof input, "%s/captures/graylog2-server_raw/netflow-v5-1.dat",
-		 td ? td : "");
+	         td ? td : "");
 	if (!bin || access(bin, X_OK) != 0 || !td || access(input, R_OK) != 0) {
 		print_message("skipped: needs NG_BIN (the nagare binary) and NG_TESTDATA\n");
 		skip();
@@ -283,7 +284,7 @@ static void test_collect_ipv6_json(void **state)
 	const char *bin = getenv("NG_BIN"), *td = getenv("NG_TESTDATA");
 	char input[4096];
 	snprintf(input, sizeof input, "%s/captures/graylog2-server_raw/netflow-v5-1.dat",
-		 td ? td : "");
+	         td ? td : "");
 	if (!bin || access(bin, X_OK) != 0 || !td || access(input, R_OK) != 0) {
 		print_message("skipped: needs NG_BIN (the nagare binary) and NG_TESTDATA\n");
 		skip();
@@ -314,7 +315,7 @@ static void test_collect_ipv6_json(void **state)
 	for (size_t off = 0; off + 24 <= v5len;) {
 		size_t plen = 24 + (size_t)(v5[off + 2] << 8 | v5[off + 3]) * 48;
 		assert_int_equal(sendto(fd, v5 + off, plen, 0, (struct sockaddr *)&a, sizeof a),
-				 (ssize_t)plen);
+		                 (ssize_t)plen);
 		off += plen;
 	}
 	close(fd);
@@ -353,7 +354,7 @@ static void test_collect_usage(void **state)
 	int st = pclose(p);
 	assert_int_equal(WEXITSTATUS(st), 2);
 	assert_string_equal(out,
-			    "nagare collect: unknown option '--x'; see 'nagare collect --help'\n");
+	                    "nagare collect: unknown option '--x'; see 'nagare collect --help'\n");
 	snprintf(cmd, sizeof cmd, "%s collect --listen 127.0.0.1:0 2>&1", bin);
 	p = popen(cmd, "r");
 	n = fread(out, 1, sizeof out - 1, p);
@@ -366,9 +367,9 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_collect_v5_end_to_end),
-		cmocka_unit_test(test_collect_ipv6_json),
-		cmocka_unit_test(test_collect_usage),
+	    cmocka_unit_test(test_collect_v5_end_to_end),
+	    cmocka_unit_test(test_collect_ipv6_json),
+	    cmocka_unit_test(test_collect_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

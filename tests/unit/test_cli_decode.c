@@ -33,12 +33,12 @@ static int setup(void **state)
 	return 0;
 }
 
-#define NEED()                                                                           \
-	do {                                                                             \
-		if (!bin || access(bin, X_OK) || !td) {                                  \
-			print_message("skipped: needs NG_BIN and NG_TESTDATA\n");        \
-			skip();                                                          \
-		}                                                                        \
+#define NEED()                                                                                     \
+	do {                                                                                       \
+		if (!bin || access(bin, X_OK) || !td) {                                            \
+			print_message("skipped: needs NG_BIN and NG_TESTDATA\n");                  \
+			skip();                                                                    \
+		}                                                                                  \
 	} while (0)
 
 /* Runs `nagare decode ARGS` (paths relative to captures/ prefixed with @),
@@ -54,8 +54,8 @@ static int run(const char *args, char *out, size_t outlen, char *err, size_t err
 	size_t off = 0;
 	for (const char *p = args; *p && off < sizeof expanded - 1; p++) {
 		if (*p == '@')
-			off += (size_t)snprintf(expanded + off, sizeof expanded - off, "%s/captures/",
-						td);
+			off += (size_t)snprintf(expanded + off, sizeof expanded - off,
+			                        "%s/captures/", td);
 		else
 			expanded[off++] = *p;
 	}
@@ -89,8 +89,8 @@ static void check_sampling_records(const char *out)
 		const char *src;
 		unsigned octets;
 	} want[] = {
-		{"232.131.215.65", 160}, {"79.155.191.171", 420}, {"227.213.252.241", 1163},
-		{"193.133.148.63", 187}, {"53.238.225.56", 1289}, {"82.58.106.145", 521},
+	    {"232.131.215.65", 160}, {"79.155.191.171", 420}, {"227.213.252.241", 1163},
+	    {"193.133.148.63", 187}, {"53.238.225.56", 1289}, {"82.58.106.145", 521},
 	};
 	assert_int_equal(lines(out), 6);
 	const char *line = out;
@@ -117,7 +117,7 @@ static void test_template_then_data(void **state)
 	(void)state;
 	NEED();
 	int rc = run("@akvorado/samplingrate-template.pcap @akvorado/samplingrate-data.pcap", out,
-		     sizeof out, err, sizeof err);
+	             sizeof out, err, sizeof err);
 	assert_int_equal(rc, 0);
 	check_sampling_records(out);
 	assert_non_null(strstr(err, "2 of 2 file(s) read"));
@@ -132,7 +132,7 @@ static void test_data_then_template(void **state)
 	(void)state;
 	NEED();
 	int rc = run("@akvorado/samplingrate-data.pcap @akvorado/samplingrate-template.pcap", out,
-		     sizeof out, err, sizeof err);
+	             sizeof out, err, sizeof err);
 	assert_int_equal(rc, 0);
 	check_sampling_records(out);
 	assert_non_null(strstr(err, "template misses 1, held 1"));
@@ -154,8 +154,8 @@ static void test_raw_v5_and_missing_file(void **state)
 {
 	(void)state;
 	NEED();
-	int rc = run("@graylog2-server_raw/netflow-v5-1.dat /nonexistent.pcap", out, sizeof out, err,
-		     sizeof err);
+	int rc = run("@graylog2-server_raw/netflow-v5-1.dat /nonexistent.pcap", out, sizeof out,
+	             err, sizeof err);
 	assert_int_equal(rc, 1);
 	assert_int_equal(lines(out), 30);
 	assert_non_null(strstr(out, "\"exporter\":\"0.0.0.0\""));
@@ -168,8 +168,8 @@ static void test_malformed_counted(void **state)
 {
 	(void)state;
 	NEED();
-	int rc = run("@logstash-codec-netflow_dat/netflow5_test_invalid01.dat", out, sizeof out, err,
-		     sizeof err);
+	int rc = run("@logstash-codec-netflow_dat/netflow5_test_invalid01.dat", out, sizeof out,
+	             err, sizeof err);
 	assert_int_equal(rc, 0);
 	/* header count 55582 cannot fit 1464 bytes (RFC-less v5 rule: 24 + 48 × count) */
 	assert_non_null(strstr(err, "errors: bad_length 1\n"));
@@ -197,7 +197,8 @@ static void test_json_out_and_usage(void **state)
 	assert_int_equal(lines(out), 30);
 
 	assert_int_equal(run("--bogus x", out, sizeof out, err, sizeof err), 2);
-	assert_string_equal(err, "nagare decode: unknown option '--bogus'; see 'nagare decode --help'\n");
+	assert_string_equal(
+	    err, "nagare decode: unknown option '--bogus'; see 'nagare decode --help'\n");
 	assert_int_equal(run("", out, sizeof out, err, sizeof err), 2);
 	assert_int_equal(run("--help", out, sizeof out, err, sizeof err), 0);
 	assert_non_null(strstr(out, "usage: nagare decode"));
@@ -206,12 +207,12 @@ static void test_json_out_and_usage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_template_then_data),
-		cmocka_unit_test(test_data_then_template),
-		cmocka_unit_test(test_data_alone),
-		cmocka_unit_test(test_raw_v5_and_missing_file),
-		cmocka_unit_test(test_malformed_counted),
-		cmocka_unit_test(test_json_out_and_usage),
+	    cmocka_unit_test(test_template_then_data),
+	    cmocka_unit_test(test_data_then_template),
+	    cmocka_unit_test(test_data_alone),
+	    cmocka_unit_test(test_raw_v5_and_missing_file),
+	    cmocka_unit_test(test_malformed_counted),
+	    cmocka_unit_test(test_json_out_and_usage),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

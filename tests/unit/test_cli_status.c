@@ -147,7 +147,7 @@ static void test_status_command(void **state)
 	snprintf(args, sizeof args, "--store %s", dir);
 	assert_int_equal(run_status(args, out, sizeof out), 0);
 	assert_non_null(strstr(out, "no exporter has sent anything to this store yet: point an "
-				    "exporter at udp/2055"));
+	                            "exporter at udp/2055"));
 
 	/* a segment of 3 rows and a counters file */
 	char err[256];
@@ -180,16 +180,17 @@ static void test_status_command(void **state)
 	assert_int_equal(run_status("--store /nonexistent/store", out, sizeof out), 1);
 	assert_int_equal(run_status("--format xml --store /tmp", out, sizeof out), 2);
 	assert_int_equal(run_status("--x", out, sizeof out), 2);
-	assert_string_equal(out, "nagare status: unknown option '--x'; see 'nagare status --help'\n");
+	assert_string_equal(out,
+	                    "nagare status: unknown option '--x'; see 'nagare status --help'\n");
 	rm_rf(dir);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_save_load_roundtrip),
-		cmocka_unit_test(test_load_errors),
-		cmocka_unit_test(test_status_command),
+	    cmocka_unit_test(test_save_load_roundtrip),
+	    cmocka_unit_test(test_load_errors),
+	    cmocka_unit_test(test_status_command),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

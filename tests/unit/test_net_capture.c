@@ -65,12 +65,12 @@ static const char *testdata(char *buf, size_t len, const char *rel)
 	return buf;
 }
 
-#define NEED(var, rel)                                                                        \
-	char var##_buf[4096];                                                                 \
-	const char *var = testdata(var##_buf, sizeof var##_buf, rel);                         \
-	if (!var) {                                                                           \
-		print_message("skipped: NG_TESTDATA/captures/%s not available\n", rel);       \
-		skip();                                                                       \
+#define NEED(var, rel)                                                                             \
+	char var##_buf[4096];                                                                      \
+	const char *var = testdata(var##_buf, sizeof var##_buf, rel);                              \
+	if (!var) {                                                                                \
+		print_message("skipped: NG_TESTDATA/captures/%s not available\n", rel);            \
+		skip();                                                                            \
 	}
 
 static int read_file(const char *path, struct seen *s, ng_capture_stats *st)
@@ -128,12 +128,12 @@ static void test_counts_match_tshark(void **state)
 		const char *rel;
 		uint64_t datagrams, sum;
 	} files[] = {
-		{"tcpdump/sflow_multiple_counter_30_pdus.pcap", 30, 27544},
-		{"graylog2-server/nprobe-netflow9-3.pcap", 72, 50236},
-		{"graylog2-server/cisco-asa-netflowv9.pcap", 10, 14056},
-		{"nDPI/sflow.pcap", 9, 1324},
-		{"scapy/netflowv9.pcap", 5, 1697},
-		{"libnetflow9/malformed_2.pcap", 16, 880},
+	    {"tcpdump/sflow_multiple_counter_30_pdus.pcap", 30, 27544},
+	    {"graylog2-server/nprobe-netflow9-3.pcap", 72, 50236},
+	    {"graylog2-server/cisco-asa-netflowv9.pcap", 10, 14056},
+	    {"nDPI/sflow.pcap", 9, 1324},
+	    {"scapy/netflowv9.pcap", 5, 1697},
+	    {"libnetflow9/malformed_2.pcap", 16, 880},
 	};
 	int ran = 0;
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -260,10 +260,10 @@ static void test_callback_stops(void **state)
 static size_t ipv4_udp(uint8_t *p, uint16_t frag)
 {
 	static const uint8_t h[] = {
-		0x45, 0x00, 0x00, 34,   0x12, 0x34, 0x00, 0x00, 64, 17, 0, 0, /* cksum 0 */
-		192,  0,    2,    7,    198,  51,   100,  1,                       /* src, dst */
-		0x08, 0x07, 0x08, 0x07, 0x00, 14,   0,    0,                       /* UDP */
-		0x00, 0x09, 'A',  'B',  'C',  'D',
+	    0x45, 0x00, 0x00, 34,   0x12, 0x34, 0x00, 0x00, 64, 17, 0, 0, /* cksum 0 */
+	    192,  0,    2,    7,    198,  51,   100,  1,                  /* src, dst */
+	    0x08, 0x07, 0x08, 0x07, 0x00, 14,   0,    0,                  /* UDP */
+	    0x00, 0x09, 'A',  'B',  'C',  'D',
 	};
 	memcpy(p, h, sizeof h);
 	p[6] = (uint8_t)(frag >> 8);
@@ -325,7 +325,7 @@ static void write_pcap(const char *path, int dlt, const struct synth *f, size_t 
 }
 
 static void read_synth(int dlt, const struct synth *f, size_t n, struct seen *s,
-		       ng_capture_stats *st)
+                       ng_capture_stats *st)
 {
 	char path[] = "/tmp/ng_test_capture_XXXXXX";
 	int fd = mkstemp(path);
@@ -409,12 +409,12 @@ static void test_fragments_and_truncation(void **state)
 {
 	(void)state;
 	struct synth f[6] = {0};
-	f[0].len = ipv4_udp(f[0].frame, 0x2000);            /* MF, offset 0 */
-	f[1].len = ipv4_udp(f[1].frame, 0x0003);            /* offset 24 */
-	f[2].len = ipv6_udp(f[2].frame, 1, 0x0001);         /* IPv6 M flag */
-	f[3].len = ipv6_udp(f[3].frame, 1, 0x0000);         /* atomic fragment: whole */
-	f[4].len = ipv4_udp(f[4].frame, 0x4000);            /* DF: whole */
-	f[4].caplen = f[4].len - 2;                          /* snap length cut 2 bytes */
+	f[0].len = ipv4_udp(f[0].frame, 0x2000);    /* MF, offset 0 */
+	f[1].len = ipv4_udp(f[1].frame, 0x0003);    /* offset 24 */
+	f[2].len = ipv6_udp(f[2].frame, 1, 0x0001); /* IPv6 M flag */
+	f[3].len = ipv6_udp(f[3].frame, 1, 0x0000); /* atomic fragment: whole */
+	f[4].len = ipv4_udp(f[4].frame, 0x4000);    /* DF: whole */
+	f[4].caplen = f[4].len - 2;                 /* snap length cut 2 bytes */
 	f[5].len = ipv4_udp(f[5].frame, 0);
 	f[5].frame[9] = 6; /* TCP */
 	struct seen s = {0};
@@ -449,20 +449,20 @@ static void test_unsupported_linktype(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipv6_transport),
-		cmocka_unit_test(test_ipv4_netflow5),
-		cmocka_unit_test(test_counts_match_tshark),
-		cmocka_unit_test(test_icmp_quote_skipped),
-		cmocka_unit_test(test_raw_ipfix_split),
-		cmocka_unit_test(test_ipfix_file),
-		cmocka_unit_test(test_raw_v5),
-		cmocka_unit_test(test_missing_file),
-		cmocka_unit_test(test_callback_stops),
-		cmocka_unit_test(test_ethernet_qinq),
-		cmocka_unit_test(test_linux_cooked),
-		cmocka_unit_test(test_raw_and_loopback),
-		cmocka_unit_test(test_fragments_and_truncation),
-		cmocka_unit_test(test_unsupported_linktype),
+	    cmocka_unit_test(test_ipv6_transport),
+	    cmocka_unit_test(test_ipv4_netflow5),
+	    cmocka_unit_test(test_counts_match_tshark),
+	    cmocka_unit_test(test_icmp_quote_skipped),
+	    cmocka_unit_test(test_raw_ipfix_split),
+	    cmocka_unit_test(test_ipfix_file),
+	    cmocka_unit_test(test_raw_v5),
+	    cmocka_unit_test(test_missing_file),
+	    cmocka_unit_test(test_callback_stops),
+	    cmocka_unit_test(test_ethernet_qinq),
+	    cmocka_unit_test(test_linux_cooked),
+	    cmocka_unit_test(test_raw_and_loopback),
+	    cmocka_unit_test(test_fragments_and_truncation),
+	    cmocka_unit_test(test_unsupported_linktype),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,7 +37,7 @@ static ng_listener *open_one(const char *spec)
 /* Sends `len` bytes from a fresh socket of `family` bound to `src` to
  * dst:port; returns the sender's source port. */
 static uint16_t send_from(int family, const char *src, const char *dst, uint16_t port,
-			  const void *data, size_t len, int count)
+                          const void *data, size_t len, int count)
 {
 	int fd = socket(family, SOCK_DGRAM, 0);
 	assert_true(fd >= 0);
@@ -66,7 +66,7 @@ static uint16_t send_from(int family, const char *src, const char *dst, uint16_t
 	getsockname(fd, (struct sockaddr *)&me, &ml);
 	close(fd);
 	return ntohs(family == AF_INET ? ((struct sockaddr_in *)&me)->sin_port
-				       : ((struct sockaddr_in6 *)&me)->sin6_port);
+	                               : ((struct sockaddr_in6 *)&me)->sin6_port);
 }
 
 /* Receives until `want` datagrams arrived or 2 s passed. */
@@ -84,7 +84,7 @@ static int recv_all(ng_listener *l, const ng_datagram **dgs, int want)
 }
 
 static void check_one(const char *listen, int family, const char *src, const char *dst,
-		      const char *want_exporter)
+                      const char *want_exporter)
 {
 	ng_listener *l = open_one(listen);
 	assert_non_null(l);
@@ -149,7 +149,7 @@ static void test_batches(void **state)
 	uint8_t payload[1400];
 	memset(payload, 0x5a, sizeof payload);
 	send_from(AF_INET, "127.0.0.1", "127.0.0.1", ng_listener_port(l, 0), payload,
-		  sizeof payload, 100);
+	          sizeof payload, 100);
 	const ng_datagram *dgs;
 	int total = 0, first = -1;
 	for (int tries = 0; tries < 20 && total < 100; tries++) {
@@ -198,12 +198,12 @@ static void test_bad_specs(void **state)
 	static const struct {
 		const char *spec, *msg;
 	} bad[] = {
-		{"::1:2055", "brackets"},
-		{"127.0.0.1:99999", "not a port"},
-		{"localhost:2055", "not an IPv4 address"},
-		{"[::1]2055", "expected [IPV6]:PORT"},
-		{"[zz]:2055", "not an IPv6 address"},
-		{"127.0.0.1:", "not a port"},
+	    {"::1:2055", "brackets"},
+	    {"127.0.0.1:99999", "not a port"},
+	    {"localhost:2055", "not an IPv4 address"},
+	    {"[::1]2055", "expected [IPV6]:PORT"},
+	    {"[zz]:2055", "not an IPv6 address"},
+	    {"127.0.0.1:", "not a port"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char err[256] = "";
@@ -250,8 +250,8 @@ static void test_rcvbuf(void **state)
 
 /*
  * Overflow the receive buffer (about 2600 × 60000 bytes into a 64 MiB
- * buffer, which the kernel doubles to 128 MiB for bookkeeping, less when not root) without reading: every datagram sent is
- * either received or counted as a kernel drop by SO_RXQ_OVFL.
+ * buffer, which the kernel doubles to 128 MiB for bookkeeping, less when not root) without reading:
+ * every datagram sent is either received or counted as a kernel drop by SO_RXQ_OVFL.
  */
 static void test_drops_counted(void **state)
 {
@@ -261,7 +261,7 @@ static void test_drops_counted(void **state)
 	static uint8_t payload[60000];
 	const int sent = 2600;
 	send_from(AF_INET, "127.0.0.1", "127.0.0.1", ng_listener_port(l, 0), payload,
-		  sizeof payload, sent);
+	          sizeof payload, sent);
 	const ng_datagram *dgs;
 	int r;
 	while ((r = ng_listener_recv(l, 50, &dgs)) > 0)
@@ -369,13 +369,18 @@ static void test_defaults_in_netns(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipv4_loopback), cmocka_unit_test(test_ipv6_loopback),
-		cmocka_unit_test(test_any_v4),        cmocka_unit_test(test_dual_stack),
-		cmocka_unit_test(test_batches),       cmocka_unit_test(test_two_sockets),
-		cmocka_unit_test(test_bad_specs),     cmocka_unit_test(test_port_in_use),
-		cmocka_unit_test(test_rcvbuf),        cmocka_unit_test(test_drops_counted),
-		cmocka_unit_test(test_rcvbuf_warning_unprivileged),
-		cmocka_unit_test(test_defaults_in_netns),
+	    cmocka_unit_test(test_ipv4_loopback),
+	    cmocka_unit_test(test_ipv6_loopback),
+	    cmocka_unit_test(test_any_v4),
+	    cmocka_unit_test(test_dual_stack),
+	    cmocka_unit_test(test_batches),
+	    cmocka_unit_test(test_two_sockets),
+	    cmocka_unit_test(test_bad_specs),
+	    cmocka_unit_test(test_port_in_use),
+	    cmocka_unit_test(test_rcvbuf),
+	    cmocka_unit_test(test_drops_counted),
+	    cmocka_unit_test(test_rcvbuf_warning_unprivileged),
+	    cmocka_unit_test(test_defaults_in_netns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
