@@ -25,8 +25,7 @@ typedef struct ng_capture_stats {
 	uint64_t skipped;   /* frames that are not IPv4/IPv6 UDP (or are fragments) */
 	uint64_t fragments; /* of those skipped, IP fragments (not reassembled) */
 	uint64_t malformed; /* of those skipped, IP/UDP headers that contradict themselves */
-	uint64_t
-	    truncated; /* UDP payloads cut short by the capture's snap length (handed on cut) */
+	uint64_t truncated; /* UDP payloads cut by the snap length (handed on as cut) */
 } ng_capture_stats;
 
 /*
