@@ -145,21 +145,18 @@ typedef struct agg_table {
 	size_t kwords;     /* key length in 8-byte words */
 } agg_table;
 
-/* Each word goes through murmur3's 64-bit finalizer, so every key bit
- * reaches the low bits that pick the slot (a bare multiply would leave the
- * low bits blind to an IPv4 address's last bytes, which sit in the high
- * half of its word). */
-static uint64_t hash_key(const uint64_t *k, size_t words)
+/* One multiply a word, then murmur3's finalizer so that every key bit
+ * reaches the low bits that pick the slot (a multiply alone leaves the low
+ * bits blind to an IPv4 address's last bytes, which sit in the high half
+ * of their word). */
+static inline uint64_t hash_key(const uint64_t *k, size_t words)
 {
 	uint64_t h = UINT64_C(0x9E3779B97F4A7C15);
-	for (size_t i = 0; i < words; i++) {
-		h ^= k[i];
-		h ^= h >> 33;
-		h *= UINT64_C(0xff51afd7ed558ccd);
-		h ^= h >> 33;
-		h *= UINT64_C(0xc4ceb9fe1a85ec53);
-		h ^= h >> 33;
-	}
+	for (size_t i = 0; i < words; i++)
+		h = (h ^ k[i]) * UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
 	return h;
 }
 
@@ -345,7 +342,8 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 	const size_t kw = c->t.kwords;
 	for (size_t m = 0; m < n; m++) {
 		size_t i = idx[m];
-		memset(keys[m], 0, kw * 8);
+		for (size_t w = 0; w < kw; w++)
+			keys[m][w] = 0;
 		uint8_t *kp = (uint8_t *)keys[m];
 		for (size_t j = 0; j < c->q->nkeys; j++) {
 			const ng_group_key *g = &c->q->keys[j];

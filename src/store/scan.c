@@ -164,6 +164,33 @@ static size_t lower_bound(const uint64_t *v, size_t n, uint64_t t)
 	return lo;
 }
 
+/* Decodes the requested columns of block b and passes rows [lo, hi) on. */
+static int scan_block(scan_ctx *c, const char *path, size_t b, size_t lo, size_t hi,
+		      uint64_t cols, bool *bad)
+{
+	char err[256];
+	ng_column_batch batch = {.n = hi - lo};
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		if (!(cols & NG_COL(f)))
+			continue;
+		if (f != NG_F_FLOW_START &&
+		    ng_seg_read_block(&c->rd, &ng_fields[f], b, c->col[f], err, sizeof err)) {
+			report(c, path, err);
+			*bad = true;
+			return 0;
+		}
+		batch.col[f] = (const uint8_t *)c->col[f] + lo * ng_fields[f].size;
+	}
+	c->st->rows_scanned += batch.n;
+	return c->fn(&batch, c->arg);
+}
+
+/*
+ * Reads one segment block by block (NG_SEG_BLOCK_ROWS rows: the columns of
+ * a block stay in cache while the callback works on them).  flow_start is
+ * decoded first; it is sorted, so the rows in range are one slice of each
+ * block, and blocks wholly after the range end the segment.
+ */
 static int scan_segment(scan_ctx *c, const char *path, const dir_entry *e)
 {
 	c->st->segments_total++;
@@ -186,52 +213,52 @@ static int scan_segment(scan_ctx *c, const char *path, const dir_entry *e)
 		ng_seg_close(&c->rd);
 		return 0;
 	}
-	c->st->bytes_read += h->header_size;
-	ng_column_batch b = {0};
 	uint64_t cols = c->columns | NG_COL(NG_F_FLOW_START);
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(cols & NG_COL(f)))
+		if (!(cols & NG_COL(f)) || c->col[f])
 			continue;
-		size_t need = h->rows * ng_fields[f].size;
-		if (need > c->colcap[f]) {
-			void *p = realloc(c->col[f], need);
-			if (!p) {
-				report(c, path, "out of memory");
-				ng_seg_close(&c->rd);
-				return 0;
-			}
-			c->col[f] = p;
-			c->colcap[f] = need;
-		}
-		if (ng_seg_read_column(&c->rd, &ng_fields[f], c->col[f], err, sizeof err)) {
-			report(c, path, err);
+		if (!(c->col[f] = malloc(NG_SEG_BLOCK_ROWS * ng_fields[f].size))) {
+			report(c, path, "out of memory");
 			ng_seg_close(&c->rd);
 			return 0;
 		}
+	}
+	c->st->bytes_read += h->header_size;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 		int idx = c->rd.col_of_field[f];
-		if (idx >= 0)
+		if ((cols & NG_COL(f)) && idx >= 0)
 			c->st->bytes_read += h->cols[idx].stored;
 	}
-	const uint64_t *start = c->col[NG_F_FLOW_START];
-	for (size_t i = 1; i < h->rows; i++) {
-		if (start[i] < start[i - 1]) {
-			report(c, path, "rows not in flow_start order");
-			ng_seg_close(&c->rd);
-			return 0;
+	const size_t nb = ng_seg_blocks(&c->rd);
+	uint64_t *start = c->col[NG_F_FLOW_START], prev = 0;
+	int rc = 0;
+	bool bad = false;
+	for (size_t b = 0; b < nb && rc == 0 && !bad; b++) {
+		size_t n = ng_seg_block_rows(&c->rd, b);
+		if (ng_seg_read_block(&c->rd, &ng_fields[NG_F_FLOW_START], b, start, err,
+				      sizeof err)) {
+			report(c, path, err);
+			bad = true;
+			break;
 		}
+		for (size_t i = 0; i < n; i++) {
+			if (start[i] < prev) {
+				report(c, path, "rows not in flow_start order");
+				bad = true;
+				break;
+			}
+			prev = start[i];
+		}
+		if (bad || start[0] >= c->to)
+			break;
+		size_t lo = lower_bound(start, n, c->from), hi = lower_bound(start, n, c->to);
+		if (lo < hi)
+			rc = scan_block(c, path, b, lo, hi, cols, &bad);
 	}
-	c->st->segments_read++;
-	size_t lo = lower_bound(start, h->rows, c->from);
-	size_t hi = lower_bound(start, h->rows, c->to);
+	if (!bad)
+		c->st->segments_read++;
 	ng_seg_close(&c->rd);
-	if (lo >= hi)
-		return 0;
-	b.n = hi - lo;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-		if (cols & NG_COL(f))
-			b.col[f] = (const uint8_t *)c->col[f] + lo * ng_fields[f].size;
-	c->st->rows_scanned += b.n;
-	return c->fn(&b, c->arg);
+	return rc;
 }
 
 /* Walks one level of the hour tree below `path`. */

@@ -139,27 +139,34 @@ static bool is_int_type(unsigned t) { return t <= NG_FT_TIME; }
 /* ---- byte-plane shuffle ----------------------------------------------- */
 
 /* Transposes an 8×8 byte matrix held as 8 little-endian words: byte j of
- * a[k] moves to byte k of a[j] (three rounds of swapping 1-, 2- and
- * 4-byte blocks between word pairs). */
-static inline void transpose8(uint64_t a[8])
+ * word k moves to byte k of word j (three rounds of swapping 1-, 2- and
+ * 4-byte blocks between word pairs), all in registers. */
+#define SWAP_BLOCKS(x, y, sh, m)                                                          \
+	do {                                                                              \
+		uint64_t t_ = (((x) >> (sh)) ^ (y)) & (m);                                \
+		(y) ^= t_;                                                                \
+		(x) ^= t_ << (sh);                                                        \
+	} while (0)
+
+static inline __attribute__((always_inline)) void transpose8(uint64_t a[8])
 {
-	uint64_t t;
-	for (int k = 0; k < 8; k += 2) {
-		t = ((a[k] >> 8) ^ a[k + 1]) & UINT64_C(0x00FF00FF00FF00FF);
-		a[k + 1] ^= t;
-		a[k] ^= t << 8;
-	}
-	for (int k = 0; k < 8; k += 4)
-		for (int j = 0; j < 2; j++) {
-			t = ((a[k + j] >> 16) ^ a[k + j + 2]) & UINT64_C(0x0000FFFF0000FFFF);
-			a[k + j + 2] ^= t;
-			a[k + j] ^= t << 16;
-		}
-	for (int j = 0; j < 4; j++) {
-		t = ((a[j] >> 32) ^ a[j + 4]) & UINT64_C(0x00000000FFFFFFFF);
-		a[j + 4] ^= t;
-		a[j] ^= t << 32;
-	}
+	const uint64_t m1 = UINT64_C(0x00FF00FF00FF00FF), m2 = UINT64_C(0x0000FFFF0000FFFF),
+		       m4 = UINT64_C(0x00000000FFFFFFFF);
+	uint64_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5], a6 = a[6],
+		 a7 = a[7];
+	SWAP_BLOCKS(a0, a1, 8, m1);
+	SWAP_BLOCKS(a2, a3, 8, m1);
+	SWAP_BLOCKS(a4, a5, 8, m1);
+	SWAP_BLOCKS(a6, a7, 8, m1);
+	SWAP_BLOCKS(a0, a2, 16, m2);
+	SWAP_BLOCKS(a1, a3, 16, m2);
+	SWAP_BLOCKS(a4, a6, 16, m2);
+	SWAP_BLOCKS(a5, a7, 16, m2);
+	SWAP_BLOCKS(a0, a4, 32, m4);
+	SWAP_BLOCKS(a1, a5, 32, m4);
+	SWAP_BLOCKS(a2, a6, 32, m4);
+	SWAP_BLOCKS(a3, a7, 32, m4);
+	a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3, a[4] = a4, a[5] = a5, a[6] = a6, a[7] = a7;
 }
 
 /* out[k*n + i] = byte k of in[i*w]: each plane holds one byte of every
@@ -300,6 +307,14 @@ static void gather(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order
 	enum { BLOCK = 256 };
 	for (size_t lo = 0; lo < n; lo += BLOCK) {
 		size_t hi = lo + BLOCK < n ? lo + BLOCK : n;
+		/* rows in flow_start order are scattered in memory: fetch the
+		 * next block's rows while this one is gathered */
+		for (size_t i = hi; order && i < hi + BLOCK && i < n; i++) {
+			const char *r = (const char *)&rows[order[i]];
+			__builtin_prefetch(r);
+			__builtin_prefetch(r + 64);
+			__builtin_prefetch(r + 128);
+		}
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 			gather_field(e->cols + e->col_off[f] * n, &ng_fields[f], rows, order, lo, hi);
 	}
@@ -349,14 +364,14 @@ static int diff_ref(enum ng_field_id f)
 static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
 static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
 
-/* Chooses an encoding for column f and fills e->tmp with its bytes before
- * compression (CONST: none).  Returns the encoding; *raw is the size. */
-static unsigned transform_column(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t *ent,
-				 size_t *raw)
+/* Chooses column f's encoding from all its n rows, filling the zone map
+ * or constant in `ent`.  *ref is the reference column for DIFF. */
+static unsigned choose_encoding(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t *ent,
+				int *ref)
 {
 	const uint8_t *col = e->cols + e->col_off[f->id] * n;
 	const unsigned w = f->size;
-	int ref = diff_ref(f->id);
+	*ref = diff_ref(f->id);
 	if (is_int_type(f->type)) {
 		uint64_t mn = UINT64_MAX, mx = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -372,47 +387,67 @@ static unsigned transform_column(ng_seg_encoder *e, const ng_field *f, size_t n,
 		memcpy(ent + 64, col, w);
 		return NG_ENC_CONST;
 	}
-	if (ref >= 0) {
-		const ng_field *rf = &ng_fields[ref];
-		const uint8_t *rc = e->cols + e->col_off[ref] * n;
-		bool zero = true;
-		for (size_t i = 0; i < n; i++) {
-			e->z[i] = zigzag(load_uint(col + i * w, w) - load_uint(rc + i * rf->size, rf->size));
-			zero &= e->z[i] == 0;
-		}
-		/* counters: only when they match (unsampled); times: always */
-		if (f->type == NG_FT_TIME || zero) {
-			put16(ent + 36, (uint16_t)ref);
-			shuffle(e->tmp, (const uint8_t *)e->z, n, 8);
-			*raw = n * 8;
+	if (*ref >= 0) {
+		/* times: always; counters: only when equal to the reference
+		 * (unsampled), when the differences are all zero */
+		if (f->type == NG_FT_TIME)
 			return NG_ENC_DIFF;
-		}
+		const ng_field *rf = &ng_fields[*ref];
+		const uint8_t *rc = e->cols + e->col_off[*ref] * n;
+		bool zero = true;
+		for (size_t i = 0; i < n && zero; i++)
+			zero = load_uint(col + i * w, w) == load_uint(rc + i * rf->size, rf->size);
+		if (zero)
+			return NG_ENC_DIFF;
 	}
-	if (f->type == NG_FT_TIME) {
-		uint64_t prev = 0;
-		for (size_t i = 0; i < n; i++) {
+	if (f->type == NG_FT_TIME)
+		return NG_ENC_DELTA;
+	if (f->type == NG_FT_ADDR && all_v4(col, n))
+		return NG_ENC_V4;
+	return NG_ENC_PLAIN;
+}
+
+/* Fills e->tmp with rows [lo, hi) of column f in encoding `enc`, before
+ * compression.  Returns the byte count. */
+static size_t transform_block(ng_seg_encoder *e, const ng_field *f, unsigned enc, int ref,
+			      size_t n, size_t lo, size_t hi)
+{
+	const unsigned w = f->size;
+	const uint8_t *col = e->cols + e->col_off[f->id] * n + lo * w;
+	const size_t m = hi - lo;
+	switch (enc) {
+	case NG_ENC_DIFF: {
+		const ng_field *rf = &ng_fields[ref];
+		const uint8_t *rc = e->cols + e->col_off[ref] * n + lo * rf->size;
+		for (size_t i = 0; i < m; i++)
+			e->z[i] = zigzag(load_uint(col + i * w, w) - load_uint(rc + i * rf->size, rf->size));
+		shuffle(e->tmp, (const uint8_t *)e->z, m, 8);
+		return m * 8;
+	}
+	case NG_ENC_DELTA: {
+		uint64_t prev = 0; /* each block starts from zero: blocks decode alone */
+		for (size_t i = 0; i < m; i++) {
 			uint64_t v = get64(col + i * 8);
 			e->z[i] = zigzag(v - prev);
 			prev = v;
 		}
-		shuffle(e->tmp, (const uint8_t *)e->z, n, 8);
-		*raw = n * 8;
-		return NG_ENC_DELTA;
+		shuffle(e->tmp, (const uint8_t *)e->z, m, 8);
+		return m * 8;
 	}
-	if (f->type == NG_FT_ADDR && all_v4(col, n)) {
-		for (size_t i = 0; i < n; i++)
+	case NG_ENC_V4:
+		for (size_t i = 0; i < m; i++)
 			for (unsigned k = 0; k < 4; k++)
-				e->tmp[k * n + i] = col[i * 16 + 12 + k];
-		*raw = n * 4;
-		return NG_ENC_V4;
+				e->tmp[k * m + i] = col[i * 16 + 12 + k];
+		return m * 4;
+	default:
+		shuffle(e->tmp, col, m, w);
+		return m * w;
 	}
-	shuffle(e->tmp, col, n, w);
-	*raw = n * w;
-	return NG_ENC_PLAIN;
 }
 
 /* Writes column f's directory entry into `ent` and its data at the end of
- * the image (e->out[*len..]). */
+ * the image (e->out[*len..]): the table of frame sizes, then one zstd
+ * frame per block of NG_SEG_BLOCK_ROWS rows. */
 static int encode_column(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t *ent,
 			 size_t *len, char *err, size_t errlen)
 {
@@ -421,28 +456,36 @@ static int encode_column(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t
 	ent[32] = (uint8_t)f->type;
 	ent[33] = (uint8_t)f->size;
 	put64(ent + 40, *len);
-	if (reserve(&e->tmp, &e->tmpcap, n * (f->size > 8 ? f->size : 8)) ||
-	    reserve((uint8_t **)&e->z, &e->zcap, n * 8)) {
-		msg(err, errlen, "out of memory encoding column %s (%zu rows)", f->name, n);
-		return -1;
-	}
-	size_t raw = 0;
-	ent[34] = (uint8_t)transform_column(e, f, n, ent, &raw);
-	if (ent[34] == NG_ENC_CONST)
+	int ref;
+	unsigned enc = choose_encoding(e, f, n, ent, &ref);
+	ent[34] = (uint8_t)enc;
+	if (enc == NG_ENC_CONST)
 		return 0;
-	size_t bound = ZSTD_compressBound(raw);
-	if (reserve(&e->out, &e->outcap, *len + bound)) {
-		msg(err, errlen, "out of memory encoding column %s (%zu rows)", f->name, n);
-		return -1;
+	if (enc == NG_ENC_DIFF)
+		put16(ent + 36, (uint16_t)ref);
+	const size_t B = NG_SEG_BLOCK_ROWS, nb = (n + B - 1) / B;
+	size_t start = *len, pos = *len + 4 * nb, raw_total = 0;
+	for (size_t b = 0; b < nb; b++) {
+		size_t lo = b * B, hi = lo + B < n ? lo + B : n;
+		size_t raw = transform_block(e, f, enc, ref, n, lo, hi);
+		size_t bound = ZSTD_compressBound(raw);
+		if (reserve(&e->out, &e->outcap, pos + bound)) {
+			msg(err, errlen, "out of memory encoding column %s (%zu rows)", f->name, n);
+			return -1;
+		}
+		size_t z = ZSTD_compress2(e->cctx, e->out + pos, bound, e->tmp, raw);
+		if (ZSTD_isError(z)) {
+			msg(err, errlen, "zstd compression of column %s: %s", f->name,
+			    ZSTD_getErrorName(z));
+			return -1;
+		}
+		put32(e->out + start + 4 * b, (uint32_t)z);
+		pos += z;
+		raw_total += raw;
 	}
-	size_t z = ZSTD_compress2(e->cctx, e->out + *len, bound, e->tmp, raw);
-	if (ZSTD_isError(z)) {
-		msg(err, errlen, "zstd compression of column %s: %s", f->name, ZSTD_getErrorName(z));
-		return -1;
-	}
-	put64(ent + 48, z);
-	put64(ent + 56, raw);
-	*len += z;
+	put64(ent + 48, pos - start);
+	put64(ent + 56, raw_total);
+	*len = pos;
 	return 0;
 }
 
@@ -455,7 +498,9 @@ int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order,
 	}
 	const size_t hsize = NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * NG_FIELD_COUNT;
 	if (reserve(&e->cols, &e->colcap, e->row_width * n) ||
-	    reserve(&e->out, &e->outcap, hsize)) {
+	    reserve(&e->out, &e->outcap, hsize + 4 * (n / NG_SEG_BLOCK_ROWS + 1)) ||
+	    reserve(&e->tmp, &e->tmpcap, NG_SEG_BLOCK_ROWS * 16) ||
+	    reserve((uint8_t **)&e->z, &e->zcap, NG_SEG_BLOCK_ROWS * 8)) {
 		msg(err, errlen, "out of memory encoding a segment of %zu rows", n);
 		return -1;
 	}
@@ -682,6 +727,17 @@ int ng_seg_open(ng_seg_reader *r, const char *path, char *err, size_t errlen)
 	}
 	if (ng_seg_parse_header(r->zbuf, hsize, r->file_size, &r->h, err, errlen))
 		goto fail;
+	r->gen++;
+	if (r->h.ncols > r->cbcap) {
+		ng_seg_colbuf *cb = realloc(r->cb, r->h.ncols * sizeof *cb);
+		if (!cb) {
+			msg(err, errlen, "out of memory");
+			goto fail;
+		}
+		memset(cb + r->cbcap, 0, (r->h.ncols - r->cbcap) * sizeof *cb);
+		r->cb = cb;
+		r->cbcap = r->h.ncols;
+	}
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		r->col_of_field[f] = -1;
 	for (uint32_t i = 0; i < r->h.ncols; i++) {
@@ -701,7 +757,6 @@ void ng_seg_close(ng_seg_reader *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
-	r->ref_cached = 0;
 	free(r->h.cols);
 	memset(&r->h, 0, sizeof r->h);
 }
@@ -712,6 +767,11 @@ void ng_seg_reader_free(ng_seg_reader *r)
 	free(r->zbuf);
 	free(r->raw);
 	free(r->refbuf);
+	for (size_t i = 0; i < r->cbcap; i++) {
+		free(r->cb[i].z);
+		free(r->cb[i].frame_off);
+	}
+	free(r->cb);
 	ZSTD_freeDCtx(r->dctx);
 	ng_seg_reader_init(r);
 }
@@ -746,11 +806,11 @@ static void fill_const(const ng_field *f, const ng_seg_column *c, uint8_t *out, 
 	}
 }
 
-/* Turns the decompressed planes in r->raw into field values at `out`. */
+/* Turns the n decompressed rows of planes in r->raw into field values at
+ * `out` (DIFF: plus r->refbuf). */
 static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_column *c,
-			  uint8_t *out)
+			  size_t n, uint8_t *out)
 {
-	const size_t n = r->h.rows;
 	const uint8_t *in = r->raw;
 	if (c->encoding == NG_ENC_V4) {
 		const uint8_t *p0 = in, *p1 = in + n, *p2 = in + 2 * n, *p3 = in + 3 * n;
@@ -796,72 +856,142 @@ static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_se
 	}
 }
 
-/* Reads and decompresses column c's frame into r->raw. */
-static int inflate_column(ng_seg_reader *r, const ng_seg_column *c, char *err, size_t errlen)
+size_t ng_seg_blocks(const ng_seg_reader *r)
 {
+	return (size_t)((r->h.rows + NG_SEG_BLOCK_ROWS - 1) / NG_SEG_BLOCK_ROWS);
+}
+
+size_t ng_seg_block_rows(const ng_seg_reader *r, size_t b)
+{
+	uint64_t lo = (uint64_t)b * NG_SEG_BLOCK_ROWS;
+	if (lo >= r->h.rows)
+		return 0;
+	return r->h.rows - lo < NG_SEG_BLOCK_ROWS ? (size_t)(r->h.rows - lo) : NG_SEG_BLOCK_ROWS;
+}
+
+/* Reads column idx's stored bytes and its frame table, once per open. */
+static int load_column(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
+{
+	ng_seg_colbuf *cb = &r->cb[idx];
+	if (cb->gen == r->gen)
+		return 0;
+	const ng_seg_column *c = &r->h.cols[idx];
+	const size_t nb = ng_seg_blocks(r);
+	if (c->stored < 4 * (uint64_t)nb) {
+		msg(err, errlen, "column %s: frame table truncated", c->name);
+		return -1;
+	}
+	if (reserve(&cb->z, &cb->zcap, c->stored ? c->stored : 1) ||
+	    reserve((uint8_t **)&cb->frame_off, &cb->offcap, (nb + 1) * 8)) {
+		msg(err, errlen, "out of memory for column %s", c->name);
+		return -1;
+	}
+	if (read_at(r->fd, cb->z, c->stored, c->offset)) {
+		msg(err, errlen, "column %s: read error or file shrank", c->name);
+		return -1;
+	}
+	uint64_t off = 4 * (uint64_t)nb;
+	for (size_t b = 0; b < nb; b++) {
+		cb->frame_off[b] = off;
+		off += get32(cb->z + 4 * b);
+		if (off > c->stored)
+			break;
+	}
+	cb->frame_off[nb] = off;
+	if (off != c->stored) {
+		msg(err, errlen, "column %s: frame sizes add up to %llu, not %llu", c->name,
+		    (unsigned long long)off, (unsigned long long)c->stored);
+		return -1;
+	}
+	cb->gen = r->gen;
+	return 0;
+}
+
+/* Decompresses block b of column idx into r->raw (exactly `want` bytes). */
+static int inflate_block(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, char *err,
+			 size_t errlen)
+{
+	const ng_seg_column *c = &r->h.cols[idx];
+	if (load_column(r, idx, err, errlen))
+		return -1;
 	if (!r->dctx && !(r->dctx = ZSTD_createDCtx())) {
 		msg(err, errlen, "out of memory");
 		return -1;
 	}
-	if (reserve((uint8_t **)&r->zbuf, &r->zcap, c->stored) ||
-	    reserve((uint8_t **)&r->raw, &r->rawcap, c->decoded ? c->decoded : 1)) {
-		msg(err, errlen, "out of memory for column %s", c->name);
+	if (reserve((uint8_t **)&r->raw, &r->rawcap, NG_SEG_BLOCK_ROWS * 16)) {
+		msg(err, errlen, "out of memory");
 		return -1;
 	}
-	if (read_at(r->fd, r->zbuf, c->stored, c->offset)) {
-		msg(err, errlen, "column %s: read error or file shrank", c->name);
+	const ng_seg_colbuf *cb = &r->cb[idx];
+	const uint8_t *frame = cb->z + cb->frame_off[b];
+	size_t fsize = (size_t)(cb->frame_off[b + 1] - cb->frame_off[b]);
+	unsigned long long fcs = ZSTD_getFrameContentSize(frame, fsize);
+	if (fcs != want) {
+		msg(err, errlen, "column %s block %zu: zstd frame content size %lld, expected %zu",
+		    c->name, b, (long long)fcs, want);
 		return -1;
 	}
-	unsigned long long fcs = ZSTD_getFrameContentSize(r->zbuf, c->stored);
-	if (fcs != c->decoded) {
-		msg(err, errlen, "column %s: zstd frame content size %lld, directory says %llu",
-		    c->name, (long long)fcs, (unsigned long long)c->decoded);
-		return -1;
-	}
-	size_t z = ZSTD_decompressDCtx(r->dctx, r->raw, c->decoded, r->zbuf, c->stored);
-	if (ZSTD_isError(z) || z != c->decoded) {
-		msg(err, errlen, "column %s: %s", c->name,
+	size_t z = ZSTD_decompressDCtx(r->dctx, r->raw, want, frame, fsize);
+	if (ZSTD_isError(z) || z != want) {
+		msg(err, errlen, "column %s block %zu: %s", c->name, b,
 		    ZSTD_isError(z) ? ZSTD_getErrorName(z) : "short zstd frame");
 		return -1;
 	}
 	return 0;
 }
 
-/* Decodes directory entry idx as values of f's type and size. */
-static int read_entry(ng_seg_reader *r, int idx, const ng_field *f, void *out, char *err,
-		      size_t errlen)
+/* Decodes block b of directory entry idx as values of f's type and size. */
+static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b,
+			    void *out, char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
+	const size_t n = ng_seg_block_rows(r, b);
 	if (c->encoding == NG_ENC_CONST) {
-		fill_const(f, c, out, r->h.rows);
+		fill_const(f, c, out, n);
 		return 0;
 	}
-	if (c->encoding == NG_ENC_DIFF) {
+	if (c->encoding == NG_ENC_DIFF &&
+	    !(r->ref_gen == r->gen && r->ref_idx == c->ref && r->ref_block == b)) {
 		/* the reference is never DIFF itself (checked at open) */
 		static const ng_field u64 = {.type = NG_FT_U64, .size = 8};
-		if (reserve((uint8_t **)&r->refbuf, &r->refcap, r->h.rows * 8 + 8)) {
+		if (reserve((uint8_t **)&r->refbuf, &r->refcap, NG_SEG_BLOCK_ROWS * 8)) {
 			msg(err, errlen, "out of memory for column %s", c->name);
 			return -1;
 		}
-		if (r->ref_cached != c->ref + 1) {
-			r->ref_cached = 0;
-			if (read_entry(r, c->ref, &u64, r->refbuf, err, errlen))
-				return -1;
-			r->ref_cached = c->ref + 1;
-		}
+		r->ref_gen = 0;
+		if (read_entry_block(r, c->ref, &u64, b, r->refbuf, err, errlen))
+			return -1;
+		r->ref_gen = r->gen;
+		r->ref_idx = c->ref;
+		r->ref_block = b;
 	}
-	if (inflate_column(r, c, err, errlen))
+	if (inflate_block(r, idx, b, n * stored_width(c), err, errlen))
 		return -1;
-	decode_planes(r, f, c, out);
+	decode_planes(r, f, c, n, out);
 	return 0;
+}
+
+int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, char *err,
+		      size_t errlen)
+{
+	int idx = r->col_of_field[f->id];
+	if (b >= ng_seg_blocks(r)) {
+		msg(err, errlen, "block %zu beyond the segment", b);
+		return -1;
+	}
+	if (idx < 0 || !compatible(f, &r->h.cols[idx])) {
+		memset(out, 0, ng_seg_block_rows(r, b) * f->size);
+		return 0;
+	}
+	return read_entry_block(r, (uint32_t)idx, f, b, out, err, errlen);
 }
 
 int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err, size_t errlen)
 {
-	int idx = r->col_of_field[f->id];
-	if (idx < 0 || !compatible(f, &r->h.cols[idx])) {
-		memset(out, 0, r->h.rows * f->size);
-		return 0;
-	}
-	return read_entry(r, idx, f, out, err, errlen);
+	const size_t nb = ng_seg_blocks(r);
+	for (size_t b = 0; b < nb; b++)
+		if (ng_seg_read_block(r, f, b, (uint8_t *)out + b * NG_SEG_BLOCK_ROWS * f->size, err,
+				      errlen))
+			return -1;
+	return 0;
 }

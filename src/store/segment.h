@@ -23,6 +23,7 @@
 #define NG_SEG_NAME_MAX 31     /* longest column name */
 #define NG_SEG_MAX_COLUMNS 1024
 #define NG_SEG_MAX_ROWS (UINT64_C(1) << 28)
+#define NG_SEG_BLOCK_ROWS 16384 /* rows per zstd frame of a column */
 
 /* Column encodings (directory entry byte 34). */
 enum ng_seg_encoding {
@@ -84,18 +85,32 @@ int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order,
 
 /* ---- reading ---------------------------------------------------------- */
 
+/* A column's stored bytes, loaded once per segment on first use. */
+typedef struct ng_seg_colbuf {
+	uint8_t *z;
+	size_t zcap;
+	uint64_t *frame_off; /* offset of each block's frame in z; one more at the end */
+	size_t offcap;
+	uint64_t gen;        /* the reader's open count when loaded; 0: never */
+} ng_seg_colbuf;
+
 typedef struct ng_seg_reader {
 	int fd;
 	uint64_t file_size;
 	ng_seg_header h;
 	int col_of_field[NG_FIELD_COUNT]; /* directory index, -1 when absent */
-	void *zbuf;                       /* compressed bytes */
+	uint64_t gen;                     /* bumped by each open */
+	ng_seg_colbuf *cb;                /* per directory index */
+	size_t cbcap;
+	void *zbuf;                       /* the header */
 	size_t zcap;
-	void *raw;                        /* decompressed bytes */
+	void *raw;                        /* one decompressed block */
 	size_t rawcap;
-	uint64_t *refbuf;                 /* a DIFF column's reference values */
+	uint64_t *refbuf;                 /* a block of a DIFF column's reference */
 	size_t refcap;
-	int ref_cached;                   /* directory index + 1 held in refbuf */
+	uint32_t ref_idx;                 /* what refbuf holds: column, block, open */
+	size_t ref_block;
+	uint64_t ref_gen;
 	void *dctx;                       /* ZSTD_DCtx */
 } ng_seg_reader;
 
@@ -111,6 +126,16 @@ int ng_seg_open(ng_seg_reader *r, const char *path, char *err, size_t errlen);
  * file of `file_size` bytes).  Returns 0 or -1 with a message. */
 int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg_header *h,
 			char *err, size_t errlen);
+
+/* Number of blocks (zstd frames per column) of the open segment, and the
+ * rows of block b (NG_SEG_BLOCK_ROWS, the last one fewer). */
+size_t ng_seg_blocks(const ng_seg_reader *r);
+size_t ng_seg_block_rows(const ng_seg_reader *r, size_t b);
+
+/* Decodes block b of field f's column into out[block_rows × f->size];
+ * otherwise as ng_seg_read_column. */
+int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, char *err,
+		      size_t errlen);
 
 /* Decodes field `f`'s column into out[h.rows × f->size].  A column the
  * segment lacks (or holds with an incompatible type) reads as zeros.
