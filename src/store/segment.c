@@ -43,23 +43,31 @@
  *                  column, a zone map; CONST address/MAC: the value (W
  *                  bytes, zero-padded); otherwise zero
  *
- *   Column data follows the directory, columns in directory order, each
- *   one zstd frame of S bytes written with the content size and content
- *   checksum (XXH64) flags, so decompression verifies the data.
+ *   Column data follows the directory, columns in directory order.  The
+ *   rows are cut into blocks of 16384 (NG_SEG_BLOCK_ROWS; the last block
+ *   holds the rest), B = ceil(N / 16384) blocks.  A non-constant column's
+ *   S bytes are:
+ *         4 × B   the size of each block's zstd frame (u32)
+ *         ...     B zstd frames, one per block, in order
+ *   Each frame carries the content size and content checksum (XXH64)
+ *   flags, so decompression verifies the data; a block decodes on its own,
+ *   and a scan works one block at a time with every column of the block in
+ *   cache.  D is the sum of the frames' content sizes.
  *
  *   Encodings (applied before zstd):
  *     0 CONST  every row holds the same value: integers min = max = value,
  *              address/MAC in bytes 64.. of the entry; no data (S = D = 0).
- *     1 PLAIN  N values of W bytes, byte-plane shuffled: byte k of value i
- *              is at k × N + i.  D = N × W.  (Counters and ports are small
+ *     1 PLAIN  values of W bytes, byte-plane shuffled per block: byte k of
+ *              the block's value i is at k × n + i (n: the block's rows).
+ *              D = N × W.  (Counters and ports are small
  *              numbers: the high planes are runs of zeros that zstd folds
  *              to nothing; addresses share prefixes the same way.)
- *     2 DELTA  times (W = 8): value i minus value i-1 (value -1 = 0), as a
- *              zigzag integer ((d << 1) ^ (d >> 63)), then shuffled as
- *              PLAIN.  flow_start is sorted, so its deltas are small.
+ *     2 DELTA  times (W = 8): value i minus value i-1 (0 before a block's
+ *              first row), as a zigzag integer ((d << 1) ^ (d >> 63)), then
+ *              shuffled as PLAIN.  flow_start is sorted: small deltas.
  *     3 V4     addresses (W = 16) when every row is IPv4-mapped
  *              (::ffff:a.b.c.d): the 4 IPv4 bytes of each row, shuffled
- *              (4 planes).  D = N × 4.
+ *              (4 planes a block).  D = N × 4.
  *     4 DIFF   integers: value i minus row i of the reference column
  *              (entry bytes 36..37), as a zigzag 8-byte integer, shuffled
  *              as PLAIN; D = N × 8.  The reference is an integer column
@@ -68,7 +76,8 @@
  *              raw counters (minus the scaled ones: zero when unsampled).
  *
  *   A reader validates the header checksum, that H, every offset and size
- *   lie within the file, that D matches N × W (or N × 4), and zstd's own
+ *   lie within the file, that D matches N × W (or N × 4), that a column's
+ *   frame sizes add up to S, each frame's content size, and zstd's own
  *   checks; a segment failing any of them is reported and skipped.
  *   Columns of an integer type may be read into a field of another integer
  *   width (widened or truncated); a column whose type class (integer,
