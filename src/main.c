@@ -5,6 +5,7 @@
  *   nagare decode   decode captures of export packets to NDJSON (src/cli/decode.c)
  *   nagare query    query a flow store (src/cli/query.c)
  *   nagare status   per-exporter counters of a store (src/cli/status.c)
+ *   nagare counters sFlow counter samples of a store (src/cli/counters.c)
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,7 @@ static const struct {
 	{"decode", ng_cmd_decode, "decode pcap or raw export payload files to NDJSON flows"},
 	{"query", ng_cmd_query, "list flows or top-N statistics from a flow store"},
 	{"status", ng_cmd_status, "per-exporter counters of a flow store"},
+	{"counters", ng_cmd_counters, "sFlow interface/host counter samples of a store"},
 };
 
 static void usage(FILE *out)
