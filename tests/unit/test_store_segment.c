@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "core/field.h"
 #include "store/segment.h"
 #include "store/store.h"
@@ -499,6 +501,69 @@ static void test_writer_due(void **state)
 	free(dir);
 }
 
+/* The thread-safety contract of store.h: one thread appends while another
+ * flushes whenever due; every row is stored exactly once. */
+typedef struct flusher_arg {
+	ng_store_writer *w;
+	volatile int stop;
+	int flushes;
+} flusher_arg;
+
+static void *flusher(void *p)
+{
+	flusher_arg *a = p;
+	while (!a->stop) {
+		if (ng_store_writer_flush(a->w) == 0)
+			a->flushes++;
+		usleep(2000);
+	}
+	return NULL;
+}
+
+static void test_concurrent_append_flush(void **state)
+{
+	(void)state;
+	enum { N = 60000, CHUNK = 150 };
+	char *dir = make_store();
+	char err[256];
+	ng_store_writer *w = ng_store_writer_open(dir, err, sizeof err);
+	assert_non_null(w);
+	ng_flow *in = calloc(N, sizeof *in);
+	for (size_t i = 0; i < N; i++) {
+		random_flow(&in[i], T0, 2 * HOUR, true);
+		in[i].packets = i; /* a unique tag per row */
+	}
+	flusher_arg a = {.w = w};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, flusher, &a), 0);
+	for (size_t i = 0; i < N; i += CHUNK) {
+		assert_int_equal(ng_store_writer_append(w, in + i, CHUNK), 0);
+		if (i % (CHUNK * 20) == 0)
+			usleep(500);
+	}
+	a.stop = 1;
+	pthread_join(t, NULL);
+	assert_int_equal(ng_store_writer_close(w), 0);
+	assert_true(a.flushes > 1);
+
+	collect c = {.columns = NG_COL(NG_F_PACKETS)};
+	ng_scan_stats st;
+	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, c.columns, collect_fn, &c, &st), 0);
+	assert_int_equal(c.n, N);
+	uint8_t *seen = calloc(N, 1);
+	for (size_t i = 0; i < c.n; i++) {
+		assert_true(c.rows[i].packets < N);
+		assert_int_equal(seen[c.rows[i].packets], 0);
+		seen[c.rows[i].packets] = 1;
+	}
+	assert_true(st.segments_read > 2);
+	free(seen);
+	free(c.rows);
+	free(in);
+	rm_rf(dir);
+	free(dir);
+}
+
 /* A store that is not one, and an unwritable location. */
 static void test_not_a_store(void **state)
 {
@@ -523,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_segments_skipped),
 		cmocka_unit_test(test_header_fuzz),
 		cmocka_unit_test(test_writer_due),
+		cmocka_unit_test(test_concurrent_append_flush),
 		cmocka_unit_test(test_not_a_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
