@@ -52,7 +52,7 @@ static const char query_help[] =
 	"  nagare query --store /var/lib/nagare -s srcip/bytes -n 20\n"
 	"  nagare query --store st --from -1h -s dstport proto tcp and not port 22\n"
 	"  nagare query --store st -s conv/packets 'src net 10.0.0.0/8 and bytes > 1M'\n"
-	"  nagare query --store st -n 100 --format ndjson host 192.0.2.1\n"
+	"  nagare query --store st host 192.0.2.1 -n 100 --format ndjson\n"
 	"\n"
 	"The summary (flows, bytes, packets, time window, segments read and skipped,\n"
 	"elapsed) follows a table on stdout, and goes to stderr for csv and ndjson.\n"
@@ -108,9 +108,9 @@ static int parse_args(int argc, char **argv, query_opts *o)
 	opterr = 0;
 	optind = 1;
 	int c;
-	/* '+': stop at the first non-option, so "not" or "-1" in a filter is
-	 * never taken for an option */
-	while ((c = getopt_long(argc, argv, "+:R:f:t:s:O:n:o:qh", longopts, NULL)) != -1) {
+	/* options may come before or after the filter words (getopt moves
+	 * the words to the end); a filter never starts a word with '-' */
+	while ((c = getopt_long(argc, argv, ":R:f:t:s:O:n:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'R': o->store = optarg; break;
 		case 'f':

@@ -147,7 +147,7 @@ static void test_listing_filter_ndjson(void **state)
 	if (!have_bin())
 		skip();
 	char args[256];
-	snprintf(args, sizeof args, "--store '%s' --format ndjson -q proto tcp and dst port 443",
+	snprintf(args, sizeof args, "--store '%s' proto tcp and dst port 443 --format ndjson -q",
 		 store);
 	assert_int_equal(run(args), 0);
 	char *l1 = out, *l2 = strchr(out, '\n');
