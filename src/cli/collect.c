@@ -44,6 +44,7 @@
 #include "decode/decoder.h"
 #include "net/listener.h"
 #include "sink/json.h"
+#include "store/counters.h"
 #include "store/store.h"
 
 static const char collect_help[] =
@@ -89,7 +90,9 @@ struct collect {
 	FILE *json;
 	const char *json_name;
 	ng_flow_batch batch;
-	ng_counter_batch counters; /* sFlow counter samples: taken, not stored yet */
+	ng_counter_store *cs;      /* sFlow counter samples (store/counters.h) */
+	ng_counter_batch counters; /* taken from the decoder once a second */
+	uint64_t counters_lost;    /* samples the counter store could not take */
 	ng_exporters_file base;    /* counters of earlier runs, from exporters.json */
 	uint64_t started_ms;
 	uint64_t append_lost; /* rows the writer could not take (out of memory) */
@@ -236,7 +239,7 @@ static void report(struct collect *c)
 static void *flush_main(void *arg)
 {
 	struct collect *c = arg;
-	uint64_t last_err_log = 0;
+	uint64_t last_err_log = 0, next_counters = ng_now_ms() + 5000;
 	pthread_mutex_lock(&c->mu);
 	while (!c->flusher_stop) {
 		struct timespec ts;
@@ -263,6 +266,11 @@ static void *flush_main(void *arg)
 			/* the writer logs each failure's cause; rows stay buffered */
 			ng_warn("store flush failed; rows are kept and retried");
 			last_err_log = now;
+		}
+		if (now >= next_counters) {
+			/* samples stay buffered on failure; the store logs why */
+			ng_counter_store_flush(c->cs);
+			next_counters = now + 5000;
 		}
 		pthread_mutex_lock(&c->mu);
 	}
@@ -326,6 +334,20 @@ static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
 	}
 }
 
+/* Moves the sFlow counter samples the decoder collected into the counter
+ * store's buffer (a memcpy; the flush thread writes them). */
+static void take_counters(struct collect *c)
+{
+	c->counters.n = 0;
+	if (!ng_decoder_take_counters(c->dec, &c->counters))
+		return;
+	if (ng_counter_store_append(c->cs, c->counters.s, c->counters.n) < 0) {
+		if (!c->counters_lost)
+			ng_error("out of memory: sFlow counter samples are being dropped");
+		c->counters_lost += c->counters.n;
+	}
+}
+
 static int receive_loop(struct collect *c, unsigned stats_interval)
 {
 	uint64_t now = ng_now_ms();
@@ -342,12 +364,7 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 		now = ng_now_ms();
 		if (now >= next_expire) {
 			ng_decoder_expire(c->dec, now);
-			/* No sink for sFlow counter samples yet: take them so the
-			 * decoder does not hold (and then count as dropped) up
-			 * to NG_COUNTER_PENDING_MAX of them; the exporter stats
-			 * still count them (counter_samples). */
-			c->counters.n = 0;
-			ng_decoder_take_counters(c->dec, &c->counters);
+			take_counters(c);
 			if (c->json)
 				fflush(c->json);
 			next_expire = now + 1000;
@@ -366,6 +383,7 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 			break;
 		take_batch(c, dgs, n);
 	}
+	take_counters(c);
 	return 0;
 }
 
@@ -376,6 +394,11 @@ static int open_all(struct collect *c, const struct collect_opts *o)
 	char err[512], state[PATH_MAX - 32];
 	c->w = ng_store_writer_open(o->store, err, sizeof err);
 	if (!c->w) {
+		fprintf(stderr, "nagare collect: %s\n", err);
+		return -1;
+	}
+	c->cs = ng_counter_store_open(o->store, err, sizeof err);
+	if (!c->cs) {
 		fprintf(stderr, "nagare collect: %s\n", err);
 		return -1;
 	}
@@ -426,8 +449,13 @@ static void announce(const struct collect *c)
 	        c->json ? "; NDJSON to " : "", c->json ? c->json_name : "");
 }
 
+/* Frees what open_all made; the writers are closed (flushed) here only
+ * on a failed start, finish() closes them otherwise. */
 static void close_all(struct collect *c)
 {
+	if (c->w)
+		ng_store_writer_close(c->w);
+	ng_counter_store_close(c->cs);
 	if (c->json && c->json != stdout)
 		fclose(c->json);
 	else if (c->json)
@@ -471,6 +499,16 @@ static int finish(struct collect *c)
 	ng_exporters_free(&f);
 	ng_store_writer_close(c->w);
 	c->w = NULL;
+	if (ng_counter_store_close(c->cs) < 0) {
+		ng_error("final flush of sFlow counter samples failed: they are lost");
+		rc = 1;
+	}
+	c->cs = NULL;
+	if (c->counters_lost) {
+		ng_error("%" PRIu64 " sFlow counter samples were dropped for lack of memory",
+		         c->counters_lost);
+		rc = 1;
+	}
 	if (ng_decoder_save(c->dec, c->tpl_path) < 0) {
 		ng_error("cannot save templates to %s: %s", c->tpl_path, strerror(errno));
 		rc = 1;
@@ -494,15 +532,12 @@ int ng_cmd_collect(int argc, char **argv)
 	stop_requested = 0;
 	install_signals();
 	if (open_all(&c, &o) < 0) {
-		if (c.w)
-			ng_store_writer_close(c.w);
 		close_all(&c);
 		return 1;
 	}
 	announce(&c);
 	if (start_flusher(&c) != 0) {
 		fprintf(stderr, "nagare collect: cannot start the flush thread\n");
-		ng_store_writer_close(c.w);
 		close_all(&c);
 		return 1;
 	}
