@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Writes seed corpora for the NetFlow/IPFIX fuzz targets from the shared
+capture corpus (nothing is copied into the tree).
+
+usage: seeds.py OUT_DIR [TESTDATA_DIR]
+
+OUT_DIR/v5, v9, ipfix: one file per UDP payload of that version (pcap and
+pcapng captures are unwrapped: Ethernet, 802.1Q, IPv4/IPv6, UDP; raw
+payload files split like nagare's capture reader does).
+OUT_DIR/templates: one file per corpus group (tests/corpus/groups.py) or
+file, its datagrams joined by the separator b'NGDG' + one byte.
+"""
+import os
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'corpus'))
+from check import index_files, is_pcap, split_payloads  # noqa: E402
+from groups import GROUPS  # noqa: E402
+
+
+def frame_payload(f):
+    o = 12
+    if len(f) < 14:
+        return None
+    et = struct.unpack('>H', f[o:o + 2])[0]
+    while et in (0x8100, 0x88a8) and len(f) >= o + 6:
+        o += 4
+        et = struct.unpack('>H', f[o:o + 2])[0]
+    o += 2
+    if et == 0x0800 and len(f) >= o + 20 and f[o + 9] == 17:
+        l4 = o + (f[o] & 15) * 4
+    elif et == 0x86dd and len(f) >= o + 40 and f[o + 6] == 17:
+        l4 = o + 40
+    else:
+        return None
+    if len(f) < l4 + 8:
+        return None
+    return f[l4 + 8:l4 + struct.unpack('>H', f[l4 + 4:l4 + 6])[0]]
+
+
+def payloads(path):
+    with open(path, 'rb') as fh:
+        b = fh.read()
+    if not is_pcap(path):
+        return split_payloads(b)
+    out = []
+    magic = b[:4]
+    if magic == b'\x0a\x0d\x0d\x0a':
+        le = b[8:12] == b'\x4d\x3c\x2b\x1a'
+        e = '<' if le else '>'
+        o = 0
+        while o + 12 <= len(b):
+            t, n = struct.unpack(e + 'II', b[o:o + 8])
+            if n < 12:
+                break
+            if t == 6:
+                cap = struct.unpack(e + 'I', b[o + 20:o + 24])[0]
+                p = frame_payload(b[o + 28:o + 28 + cap])
+                if p:
+                    out.append(p)
+            o += n
+        return out
+    e = '<' if magic in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    o = 24
+    while o + 16 <= len(b):
+        cap = struct.unpack(e + 'I', b[o + 8:o + 12])[0]
+        p = frame_payload(b[o + 16:o + 16 + cap])
+        if p:
+            out.append(p)
+        o += 16 + cap
+    return out
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    out = sys.argv[1]
+    testdata = sys.argv[2] if len(sys.argv) > 2 else os.environ.get(
+        'NG_TESTDATA', os.path.join(HERE, '..', '..', '..', 'shared', 'testdata'))
+    cap = os.path.join(testdata, 'captures')
+    for sub in ('v5', 'v9', 'ipfix', 'templates'):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+    files = [f for f, _ in index_files(cap)]
+    n = 0
+    for f in files:
+        for i, p in enumerate(payloads(os.path.join(cap, f))):
+            if len(p) < 2:
+                continue
+            v = struct.unpack('>H', p[:2])[0]
+            sub = {1: 'v5', 5: 'v5', 7: 'v5', 9: 'v9', 10: 'ipfix'}.get(v)
+            if sub:
+                name = f.replace('/', '_') + '.%d' % i
+                with open(os.path.join(out, sub, name), 'wb') as fh:
+                    fh.write(p)
+                n += 1
+    grouped = {f for g in GROUPS for f in g}
+    seqs = list(GROUPS) + [[f] for f in files if f not in grouped]
+    for g in seqs:
+        dgs = []
+        for f in g:
+            path = os.path.join(cap, f)
+            if os.path.exists(path):
+                dgs += payloads(path)
+        if not dgs or sum(map(len, dgs)) > 200000:
+            continue
+        blob = b'NGDG\x00'.join(dgs)
+        with open(os.path.join(out, 'templates', g[0].replace('/', '_')), 'wb') as fh:
+            fh.write(blob)
+        n += 1
+    print('seeds.py: %d seed files in %s' % (n, out))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
