@@ -91,9 +91,12 @@ typedef struct ng_scan_stats {
 #define NG_COL(f) (UINT64_C(1) << (f))
 
 /*
- * Calls `fn` with each segment's rows whose flow_start lies in
- * [from_ms, to_ms), decoding only the columns in `columns` (NG_COL bits;
- * flow_start is always decoded).  Segments whose time range misses the
+ * Calls `fn` with the rows whose flow_start lies in [from_ms, to_ms),
+ * decoding only the columns in `columns` (NG_COL bits; flow_start is always
+ * decoded).  A call holds at most 16384 rows (one block of one segment),
+ * in flow_start order within the call; segments come in the order of their
+ * hour directories and first flow_start, so calls from different segments
+ * of one hour may overlap in time.  Segments whose time range misses the
  * interval are skipped unopened.  A corrupt segment is counted in
  * st->errors, reported once on stderr naming its path, and skipped.
  * `fn` returns 0 to go on, non-zero to stop the scan (returned as is).
