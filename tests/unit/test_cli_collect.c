@@ -38,6 +38,8 @@
 
 #include "core/addr.h"
 #include "core/field.h"
+#include "net/capture.h"
+#include "store/counters.h"
 #include "store/store.h"
 
 static void sleep_ms(long ms)
@@ -336,6 +338,86 @@ static void test_collect_ipv6_json(void **state)
 	rm_rf(dir);
 }
 
+struct sender {
+	int fd;
+	struct sockaddr_in to;
+	int sent;
+};
+
+static int send_datagram(const ng_datagram *dg, void *arg)
+{
+	struct sender *s = arg;
+	assert_int_equal(
+	    sendto(s->fd, dg->data, dg->len, 0, (struct sockaddr *)&s->to, sizeof s->to),
+	    (ssize_t)dg->len);
+	s->sent++;
+	return 0;
+}
+
+static int count_rows(const ng_column_batch *b, void *arg)
+{
+	*(size_t *)arg += b->n;
+	return 0;
+}
+
+static int count_samples(const ng_counter_sample *s, size_t n, void *arg)
+{
+	(void)s;
+	*(size_t *)arg += n;
+	return 0;
+}
+
+/*
+ * sFlow: the 25 datagrams of tcpdump/sflow-print-v6.pcap, replayed to the
+ * collector, leave 13 flow records in the flow store and 48 counter
+ * samples in the counter store.  tshark counts the same:
+ *   tshark -r F -T fields -E occurrence=a -e sflow_245.sampletype
+ * gives sample type 1 (flow sample) 13 times and 2 (counters) 48 times.
+ */
+static void test_collect_sflow_counters(void **state)
+{
+	(void)state;
+	const char *bin = getenv("NG_BIN"), *td = getenv("NG_TESTDATA");
+	char input[4096];
+	snprintf(input, sizeof input, "%s/captures/tcpdump/sflow-print-v6.pcap", td ? td : "");
+	if (!bin || access(bin, X_OK) != 0 || !td || access(input, R_OK) != 0) {
+		print_message("skipped: needs NG_BIN (the nagare binary) and NG_TESTDATA\n");
+		skip();
+	}
+	char dir[] = "/tmp/ng_test_collect_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char store[4200], log[4300];
+	snprintf(store, sizeof store, "%s/store", dir);
+	snprintf(log, sizeof log, "%s/collect.log", dir);
+	uint16_t port = free_port();
+	pid_t pid = start_collector(bin, store, port, log);
+	assert_true(wait_ready(log, pid));
+	struct sender s = {.fd = socket(AF_INET, SOCK_DGRAM, 0),
+	                   .to = {.sin_family = AF_INET,
+	                          .sin_port = htons(port),
+	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)}};
+	char err[512];
+	assert_int_equal(ng_capture_read(input, send_datagram, &s, NULL, err, sizeof err), 0);
+	close(s.fd);
+	assert_int_equal(s.sent, 25);
+	sleep_ms(300);
+	kill(pid, SIGTERM);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	size_t rows = 0, samples = 0;
+	assert_int_equal(
+	    ng_store_scan(store, 0, UINT64_MAX, NG_COL(NG_F_FLOW_START), count_rows, &rows, NULL),
+	    0);
+	assert_int_equal(rows, 13);
+	uint64_t errors = 0;
+	assert_int_equal(ng_counter_scan(store, 0, UINT64_MAX, count_samples, &samples, &errors),
+	                 0);
+	assert_int_equal(errors, 0);
+	assert_int_equal(samples, 48);
+	rm_rf(dir);
+}
+
 /* Usage errors exit 2 with the documented wording. */
 static void test_collect_usage(void **state)
 {
@@ -369,6 +451,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_collect_v5_end_to_end),
 	    cmocka_unit_test(test_collect_ipv6_json),
+	    cmocka_unit_test(test_collect_sflow_counters),
 	    cmocka_unit_test(test_collect_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
