@@ -70,10 +70,12 @@
  *              (4 planes a block).  D = N × 4.
  *     4 DIFF   integers: value i minus row i of the reference column
  *              (entry bytes 36..37), as a zigzag 8-byte integer, shuffled
- *              as PLAIN; D = N × 8.  The reference is an integer column
- *              that is not DIFF itself.  Used for flow_end and
- *              time_received (minus flow_start: a duration, small) and the
- *              raw counters (minus the scaled ones: zero when unsampled).
+ *              as PLAIN; D = N × 8.  The reference is an integer column;
+ *              following references meets at most 2 DIFF columns
+ *              (time_received → flow_end → flow_start).  Used for flow_end (minus flow_start: a
+ *              duration), time_received (minus flow_end: the export delay,
+ *              often the same for many rows) and the raw counters (minus
+ *              the scaled ones: zero when unsampled).
  *
  *   A reader validates the header checksum, that H, every offset and size
  *   lie within the file, that D matches N × W (or N × 4), that a column's
@@ -363,7 +365,7 @@ static int diff_ref(enum ng_field_id f)
 {
 	switch (f) {
 	case NG_F_FLOW_END: return NG_F_FLOW_START;
-	case NG_F_TIME_RECEIVED: return NG_F_FLOW_START;
+	case NG_F_TIME_RECEIVED: return NG_F_FLOW_END;
 	case NG_F_BYTES_RAW: return NG_F_BYTES;
 	case NG_F_PACKETS_RAW: return NG_F_PACKETS;
 	default: return -1;
@@ -675,10 +677,19 @@ int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg
 		const ng_seg_column *c = &h->cols[i];
 		if (c->encoding != NG_ENC_DIFF)
 			continue;
-		const ng_seg_column *rc = &h->cols[c->ref];
-		if (c->ref == i || rc->encoding == NG_ENC_DIFF || !is_int_type(rc->type)) {
-			msg(err, errlen, "column %s: bad reference column %u", c->name, c->ref);
-			goto bad;
+		/* follow the chain: integer columns, no more than
+		 * NG_SEG_MAX_DIFF_DEPTH DIFF links (so no cycle either) */
+		uint32_t at = i;
+		int depth = 0;
+		while (h->cols[at].encoding == NG_ENC_DIFF) {
+			uint32_t ref = h->cols[at].ref;
+			if (++depth > NG_SEG_MAX_DIFF_DEPTH || ref == at ||
+			    !is_int_type(h->cols[ref].type)) {
+				msg(err, errlen, "column %s: bad reference column %u", c->name,
+				    c->ref);
+				goto bad;
+			}
+			at = ref;
 		}
 	}
 	return 0;
@@ -775,7 +786,8 @@ void ng_seg_reader_free(ng_seg_reader *r)
 	ng_seg_close(r);
 	free(r->zbuf);
 	free(r->raw);
-	free(r->refbuf);
+	for (int d = 0; d < NG_SEG_MAX_DIFF_DEPTH; d++)
+		free(r->ref[d].v);
 	for (size_t i = 0; i < r->cbcap; i++) {
 		free(r->cb[i].z);
 		free(r->cb[i].frame_off);
@@ -816,9 +828,9 @@ static void fill_const(const ng_field *f, const ng_seg_column *c, uint8_t *out, 
 }
 
 /* Turns the n decompressed rows of planes in r->raw into field values at
- * `out` (DIFF: plus r->refbuf). */
+ * `out` (DIFF: plus the reference values `refv`). */
 static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_column *c,
-			  size_t n, uint8_t *out)
+			  size_t n, const uint64_t *refv, uint8_t *out)
 {
 	const uint8_t *in = r->raw;
 	if (c->encoding == NG_ENC_V4) {
@@ -842,7 +854,7 @@ static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_se
 	if (f->size == 8 && c->encoding != NG_ENC_PLAIN) { /* DELTA, DIFF */
 		unshuffle(out, in, n, 8);
 		uint64_t prev = 0;
-		const uint64_t *ref = r->refbuf;
+		const uint64_t *ref = refv;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t d = unzigzag(get64(out + i * 8));
 			prev = c->encoding == NG_ENC_DIFF ? ref[i] + d : prev + d;
@@ -860,7 +872,7 @@ static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_se
 		if (c->encoding == NG_ENC_DELTA)
 			v = prev += unzigzag(v);
 		else if (c->encoding == NG_ENC_DIFF)
-			v = r->refbuf[i] + unzigzag(v);
+			v = refv[i] + unzigzag(v);
 		store_uint(out + i * f->size, f->size, v);
 	}
 }
@@ -949,9 +961,10 @@ static int inflate_block(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 	return 0;
 }
 
-/* Decodes block b of directory entry idx as values of f's type and size. */
+/* Decodes block b of directory entry idx as values of f's type and size;
+ * `depth` is the level in a DIFF chain (0 for the column asked for). */
 static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b,
-			    void *out, char *err, size_t errlen)
+			    void *out, int depth, char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
 	const size_t n = ng_seg_block_rows(r, b);
@@ -959,24 +972,28 @@ static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, s
 		fill_const(f, c, out, n);
 		return 0;
 	}
-	if (c->encoding == NG_ENC_DIFF &&
-	    !(r->ref_gen == r->gen && r->ref_idx == c->ref && r->ref_block == b)) {
-		/* the reference is never DIFF itself (checked at open) */
-		static const ng_field u64 = {.type = NG_FT_U64, .size = 8};
-		if (reserve((uint8_t **)&r->refbuf, &r->refcap, NG_SEG_BLOCK_ROWS * 8)) {
-			msg(err, errlen, "out of memory for column %s", c->name);
-			return -1;
+	const uint64_t *refv = NULL;
+	if (c->encoding == NG_ENC_DIFF) {
+		/* chains are at most NG_SEG_MAX_DIFF_DEPTH long (checked at open) */
+		struct ng_seg_refbuf *rb = &r->ref[depth];
+		if (!(rb->gen == r->gen && rb->idx == c->ref && rb->block == b)) {
+			static const ng_field u64 = {.type = NG_FT_U64, .size = 8};
+			if (!rb->v && !(rb->v = malloc(NG_SEG_BLOCK_ROWS * 8))) {
+				msg(err, errlen, "out of memory for column %s", c->name);
+				return -1;
+			}
+			rb->gen = 0;
+			if (read_entry_block(r, c->ref, &u64, b, rb->v, depth + 1, err, errlen))
+				return -1;
+			rb->gen = r->gen;
+			rb->idx = c->ref;
+			rb->block = b;
 		}
-		r->ref_gen = 0;
-		if (read_entry_block(r, c->ref, &u64, b, r->refbuf, err, errlen))
-			return -1;
-		r->ref_gen = r->gen;
-		r->ref_idx = c->ref;
-		r->ref_block = b;
+		refv = rb->v;
 	}
 	if (inflate_block(r, idx, b, n * stored_width(c), err, errlen))
 		return -1;
-	decode_planes(r, f, c, n, out);
+	decode_planes(r, f, c, n, refv, out);
 	return 0;
 }
 
@@ -992,7 +1009,7 @@ int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, 
 		memset(out, 0, ng_seg_block_rows(r, b) * f->size);
 		return 0;
 	}
-	return read_entry_block(r, (uint32_t)idx, f, b, out, err, errlen);
+	return read_entry_block(r, (uint32_t)idx, f, b, out, 0, err, errlen);
 }
 
 int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err, size_t errlen)

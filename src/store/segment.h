@@ -24,6 +24,7 @@
 #define NG_SEG_MAX_COLUMNS 1024
 #define NG_SEG_MAX_ROWS (UINT64_C(1) << 28)
 #define NG_SEG_BLOCK_ROWS 16384 /* rows per zstd frame of a column */
+#define NG_SEG_MAX_DIFF_DEPTH 2 /* DIFF of a DIFF of a non-DIFF column at most */
 
 /* Column encodings (directory entry byte 34). */
 enum ng_seg_encoding {
@@ -106,11 +107,14 @@ typedef struct ng_seg_reader {
 	size_t zcap;
 	void *raw;                        /* one decompressed block */
 	size_t rawcap;
-	uint64_t *refbuf;                 /* a block of a DIFF column's reference */
-	size_t refcap;
-	uint32_t ref_idx;                 /* what refbuf holds: column, block, open */
-	size_t ref_block;
-	uint64_t ref_gen;
+	/* a block of a DIFF column's reference, per level of the DIFF chain
+	 * (time_received → flow_end → flow_start), and what it holds */
+	struct ng_seg_refbuf {
+		uint64_t *v;
+		uint32_t idx;
+		size_t block;
+		uint64_t gen;
+	} ref[NG_SEG_MAX_DIFF_DEPTH];
 	void *dctx;                       /* ZSTD_DCtx */
 } ng_seg_reader;
 
