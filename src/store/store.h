@@ -48,11 +48,14 @@ typedef struct ng_store_writer_stats {
 ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen);
 
 /* Copies `n` records into the writer's buffer.  Cheap: no I/O happens
- * here.  Returns 0, or -1 when out of memory (the records are not taken). */
+ * here.  Returns 0, or -1 when out of memory or when 2^22 rows are already
+ * buffered because flushes keep failing (the records are not taken: the
+ * caller counts them as dropped). */
 int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n);
 
 /* True when the buffer holds ≥ 2^20 rows, or its first row was appended
- * ≥ 5000 ms before `now_ms` (wall clock, ms since the epoch). */
+ * ≥ 5000 ms before `now_ms` (wall clock, ms since the epoch); after a
+ * failed flush, not before 1000 ms have passed (no busy retry loop). */
 bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms);
 
 /* Writes every buffered record as one or more segments (sorted by

@@ -35,6 +35,8 @@
 #define DUE_ROWS (1u << 20)     /* flush at about a million buffered rows */
 #define DUE_MS 5000u            /* or five seconds after the first one */
 #define MAX_SEGMENT_ROWS (1u << 20)
+#define MAX_BUFFERED (4u * DUE_ROWS) /* while flushes fail: refuse rather than grow */
+#define RETRY_MS 1000u                /* after a failed flush, due again this much later */
 #define HOUR_MS UINT64_C(3600000)
 
 struct ng_store_writer {
@@ -44,6 +46,7 @@ struct ng_store_writer {
 	ng_flow *buf;
 	size_t n, cap;
 	uint64_t first_ms;        /* wall clock of the first buffered row */
+	uint64_t retry_ms;        /* after a failed flush: not due before this */
 	ng_store_writer_stats st;
 	/* used by the flushing thread only (under flush_mu) */
 	ng_flow *spare;
@@ -114,6 +117,10 @@ int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
 	if (!n)
 		return 0;
 	pthread_mutex_lock(&w->mu);
+	if (w->n + n > MAX_BUFFERED) {
+		pthread_mutex_unlock(&w->mu);
+		return -1;
+	}
 	if (w->n + n > w->cap) {
 		size_t cap = w->cap ? w->cap : 4096;
 		while (cap < w->n + n)
@@ -138,7 +145,8 @@ bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms)
 {
 	ng_store_writer *mw = (ng_store_writer *)w; /* the mutex is not part of the value */
 	pthread_mutex_lock(&mw->mu);
-	bool due = w->n >= DUE_ROWS || (w->n && now_ms >= w->first_ms + DUE_MS);
+	bool due = (w->n >= DUE_ROWS || (w->n && now_ms >= w->first_ms + DUE_MS)) &&
+		   now_ms >= w->retry_ms;
 	pthread_mutex_unlock(&mw->mu);
 	return due;
 }
@@ -395,6 +403,7 @@ int ng_store_writer_flush(ng_store_writer *w)
 		w->spare_cap = cap;
 	} else {
 		w->st.errors++;
+		w->retry_ms = ng_now_ms() + RETRY_MS;
 		w->first_ms = first_ms; /* the kept rows are the oldest */
 		keep_for_retry(w, rows, n, done);
 	}
