@@ -339,18 +339,31 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 {
 	uint64_t keys[AGG_BLOCK][NG_QUERY_KEY_MAX / 8];
 	uint64_t hs[AGG_BLOCK];
-	const size_t kw = c->t.kwords;
+	const size_t kw = c->t.kwords, nk = c->q->nkeys;
+	const uint8_t *kcol[NG_QUERY_MAX_KEYS];
+	unsigned ksz[NG_QUERY_MAX_KEYS];
+	for (size_t j = 0; j < nk; j++) {
+		const ng_group_key *g = &c->q->keys[j];
+		int f = alt_side && (int)j == c->either ? g->alt : (int)g->field;
+		kcol[j] = b->col[f];
+		ksz[j] = ng_fields[f].size;
+	}
 	for (size_t m = 0; m < n; m++) {
 		size_t i = idx[m];
 		for (size_t w = 0; w < kw; w++)
 			keys[m][w] = 0;
 		uint8_t *kp = (uint8_t *)keys[m];
-		for (size_t j = 0; j < c->q->nkeys; j++) {
-			const ng_group_key *g = &c->q->keys[j];
-			int f = alt_side && (int)j == c->either ? g->alt : (int)g->field;
-			unsigned sz = ng_fields[f].size;
-			memcpy(kp, (const uint8_t *)b->col[f] + i * sz, sz);
-			kp += sz;
+		for (size_t j = 0; j < nk; j++) {
+			/* constant sizes: the copies compile to single moves */
+			switch (ksz[j]) {
+			case 1: *kp = kcol[j][i]; break;
+			case 2: memcpy(kp, kcol[j] + i * 2, 2); break;
+			case 4: memcpy(kp, kcol[j] + i * 4, 4); break;
+			case 8: memcpy(kp, kcol[j] + i * 8, 8); break;
+			case 16: memcpy(kp, kcol[j] + i * 16, 16); break;
+			default: memcpy(kp, kcol[j] + i * ksz[j], ksz[j]); break;
+			}
+			kp += ksz[j];
 		}
 		hs[m] = hash_key(keys[m], kw);
 		if (c->t.slots)

@@ -1009,7 +1009,20 @@ int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, 
 		memset(out, 0, ng_seg_block_rows(r, b) * f->size);
 		return 0;
 	}
-	return read_entry_block(r, (uint32_t)idx, f, b, out, 0, err, errlen);
+	if (read_entry_block(r, (uint32_t)idx, f, b, out, 0, err, errlen))
+		return -1;
+	/* A 64-bit integer column just decoded is what a DIFF column that
+	 * refers to it needs next (flow_end after flow_start): keep a copy
+	 * rather than decode it twice. */
+	struct ng_seg_refbuf *rb = &r->ref[0];
+	if (is_int_type(f->type) && f->size == 8 &&
+	    (rb->v || (rb->v = malloc(NG_SEG_BLOCK_ROWS * 8)))) {
+		memcpy(rb->v, out, ng_seg_block_rows(r, b) * 8);
+		rb->gen = r->gen;
+		rb->idx = (uint32_t)idx;
+		rb->block = b;
+	}
+	return 0;
 }
 
 int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err, size_t errlen)
