@@ -366,7 +366,8 @@ static void keep_for_retry(ng_store_writer *w, ng_flow *rows, size_t n, size_t d
 	}
 	for (size_t i = 0; i < left; i++)
 		p[i] = rows[w->order[done + i]];
-	memcpy(p + left, w->buf, w->n * sizeof *p);
+	if (w->n)
+		memcpy(p + left, w->buf, w->n * sizeof *p);
 	free(rows);
 	free(w->buf);
 	w->buf = p;
