@@ -327,6 +327,24 @@ static node *addr_term(parser *p, int f1, int f2, bool want_prefix, const char *
 		    after);
 }
 
+/* [= | != ] ADDR[/LEN] against one address field (exporter, nexthop...). */
+static node *addr_op_term(parser *p, int f, bool want_prefix, const char *after)
+{
+	enum op op = parse_op(p);
+	if (op != OP_EQ && op != OP_NE)
+		return fail(p, "addresses compare with = or != only");
+	node *n = addr_term(p, f, -1, want_prefix, after);
+	if (!n || op == OP_EQ)
+		return n;
+	node *x = new_node(p, N_NOT);
+	if (!x) {
+		free_node(n);
+		return NULL;
+	}
+	x->l = n;
+	return x;
+}
+
 /* A field of the table by name: FIELD [op] VALUE. */
 static node *field_term(parser *p, const ng_field *f)
 {
@@ -334,8 +352,7 @@ static node *field_term(parser *p, const ng_field *f)
 	snprintf(name, sizeof name, "%s", f->short_name ? f->short_name : f->name);
 	switch (f->type) {
 	case NG_FT_ADDR:
-		parse_op(p); /* "nexthop = 1.2.3.4" reads as equality */
-		return addr_term(p, f->id, -1, true, name);
+		return addr_op_term(p, f->id, true, name);
 	case NG_FT_MAC:
 		return fail(p, "filtering on MAC addresses is not supported yet");
 	default: {
@@ -448,7 +465,7 @@ static node *term(parser *p)
 	}
 	if (is_kw(p, "exporter")) {
 		next(p);
-		return addr_term(p, NG_F_EXPORTER, -1, false, "exporter");
+		return addr_op_term(p, NG_F_EXPORTER, false, "exporter");
 	}
 	if (is_kw(p, "bytes") || is_kw(p, "packets")) {
 		bool bytes = is_kw(p, "bytes");

@@ -13,7 +13,7 @@
  *            | [src|dst] "port" [op] N
  *            | [src|dst] "as" [op] N
  *            | ["in" | "out"] "if" N
- *            | "exporter" ADDR
+ *            | "exporter" [= | !=] ADDR
  *            | ("bytes" | "packets") [op] N[k|M|G]
  *            | FIELD [op] VALUE     any field of src/core/field.c by name or
  *                                  short name: integers compare, addresses

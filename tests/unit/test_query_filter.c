@@ -135,6 +135,7 @@ P(p_field_vlan, r->dst_vlan >= 1)
 P(p_complex, (is(r->exporter, "192.0.2.9") && r->in_if == 3) ||
 		     (r->packets > 1000 && !v4(r->dst_addr)))
 P(p_any, r != NULL)
+P(p_exp_ne, !is(r->exporter, "192.0.2.9"))
 
 static const struct {
 	const char *text;
@@ -174,6 +175,7 @@ static const struct {
 	{"dst_vlan >= 1", p_field_vlan, NG_COL(NG_F_DST_VLAN)},
 	{"(exporter 192.0.2.9 and in if 3) or (packets > 1k and not dst net ::ffff:0:0/96)",
 	 p_complex, 0},
+	{"exporter != 192.0.2.9", p_exp_ne, NG_COL(NG_F_EXPORTER)},
 	{"", p_any, 0},
 };
 
@@ -260,6 +262,7 @@ static const struct {
 	{"not", "expected a filter term", 3},
 	{"proto tcp & port 80", "expected", 10},
 	{"srcmac 1", "MAC addresses", 7},
+	{"nexthop > 10.0.0.1", "addresses compare with = or != only", 10},
 };
 
 static void test_invalid_filters(void **state)
