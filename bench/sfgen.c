@@ -15,8 +15,9 @@
  * counters_sample (generic interface counters) goes in as well.
  *
  * As in nfgen.c: a pool of datagrams is built before the clock starts;
- * at send time only the datagram and sample sequence numbers and uptime
- * are patched; pacing sends the datagrams due every millisecond with
+ * at send time only the datagram sequence number, the sample sequence
+ * numbers (one counter per source_id, as sFlow v5 numbers them) and the
+ * uptime are patched; pacing sends the datagrams due every millisecond with
  * sendmmsg.  Only loopback is a target.
  */
 #include <arpa/inet.h>
