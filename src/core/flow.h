@@ -101,7 +101,35 @@ typedef struct ng_flow {
 	uint32_t discard_reason; /* sFlow drop reason (ICMP unreachable code, 256+) when discarded */
 	uint16_t inner_src_port; /* inner transport source port */
 	uint16_t inner_dst_port; /* inner transport destination port */
+
+	/* enrichment (src/enrich, docs/enrichment.md): IDs of interned strings
+	 * (core/strtab.h), 0 = not known */
+	uint32_t exporter_name;  /* configured name of the exporter */
+	uint32_t in_if_name;     /* IE 82 interfaceName of in_if (options data or config) */
+	uint32_t out_if_name;    /* IE 82 interfaceName of out_if */
+	uint32_t src_country;    /* ISO 3166-1 alpha-2, from the GeoIP database */
+	uint32_t dst_country;
+	uint32_t src_continent;  /* two-letter continent code (AF AN AS EU NA OC SA) */
+	uint32_t dst_continent;
+	uint32_t src_city;       /* city name in the configured language */
+	uint32_t dst_city;
+	uint32_t src_as_name;    /* AS organisation name */
+	uint32_t dst_as_name;
+	uint32_t service;        /* service name of the server port (/etc/services) */
+	uint32_t src_net;        /* configured network name, else built-in class */
+	uint32_t dst_net;
+	uint32_t src_net_role;   /* configured role of the network */
+	uint32_t dst_net_role;
+	uint32_t src_net_site;   /* configured site of the network */
+	uint32_t dst_net_site;
+	uint8_t as_source;       /* NG_AS_SRC_DB / NG_AS_DST_DB bits: AS from the database */
+	uint8_t pad2_[3];
 } ng_flow;
+
+/* ng_flow.as_source bits: set when src_as / dst_as came from the ASN
+ * database; clear when the exporter's record carried it (or none known). */
+#define NG_AS_SRC_DB 0x01
+#define NG_AS_DST_DB 0x02
 
 /*
  * A growable array of flow records, the unit handed from one stage to the

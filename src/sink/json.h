@@ -17,16 +17,19 @@
 #include "core/field.h"
 #include "core/flow.h"
 
-/* Longest line ng_json_format_flow can write, newline included. */
-#define NG_JSON_LINE_MAX 2048
+/* Longest line ng_json_format_flow can write, newline included: the fixed
+ * fields take under 2 KiB, each string field at most NG_JSON_STR_MAX. */
+#define NG_JSON_STR_MAX (2 + 6 * 255)
+#define NG_JSON_LINE_MAX (2048 + 20 * NG_JSON_STR_MAX)
 
 /* Writes the record as one JSON object and a newline into buf (at least
  * NG_JSON_LINE_MAX bytes).  Returns the length written, without a NUL. */
 size_t ng_json_format_flow(const ng_flow *r, char *buf);
 
 /* Writes one field's value as JSON (a number, or a quoted string for
- * addresses, MACs, times and sampling_source).  buf holds at least 64 bytes;
- * returns the length written (NUL-terminated). */
+ * addresses, MACs, times, sampling_source and string fields, escaped per
+ * RFC 8259 §7).  buf holds at least 64 bytes, NG_JSON_STR_MAX for a string
+ * field; returns the length written (NUL-terminated). */
 size_t ng_json_format_value(const ng_field *f, const ng_flow *r, char *buf);
 
 /* Appends NDJSON lines for `n` records to `out`.  Returns 0, or -1 when
