@@ -97,6 +97,7 @@ static inline struct ng_hnode *ng_htab_first(const struct ng_htab *t, uint64_t h
 enum ng_action {
 	NG_A_SKIP = 0,
 	NG_A_BYTES, NG_A_PKTS, NG_A_BYTES_TOTAL, NG_A_PKTS_TOTAL, NG_A_OUT_BYTES, NG_A_OUT_PKTS,
+	NG_A_INIT_BYTES, NG_A_INIT_PKTS, /* 231 / 298 (Cisco NSEL, RFC 5103 biflows) */
 	NG_A_SRC4, NG_A_DST4, NG_A_NH4, NG_A_BGPNH4,
 	NG_A_SRC6, NG_A_DST6, NG_A_NH6, NG_A_BGPNH6,
 	NG_A_SRC_PORT, NG_A_DST_PORT, NG_A_PROTO, NG_A_TCP_FLAGS, NG_A_TOS,
@@ -113,6 +114,7 @@ enum ng_action {
 	NG_A_START_NTP, NG_A_END_NTP,         /* 154..157 */
 	NG_A_START_DELTA_US, NG_A_END_DELTA_US, /* 158 / 159 */
 	NG_A_SYSINIT_MS,                      /* 160 */
+	NG_A_OBS_MS,                          /* 323 observationTimeMilliseconds */
 	NG_A_SAMPLING_INTERVAL,               /* 34 / 50 */
 	NG_A_SAMPLER_ID,                      /* 48 / 302 */
 	NG_A_PKT_INTERVAL, NG_A_PKT_SPACE,    /* 305 / 306 */

@@ -81,18 +81,21 @@ static const struct ie_entry table[] = {
 	{177, NG_A_ICMP_CODE, L_UINT},     /* icmpCodeIPv4 */
 	{178, NG_A_ICMP_TYPE, L_UINT},     /* icmpTypeIPv6 */
 	{179, NG_A_ICMP_CODE, L_UINT},     /* icmpCodeIPv6 */
+	{231, NG_A_INIT_BYTES, L_UINT},    /* initiatorOctets (NSEL fwd bytes) */
 	{243, NG_A_DOT1Q_VLAN, L_UINT},    /* dot1qVlanId */
 	{252, NG_A_IN_PHYS, L_UINT},       /* ingressPhysicalInterface */
 	{253, NG_A_OUT_PHYS, L_UINT},      /* egressPhysicalInterface */
 	{254, NG_A_POST_DOT1Q_VLAN, L_UINT}, /* postDot1qVlanId */
+	{298, NG_A_INIT_PKTS, L_UINT},     /* initiatorPackets */
 	{302, NG_A_SAMPLER_ID, L_UINT},    /* selectorId */
+	{323, NG_A_OBS_MS, L_UINT},        /* observationTimeMilliseconds */
 	{305, NG_A_PKT_INTERVAL, L_UINT},  /* samplingPacketInterval */
 	{306, NG_A_PKT_SPACE, L_UINT},     /* samplingPacketSpace */
 	{309, NG_A_SAMPLING_SIZE, L_UINT}, /* samplingSize */
 	{310, NG_A_SAMPLING_POP, L_UINT},  /* samplingPopulation */
 };
 
-#define IE_MAX 311
+#define IE_MAX 324
 static struct {
 	uint8_t act, rule;
 } by_ie[IE_MAX];

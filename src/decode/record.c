@@ -28,6 +28,9 @@ enum {
 	H_SRC_VLAN = 1u << 29, H_DST_VLAN = 1u << 30, H_IPVER = 1u << 31,
 };
 
+/* have2 bits */
+enum { H2_DOT1Q = 1, H2_POST_DOT1Q = 2, H2_INIT_BYTES = 4, H2_INIT_PKTS = 8, H2_OBS = 16 };
+
 /* Values of one record that are resolved after all its fields are read.
  * Only `have` is initialised per record; a value is read only when its
  * bit is set. */
@@ -36,10 +39,10 @@ struct rec_ctx {
 	uint8_t have2; /* dot1q (1), post dot1q (2) */
 	uint8_t ipver;
 	uint16_t dot1q, post_dot1q;
-	uint64_t bytes, pkts, bytes_total, pkts_total, out_bytes, out_pkts;
+	uint64_t bytes, pkts, bytes_total, pkts_total, out_bytes, out_pkts, init_bytes, init_pkts;
 	uint64_t start_up, end_up, start_abs, end_abs, start_delta, end_delta;
 	uint64_t sysinit, interval, sampler, pkt_int, pkt_space, size, pop;
-	uint64_t in_phys, out_phys;
+	uint64_t in_phys, out_phys, obs;
 	uint8_t bgpnh[16];
 	uint8_t post_src_mac[6], post_dst_mac[6];
 };
@@ -82,6 +85,8 @@ static inline __attribute__((always_inline)) void apply(unsigned act, const uint
 	case NG_A_PKTS_TOTAL: c->pkts_total = ng_rduint(q, len); c->have |= H_PKTS_TOTAL; break;
 	case NG_A_OUT_BYTES: c->out_bytes = ng_rduint(q, len); c->have |= H_OUT_BYTES; break;
 	case NG_A_OUT_PKTS: c->out_pkts = ng_rduint(q, len); c->have |= H_OUT_PKTS; break;
+	case NG_A_INIT_BYTES: c->init_bytes = ng_rduint(q, len); c->have2 |= H2_INIT_BYTES; break;
+	case NG_A_INIT_PKTS: c->init_pkts = ng_rduint(q, len); c->have2 |= H2_INIT_PKTS; break;
 	/* Templates holding both IPv4 and IPv6 address fields send the unused
 	 * family as zeros (seen from Cisco IOS XR, nProbe): a zero address
 	 * never overwrites one already read. */
@@ -120,8 +125,8 @@ static inline __attribute__((always_inline)) void apply(unsigned act, const uint
 	case NG_A_DST_MASK: f->dst_mask = (uint8_t)ng_rduint(q, len); break;
 	case NG_A_SRC_VLAN: f->src_vlan = (uint16_t)ng_rduint(q, len); c->have |= H_SRC_VLAN; break;
 	case NG_A_DST_VLAN: f->dst_vlan = (uint16_t)ng_rduint(q, len); c->have |= H_DST_VLAN; break;
-	case NG_A_DOT1Q_VLAN: c->dot1q = (uint16_t)ng_rduint(q, len); c->have2 |= 1; break;
-	case NG_A_POST_DOT1Q_VLAN: c->post_dot1q = (uint16_t)ng_rduint(q, len); c->have2 |= 2; break;
+	case NG_A_DOT1Q_VLAN: c->dot1q = (uint16_t)ng_rduint(q, len); c->have2 |= H2_DOT1Q; break;
+	case NG_A_POST_DOT1Q_VLAN: c->post_dot1q = (uint16_t)ng_rduint(q, len); c->have2 |= H2_POST_DOT1Q; break;
 	/* RFC 7012 IE 70: label (20 bits), TC (3), S (1) in 3 bytes */
 	case NG_A_MPLS_LABEL: f->mpls_label = (uint32_t)(ng_rduint(q, 3) >> 4); break;
 	case NG_A_SRC_MAC: memcpy(f->src_mac, q, 6); c->have |= H_SRC_MAC; break;
@@ -139,6 +144,7 @@ static inline __attribute__((always_inline)) void apply(unsigned act, const uint
 	case NG_A_END_NTP: c->end_abs = ntp_to_ms(ng_rd64(q)); c->have |= H_END_ABS; break;
 	case NG_A_START_DELTA_US: c->start_delta = ng_rduint(q, len); c->have |= H_START_DELTA; break;
 	case NG_A_END_DELTA_US: c->end_delta = ng_rduint(q, len); c->have |= H_END_DELTA; break;
+	case NG_A_OBS_MS: c->obs = ng_rduint(q, len); c->have2 |= H2_OBS; break;
 	case NG_A_SYSINIT_MS: c->sysinit = ng_rduint(q, len); c->have |= H_SYSINIT; break;
 	case NG_A_SAMPLING_INTERVAL: c->interval = ng_rduint(q, len); c->have |= H_INTERVAL; break;
 	case NG_A_SAMPLER_ID: c->sampler = ng_rduint(q, len); c->have |= H_SAMPLER; break;
@@ -272,8 +278,8 @@ static void finish_times(const struct ng_msg *m, ng_flow *f, const struct rec_ct
 		f->flow_end = uptime_time(m, c, c->end_up);
 	else
 		e = false;
-	if (!s && !e)
-		f->flow_start = f->flow_end = m->export_ms;
+	if (!s && !e) /* an event's own time (NSEL), else the export time */
+		f->flow_start = f->flow_end = (c->have2 & H2_OBS) ? c->obs : m->export_ms;
 	else if (!s)
 		f->flow_start = f->flow_end;
 	else if (!e)
@@ -288,10 +294,14 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 	f->time_received = m->time_received;
 	f->observation_domain = dom->st.domain;
 	f->flow_version = m->version;
+	/* octetDeltaCount, else octetTotalCount (85), postOctetDeltaCount
+	 * (23, v9 OUT_BYTES), initiatorOctets (231, NSEL); packets alike */
 	f->bytes_raw = (h & H_BYTES) ? c->bytes : (h & H_BYTES_TOTAL) ? c->bytes_total
-		       : (h & H_OUT_BYTES) ? c->out_bytes : 0;
+		       : (h & H_OUT_BYTES) ? c->out_bytes
+		       : (c->have2 & H2_INIT_BYTES) ? c->init_bytes : 0;
 	f->packets_raw = (h & H_PKTS) ? c->pkts : (h & H_PKTS_TOTAL) ? c->pkts_total
-			 : (h & H_OUT_PKTS) ? c->out_pkts : 0;
+			 : (h & H_OUT_PKTS) ? c->out_pkts
+			 : (c->have2 & H2_INIT_PKTS) ? c->init_pkts : 0;
 	finish_times(m, f, c);
 	if (!(h & H_IN_IF) && (h & H_IN_PHYS))
 		f->in_if = (uint32_t)c->in_phys;
@@ -303,9 +313,9 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 		memcpy(f->src_mac, c->post_src_mac, 6);
 	if (!(h & H_DST_MAC) && (h & H_POST_DST_MAC))
 		memcpy(f->dst_mac, c->post_dst_mac, 6);
-	if (!(h & H_SRC_VLAN) && (c->have2 & 1))
+	if (!(h & H_SRC_VLAN) && (c->have2 & H2_DOT1Q))
 		f->src_vlan = c->dot1q;
-	if (!(h & H_DST_VLAN) && (c->have2 & 2))
+	if (!(h & H_DST_VLAN) && (c->have2 & H2_POST_DOT1Q))
 		f->dst_vlan = c->post_dot1q;
 	if ((h & H_IPVER) && (c->ipver == 4 || c->ipver == 6))
 		f->ip_version = c->ipver;

@@ -217,6 +217,7 @@ void ng_held_add(struct ng_msg *m, uint16_t tid, const uint8_t *p, size_t len)
 {
 	struct ng_exporter *ex = m->dom->ex;
 	size_t max = m->d->cfg.held_max_bytes;
+	ng_held_expire(m->d, ex, m->time_received); /* age bound without a timer */
 	m->dom->st.template_misses++;
 	m->missed = true;
 	if (len > max) {
