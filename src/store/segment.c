@@ -29,9 +29,10 @@
  *     offset size  meaning
  *          0   32  column name (the field name), NUL-padded, 1..31 chars
  *         32    1  field type when written (enum ng_field_type: 0 u8,
- *                  1 u16, 2 u32, 3 u64, 4 time, 5 address, 6 MAC)
+ *                  1 u16, 2 u32, 3 u64, 4 time, 5 address, 6 MAC,
+ *                  7 string)
  *         33    1  W, bytes per value: 1, 2, 4, 8 (integers), 16 (address),
- *                  6 (MAC)
+ *                  6 (MAC), 4 (string)
  *         34    1  encoding (below)
  *         35    1  reserved, zero
  *         36    2  DIFF: directory index of the reference column; else 0
@@ -41,7 +42,9 @@
  *         56    8  D, size after zstd decompression (0 for CONST)
  *         64   16  integers: min (8 bytes) then max (8 bytes) of the
  *                  column, a zone map; CONST address/MAC: the value (W
- *                  bytes, zero-padded); otherwise zero
+ *                  bytes, zero-padded); DICT: K, the dictionary's entry
+ *                  count (u32), then L, its size in bytes (u32), then 8
+ *                  zero bytes; otherwise zero
  *
  *   Column data follows the directory, columns in directory order.  The
  *   rows are cut into blocks of 16384 (NG_SEG_BLOCK_ROWS; the last block
@@ -76,6 +79,18 @@
  *              duration), time_received (minus flow_end: the export delay,
  *              often the same for many rows) and the raw counters (minus
  *              the scaled ones: zero when unsampled).
+ *     5 DICT   strings (type 7, W = 4).  In memory a string is an ID into
+ *              the process's intern table (core/strtab.h), meaningless
+ *              elsewhere, so the file holds the strings: the frame table
+ *              has 1 + B entries (1 + 0 when K = 1), the first frame is
+ *              the dictionary, L bytes of K entries (u8 length 0..255,
+ *              then the bytes, no NUL; "" may be an entry), in order of
+ *              first use; the B block frames hold each row's entry index
+ *              as a u32, shuffled as PLAIN (high planes are zeros).  D =
+ *              N × 4, or 0 when K = 1: every row is entry 0.  A reader
+ *              interns the K strings and maps indexes to IDs; an index ≥
+ *              K is corruption.  A string column whose rows are all ""
+ *              is CONST with value 0 (any other CONST value is invalid).
  *
  *   A reader validates the header checksum, that H, every offset and size
  *   lie within the file, that D matches N × W (or N × 4), that a column's
@@ -88,6 +103,8 @@
  * The host must be little-endian (x86-64, arm64): values are copied as is.
  */
 #include "store/segment.h"
+
+#include "core/strtab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -243,8 +260,16 @@ struct ng_seg_encoder {
 	size_t zcap;
 	uint8_t *out;  /* the segment image */
 	size_t outcap;
-	size_t col_off[NG_FIELD_COUNT]; /* byte offset of a column per row */
-	size_t row_width;               /* sum of field sizes */
+	uint32_t *didx; /* DICT: every row's dictionary index */
+	size_t didxcap;
+	uint32_t *hkey, *hval; /* DICT: string ID → index + 1, open addressing */
+	size_t hcap;
+	uint8_t *dict; /* DICT: the dictionary's bytes */
+	size_t dictcap;
+	const ng_field *fields; /* the columns of the segment being encoded */
+	size_t nfields;
+	size_t col_off[NG_SEG_MAX_COLUMNS]; /* byte offset of a column per row */
+	size_t row_width;                   /* sum of field sizes */
 };
 
 ng_seg_encoder *ng_seg_encoder_new(int level)
@@ -260,10 +285,6 @@ ng_seg_encoder *ng_seg_encoder_new(int level)
 	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_compressionLevel, level);
 	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_checksumFlag, 1);
 	ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_contentSizeFlag, 1);
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		e->col_off[f] = e->row_width;
-		e->row_width += ng_fields[f].size;
-	}
 	return e;
 }
 
@@ -276,6 +297,10 @@ void ng_seg_encoder_free(ng_seg_encoder *e)
 	free(e->tmp);
 	free(e->z);
 	free(e->out);
+	free(e->didx);
+	free(e->hkey);
+	free(e->hval);
+	free(e->dict);
 	free(e);
 }
 
@@ -326,8 +351,8 @@ static void gather(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order
 			__builtin_prefetch(r + 64);
 			__builtin_prefetch(r + 128);
 		}
-		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-			gather_field(e->cols + e->col_off[f] * n, &ng_fields[f], rows, order, lo, hi);
+		for (size_t f = 0; f < e->nfields; f++)
+			gather_field(e->cols + e->col_off[f] * n, &e->fields[f], rows, order, lo, hi);
 	}
 }
 
@@ -372,17 +397,26 @@ static int diff_ref(enum ng_field_id f)
 	}
 }
 
+/* Table position of field `id` in the encoder's table, or -1. */
+static int pos_of(const ng_seg_encoder *e, int id)
+{
+	for (size_t i = 0; id >= 0 && i < e->nfields; i++)
+		if ((int)e->fields[i].id == id && is_int_type(e->fields[i].type))
+			return (int)i;
+	return -1;
+}
+
 static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
 static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
 
 /* Chooses column f's encoding from all its n rows, filling the zone map
  * or constant in `ent`.  *ref is the reference column for DIFF. */
-static unsigned choose_encoding(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t *ent,
-				int *ref)
+static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, int *ref)
 {
-	const uint8_t *col = e->cols + e->col_off[f->id] * n;
+	const ng_field *f = &e->fields[ci];
+	const uint8_t *col = e->cols + e->col_off[ci] * n;
 	const unsigned w = f->size;
-	*ref = diff_ref(f->id);
+	*ref = is_int_type(f->type) ? pos_of(e, diff_ref(f->id)) : -1;
 	if (is_int_type(f->type)) {
 		uint64_t mn = UINT64_MAX, mx = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -394,6 +428,11 @@ static unsigned choose_encoding(ng_seg_encoder *e, const ng_field *f, size_t n, 
 		put64(ent + 72, mx);
 		if (mn == mx)
 			return NG_ENC_CONST;
+	} else if (f->type == NG_FT_STR) {
+		/* CONST only for "" (ID 0): an ID means nothing in another
+		 * process, so any other string goes to the dictionary */
+		static const uint8_t zero4[4];
+		return all_equal(col, n, w) && !memcmp(col, zero4, 4) ? NG_ENC_CONST : NG_ENC_DICT;
 	} else if (all_equal(col, n, w)) {
 		memcpy(ent + 64, col, w);
 		return NG_ENC_CONST;
@@ -403,7 +442,7 @@ static unsigned choose_encoding(ng_seg_encoder *e, const ng_field *f, size_t n, 
 		 * (unsampled), when the differences are all zero */
 		if (f->type == NG_FT_TIME)
 			return NG_ENC_DIFF;
-		const ng_field *rf = &ng_fields[*ref];
+		const ng_field *rf = &e->fields[*ref];
 		const uint8_t *rc = e->cols + e->col_off[*ref] * n;
 		bool zero = true;
 		for (size_t i = 0; i < n && zero; i++)
@@ -420,15 +459,19 @@ static unsigned choose_encoding(ng_seg_encoder *e, const ng_field *f, size_t n, 
 
 /* Fills e->tmp with rows [lo, hi) of column f in encoding `enc`, before
  * compression.  Returns the byte count. */
-static size_t transform_block(ng_seg_encoder *e, const ng_field *f, unsigned enc, int ref,
-			      size_t n, size_t lo, size_t hi)
+static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int ref, size_t n,
+			      size_t lo, size_t hi)
 {
+	const ng_field *f = &e->fields[ci];
 	const unsigned w = f->size;
-	const uint8_t *col = e->cols + e->col_off[f->id] * n + lo * w;
+	const uint8_t *col = e->cols + e->col_off[ci] * n + lo * w;
 	const size_t m = hi - lo;
 	switch (enc) {
+	case NG_ENC_DICT:
+		shuffle(e->tmp, (const uint8_t *)(e->didx + lo), m, 4);
+		return m * 4;
 	case NG_ENC_DIFF: {
-		const ng_field *rf = &ng_fields[ref];
+		const ng_field *rf = &e->fields[ref];
 		const uint8_t *rc = e->cols + e->col_off[ref] * n + lo * rf->size;
 		for (size_t i = 0; i < m; i++)
 			e->z[i] = zigzag(load_uint(col + i * w, w) - load_uint(rc + i * rf->size, rf->size));
@@ -456,42 +499,117 @@ static size_t transform_block(ng_seg_encoder *e, const ng_field *f, unsigned enc
 	}
 }
 
-/* Writes column f's directory entry into `ent` and its data at the end of
- * the image (e->out[*len..]): the table of frame sizes, then one zstd
- * frame per block of NG_SEG_BLOCK_ROWS rows. */
-static int encode_column(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t *ent,
-			 size_t *len, char *err, size_t errlen)
+/*
+ * Builds the dictionary of string column ci: e->didx[i] = the entry of
+ * row i, e->dict = the entries (u8 length, bytes), in order of first use.
+ * Returns the entry count K, or 0 when out of memory; *dlen = dict bytes.
+ */
+static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 {
+	const uint8_t *col = e->cols + e->col_off[ci] * n;
+	size_t cap = 1024;
+	while (cap < 2 * n && cap < ((size_t)1 << 26))
+		cap *= 2;
+	if (reserve((uint8_t **)&e->didx, &e->didxcap, n * 4))
+		return 0;
+	if (cap > e->hcap) {
+		free(e->hkey);
+		free(e->hval);
+		e->hkey = malloc(cap * 4);
+		e->hval = malloc(cap * 4);
+		e->hcap = e->hkey && e->hval ? cap : 0;
+		if (!e->hcap)
+			return 0;
+	}
+	memset(e->hval, 0, cap * 4);
+	size_t k = 0, pos = 0, mask = cap - 1;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = get32(col + i * 4);
+		size_t h = (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & mask;
+		while (e->hval[h] && e->hkey[h] != id)
+			h = (h + 1) & mask;
+		if (!e->hval[h]) {
+			size_t len = ng_str_len(id);
+			if (reserve(&e->dict, &e->dictcap, pos + 1 + len))
+				return 0;
+			e->dict[pos] = (uint8_t)len;
+			memcpy(e->dict + pos + 1, ng_str(id), len);
+			pos += 1 + len;
+			e->hkey[h] = id;
+			e->hval[h] = (uint32_t)++k;
+		}
+		e->didx[i] = e->hval[h] - 1;
+	}
+	*dlen = pos;
+	return k;
+}
+
+/* Appends one zstd frame of src[0..raw) at e->out[*pos], its size at
+ * e->out[table]. */
+static int put_frame(ng_seg_encoder *e, const ng_field *f, const void *src, size_t raw,
+		     size_t table, size_t *pos, char *err, size_t errlen)
+{
+	size_t bound = ZSTD_compressBound(raw);
+	if (reserve(&e->out, &e->outcap, *pos + bound)) {
+		msg(err, errlen, "out of memory encoding column %s", f->name);
+		return -1;
+	}
+	size_t z = ZSTD_compress2(e->cctx, e->out + *pos, bound, src, raw);
+	if (ZSTD_isError(z)) {
+		msg(err, errlen, "zstd compression of column %s: %s", f->name,
+		    ZSTD_getErrorName(z));
+		return -1;
+	}
+	put32(e->out + table, (uint32_t)z);
+	*pos += z;
+	return 0;
+}
+
+/* Writes column ci's directory entry into `ent` and its data at the end of
+ * the image (e->out[*len..]): the table of frame sizes, then (DICT) the
+ * dictionary frame, then one zstd frame per block of NG_SEG_BLOCK_ROWS
+ * rows (none for a DICT column of one entry). */
+static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, size_t *len,
+			 char *err, size_t errlen)
+{
+	const ng_field *f = &e->fields[ci];
 	memset(ent, 0, NG_SEG_ENTRY_SIZE);
 	memcpy(ent, f->name, strlen(f->name) < NG_SEG_NAME_MAX ? strlen(f->name) : NG_SEG_NAME_MAX);
 	ent[32] = (uint8_t)f->type;
 	ent[33] = (uint8_t)f->size;
 	put64(ent + 40, *len);
 	int ref;
-	unsigned enc = choose_encoding(e, f, n, ent, &ref);
+	unsigned enc = choose_encoding(e, ci, n, ent, &ref);
 	ent[34] = (uint8_t)enc;
 	if (enc == NG_ENC_CONST)
 		return 0;
 	if (enc == NG_ENC_DIFF)
 		put16(ent + 36, (uint16_t)ref);
-	const size_t B = NG_SEG_BLOCK_ROWS, nb = (n + B - 1) / B;
-	size_t start = *len, pos = *len + 4 * nb, raw_total = 0;
-	for (size_t b = 0; b < nb; b++) {
-		size_t lo = b * B, hi = lo + B < n ? lo + B : n;
-		size_t raw = transform_block(e, f, enc, ref, n, lo, hi);
-		size_t bound = ZSTD_compressBound(raw);
-		if (reserve(&e->out, &e->outcap, pos + bound)) {
+	const size_t B = NG_SEG_BLOCK_ROWS;
+	size_t nb = (n + B - 1) / B, extra = 0, dlen = 0, dk = 0;
+	if (enc == NG_ENC_DICT) {
+		if (!(dk = build_dict(e, ci, n, &dlen))) {
 			msg(err, errlen, "out of memory encoding column %s (%zu rows)", f->name, n);
 			return -1;
 		}
-		size_t z = ZSTD_compress2(e->cctx, e->out + pos, bound, e->tmp, raw);
-		if (ZSTD_isError(z)) {
-			msg(err, errlen, "zstd compression of column %s: %s", f->name,
-			    ZSTD_getErrorName(z));
+		put32(ent + 64, (uint32_t)dk);
+		put32(ent + 68, (uint32_t)dlen);
+		extra = 1;
+		if (dk == 1)
+			nb = 0; /* one string: every row is entry 0 */
+	}
+	size_t start = *len, pos = *len + 4 * (nb + extra), raw_total = 0;
+	if (reserve(&e->out, &e->outcap, pos)) {
+		msg(err, errlen, "out of memory encoding column %s (%zu rows)", f->name, n);
+		return -1;
+	}
+	if (extra && put_frame(e, f, e->dict, dlen, start, &pos, err, errlen))
+		return -1;
+	for (size_t b = 0; b < nb; b++) {
+		size_t lo = b * B, hi = lo + B < n ? lo + B : n;
+		size_t raw = transform_block(e, ci, enc, ref, n, lo, hi);
+		if (put_frame(e, f, e->tmp, raw, start + 4 * (b + extra), &pos, err, errlen))
 			return -1;
-		}
-		put32(e->out + start + 4 * b, (uint32_t)z);
-		pos += z;
 		raw_total += raw;
 	}
 	put64(ent + 48, pos - start);
@@ -500,14 +618,27 @@ static int encode_column(ng_seg_encoder *e, const ng_field *f, size_t n, uint8_t
 	return 0;
 }
 
-int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
-		  const uint8_t **img, size_t *len, char *err, size_t errlen)
+int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
+			 const ng_flow *rows, const uint32_t *order, size_t n,
+			 const uint8_t **img, size_t *len, char *err, size_t errlen)
 {
 	if (n == 0 || n > NG_SEG_MAX_ROWS) {
 		msg(err, errlen, "segment row count %zu out of range", n);
 		return -1;
 	}
-	const size_t hsize = NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * NG_FIELD_COUNT;
+	e->fields = fields;
+	e->nfields = nfields;
+	int ps = pos_of(e, NG_F_FLOW_START), pe = pos_of(e, NG_F_FLOW_END);
+	if (nfields == 0 || nfields > NG_SEG_MAX_COLUMNS || ps < 0) {
+		msg(err, errlen, "bad column list (%zu columns, flow_start required)", nfields);
+		return -1;
+	}
+	e->row_width = 0;
+	for (size_t f = 0; f < nfields; f++) {
+		e->col_off[f] = e->row_width;
+		e->row_width += fields[f].size;
+	}
+	const size_t hsize = NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * nfields;
 	if (reserve(&e->cols, &e->colcap, e->row_width * n) ||
 	    reserve(&e->out, &e->outcap, hsize + 4 * (n / NG_SEG_BLOCK_ROWS + 1)) ||
 	    reserve(&e->tmp, &e->tmpcap, NG_SEG_BLOCK_ROWS * 16) ||
@@ -518,10 +649,10 @@ int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order,
 	gather(e, rows, order, n);
 
 	size_t pos = hsize;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+	for (size_t f = 0; f < nfields; f++) {
 		/* encode_column may move e->out: address the entry by offset */
 		uint8_t ent[NG_SEG_ENTRY_SIZE];
-		if (encode_column(e, &ng_fields[f], n, ent, &pos, err, errlen))
+		if (encode_column(e, f, n, ent, &pos, err, errlen))
 			return -1;
 		memcpy(e->out + NG_SEG_FIXED_SIZE + f * NG_SEG_ENTRY_SIZE, ent, sizeof ent);
 	}
@@ -530,19 +661,31 @@ int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order,
 	memset(h, 0, NG_SEG_FIXED_SIZE);
 	memcpy(h, NG_SEG_MAGIC, 8);
 	put16(h + 8, NG_SEG_VERSION);
-	put16(h + 10, NG_FIELD_COUNT);
+	put16(h + 10, (uint16_t)nfields);
 	put32(h + 12, (uint32_t)hsize);
 	put64(h + 16, n);
-	const uint8_t *start = e->cols + e->col_off[NG_F_FLOW_START] * n;
-	const uint8_t *ent_end = h + NG_SEG_FIXED_SIZE + NG_F_FLOW_END * NG_SEG_ENTRY_SIZE;
+	const uint8_t *start = e->cols + e->col_off[ps] * n;
 	put64(h + 24, get64(start));
 	put64(h + 32, get64(start + (n - 1) * 8));
-	put64(h + 40, get64(ent_end + 64));
-	put64(h + 48, get64(ent_end + 72));
+	if (pe >= 0) {
+		const uint8_t *ent_end = h + NG_SEG_FIXED_SIZE + (size_t)pe * NG_SEG_ENTRY_SIZE;
+		put64(h + 40, get64(ent_end + 64));
+		put64(h + 48, get64(ent_end + 72));
+	} else {
+		put64(h + 40, get64(start));
+		put64(h + 48, get64(start + (n - 1) * 8));
+	}
 	ng_seg_reseal(h);
 	*img = e->out;
 	*len = pos;
 	return 0;
+}
+
+int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
+		  const uint8_t **img, size_t *len, char *err, size_t errlen)
+{
+	return ng_seg_encode_fields(e, ng_fields, NG_FIELD_COUNT, rows, order, n, img, len, err,
+				    errlen);
 }
 
 /* ---- reader ----------------------------------------------------------- */
@@ -555,7 +698,7 @@ void ng_seg_reader_init(ng_seg_reader *r)
 
 static unsigned stored_width(const ng_seg_column *c)
 {
-	if (c->encoding == NG_ENC_V4)
+	if (c->encoding == NG_ENC_V4 || c->encoding == NG_ENC_DICT)
 		return 4;
 	return c->encoding == NG_ENC_DIFF ? 8 : c->width;
 }
@@ -568,6 +711,8 @@ static bool width_fits_type(unsigned type, unsigned w)
 		return w == 16;
 	if (type == NG_FT_MAC)
 		return w == 6;
+	if (type == NG_FT_STR)
+		return w == 4;
 	return w >= 1 && w <= 16; /* a type from a later version */
 }
 
@@ -594,17 +739,36 @@ static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_s
 		return -1;
 	}
 	if (c->encoding == NG_ENC_CONST) {
-		if (c->stored || c->decoded || c->width > 16) {
+		static const uint8_t zero4[4];
+		if (c->stored || c->decoded || c->width > 16 ||
+		    (c->type == NG_FT_STR && memcmp(c->minmax, zero4, 4))) {
 			msg(err, errlen, "column %s: constant column with data", c->name);
 			return -1;
 		}
 		return 0;
 	}
-	if (c->encoding > NG_ENC_DIFF || (c->encoding == NG_ENC_DELTA && c->width != 8) ||
+	if (c->encoding == NG_ENC_DICT) {
+		uint32_t k = get32(c->minmax), dlen = get32(c->minmax + 4);
+		if (c->type != NG_FT_STR || k == 0 || (uint64_t)k > h->rows ||
+		    dlen < k || dlen > (uint64_t)k * (NG_STR_MAX + 1) ||
+		    (c->decoded == 0 && k != 1)) {
+			msg(err, errlen, "column %s: bad dictionary (%u entries, %u bytes)",
+			    c->name, k, dlen);
+			return -1;
+		}
+		if (c->decoded == 0)
+			goto range; /* one entry: no index frames */
+	}
+	if (c->encoding > NG_ENC_DICT || (c->encoding == NG_ENC_DICT && c->type != NG_FT_STR) || (c->encoding == NG_ENC_DELTA && c->width != 8) ||
 	    (c->encoding == NG_ENC_V4 && c->width != 16) ||
 	    (c->encoding == NG_ENC_DIFF && (!is_int_type(c->type) || c->ref >= h->ncols))) {
 		msg(err, errlen, "column %s: unknown encoding %u for width %u", c->name,
 		    c->encoding, c->width);
+		return -1;
+	}
+range:
+	if (c->decoded == 0 && !(c->encoding == NG_ENC_DICT && h->rows)) {
+		msg(err, errlen, "column %s: no data", c->name);
 		return -1;
 	}
 	if (c->offset < h->header_size || c->offset > file_size ||
@@ -615,7 +779,7 @@ static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_s
 		    (unsigned long long)file_size);
 		return -1;
 	}
-	if (c->decoded != h->rows * stored_width(c)) {
+	if (c->decoded && c->decoded != h->rows * stored_width(c)) {
 		msg(err, errlen, "column %s: decoded size %llu, expected %llu", c->name,
 		    (unsigned long long)c->decoded,
 		    (unsigned long long)(h->rows * stored_width(c)));
@@ -791,6 +955,7 @@ void ng_seg_reader_free(ng_seg_reader *r)
 	for (size_t i = 0; i < r->cbcap; i++) {
 		free(r->cb[i].z);
 		free(r->cb[i].frame_off);
+		free(r->cb[i].dict);
 	}
 	free(r->cb);
 	ZSTD_freeDCtx(r->dctx);
@@ -890,6 +1055,49 @@ size_t ng_seg_block_rows(const ng_seg_reader *r, size_t b)
 	return r->h.rows - lo < NG_SEG_BLOCK_ROWS ? (size_t)(r->h.rows - lo) : NG_SEG_BLOCK_ROWS;
 }
 
+/* Zstd frames of a column: one per block, plus the dictionary (DICT),
+ * whose index frames are absent when it holds one entry. */
+static size_t column_frames(const ng_seg_reader *r, const ng_seg_column *c)
+{
+	if (c->encoding != NG_ENC_DICT)
+		return ng_seg_blocks(r);
+	return 1 + (c->decoded ? ng_seg_blocks(r) : 0);
+}
+
+static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t fr, size_t want, char *err,
+			 size_t errlen);
+
+/* Decompresses a DICT column's dictionary and interns its strings:
+ * cb->dict[i] = the process-wide ID of entry i. */
+static int load_dict(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
+{
+	const ng_seg_column *c = &r->h.cols[idx];
+	ng_seg_colbuf *cb = &r->cb[idx];
+	uint32_t k = get32(c->minmax), dlen = get32(c->minmax + 4);
+	if (reserve((uint8_t **)&cb->dict, &cb->dictcap, (size_t)k * 4)) {
+		msg(err, errlen, "out of memory for column %s", c->name);
+		return -1;
+	}
+	if (inflate_frame(r, idx, 0, dlen, err, errlen))
+		return -1;
+	const uint8_t *p = r->raw, *end = p + dlen;
+	for (uint32_t i = 0; i < k; i++) {
+		if (p >= end || p[0] > end - p - 1) {
+			msg(err, errlen, "column %s: dictionary entry %u beyond its %u bytes", c->name,
+			    i, dlen);
+			return -1;
+		}
+		cb->dict[i] = ng_intern((const char *)p + 1, p[0]);
+		p += 1 + p[0];
+	}
+	if (p != end) {
+		msg(err, errlen, "column %s: %zu bytes after the dictionary", c->name,
+		    (size_t)(end - p));
+		return -1;
+	}
+	return 0;
+}
+
 /* Reads column idx's stored bytes and its frame table, once per open. */
 static int load_column(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 {
@@ -897,7 +1105,7 @@ static int load_column(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	if (cb->gen == r->gen)
 		return 0;
 	const ng_seg_column *c = &r->h.cols[idx];
-	const size_t nb = ng_seg_blocks(r);
+	const size_t nb = column_frames(r, c);
 	if (c->stored < 4 * (uint64_t)nb) {
 		msg(err, errlen, "column %s: frame table truncated", c->name);
 		return -1;
@@ -925,16 +1133,25 @@ static int load_column(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 		return -1;
 	}
 	cb->gen = r->gen;
+	if (c->encoding == NG_ENC_DICT && load_dict(r, idx, err, errlen)) {
+		cb->gen = 0;
+		return -1;
+	}
 	return 0;
 }
 
-/* Decompresses block b of column idx into r->raw (exactly `want` bytes). */
-static int inflate_block(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, char *err,
+/* Decompresses frame b of column idx into r->raw (exactly `want` bytes). */
+static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, char *err,
 			 size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
 	if (load_column(r, idx, err, errlen))
 		return -1;
+	if (want > NG_SEG_BLOCK_ROWS * 16 &&
+	    reserve((uint8_t **)&r->raw, &r->rawcap, want)) {
+		msg(err, errlen, "out of memory");
+		return -1;
+	}
 	if (!r->dctx && !(r->dctx = ZSTD_createDCtx())) {
 		msg(err, errlen, "out of memory");
 		return -1;
@@ -957,6 +1174,35 @@ static int inflate_block(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 		msg(err, errlen, "column %s block %zu: %s", c->name, b,
 		    ZSTD_isError(z) ? ZSTD_getErrorName(z) : "short zstd frame");
 		return -1;
+	}
+	return 0;
+}
+
+/* Block b of DICT column idx: the dictionary's IDs of the rows' entries. */
+static int read_dict_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b,
+			   size_t n, void *out, char *err, size_t errlen)
+{
+	const ng_seg_column *c = &r->h.cols[idx];
+	uint32_t *o = out, k = get32(c->minmax);
+	(void)f; /* compatible(): a 4-byte string field */
+	if (load_column(r, idx, err, errlen))
+		return -1;
+	const uint32_t *dict = r->cb[idx].dict;
+	if (!c->decoded) {
+		for (size_t i = 0; i < n; i++)
+			o[i] = dict[0];
+		return 0;
+	}
+	if (inflate_frame(r, idx, b + 1, n * 4, err, errlen))
+		return -1;
+	unshuffle(out, r->raw, n, 4);
+	for (size_t i = 0; i < n; i++) {
+		if (o[i] >= k) {
+			msg(err, errlen, "column %s block %zu: dictionary index %u of %u", c->name,
+			    b, o[i], k);
+			return -1;
+		}
+		o[i] = dict[o[i]];
 	}
 	return 0;
 }
@@ -991,10 +1237,34 @@ static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, s
 		}
 		refv = rb->v;
 	}
-	if (inflate_block(r, idx, b, n * stored_width(c), err, errlen))
+	if (c->encoding == NG_ENC_DICT)
+		return read_dict_block(r, idx, f, b, n, out, err, errlen);
+	if (inflate_frame(r, idx, b, n * stored_width(c), err, errlen))
 		return -1;
 	decode_planes(r, f, c, n, refv, out);
 	return 0;
+}
+
+int ng_seg_find_column(const ng_seg_reader *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->h.ncols; i++)
+		if (!strcmp(r->h.cols[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+int ng_seg_read_entry(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
+		      char *err, size_t errlen)
+{
+	if (b >= ng_seg_blocks(r) || idx >= r->h.ncols) {
+		msg(err, errlen, "block %zu or column %u beyond the segment", b, idx);
+		return -1;
+	}
+	if (!compatible(f, &r->h.cols[idx])) {
+		memset(out, 0, ng_seg_block_rows(r, b) * f->size);
+		return 0;
+	}
+	return read_entry_block(r, idx, f, b, out, 0, err, errlen);
 }
 
 int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, char *err,

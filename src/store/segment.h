@@ -33,6 +33,7 @@ enum ng_seg_encoding {
 	NG_ENC_DELTA = 2, /* zigzag deltas from the previous row, shuffled, zstd */
 	NG_ENC_V4 = 3,    /* IPv4-mapped addresses as 4 bytes, shuffled, zstd */
 	NG_ENC_DIFF = 4,  /* zigzag differences from another column, shuffled, zstd */
+	NG_ENC_DICT = 5,  /* strings: a dictionary frame + u32 indexes, shuffled, zstd */
 };
 
 typedef struct ng_seg_column {
@@ -44,7 +45,8 @@ typedef struct ng_seg_column {
 	uint64_t offset;  /* of the stored bytes, from the start of the file */
 	uint64_t stored;  /* bytes in the file */
 	uint64_t decoded; /* bytes after zstd decompression */
-	uint8_t minmax[16]; /* integers: min (LE u64) then max; CONST addr/mac: the value */
+	uint8_t minmax[16]; /* integers: min (LE u64) then max; CONST addr/mac: the value;
+			     * DICT: entries (u32), dictionary bytes (u32) */
 } ng_seg_column;
 
 typedef struct ng_seg_header {
@@ -84,6 +86,14 @@ void ng_seg_encoder_free(ng_seg_encoder *e);
 int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
 		  const uint8_t **img, size_t *len, char *err, size_t errlen);
 
+/* As ng_seg_encode with a column for each of fields[0..nfields) instead of
+ * the whole table (tests, rollups): each entry names a column and where its
+ * value sits in ng_flow (offset, size, type).  The table must hold
+ * flow_start; 1 ≤ nfields ≤ NG_SEG_MAX_COLUMNS. */
+int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
+			 const ng_flow *rows, const uint32_t *order, size_t n,
+			 const uint8_t **img, size_t *len, char *err, size_t errlen);
+
 /* ---- reading ---------------------------------------------------------- */
 
 /* A column's stored bytes, loaded once per segment on first use. */
@@ -93,6 +103,8 @@ typedef struct ng_seg_colbuf {
 	uint64_t *frame_off; /* offset of each block's frame in z; one more at the end */
 	size_t offcap;
 	uint64_t gen;        /* the reader's open count when loaded; 0: never */
+	uint32_t *dict;      /* DICT: process-wide string ID of each entry */
+	size_t dictcap;
 } ng_seg_colbuf;
 
 typedef struct ng_seg_reader {
@@ -140,6 +152,14 @@ size_t ng_seg_block_rows(const ng_seg_reader *r, size_t b);
  * otherwise as ng_seg_read_column. */
 int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, char *err,
 		      size_t errlen);
+
+/* Directory index of the column named `name`, or -1. */
+int ng_seg_find_column(const ng_seg_reader *r, const char *name);
+
+/* Decodes block b of directory entry `idx` as values of f's type and size
+ * (f->id is not used): for columns outside the field table (tests). */
+int ng_seg_read_entry(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
+		      char *err, size_t errlen);
 
 /* Decodes field `f`'s column into out[h.rows × f->size].  A column the
  * segment lacks (or holds with an incompatible type) reads as zeros.

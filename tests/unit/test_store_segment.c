@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "core/field.h"
+#include "core/strtab.h"
 #include "store/segment.h"
 #include "store/store.h"
 
@@ -49,6 +50,12 @@ static void random_flow(ng_flow *r, uint64_t start_lo, uint64_t span, bool v4)
 		uint8_t *p = (uint8_t *)r + fd->offset;
 		for (size_t k = 0; k < fd->size; k++)
 			p[k] = (uint8_t)rnd();
+		if (fd->type == NG_FT_STR) { /* an ID means a string: intern one */
+			char txt[16];
+			int len = snprintf(txt, sizeof txt, "s%u", (unsigned)(rnd() % 50));
+			uint32_t id = rnd() % 4 ? ng_intern(txt, (size_t)len) : 0;
+			memcpy(p, &id, 4);
+		}
 		if (fd->type == NG_FT_ADDR && (v4 || rnd() % 2)) {
 			memset(p, 0, 10);
 			p[10] = p[11] = 0xff;

@@ -1,0 +1,166 @@
+/*
+ * test_store_strings.c — string columns (NG_FT_STR) in a segment: a
+ * dictionary of the distinct strings plus per-row indexes; the reader
+ * interns the dictionary back into process-wide IDs.
+ *
+ * The columns are test columns laid over u32 fields of ng_flow (written
+ * with ng_seg_encode_fields), so the test does not depend on which string
+ * fields the table holds.  The reference is the strings put in.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "core/field.h"
+#include "core/strtab.h"
+#include "store/segment.h"
+
+#define T0 UINT64_C(1764460800000)
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* flow_start, flow_end, and three string columns over src_as, dst_as and
+ * in_if: varied, constant non-empty, always empty. */
+static const ng_field table[] = {
+	{NG_F_FLOW_START, "flow_start", NULL, 0, NG_FT_TIME, offsetof(ng_flow, flow_start), 8, ""},
+	{NG_F_FLOW_END, "flow_end", NULL, 0, NG_FT_TIME, offsetof(ng_flow, flow_end), 8, ""},
+	{NG_F_SRC_AS, "t_name", NULL, 0, NG_FT_STR, offsetof(ng_flow, src_as), 4, ""},
+	{NG_F_DST_AS, "t_country", NULL, 0, NG_FT_STR, offsetof(ng_flow, dst_as), 4, ""},
+	{NG_F_IN_IF, "t_empty", NULL, 0, NG_FT_STR, offsetof(ng_flow, in_if), 4, ""},
+};
+#define NT (sizeof table / sizeof table[0])
+
+/* A random printable string of 1..255 bytes. */
+static size_t random_text(char *buf)
+{
+	size_t len = 1 + rnd() % 255;
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (char)('!' + rnd() % 90);
+	return len;
+}
+
+static void write_file(const char *path, const uint8_t *img, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(img, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_string_round_trip(void **state)
+{
+	(void)state;
+	enum { N = 40000, DISTINCT = 700 }; /* three blocks */
+	static char texts[DISTINCT][256];
+	static uint32_t ids[DISTINCT];
+	for (size_t i = 0; i < DISTINCT; i++) {
+		size_t len = i == 0 ? 0 : random_text(texts[i]);
+		texts[i][len] = 0;
+		ids[i] = ng_intern(texts[i], len);
+	}
+	ng_flow *rows = calloc(N, sizeof *rows);
+	uint32_t jp = ng_intern_cstr("JP");
+	for (size_t i = 0; i < N; i++) {
+		rows[i].flow_start = T0 + i;
+		rows[i].flow_end = T0 + i + 10;
+		rows[i].src_as = ids[rnd() % DISTINCT]; /* includes "" */
+		rows[i].dst_as = jp;
+		rows[i].in_if = 0;
+	}
+	ng_seg_encoder *e = ng_seg_encoder_new(1);
+	const uint8_t *img;
+	size_t len;
+	char err[256];
+	if (ng_seg_encode_fields(e, table, NT, rows, NULL, N, &img, &len, err, sizeof err))
+		fail_msg("encode: %s", err);
+	/* the file holds the strings themselves, not this process's IDs:
+	 * decompress t_name's dictionary frame (the first after its frame
+	 * table of 1 + 3 entries) and find a string there */
+	const uint8_t *ent = img + NG_SEG_FIXED_SIZE + 2 * NG_SEG_ENTRY_SIZE;
+	uint64_t off;
+	uint32_t fsz, dlen;
+	memcpy(&off, ent + 40, 8);
+	memcpy(&fsz, img + off, 4);
+	memcpy(&dlen, ent + 68, 4);
+	char *dict = malloc(dlen);
+	assert_int_equal(ZSTD_decompress(dict, dlen, img + off + 4 * 4, fsz), dlen);
+	assert_non_null(memmem(dict, dlen, texts[7], strlen(texts[7])));
+	free(dict);
+
+	char path[] = "/tmp/ng_test_strings_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, img, len);
+
+	ng_seg_reader r;
+	ng_seg_reader_init(&r);
+	assert_int_equal(ng_seg_open(&r, path, err, sizeof err), 0);
+	int cn = ng_seg_find_column(&r, "t_name"), cc = ng_seg_find_column(&r, "t_country"),
+	    ce = ng_seg_find_column(&r, "t_empty");
+	assert_true(cn >= 0 && cc >= 0 && ce >= 0);
+	assert_int_equal(r.h.cols[cn].encoding, NG_ENC_DICT);
+	assert_int_equal(r.h.cols[cc].encoding, NG_ENC_DICT);
+	assert_int_equal(r.h.cols[cc].decoded, 0); /* one entry: no index frames */
+	assert_int_equal(r.h.cols[ce].encoding, NG_ENC_CONST);
+	uint32_t got[NG_SEG_BLOCK_ROWS];
+	for (int c = 0; c < 3; c++) {
+		int idx = c == 0 ? cn : c == 1 ? cc : ce;
+		size_t row = 0;
+		for (size_t b = 0; b < ng_seg_blocks(&r); b++) {
+			assert_int_equal(ng_seg_read_entry(&r, (uint32_t)idx, &table[2 + c], b, got,
+							   err, sizeof err), 0);
+			for (size_t i = 0; i < ng_seg_block_rows(&r, b); i++, row++) {
+				uint32_t want = c == 0 ? rows[row].src_as : c == 1 ? jp : 0;
+				if (strcmp(ng_str(got[i]), ng_str(want)))
+					fail_msg("column %d row %zu: '%s', want '%s'", c, row,
+						 ng_str(got[i]), ng_str(want));
+			}
+		}
+		assert_int_equal(row, N);
+	}
+	ng_seg_reader_free(&r);
+
+	/* a corrupt dictionary index is an error, not a wild read: rewrite
+	 * t_name's entry count as 1 so that every index ≥ 1 is out of range */
+	uint8_t *bad = malloc(len);
+	memcpy(bad, img, len);
+	uint8_t *bent = bad + NG_SEG_FIXED_SIZE + (size_t)cn * NG_SEG_ENTRY_SIZE;
+	uint32_t one = 1;
+	memcpy(bent + 64, &one, 4);
+	ng_seg_reseal(bad);
+	write_file(path, bad, len);
+	ng_seg_reader_init(&r);
+	if (ng_seg_open(&r, path, err, sizeof err) == 0) {
+		assert_int_not_equal(ng_seg_read_entry(&r, (uint32_t)cn, &table[2], 0, got, err,
+						       sizeof err), 0);
+	}
+	ng_seg_reader_free(&r);
+	free(bad);
+	unlink(path);
+	ng_seg_encoder_free(e);
+	free(rows);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_string_round_trip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
