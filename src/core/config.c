@@ -1,0 +1,402 @@
+/*
+ * config.c — the YAML configuration file (see config.h).
+ *
+ * libyaml's document API loads the whole file as a node graph (files are
+ * small); the walk below checks each key against what it expects.
+ */
+#include "core/config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "core/addr.h"
+
+struct ctx {
+	yaml_document_t doc;
+	const char *path;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct ctx *x, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(struct ctx *x, const yaml_node_t *n, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(x->err, x->errlen, "%s:%zu: %s", x->path, n ? n->start_mark.line + 1 : 0, msg);
+	return -1;
+}
+
+int ng_config_set(char **dst, const char *src)
+{
+	char *n = NULL;
+	if (src && !(n = strdup(src)))
+		return -1;
+	free(*dst);
+	*dst = n;
+	return 0;
+}
+
+static yaml_node_t *node(struct ctx *x, int id) { return yaml_document_get_node(&x->doc, id); }
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int get_str(struct ctx *x, const yaml_node_t *n, const char *key, char **dst)
+{
+	const char *s = scalar(n);
+	if (!s)
+		return fail(x, n, "%s: expected a string", key);
+	if (ng_config_set(dst, s) < 0)
+		return fail(x, n, "out of memory");
+	return 0;
+}
+
+static int get_bool(struct ctx *x, const yaml_node_t *n, const char *key, bool *dst)
+{
+	const char *s = scalar(n);
+	if (s && (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcmp(s, "1")))
+		*dst = true;
+	else if (s && (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcmp(s, "0")))
+		*dst = false;
+	else
+		return fail(x, n, "%s: expected true or false", key);
+	return 0;
+}
+
+static int get_uint(struct ctx *x, const yaml_node_t *n, const char *key, uint64_t max,
+                    uint64_t *dst)
+{
+	const char *s = scalar(n);
+	char *end;
+	errno = 0;
+	unsigned long long v = s ? strtoull(s, &end, 10) : 0;
+	if (!s || !*s || *s == '-' || errno || *end || v > max)
+		return fail(x, n, "%s: expected a whole number up to %llu", key,
+		            (unsigned long long)max);
+	*dst = v;
+	return 0;
+}
+
+/* Calls fn for every key/value pair of a mapping node. */
+typedef int (*pair_fn)(struct ctx *x, const char *key, yaml_node_t *val, void *arg);
+
+static int each_pair(struct ctx *x, yaml_node_t *map, const char *what, pair_fn fn, void *arg)
+{
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return fail(x, map, "%s: expected a mapping (key: value lines)", what);
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = node(x, p->key), *v = node(x, p->value);
+		const char *key = scalar(k);
+		if (!key)
+			return fail(x, k, "%s: keys must be strings", what);
+		if (fn(x, key, v, arg) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Calls fn for every item of a sequence node. */
+typedef int (*item_fn)(struct ctx *x, yaml_node_t *item, void *arg);
+
+static int each_item(struct ctx *x, yaml_node_t *seq, const char *what, item_fn fn, void *arg)
+{
+	if (!seq || seq->type != YAML_SEQUENCE_NODE)
+		return fail(x, seq, "%s: expected a list", what);
+	for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top;
+	     i++)
+		if (fn(x, node(x, *i), arg) < 0)
+			return -1;
+	return 0;
+}
+
+static void *grow(void *arr, size_t n, size_t size)
+{
+	void *p = realloc(arr, (n + 1) * size);
+	if (p)
+		memset((char *)p + n * size, 0, size);
+	return p;
+}
+
+/* ---- interfaces, exporters, networks ---------------------------------- */
+
+static int iface_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_cfg_iface *i = arg;
+	uint64_t u;
+	if (!strcmp(key, "index")) {
+		if (get_uint(x, v, key, UINT32_MAX, &u) < 0)
+			return -1;
+		i->index = (uint32_t)u;
+		return 0;
+	}
+	if (!strcmp(key, "name"))
+		return get_str(x, v, key, &i->name);
+	if (!strcmp(key, "description"))
+		return get_str(x, v, key, &i->description);
+	if (!strcmp(key, "speed"))
+		return get_uint(x, v, key, UINT64_MAX, &i->speed);
+	return fail(x, v, "interfaces: unknown key '%s' (index, name, description, speed)", key);
+}
+
+static int iface_item(struct ctx *x, yaml_node_t *n, void *arg)
+{
+	ng_cfg_exporter *e = arg;
+	ng_cfg_iface *a = grow(e->ifs, e->nifs, sizeof *a);
+	if (!a)
+		return fail(x, n, "out of memory");
+	e->ifs = a;
+	ng_cfg_iface *i = &a[e->nifs++];
+	i->index = UINT32_MAX;
+	if (each_pair(x, n, "interfaces", iface_pair, i) < 0)
+		return -1;
+	if (i->index == UINT32_MAX)
+		return fail(x, n, "interfaces: every interface needs an index");
+	return 0;
+}
+
+static int exporter_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_cfg_exporter *e = arg;
+	if (!strcmp(key, "address")) {
+		const char *s = scalar(v);
+		if (!s || !ng_addr_parse(s, e->addr))
+			return fail(x, v, "exporters: address '%s' is not an IP address", s ? s : "");
+		return 0;
+	}
+	if (!strcmp(key, "name"))
+		return get_str(x, v, key, &e->name);
+	if (!strcmp(key, "interfaces"))
+		return each_item(x, v, "interfaces", iface_item, e);
+	return fail(x, v, "exporters: unknown key '%s' (address, name, interfaces)", key);
+}
+
+static int exporter_item(struct ctx *x, yaml_node_t *n, void *arg)
+{
+	ng_config *c = arg;
+	ng_cfg_exporter *a = grow(c->exps, c->nexps, sizeof *a);
+	if (!a)
+		return fail(x, n, "out of memory");
+	c->exps = a;
+	ng_cfg_exporter *e = &a[c->nexps++];
+	static const uint8_t none[16];
+	if (each_pair(x, n, "exporters", exporter_pair, e) < 0)
+		return -1;
+	if (!memcmp(e->addr, none, 16))
+		return fail(x, n, "exporters: every exporter needs an address");
+	return 0;
+}
+
+static int network_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_cfg_network *w = arg;
+	if (!strcmp(key, "prefix")) {
+		const char *s = scalar(v);
+		if (!s || !ng_prefix_parse(s, w->net, &w->plen))
+			return fail(x, v, "networks: prefix '%s' is not ADDRESS/LENGTH", s ? s : "");
+		w->plen += 1000; /* marks "given" until the item is checked */
+		return 0;
+	}
+	if (!strcmp(key, "name"))
+		return get_str(x, v, key, &w->name);
+	if (!strcmp(key, "role"))
+		return get_str(x, v, key, &w->role);
+	if (!strcmp(key, "site"))
+		return get_str(x, v, key, &w->site);
+	return fail(x, v, "networks: unknown key '%s' (prefix, name, role, site)", key);
+}
+
+static int network_item(struct ctx *x, yaml_node_t *n, void *arg)
+{
+	ng_config *c = arg;
+	ng_cfg_network *a = grow(c->nets, c->nnets, sizeof *a);
+	if (!a)
+		return fail(x, n, "out of memory");
+	c->nets = a;
+	ng_cfg_network *w = &a[c->nnets++];
+	if (each_pair(x, n, "networks", network_pair, w) < 0)
+		return -1;
+	if (w->plen < 1000)
+		return fail(x, n, "networks: every network needs a prefix");
+	w->plen -= 1000;
+	return 0;
+}
+
+/* ---- top level -------------------------------------------------------- */
+
+static int listen_item(struct ctx *x, yaml_node_t *n, void *arg)
+{
+	ng_config *c = arg;
+	char **a = grow(c->listen, c->nlisten, sizeof *a);
+	if (!a)
+		return fail(x, n, "out of memory");
+	c->listen = a;
+	return get_str(x, n, "listen", &c->listen[c->nlisten++]);
+}
+
+static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_config *c = arg;
+	uint64_t u;
+	if (!strcmp(key, "store"))
+		return get_str(x, v, key, &c->store);
+	if (!strcmp(key, "json"))
+		return get_str(x, v, key, &c->json);
+	if (!strcmp(key, "listen"))
+		return scalar(v) ? listen_item(x, v, c) : each_item(x, v, key, listen_item, c);
+	if (!strcmp(key, "stats_interval")) {
+		if (get_uint(x, v, key, 86400, &u) < 0 || u < 1)
+			return fail(x, v, "stats_interval: give whole seconds, 1 to 86400");
+		c->stats_interval = (unsigned)u;
+		return 0;
+	}
+	return fail(x, v, "collect: unknown key '%s' (store, listen, json, stats_interval)", key);
+}
+
+static int enrich_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_config *c = arg;
+	if (!strcmp(key, "geoip_db"))
+		return get_str(x, v, key, &c->geoip_db);
+	if (!strcmp(key, "asn_db"))
+		return get_str(x, v, key, &c->asn_db);
+	if (!strcmp(key, "geoip_optional"))
+		return get_bool(x, v, key, &c->geoip_optional);
+	if (!strcmp(key, "language"))
+		return get_str(x, v, key, &c->language);
+	if (!strcmp(key, "services")) {
+		bool on;
+		if (get_bool(x, v, key, &on) < 0)
+			return -1;
+		c->no_services = !on;
+		return 0;
+	}
+	if (!strcmp(key, "networks"))
+		return each_item(x, v, key, network_item, c);
+	if (!strcmp(key, "exporters"))
+		return each_item(x, v, key, exporter_item, c);
+	return fail(x, v,
+	            "enrich: unknown key '%s' (geoip_db, asn_db, geoip_optional, language, "
+	            "services, networks, exporters)",
+	            key);
+}
+
+static int top_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	if (!strcmp(key, "collect"))
+		return each_pair(x, v, key, collect_pair, arg);
+	if (!strcmp(key, "enrich"))
+		return each_pair(x, v, key, enrich_pair, arg);
+	return fail(x, v, "unknown section '%s' (collect, enrich)", key);
+}
+
+int ng_config_load(const char *path, ng_config *c, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof *c);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct ctx x = {.path = path, .err = err, .errlen = errlen};
+	yaml_parser_t p;
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_file(&p, f);
+	int rc = -1;
+	if (!yaml_parser_load(&p, &x.doc)) {
+		snprintf(err, errlen, "%s:%zu: YAML: %s %s", path, p.problem_mark.line + 1,
+		         p.problem ? p.problem : "syntax error", p.context ? p.context : "");
+		goto out_parser;
+	}
+	yaml_node_t *root = yaml_document_get_root_node(&x.doc);
+	if (!root) /* an empty file: every default */
+		rc = 0;
+	else
+		rc = each_pair(&x, root, "top level", top_pair, c);
+	yaml_document_delete(&x.doc);
+	if (rc == 0 && ng_config_set(&c->path, path) < 0) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+out_parser:
+	yaml_parser_delete(&p);
+	fclose(f);
+	if (rc < 0)
+		ng_config_free(c);
+	return rc;
+}
+
+int ng_config_env(ng_config *c, char *err, size_t errlen)
+{
+	static const struct {
+		const char *var;
+		size_t off;
+	} strs[] = {
+	    {"NAGARE_STORE", offsetof(ng_config, store)},
+	    {"NAGARE_JSON", offsetof(ng_config, json)},
+	    {"NAGARE_GEOIP_DB", offsetof(ng_config, geoip_db)},
+	    {"NAGARE_ASN_DB", offsetof(ng_config, asn_db)},
+	    {"NAGARE_LANGUAGE", offsetof(ng_config, language)},
+	};
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		const char *v = getenv(strs[i].var);
+		if (v && *v && ng_config_set((char **)((char *)c + strs[i].off), v) < 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	const char *v = getenv("NAGARE_GEOIP_OPTIONAL");
+	if (v && *v) {
+		if (!strcasecmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"))
+			c->geoip_optional = true;
+		else if (!strcasecmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no"))
+			c->geoip_optional = false;
+		else {
+			snprintf(err, errlen, "NAGARE_GEOIP_OPTIONAL='%s': give 1 or 0", v);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void ng_config_free(ng_config *c)
+{
+	free(c->path);
+	free(c->store);
+	for (size_t i = 0; i < c->nlisten; i++)
+		free(c->listen[i]);
+	free(c->listen);
+	free(c->json);
+	free(c->geoip_db);
+	free(c->asn_db);
+	free(c->language);
+	for (size_t i = 0; i < c->nnets; i++) {
+		free(c->nets[i].name);
+		free(c->nets[i].role);
+		free(c->nets[i].site);
+	}
+	free(c->nets);
+	for (size_t i = 0; i < c->nexps; i++) {
+		for (size_t j = 0; j < c->exps[i].nifs; j++) {
+			free(c->exps[i].ifs[j].name);
+			free(c->exps[i].ifs[j].description);
+		}
+		free(c->exps[i].ifs);
+		free(c->exps[i].name);
+	}
+	free(c->exps);
+	memset(c, 0, sizeof *c);
+}

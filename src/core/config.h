@@ -1,0 +1,74 @@
+/*
+ * config.h — the nagare configuration file (YAML 1.1, docs/configuration.md).
+ *
+ * The file gives the collector's options and the enrichment settings:
+ * database paths, networks, exporter and interface names.  Command-line
+ * flags override the file, and NAGARE_… environment variables override the
+ * file too (flags win over both): ng_config_env applies the environment.
+ *
+ * Unknown keys are errors (a misspelt key silently ignored is a setting
+ * silently lost); every error names the file, the line and the key.
+ */
+#ifndef NG_CONFIG_H
+#define NG_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ng_cfg_iface {
+	uint32_t index;     /* SNMP ifIndex as exported in in_if / out_if */
+	char *name;         /* e.g. "TenGigabitEthernet0/0/0" */
+	char *description;
+	uint64_t speed;     /* bits per second, 0 unknown */
+} ng_cfg_iface;
+
+typedef struct ng_cfg_exporter {
+	uint8_t addr[16];   /* IPv4-mapped */
+	char *name;
+	ng_cfg_iface *ifs;
+	size_t nifs;
+} ng_cfg_exporter;
+
+typedef struct ng_cfg_network {
+	uint8_t net[16];    /* IPv4-mapped, host bits clear */
+	unsigned plen;      /* prefix length in the 128-bit space */
+	char *name, *role, *site; /* NULL when not given */
+} ng_cfg_network;
+
+typedef struct ng_config {
+	char *path;             /* file read, NULL when none */
+	/* collect */
+	char *store;
+	char **listen;
+	size_t nlisten;
+	char *json;
+	unsigned stats_interval; /* 0: not given */
+	/* enrich */
+	char *geoip_db;         /* MaxMind-format country/city (or IPinfo) database */
+	char *asn_db;           /* MaxMind-format ASN database (may equal geoip_db) */
+	bool geoip_optional;    /* run on without a database that fails to open */
+	char *language;         /* names language, default "en" */
+	bool no_services;       /* services: false in the file */
+	ng_cfg_network *nets;
+	size_t nnets;
+	ng_cfg_exporter *exps;
+	size_t nexps;
+} ng_config;
+
+/* Reads the YAML file `path` into `c` (zeroed first).  Returns 0, or -1
+ * with a message in err ("FILE:LINE: what is wrong"). */
+int ng_config_load(const char *path, ng_config *c, char *err, size_t errlen);
+
+/* Applies NAGARE_STORE, NAGARE_JSON, NAGARE_GEOIP_DB, NAGARE_ASN_DB,
+ * NAGARE_GEOIP_OPTIONAL (1/true/yes), NAGARE_LANGUAGE over `c`.
+ * Returns 0, or -1 with a message in err. */
+int ng_config_env(ng_config *c, char *err, size_t errlen);
+
+/* Replaces *dst with a copy of src (NULL clears).  Returns 0, -1 on ENOMEM. */
+int ng_config_set(char **dst, const char *src);
+
+/* Frees what the configuration holds and zeroes it. */
+void ng_config_free(ng_config *c);
+
+#endif

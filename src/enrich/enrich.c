@@ -1,0 +1,368 @@
+/*
+ * enrich.c — one enrichment table set and its application to a batch
+ * (see enrich.h).
+ *
+ * Per address, one probe of a direct-mapped cache answers country, city,
+ * AS and network together.  Each answer holds for a whole prefix (the
+ * database's network, the trie's descent depth); the entry keeps the
+ * longest of those prefixes, so any address inside it may reuse the entry:
+ * the IPv4 cache is indexed by the /24 and the IPv6 cache by the /48, and
+ * a hit is checked against the stored prefix, never assumed.
+ */
+#include "enrich/enrich.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/log.h"
+#include "core/strtab.h"
+#include "enrich/enrich_int.h"
+
+#define C4_BITS 14
+#define C6_BITS 12
+
+struct c4 {
+	uint32_t net;
+	uint32_t geo, as, netv;
+	uint8_t plen1; /* prefix length + 1; 0 = empty */
+};
+
+struct c6 {
+	uint64_t hi, lo;
+	uint32_t geo, as, netv;
+	uint8_t plen1;
+};
+
+struct ifname {
+	uint32_t index, name;
+};
+
+struct exporter {
+	uint8_t addr[16];
+	uint32_t name;
+	struct ifname *ifs; /* sorted by index */
+	size_t nifs;
+};
+
+struct ng_enricher {
+	ng_geodb *geo, *asn; /* asn may equal geo (one file for both) */
+	ng_nettrie *nets;
+	ng_services *svc;
+	struct exporter *exps;
+	size_t nexps;
+	size_t nnets;
+	char *paths[3];
+	size_t npaths;
+	const char *geo_path, *asn_path; /* into paths */
+	struct c4 *c4;
+	struct c6 *c6;
+	ng_enrich_stats st;
+};
+
+static const ng_geo_rec no_rec;
+
+/* ---- build ------------------------------------------------------------ */
+
+static int cmp_if(const void *a, const void *b)
+{
+	const struct ifname *x = a, *y = b;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int add_path(ng_enricher *e, const char *p)
+{
+	for (size_t i = 0; i < e->npaths; i++)
+		if (!strcmp(e->paths[i], p))
+			return 0;
+	if (!(e->paths[e->npaths] = strdup(p)))
+		return -1;
+	e->npaths++;
+	return 0;
+}
+
+static int build_exporters(ng_enricher *e, const ng_config *c)
+{
+	e->exps = calloc(c->nexps ? c->nexps : 1, sizeof *e->exps);
+	if (!e->exps)
+		return -1;
+	for (size_t i = 0; i < c->nexps; i++) {
+		struct exporter *x = &e->exps[e->nexps++];
+		memcpy(x->addr, c->exps[i].addr, 16);
+		x->name = c->exps[i].name ? ng_intern_cstr(c->exps[i].name) : 0;
+		x->ifs = calloc(c->exps[i].nifs ? c->exps[i].nifs : 1, sizeof *x->ifs);
+		if (!x->ifs)
+			return -1;
+		for (size_t j = 0; j < c->exps[i].nifs; j++) {
+			const ng_cfg_iface *f = &c->exps[i].ifs[j];
+			x->ifs[x->nifs].index = f->index;
+			x->ifs[x->nifs++].name = f->name ? ng_intern_cstr(f->name) : 0;
+		}
+		qsort(x->ifs, x->nifs, sizeof *x->ifs, cmp_if);
+	}
+	return 0;
+}
+
+/* Opens one database; on failure fails the build or, when optional, warns. */
+static int open_db(const ng_config *c, const char *path, ng_geodb **out, char *err, size_t errlen)
+{
+	*out = ng_geodb_open(path, c->language, err, errlen);
+	if (*out)
+		return 0;
+	if (!c->geoip_optional)
+		return -1;
+	ng_warn("%s; running WITHOUT this enrichment (geoip_optional is set)", err);
+	err[0] = 0;
+	return 0;
+}
+
+ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
+{
+	ng_enricher *e = calloc(1, sizeof *e);
+	if (!e)
+		goto nomem;
+	e->c4 = calloc((size_t)1 << C4_BITS, sizeof *e->c4);
+	e->c6 = calloc((size_t)1 << C6_BITS, sizeof *e->c6);
+	e->nets = ng_nettrie_new();
+	if (!e->c4 || !e->c6 || !e->nets)
+		goto nomem;
+	if (c->path && add_path(e, c->path) < 0)
+		goto nomem;
+	if (c->geoip_db) {
+		if (add_path(e, c->geoip_db) < 0)
+			goto nomem;
+		e->geo_path = e->paths[e->npaths - 1];
+		if (open_db(c, c->geoip_db, &e->geo, err, errlen) < 0)
+			goto fail;
+	}
+	if (c->asn_db) {
+		if (add_path(e, c->asn_db) < 0)
+			goto nomem;
+		e->asn_path = c->geoip_db && !strcmp(c->asn_db, c->geoip_db) ? e->geo_path
+		                                                               : e->paths[e->npaths - 1];
+		if (c->geoip_db && !strcmp(c->asn_db, c->geoip_db))
+			e->asn = e->geo;
+		else if (open_db(c, c->asn_db, &e->asn, err, errlen) < 0)
+			goto fail;
+	}
+	if (!c->no_services && !(e->svc = ng_services_new()))
+		goto nomem;
+	for (size_t i = 0; i < c->nnets; i++) {
+		const ng_cfg_network *w = &c->nets[i];
+		ng_net_val v = {
+		    .name = w->name ? ng_intern_cstr(w->name) : 0,
+		    .role = w->role ? ng_intern_cstr(w->role) : 0,
+		    .site = w->site ? ng_intern_cstr(w->site) : 0,
+		};
+		if (ng_nettrie_add(e->nets, w->net, w->plen, v) < 0)
+			goto nomem;
+	}
+	e->nnets = c->nnets;
+	if (build_exporters(e, c) < 0)
+		goto nomem;
+	e->st.geo_recs = e->geo ? ng_geodb_nrecs(e->geo) : 0;
+	e->st.asn_recs = e->asn ? ng_geodb_nrecs(e->asn) : 0;
+	return e;
+nomem:
+	snprintf(err, errlen, "out of memory building the enrichment tables");
+fail:
+	ng_enricher_free(e);
+	return NULL;
+}
+
+void ng_enricher_free(ng_enricher *e)
+{
+	if (!e)
+		return;
+	if (e->asn != e->geo)
+		ng_geodb_free(e->asn);
+	ng_geodb_free(e->geo);
+	ng_nettrie_free(e->nets);
+	ng_services_free(e->svc);
+	for (size_t i = 0; i < e->nexps; i++)
+		free(e->exps[i].ifs);
+	free(e->exps);
+	for (size_t i = 0; i < e->npaths; i++)
+		free(e->paths[i]);
+	free(e->c4);
+	free(e->c6);
+	free(e);
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+struct ainfo {
+	const ng_geo_rec *geo, *as;
+	const ng_net_val *net;
+};
+
+static inline unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
+
+/* Looks `a` up in every table; returns the prefix length (own family)
+ * over which all the answers hold. */
+static unsigned lookup_all(ng_enricher *e, const uint8_t a[16], uint32_t *geo, uint32_t *as,
+                           uint32_t *netv)
+{
+	unsigned p1 = 0, p2 = 0, p3 = 0;
+	*geo = e->geo ? ng_geodb_lookup(e->geo, a, &p1) : 0;
+	if (e->asn == e->geo) {
+		*as = *geo;
+	} else if (e->asn) {
+		*as = ng_geodb_lookup(e->asn, a, &p2);
+	} else {
+		*as = 0;
+	}
+	*netv = ng_nettrie_lookup(e->nets, a, &p3);
+	return umax(umax(p1, p2), p3);
+}
+
+static inline uint64_t be64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
+
+static void addr_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)
+{
+	static const uint8_t v4pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	uint32_t geo, as, netv;
+	if (!memcmp(a, v4pre, 12)) {
+		uint32_t x = ((uint32_t)a[12] << 24) | ((uint32_t)a[13] << 16) | ((uint32_t)a[14] << 8) | a[15];
+		struct c4 *c = &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
+		uint32_t m = c->plen1 > 1 ? ~0u << (33 - c->plen1) : 0;
+		if (c->plen1 && !((x ^ c->net) & m)) {
+			e->st.cache_hits++;
+			geo = c->geo, as = c->as, netv = c->netv;
+		} else {
+			e->st.cache_misses++;
+			unsigned p = lookup_all(e, a, &geo, &as, &netv);
+			m = p ? ~0u << (32 - p) : 0;
+			*c = (struct c4){.net = x & m, .geo = geo, .as = as, .netv = netv,
+			                 .plen1 = (uint8_t)(p + 1)};
+		}
+	} else {
+		uint64_t hi = be64(a), lo = be64(a + 8);
+		struct c6 *c = &e->c6[((hi >> 16) * 0x9e3779b97f4a7c15ull) >> (64 - C6_BITS)];
+		unsigned p = c->plen1 ? c->plen1 - 1u : 0;
+		uint64_t mh = p == 0 ? 0 : p >= 64 ? ~0ull : ~0ull << (64 - p);
+		uint64_t ml = p <= 64 ? 0 : p >= 128 ? ~0ull : ~0ull << (128 - p);
+		if (c->plen1 && !((hi ^ c->hi) & mh) && !((lo ^ c->lo) & ml)) {
+			e->st.cache_hits++;
+			geo = c->geo, as = c->as, netv = c->netv;
+		} else {
+			e->st.cache_misses++;
+			p = lookup_all(e, a, &geo, &as, &netv);
+			mh = p == 0 ? 0 : p >= 64 ? ~0ull : ~0ull << (64 - p);
+			ml = p <= 64 ? 0 : p >= 128 ? ~0ull : ~0ull << (128 - p);
+			*c = (struct c6){.hi = hi & mh, .lo = lo & ml, .geo = geo, .as = as,
+			                 .netv = netv, .plen1 = (uint8_t)(p + 1)};
+		}
+	}
+	o->geo = geo ? ng_geodb_rec(e->geo, geo) : &no_rec;
+	o->as = as ? ng_geodb_rec(e->asn, as) : &no_rec;
+	o->net = ng_nettrie_val(e->nets, netv);
+}
+
+static const struct exporter *find_exporter(const ng_enricher *e, const uint8_t a[16])
+{
+	for (size_t i = 0; i < e->nexps; i++)
+		if (!memcmp(e->exps[i].addr, a, 16))
+			return &e->exps[i];
+	return NULL;
+}
+
+static uint32_t if_name(const struct exporter *x, uint32_t index)
+{
+	size_t lo = 0, hi = x->nifs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (x->ifs[mid].index < index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < x->nifs && x->ifs[lo].index == index ? x->ifs[lo].name : 0;
+}
+
+/* AS number and name for one side: the record's AS when non-zero (named
+ * from the ASN database when it knows it), else the database's. */
+static void set_as(const ng_enricher *e, const struct ainfo *ai, uint32_t *asn, uint32_t *name,
+                   uint8_t *src, uint8_t db_bit)
+{
+	if (*asn) {
+		if (e->asn)
+			*name = ai->as->asn == *asn ? ai->as->as_name : ng_geodb_as_name(e->asn, *asn);
+	} else if (ai->as->asn) {
+		*asn = ai->as->asn;
+		*name = ai->as->as_name;
+		*src |= db_bit;
+	}
+}
+
+void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
+{
+	const struct exporter *x = NULL;
+	const uint8_t *last_exp = NULL;
+	for (size_t i = 0; i < n; i++) {
+		ng_flow *r = &flows[i];
+		if (e->nexps) {
+			if (!last_exp || memcmp(last_exp, r->exporter, 16)) {
+				x = find_exporter(e, r->exporter);
+				last_exp = r->exporter;
+			}
+			if (x) {
+				r->exporter_name = x->name;
+				r->in_if_name = r->in_if ? if_name(x, r->in_if) : 0;
+				r->out_if_name = r->out_if ? if_name(x, r->out_if) : 0;
+			}
+		}
+		struct ainfo s, d;
+		addr_info(e, r->src_addr, &s);
+		addr_info(e, r->dst_addr, &d);
+		r->src_country = s.geo->country;
+		r->dst_country = d.geo->country;
+		r->src_continent = s.geo->continent;
+		r->dst_continent = d.geo->continent;
+		r->src_city = s.geo->city;
+		r->dst_city = d.geo->city;
+		set_as(e, &s, &r->src_as, &r->src_as_name, &r->as_source, NG_AS_SRC_DB);
+		set_as(e, &d, &r->dst_as, &r->dst_as_name, &r->as_source, NG_AS_DST_DB);
+		r->src_net = s.net->name;
+		r->dst_net = d.net->name;
+		r->src_net_role = s.net->role;
+		r->dst_net_role = d.net->role;
+		r->src_net_site = s.net->site;
+		r->dst_net_site = d.net->site;
+		if (e->svc)
+			r->service = ng_services_lookup(e->svc, r->protocol, r->src_port, r->dst_port);
+	}
+	e->st.records += n;
+}
+
+char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len)
+{
+	snprintf(buf, len,
+	         "GeoIP %s (%zu records), ASN %s (%zu records), %zu networks (+ built-in "
+	         "classes), %zu exporters, services %s",
+	         e->geo ? e->geo_path : "none", e->st.geo_recs, e->asn ? e->asn_path : "none",
+	         e->st.asn_recs, e->nnets, e->nexps, e->svc ? "on" : "off");
+	return buf;
+}
+
+void ng_enricher_get_stats(const ng_enricher *e, ng_enrich_stats *s)
+{
+	*s = e->st;
+	s->lookup_errors = (e->geo ? ng_geodb_errors(e->geo) : 0) +
+	                   (e->asn && e->asn != e->geo ? ng_geodb_errors(e->asn) : 0);
+}
+
+size_t ng_enricher_files(const ng_enricher *e, const char *paths[3])
+{
+	for (size_t i = 0; i < e->npaths; i++)
+		paths[i] = e->paths[i];
+	return e->npaths;
+}

@@ -1,0 +1,99 @@
+/*
+ * enrich.h — enrichment of flow records at ingest (docs/enrichment.md).
+ *
+ * An ng_enricher is one immutable "table set" built from the configuration:
+ * GeoIP and ASN databases (MaxMind format), named networks with the
+ * built-in address classes, the services database, exporter and interface
+ * names.  ng_enricher_apply fills the enrichment fields of a batch of
+ * records in place (flow.h: src_country … dst_net_site, and src_as/dst_as
+ * when the exporter sent none).
+ *
+ * Reload without stopping ingest: a new table set is built aside (on the
+ * reloader's thread), then published through an ng_enrich_slot.  The
+ * receive thread brackets each batch with ng_enrich_enter/leave; the swap
+ * frees the old set only after the receive thread has left a batch begun
+ * before the swap (an epoch counter), so no record is lost or half-done.
+ */
+#ifndef NG_ENRICH_H
+#define NG_ENRICH_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/flow.h"
+
+typedef struct ng_enricher ng_enricher;
+
+typedef struct ng_enrich_stats {
+	uint64_t records;        /* records enriched */
+	uint64_t cache_hits;     /* address lookups answered by the cache */
+	uint64_t cache_misses;   /* … that went to the databases and tries */
+	uint64_t lookup_errors;  /* libmaxminddb lookup failures (no enrichment) */
+	size_t geo_recs, asn_recs; /* distinct data records in the databases */
+} ng_enrich_stats;
+
+/* Builds a table set from `c` (paths, language, networks, exporters).
+ * A database that cannot be opened, or is corrupt, fails the build with
+ * "PATH: what is wrong" in err, unless c->geoip_optional: then the problem
+ * is logged as a warning and the set is built without that database.
+ * Returns NULL on failure. */
+ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen);
+void ng_enricher_free(ng_enricher *e);
+
+/* Fills the enrichment fields of flows[0..n).  Uses the set's lookup cache:
+ * one thread at a time per set. */
+void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n);
+
+/* One line describing the set (databases and their record counts, networks,
+ * exporters) into buf; returns buf. */
+char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len);
+void ng_enricher_get_stats(const ng_enricher *e, ng_enrich_stats *s);
+
+/* Files the set was built from (configuration file and databases): up to
+ * 3 paths into paths[]; returns how many.  For replacement checks. */
+size_t ng_enricher_files(const ng_enricher *e, const char *paths[3]);
+
+/* ---- publishing a table set to the receive thread --------------------- */
+
+typedef struct ng_enrich_slot {
+	_Atomic(ng_enricher *) cur;
+	_Atomic uint64_t epoch;  /* batches left */
+	atomic_bool closed;      /* the receive thread will enter no more */
+} ng_enrich_slot;
+
+/* Receive thread: the set to apply to this batch (may be NULL). */
+static inline ng_enricher *ng_enrich_enter(ng_enrich_slot *s) { return atomic_load(&s->cur); }
+/* Receive thread: done with the set taken by enter (also call it when idle,
+ * so a pending swap is not held up). */
+static inline void ng_enrich_leave(ng_enrich_slot *s) { atomic_fetch_add(&s->epoch, 1); }
+
+/* Publishes `n` and frees the previous set once no batch uses it (waits
+ * for the receive thread's next ng_enrich_leave, or for `closed`). */
+void ng_enrich_swap(ng_enrich_slot *s, ng_enricher *n);
+
+/* ---- reloading -------------------------------------------------------- */
+
+/* Builds a fresh set (reading the configuration again); NULL + err when
+ * it cannot. */
+typedef ng_enricher *(*ng_enrich_build_fn)(void *arg, char *err, size_t errlen);
+
+typedef struct ng_reloader ng_reloader;
+
+/* Starts a thread that rebuilds the set and swaps it into `slot` when
+ * *hup becomes non-zero (it is reset; a SIGHUP handler sets it), or when a
+ * file the current set was built from changes (device, inode or mtime,
+ * checked once a second).  A failed build keeps the current set, logs why
+ * and is retried only when the files change again or on the next SIGHUP. */
+ng_reloader *ng_reloader_start(ng_enrich_slot *slot, ng_enrich_build_fn fn, void *arg,
+                               volatile sig_atomic_t *hup);
+/* Stops and joins the thread. */
+void ng_reloader_stop(ng_reloader *r);
+/* Reloads done, and failed. */
+uint64_t ng_reloader_done(const ng_reloader *r);
+uint64_t ng_reloader_failed(const ng_reloader *r);
+
+#endif

@@ -1,0 +1,397 @@
+/*
+ * geoip.c — MaxMind-format (MMDB) databases: country, city and AS.
+ *
+ * At open the whole search tree is walked (MMDB_read_node) and every data
+ * record it points to is decoded once (MMDB_get_entry_data_list validates
+ * it, MMDB_get_value picks the fields) into a compact ng_geo_rec; a hash
+ * maps the record's data-section offset to it.  A lookup is then
+ * MMDB_lookup_sockaddr (the tree descent) plus that hash: no per-record
+ * decoding and no string handling on the ingest path.
+ *
+ * Paths tried, first found wins (MaxMind DB format spec §"Data Section";
+ * GeoIP2 schema; DB-IP lite uses the GeoIP2 paths; IPinfo lite uses flat
+ * keys):
+ *   country    country.iso_code | country_code | registered_country.iso_code
+ *   continent  continent.code | continent_code
+ *   city       city.names.<lang> | city.names.en
+ *   asn        autonomous_system_number (uint) | asn ("AS13335")
+ *   as name    autonomous_system_organization | as_name
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <maxminddb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/strtab.h"
+#include "enrich/enrich_int.h"
+
+struct ng_geodb {
+	MMDB_s mmdb;
+	bool open;
+	char *path;
+	char lang[16];
+	dev_t dev;
+	ino_t ino;
+	int64_t mtime_ns;
+	ng_geo_rec *recs; /* [0] = no data */
+	size_t nrecs, caprecs;
+	uint32_t *hkey, *hval; /* data offset + 1 → record index; 0 = empty */
+	size_t hcap;
+	uint32_t *askey, *asval; /* asn → as_name, open addressing */
+	size_t ascap, asn_n;
+	uint64_t errors;
+};
+
+static void msg(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void msg(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static inline uint32_t mix32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+/* ---- offset → record hash --------------------------------------------- */
+
+static int hash_grow(uint32_t **key, uint32_t **val, size_t *cap, size_t n)
+{
+	if ((n + 1) * 2 <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	uint32_t *nk = calloc(ncap, 4), *nv = calloc(ncap, 4);
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -1;
+	}
+	for (size_t i = 0; i < *cap; i++) {
+		if (!(*key)[i])
+			continue;
+		size_t j = mix32((*key)[i]) & (ncap - 1);
+		while (nk[j])
+			j = (j + 1) & (ncap - 1);
+		nk[j] = (*key)[i];
+		nv[j] = (*val)[i];
+	}
+	free(*key);
+	free(*val);
+	*key = nk;
+	*val = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* Slot of key k (non-zero) in an open-addressing table. */
+static size_t hash_slot(const uint32_t *key, size_t cap, uint32_t k)
+{
+	size_t j = mix32(k) & (cap - 1);
+	while (key[j] && key[j] != k)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+/* ---- decoding one data record ----------------------------------------- */
+
+static uint32_t get_str(MMDB_entry_s *e, int *bad, ...)
+{
+	MMDB_entry_data_s d;
+	va_list ap;
+	va_start(ap, bad);
+	int rc = MMDB_vget_value(e, &d, ap);
+	va_end(ap);
+	if (rc == MMDB_INVALID_DATA_ERROR || rc == MMDB_CORRUPT_SEARCH_TREE_ERROR)
+		*bad = rc;
+	if (rc != MMDB_SUCCESS || !d.has_data || d.type != MMDB_DATA_TYPE_UTF8_STRING)
+		return 0;
+	return ng_intern(d.utf8_string, d.data_size);
+}
+
+static uint32_t get_asn(MMDB_entry_s *e, int *bad)
+{
+	MMDB_entry_data_s d;
+	int rc = MMDB_get_value(e, &d, "autonomous_system_number", NULL);
+	if (rc == MMDB_SUCCESS && d.has_data) {
+		switch (d.type) {
+		case MMDB_DATA_TYPE_UINT16: return d.uint16;
+		case MMDB_DATA_TYPE_UINT32: return d.uint32;
+		}
+	} else if (rc == MMDB_INVALID_DATA_ERROR) {
+		*bad = rc;
+	}
+	rc = MMDB_get_value(e, &d, "asn", NULL);
+	if (rc == MMDB_SUCCESS && d.has_data && d.type == MMDB_DATA_TYPE_UTF8_STRING) {
+		/* IPinfo: "AS13335" */
+		char buf[16];
+		size_t n = d.data_size < sizeof buf - 1 ? d.data_size : sizeof buf - 1;
+		memcpy(buf, d.utf8_string, n);
+		buf[n] = 0;
+		const char *p = buf;
+		if ((p[0] == 'A' || p[0] == 'a') && (p[1] == 'S' || p[1] == 's'))
+			p += 2;
+		char *end;
+		unsigned long v = strtoul(p, &end, 10);
+		if (*p && !*end && v <= UINT32_MAX)
+			return (uint32_t)v;
+	}
+	return 0;
+}
+
+static int decode_rec(ng_geodb *db, MMDB_entry_s *e, ng_geo_rec *r)
+{
+	int bad = 0;
+	memset(r, 0, sizeof *r);
+	r->country = get_str(e, &bad, "country", "iso_code", NULL);
+	if (!r->country)
+		r->country = get_str(e, &bad, "country_code", NULL);
+	if (!r->country)
+		r->country = get_str(e, &bad, "registered_country", "iso_code", NULL);
+	r->continent = get_str(e, &bad, "continent", "code", NULL);
+	if (!r->continent)
+		r->continent = get_str(e, &bad, "continent_code", NULL);
+	r->city = get_str(e, &bad, "city", "names", db->lang, NULL);
+	if (!r->city)
+		r->city = get_str(e, &bad, "city", "names", "en", NULL);
+	r->asn = get_asn(e, &bad);
+	r->as_name = get_str(e, &bad, "autonomous_system_organization", NULL);
+	if (!r->as_name)
+		r->as_name = get_str(e, &bad, "as_name", NULL);
+	return bad ? -1 : 0;
+}
+
+/* Adds the record at data offset `off` once; returns -1 on a corrupt
+ * record or out of memory (err set). */
+static int add_entry(ng_geodb *db, MMDB_entry_s *e, char *err, size_t errlen)
+{
+	uint32_t k = e->offset + 1;
+	if (hash_grow(&db->hkey, &db->hval, &db->hcap, db->nrecs) < 0)
+		goto nomem;
+	size_t j = hash_slot(db->hkey, db->hcap, k);
+	if (db->hkey[j])
+		return 0; /* seen */
+	/* Full decode: follows every pointer, so a broken one shows now. */
+	MMDB_entry_data_list_s *list = NULL;
+	int rc = MMDB_get_entry_data_list(e, &list);
+	MMDB_free_entry_data_list(list);
+	if (rc != MMDB_SUCCESS) {
+		msg(err, errlen, "%s: data record at offset %u: %s", db->path, e->offset,
+		    MMDB_strerror(rc));
+		return -1;
+	}
+	if (db->nrecs == db->caprecs) {
+		size_t nc = db->caprecs * 2;
+		ng_geo_rec *n = realloc(db->recs, nc * sizeof *n);
+		if (!n)
+			goto nomem;
+		db->recs = n;
+		db->caprecs = nc;
+	}
+	ng_geo_rec *r = &db->recs[db->nrecs];
+	if (decode_rec(db, e, r) < 0) {
+		msg(err, errlen, "%s: data record at offset %u is corrupt", db->path, e->offset);
+		return -1;
+	}
+	db->hkey[j] = k;
+	db->hval[j] = (uint32_t)db->nrecs++;
+	if (r->asn && r->as_name) {
+		if (hash_grow(&db->askey, &db->asval, &db->ascap, db->asn_n) < 0)
+			goto nomem;
+		size_t a = hash_slot(db->askey, db->ascap, r->asn);
+		if (!db->askey[a]) {
+			db->askey[a] = r->asn;
+			db->asval[a] = r->as_name;
+			db->asn_n++;
+		}
+	}
+	return 0;
+nomem:
+	msg(err, errlen, "%s: out of memory", db->path);
+	return -1;
+}
+
+/* Walks the search tree depth first (explicit stack: the tree is up to
+ * 128 deep, an IPv6 tree's IPv4 aliases are visited once). */
+static int walk(ng_geodb *db, char *err, size_t errlen)
+{
+	uint32_t nodes = db->mmdb.metadata.node_count;
+	uint8_t *seen = calloc(nodes / 8 + 1, 1);
+	uint32_t *stack = malloc(sizeof *stack * 260);
+	int rc = -1;
+	if (!seen || !stack) {
+		msg(err, errlen, "%s: out of memory", db->path);
+		goto out;
+	}
+	size_t sp = 0;
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t n = stack[--sp];
+		if (seen[n / 8] & (1u << (n % 8)))
+			continue;
+		seen[n / 8] |= (uint8_t)(1u << (n % 8));
+		MMDB_search_node_s sn;
+		int r = MMDB_read_node(&db->mmdb, n, &sn);
+		if (r != MMDB_SUCCESS) {
+			msg(err, errlen, "%s: search tree node %u: %s", db->path, n, MMDB_strerror(r));
+			goto out;
+		}
+		uint8_t types[2] = {sn.left_record_type, sn.right_record_type};
+		uint64_t recs[2] = {sn.left_record, sn.right_record};
+		MMDB_entry_s *ents[2] = {&sn.left_record_entry, &sn.right_record_entry};
+		for (int s = 0; s < 2; s++) {
+			switch (types[s]) {
+			case MMDB_RECORD_TYPE_SEARCH_NODE:
+				if (sp >= 258) {
+					msg(err, errlen, "%s: search tree deeper than 128", db->path);
+					goto out;
+				}
+				stack[sp++] = (uint32_t)recs[s];
+				break;
+			case MMDB_RECORD_TYPE_DATA:
+				if (add_entry(db, ents[s], err, errlen) < 0)
+					goto out;
+				break;
+			case MMDB_RECORD_TYPE_EMPTY: break;
+			default:
+				msg(err, errlen, "%s: search tree node %u points outside the file "
+				    "(invalid record %" PRIu64 ")", db->path, n, recs[s]);
+				goto out;
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(seen);
+	free(stack);
+	return rc;
+}
+
+ng_geodb *ng_geodb_open(const char *path, const char *lang, char *err, size_t errlen)
+{
+	ng_geodb *db = calloc(1, sizeof *db);
+	if (!db || !(db->path = strdup(path))) {
+		free(db);
+		msg(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	snprintf(db->lang, sizeof db->lang, "%s", lang && *lang ? lang : "en");
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		msg(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	db->dev = st.st_dev;
+	db->ino = st.st_ino;
+	db->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	int rc = MMDB_open(path, MMDB_MODE_MMAP, &db->mmdb);
+	if (rc != MMDB_SUCCESS) {
+		if (rc == MMDB_IO_ERROR)
+			msg(err, errlen, "%s: %s (%s)", path, MMDB_strerror(rc), strerror(errno));
+		else
+			msg(err, errlen, "%s: not a usable MaxMind DB: %s", path, MMDB_strerror(rc));
+		goto fail;
+	}
+	db->open = true;
+	db->caprecs = 256;
+	db->recs = calloc(db->caprecs, sizeof *db->recs);
+	if (!db->recs) {
+		msg(err, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	db->nrecs = 1;
+	if (walk(db, err, errlen) < 0)
+		goto fail;
+	return db;
+fail:
+	ng_geodb_free(db);
+	return NULL;
+}
+
+void ng_geodb_free(ng_geodb *db)
+{
+	if (!db)
+		return;
+	if (db->open)
+		MMDB_close(&db->mmdb);
+	free(db->path);
+	free(db->recs);
+	free(db->hkey);
+	free(db->hval);
+	free(db->askey);
+	free(db->asval);
+	free(db);
+}
+
+uint32_t ng_geodb_lookup(ng_geodb *db, const uint8_t a[16], unsigned *plen)
+{
+	static const uint8_t v4pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	struct sockaddr_storage ss;
+	bool v4 = !memcmp(a, v4pre, 12);
+	if (v4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+		s->sin_family = AF_INET;
+		memcpy(&s->sin_addr, a + 12, 4);
+	} else {
+		if (db->mmdb.metadata.ip_version == 4) {
+			*plen = 0; /* no IPv6 data at all */
+			return 0;
+		}
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+		memset(s, 0, sizeof *s);
+		s->sin6_family = AF_INET6;
+		memcpy(&s->sin6_addr, a, 16);
+	}
+	int merr;
+	MMDB_lookup_result_s r = MMDB_lookup_sockaddr(&db->mmdb, (struct sockaddr *)&ss, &merr);
+	if (merr != MMDB_SUCCESS) {
+		db->errors++;
+		*plen = v4 ? 32 : 128;
+		return 0;
+	}
+	unsigned nm = r.netmask;
+	if (v4 && nm > 32)
+		nm = nm >= 96 ? nm - 96 : 0; /* IPv4 in an IPv6 tree: ::a.b.c.d/96+n */
+	*plen = nm;
+	if (!r.found_entry)
+		return 0;
+	size_t j = hash_slot(db->hkey, db->hcap, r.entry.offset + 1);
+	if (!db->hkey[j]) {
+		db->errors++; /* the walk saw every record: cannot happen */
+		return 0;
+	}
+	return db->hval[j];
+}
+
+const ng_geo_rec *ng_geodb_rec(const ng_geodb *db, uint32_t idx) { return &db->recs[idx]; }
+
+uint32_t ng_geodb_as_name(const ng_geodb *db, uint32_t asn)
+{
+	if (!asn || !db->ascap)
+		return 0;
+	size_t j = hash_slot(db->askey, db->ascap, asn);
+	return db->askey[j] ? db->asval[j] : 0;
+}
+
+size_t ng_geodb_nrecs(const ng_geodb *db) { return db->nrecs - 1; }
+uint64_t ng_geodb_errors(const ng_geodb *db) { return db->errors; }
+
+void ng_geodb_stamp(const ng_geodb *db, dev_t *dev, ino_t *ino, int64_t *mtime_ns)
+{
+	*dev = db->dev;
+	*ino = db->ino;
+	*mtime_ns = db->mtime_ns;
+}
