@@ -64,6 +64,22 @@ static void make_rows(void)
 		r->bytes = r->packets * (40 + rnd() % 1460);
 		r->tos = (uint8_t)(rnd() % 4 * 8);
 		r->dst_vlan = (uint16_t)(rnd() % 3);
+		r->tcp_flags = (uint8_t)(rnd() % 64);
+		r->src_mask = (uint8_t)(rnd() % 3 * 8 + 16);
+		r->mpls_label = (uint32_t)(rnd() % 3 * 1000);
+		r->direction = (uint8_t)(rnd() % 2);
+		set_addr(r->next_hop, rnd() % 2 ? "192.0.2.254" : "10.255.0.1");
+		static const uint8_t macs[3][6] = {{0, 0x11, 0x22, 0x33, 0x44, 0x55},
+						   {2, 0, 0, 0, 0, 1},
+						   {0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}};
+		memcpy(r->src_mac, macs[rnd() % 3], 6);
+		memcpy(r->dst_mac, macs[rnd() % 3], 6);
+		if (r->protocol == 1 || r->protocol == 58) {
+			r->icmp_type = (uint8_t)(rnd() % 2 ? 8 : 0);
+			r->icmp_code = (uint8_t)(rnd() % 2);
+		} else if (rnd() % 4 == 0) {
+			r->icmp_type = 8; /* garbage outside ICMP: icmp-type must ignore it */
+		}
 	}
 }
 
@@ -136,6 +152,43 @@ P(p_complex, (is(r->exporter, "192.0.2.9") && r->in_if == 3) ||
 		     (r->packets > 1000 && !v4(r->dst_addr)))
 P(p_any, r != NULL)
 P(p_exp_ne, !is(r->exporter, "192.0.2.9"))
+static uint64_t dur(const ng_flow *r) { return r->flow_end - r->flow_start; }
+static bool mac_is(const uint8_t *m, unsigned a, unsigned f)
+{
+	return m[0] == a && m[5] == f;
+}
+P(p_proto_name, r->protocol == 47)
+P(p_ip_in, is(r->src_addr, "10.0.0.1") || is(r->dst_addr, "10.0.0.1") ||
+		   is(r->src_addr, "2001:db8::2") || is(r->dst_addr, "2001:db8::2") ||
+		   in_net(r->src_addr, "198.51.100.0/24") || in_net(r->dst_addr, "198.51.100.0/24"))
+P(p_src_ip_in, is(r->src_addr, "192.0.2.1") || is(r->src_addr, "fe80::1"))
+P(p_net_mask, in_net(r->dst_addr, "192.0.2.0/24"))
+P(p_port_in, r->src_port == 22 || r->dst_port == 22 || r->src_port == 8080 ||
+		     r->dst_port == 8080)
+P(p_dst_port_in, r->dst_port == 53 || r->dst_port == 443)
+P(p_as_in, r->src_as == 15170 || r->dst_as == 15170 || r->src_as == 13335 ||
+		   r->dst_as == 13335)
+P(p_if, r->in_if == 4 || r->out_if == 4)
+P(p_flags_sa, (r->tcp_flags & 0x12) == 0x12)
+/* all given flags set: "not flags AFRPU" leaves out only flows with all five */
+P(p_flags_only_s, (r->tcp_flags & 2) && (r->tcp_flags & 0x3d) != 0x3d)
+P(p_dscp, (r->tos >> 2) == 4)
+P(p_duration, dur(r) > 2500)
+P(p_pps, (dur(r) ? r->packets * 1000 / dur(r) : 0) > 500)
+P(p_bps, (dur(r) ? r->bytes * 8000 / dur(r) : 0) >= 1000000)
+P(p_bpp, r->bytes / r->packets < 500)
+P(p_flows_and, r->protocol == 6)
+P(p_src_mask, r->src_mask == 24)
+P(p_next_ip, is(r->next_hop, "192.0.2.254"))
+P(p_mpls, r->mpls_label == 1000)
+P(p_src_mac, mac_is(r->src_mac, 0xaa, 0xff))
+P(p_mac, mac_is(r->src_mac, 2, 1) || mac_is(r->dst_mac, 2, 1))
+P(p_icmp_type, (r->protocol == 1 || r->protocol == 58) && r->icmp_type == 8)
+P(p_icmp_code, (r->protocol == 1 || r->protocol == 58) && r->icmp_code == 1)
+P(p_flowdir, r->direction == 1)
+P(p_comment, r->protocol == 6 && r->dst_port == 443)
+P(p_router, is(r->exporter, "192.0.2.10"))
+P(p_proto_ne, r->protocol != 6)
 
 static const struct {
 	const char *text;
@@ -177,6 +230,38 @@ static const struct {
 	 p_complex, 0},
 	{"exporter != 192.0.2.9", p_exp_ne, NG_COL(NG_F_EXPORTER)},
 	{"", p_any, 0},
+	{"proto GRE", p_proto47, 0},
+	{"proto 47", p_proto_name, 0},
+	{"ip in [10.0.0.1 2001:db8::2, 198.51.100.0/24]", p_ip_in,
+	 NG_COL(NG_F_SRC_ADDR) | NG_COL(NG_F_DST_ADDR)},
+	{"src host in [ 192.0.2.1 , fe80::1 ]", p_src_ip_in, NG_COL(NG_F_SRC_ADDR)},
+	{"dst net 192.0.2.0 255.255.255.0", p_net_mask, NG_COL(NG_F_DST_ADDR)},
+	{"port in [22 8080]", p_port_in, 0},
+	{"dst port in [443,53]", p_dst_port_in, NG_COL(NG_F_DST_PORT)},
+	{"as in [15170 13335]", p_as_in, 0},
+	{"if 4", p_if, NG_COL(NG_F_IN_IF) | NG_COL(NG_F_OUT_IF)},
+	{"flags SA", p_flags_sa, NG_COL(NG_F_TCP_FLAGS)},
+	{"flags as", p_flags_sa, 0},
+	{"flags S and not flags AFRPU", p_flags_only_s, 0},
+	{"dscp 4", p_dscp, NG_COL(NG_F_TOS)},
+	{"duration > 2500", p_duration, 0},
+	{"pps > 500", p_pps, 0},
+	{"bps >= 1M", p_bps, 0},
+	{"bpp < 500", p_bpp, 0},
+	{"flows 1 and proto tcp", p_flows_and, 0},
+	{"src mask 24", p_src_mask, NG_COL(NG_F_SRC_MASK)},
+	{"next ip 192.0.2.254", p_next_ip, NG_COL(NG_F_NEXT_HOP)},
+	{"mpls label 1000", p_mpls, NG_COL(NG_F_MPLS_LABEL)},
+	{"src mac aa:bb:cc:dd:ee:ff", p_src_mac, NG_COL(NG_F_SRC_MAC)},
+	{"mac 02:00:00:00:00:01", p_mac, 0},
+	{"in src mac AA:BB:CC:DD:EE:FF", p_src_mac, 0},
+	{"icmp-type 8", p_icmp_type, 0},
+	{"icmp-code 1", p_icmp_code, 0},
+	{"flowdir egress", p_flowdir, 0},
+	{"# web traffic\nproto tcp # the protocol\n and dst port 443", p_comment, 0},
+	{"router ip 192.0.2.10", p_router, 0},
+	{"proto != tcp", p_proto_ne, 0},
+	{"PROTO TCP AND DST PORT 443", p_comment, 0},
 };
 
 static void fill_batch(ng_column_batch *b, uint8_t *cols[NG_FIELD_COUNT])
@@ -246,7 +331,7 @@ static const struct {
 	{"host 10.0.0.0/8", "expected an IPv4 or IPv6 address after 'host'", 5},
 	{"net 10.0.0.0/33", "expected a network A.B.C.D/LEN", 4},
 	{"dst net 2001:db8::/129", "expected a network", 8},
-	{"src foo 1", "expected host, ip, net, port, as, mask or vlan after 'src'", 4},
+	{"src foo 1", "expected host, ip, net, port, as, mask, vlan, mac or a field name after 'src'", 4},
 	{"frobnicate 1", "unknown filter keyword 'frobnicate'", 0},
 	{"proto tcp and", "expected a filter term", 13},
 	{"proto tcp or or proto udp", "expected a filter term, not 'or'", 13},
@@ -261,8 +346,36 @@ static const struct {
 	{"as -5", "expected an AS number after 'as'", 3},
 	{"not", "expected a filter term", 3},
 	{"proto tcp & port 80", "expected", 10},
-	{"srcmac 1", "MAC addresses", 7},
+	{"srcmac 1", "expected a MAC address XX:XX:XX:XX:XX:XX after 'srcmac'", 7},
 	{"nexthop > 10.0.0.1", "addresses compare with = or != only", 10},
+	{"ip in [10.0.0.1", "expected ']' to close the list", 15},
+	{"ip in 10.0.0.1", "expected '[' to start a list of addresses after 'in'", 6},
+	{"ip in [10.0.0.1 foo]", "expected an address or a network ADDR/LEN in the list", 16},
+	{"ip in []", "expected an address or a network", 7},
+	{"port in [80 70000]", "a port number 70000 out of range", 12},
+	{"port in [80 http]", "expected a port number in the list", 12},
+	{"net 10.0.0.0 255.0.255.0", "expected a network A.B.C.D/LEN, A.B.C.D MASK", 4},
+	{"flags SAQ", "expected TCP flags (some of FSRPAUEC, or X for all) after 'flags', not 'Q'", 6},
+	{"flags", "expected TCP flags", 5},
+	{"dscp 64", "a DSCP value 64 out of range (at most 63)", 5},
+	{"next as 3", "the next adjacent AS is not stored by nagare", 5},
+	{"prev as 3", "the previous adjacent AS is not stored", 5},
+	{"next 10.0.0.1", "expected 'ip' or 'as' after 'next'", 5},
+	{"src mac 00:11:22:33:44", "expected a MAC address XX:XX:XX:XX:XX:XX after 'src mac'", 8},
+	{"mac > 00:11:22:33:44:55", "MAC addresses compare with = or != only", 6},
+	{"duration > 1.5", "expected a duration in ms after 'duration'", 11},
+	{"bpp >", "expected a number", 5},
+	{"icmp-type 300", "an ICMP type 300 out of range", 10},
+	{"mpls 5", "expected 'label' after 'mpls'", 5},
+	{"flowdir up", "expected ingress, egress, 0 or 1 after 'flowdir'", 8},
+	{"router 10.0.0.1", "expected 'ip' after 'router'", 7},
+	{"out bytes > 5", "reverse-direction counters ('out bytes') are not stored", 4},
+	{"proto tcp and # nothing after the comment\n", "expected a filter term", 42},
+	{"proto tcp and 'x", "unterminated quote", 14},
+	{"proto nosuchproto", "a name of /etc/protocols", 6},
+	{"src exporter 10.0.0.1", "expected host, ip, net, port, as, mask, vlan, mac", 4},
+	{"host 10.0.0.1 and (port 80 or", "expected a filter term", 29},
+	{"tos ~ 3", "expected a number after 'tos'", 4},
 };
 
 static void test_invalid_filters(void **state)
