@@ -1,6 +1,16 @@
 /*
  * scan.c — reading a store: the segments overlapping a time range.
  *
+ * A planner (the calling thread) walks the hour directories in time order
+ * (tree.c).  For each hour it lists the segments, drops those a compacted
+ * segment replaces, and opens every one in range before any is read: if
+ * one vanished meanwhile (compaction or retention unlinked it), it lists
+ * again, so a scan reads either the old segments or the compacted one,
+ * never both and never neither.  The open descriptors then go to the
+ * readers: the calling thread itself, in order (ng_scan_opts.fn), or a
+ * pool of workers through a bounded queue (fn_par).  Unlinking an open
+ * segment does not disturb its reader.
+ *
  * The walk goes DIR/flows/YYYY/MM/DD/HH in time order and skips a whole
  * year, month, day or hour directory when its span misses [from, to): the
  * writer puts a segment in the hour directory of its rows' flow_start, and
@@ -14,6 +24,10 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,131 +36,74 @@
 
 #include "core/log.h"
 #include "store/segment.h"
-
-typedef struct scan_ctx {
-	uint64_t from, to, columns;
-	int (*fn)(const ng_column_batch *b, void *arg);
-	bool (*want)(const ng_segment_info *s, void *arg);
-	void *arg;
-	ng_scan_stats *st;
-	ng_seg_reader rd;
-	void *col[NG_FIELD_COUNT];
-	size_t colcap[NG_FIELD_COUNT];
-} scan_ctx;
+#include "store/tree.h"
 
 typedef struct dir_entry {
 	uint64_t a, b, c; /* numeric parts: unit value, or start/end/seq of a file */
 	char name[256];
 } dir_entry;
 
-static int cmp_entry(const void *x, const void *y)
-{
-	const dir_entry *p = x, *q = y;
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	if (p->b != q->b)
-		return p->b < q->b ? -1 : 1;
-	if (p->c != q->c)
-		return p->c < q->c ? -1 : 1;
-	return strcmp(p->name, q->name);
-}
 
-static bool all_digits(const char *s, size_t max)
-{
-	size_t n = 0;
-	for (; s[n]; n++)
-		if (!isdigit((unsigned char)s[n]) || n >= max)
-			return false;
-	return n > 0;
-}
+#define QUEUE_CAP 64       /* segments opened ahead of the workers */
+#define MAX_OPEN_HOUR 768  /* descriptors held for one hour; later ones open lazily */
+#define LIST_TRIES 4
 
-/* Parses "<start>-<end>-<seq>.seg"; anything else (".tmp" files, editor
- * droppings) is not a segment. */
-static bool parse_seg_name(const char *s, dir_entry *e)
-{
-	unsigned long long a, b, c;
-	int used = 0;
-	if (sscanf(s, "%20llu-%20llu-%20llu.seg%n", &a, &b, &c, &used) != 3 || s[used] != 0 ||
-	    !isdigit((unsigned char)s[0]))
-		return false;
-	e->a = a;
-	e->b = b;
-	e->c = c;
-	return true;
-}
+typedef struct job {
+	int fd;                  /* -1: open by path when run */
+	uint64_t a, b;           /* flow_start range from the name */
+	char path[4096];
+} job;
 
-/* Lists a directory's entries that are numbers (level < 4) or segment
- * files (level 4), sorted.  Returns the count, *out malloc'ed; -1 when
- * the directory cannot be read. */
-static long list_dir(const char *path, int level, dir_entry **out)
+typedef struct scan scan;
+
+typedef struct worker {
+	scan *s;
+	unsigned idx;
+	ng_seg_reader rd;
+	void *col[NG_FIELD_COUNT];
+	ng_scan_stats st;
+	pthread_t th;
+} worker;
+
+struct scan {
+	const ng_scan_opts *o;
+	uint64_t from, to, columns;
+	ng_scan_stats st;        /* the planner's counts */
+	bool parallel;
+	unsigned nw;
+	worker *w;
+	pthread_mutex_t mu;
+	pthread_cond_t nonempty, nonfull;
+	job *q;                  /* ring of QUEUE_CAP jobs */
+	size_t qhead, qn;
+	bool done;
+	int rc;                  /* first non-zero callback value */
+};
+
+unsigned ng_store_scan_threads(unsigned n)
 {
-	DIR *d = opendir(path);
-	if (!d)
-		return -1;
-	size_t n = 0, cap = 0;
-	dir_entry *v = NULL;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		dir_entry e = {0};
-		if (strlen(de->d_name) >= sizeof e.name)
-			continue;
-		if (level < 4) {
-			if (!all_digits(de->d_name, 4))
-				continue;
-			e.a = strtoull(de->d_name, NULL, 10);
-		} else if (!parse_seg_name(de->d_name, &e)) {
-			continue;
-		}
-		strcpy(e.name, de->d_name);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			dir_entry *p = realloc(v, cap * sizeof *p);
-			if (!p) {
-				free(v);
-				closedir(d);
-				return -1;
-			}
-			v = p;
-		}
-		v[n++] = e;
+	if (!n) {
+		const char *e = getenv("NG_SCAN_THREADS");
+		long v = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+		n = v > 0 ? (unsigned)(v > NG_SCAN_MAX_THREADS ? NG_SCAN_MAX_THREADS : v) : 1;
 	}
-	closedir(d);
-	if (n)
-		qsort(v, n, sizeof *v, cmp_entry);
-	*out = v;
-	return (long)n;
+	return n > NG_SCAN_MAX_THREADS ? NG_SCAN_MAX_THREADS : n;
 }
 
-/* The span [*t0, *t1) in ms of the directory for year/month/day/hour
- * `parts[0..level]`, or false when the numbers are not a valid date. */
-static bool dir_span(const unsigned parts[4], int level, uint64_t *t0, uint64_t *t1)
+static bool stopped(scan *s)
 {
-	struct tm tm = {0};
-	tm.tm_year = (int)parts[0] - 1900;
-	tm.tm_mon = level >= 1 ? (int)parts[1] - 1 : 0;
-	tm.tm_mday = level >= 2 ? (int)parts[2] : 1;
-	tm.tm_hour = level >= 3 ? (int)parts[3] : 0;
-	if (parts[0] < 1970 || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 ||
-	    tm.tm_mday > 31 || tm.tm_hour > 23)
-		return false;
-	time_t a = timegm(&tm);
-	switch (level) {
-	case 0: tm.tm_year++; break;
-	case 1: tm.tm_mon++; break;
-	case 2: tm.tm_mday++; break;
-	default: tm.tm_hour++; break;
-	}
-	time_t b = timegm(&tm);
-	if (a < 0 || b <= a)
-		return false;
-	*t0 = (uint64_t)a * 1000;
-	*t1 = (uint64_t)b * 1000;
-	return true;
+	return __atomic_load_n(&s->rc, __ATOMIC_RELAXED) != 0;
 }
 
-static void report(scan_ctx *c, const char *path, const char *why)
+static void set_rc(scan *s, int rc)
 {
-	c->st->errors++;
+	int zero = 0;
+	__atomic_compare_exchange_n(&s->rc, &zero, rc, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+static void report(worker *w, const char *path, const char *why)
+{
+	w->st.errors++;
 	ng_warn("store: skipping segment %s: %s", path, why);
 }
 
@@ -164,129 +121,302 @@ static size_t lower_bound(const uint64_t *v, size_t n, uint64_t t)
 	return lo;
 }
 
-/* Decodes the requested columns of block b and passes rows [lo, hi) on. */
-static int scan_block(scan_ctx *c, const char *path, size_t b, size_t lo, size_t hi,
-		      uint64_t cols, bool *bad)
+/* The zone maps of the open segment (see store.h). */
+static void zone_map(const ng_seg_reader *rd, ng_zone_map *z)
 {
+	z->rows = rd->h.rows;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		const ng_field *fd = &ng_fields[f];
+		int idx = rd->col_of_field[f];
+		z->known[f] = false;
+		z->min[f] = 0;
+		z->max[f] = UINT64_MAX;
+		if (fd->type > NG_FT_TIME)
+			continue;
+		if (idx < 0) { /* reads as zeros */
+			z->known[f] = true;
+			z->max[f] = 0;
+			continue;
+		}
+		const ng_seg_column *c = &rd->h.cols[idx];
+		if (c->type > NG_FT_TIME || c->width > fd->size)
+			continue; /* zeros, or truncated: no bound */
+		memcpy(&z->min[f], c->minmax, 8);
+		memcpy(&z->max[f], c->minmax + 8, 8);
+		z->known[f] = true;
+	}
+}
+
+/* Decodes the requested columns of block b and passes rows [lo, hi) on. */
+static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t hi, uint64_t cols,
+		      bool *bad)
+{
+	scan *s = w->s;
 	char err[256];
 	ng_column_batch batch = {.n = hi - lo};
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 		if (!(cols & NG_COL(f)))
 			continue;
 		if (f != NG_F_FLOW_START &&
-		    ng_seg_read_block(&c->rd, &ng_fields[f], b, c->col[f], err, sizeof err)) {
-			report(c, path, err);
+		    ng_seg_read_block(&w->rd, &ng_fields[f], b, w->col[f], err, sizeof err)) {
+			report(w, path, err);
 			*bad = true;
 			return 0;
 		}
-		batch.col[f] = (const uint8_t *)c->col[f] + lo * ng_fields[f].size;
+		batch.col[f] = (const uint8_t *)w->col[f] + lo * ng_fields[f].size;
 	}
-	c->st->rows_scanned += batch.n;
-	return c->fn(&batch, c->arg);
+	w->st.rows_scanned += batch.n;
+	if (s->parallel)
+		return s->o->fn_par(&batch, w->idx, s->o->arg);
+	return s->o->fn(&batch, s->o->arg);
 }
 
-/*
- * Reads one segment block by block (NG_SEG_BLOCK_ROWS rows: the columns of
- * a block stay in cache while the callback works on them).  flow_start is
+/* Reads the rows of one open segment block by block (the columns of a
+ * block stay in cache while the callback works on them).  flow_start is
  * decoded first; it is sorted, so the rows in range are one slice of each
- * block, and blocks wholly after the range end the segment.
- */
-static int scan_segment(scan_ctx *c, const char *path, const dir_entry *e)
+ * block, and a block wholly after the range ends the segment. */
+static int read_segment(worker *w, const char *path)
 {
-	c->st->segments_total++;
-	if (e->b < c->from || e->a >= c->to || e->a > e->b) {
-		c->st->segments_skipped++;
-		return 0;
-	}
-	if (c->want && !c->want(&(ng_segment_info){path, e->a, e->b}, c->arg)) {
-		c->st->segments_skipped++;
-		return 0;
-	}
+	scan *s = w->s;
 	char err[256];
-	if (ng_seg_open(&c->rd, path, err, sizeof err)) {
-		report(c, path, err);
+	const ng_seg_header *h = &w->rd.h;
+	if (h->rows == 0 || h->start_max < s->from || h->start_min >= s->to) {
+		w->st.segments_skipped++;
 		return 0;
 	}
-	const ng_seg_header *h = &c->rd.h;
-	if (h->rows == 0 || h->start_max < c->from || h->start_min >= c->to) {
-		c->st->segments_skipped++;
-		ng_seg_close(&c->rd);
-		return 0;
-	}
-	uint64_t cols = c->columns | NG_COL(NG_F_FLOW_START);
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(cols & NG_COL(f)) || c->col[f])
-			continue;
-		if (!(c->col[f] = malloc(NG_SEG_BLOCK_ROWS * ng_fields[f].size))) {
-			report(c, path, "out of memory");
-			ng_seg_close(&c->rd);
+	if (s->o->may_match) {
+		ng_zone_map z;
+		zone_map(&w->rd, &z);
+		if (!s->o->may_match(&z, s->o->arg)) {
+			w->st.segments_skipped++;
+			w->st.segments_pruned++;
 			return 0;
 		}
 	}
-	c->st->bytes_read += h->header_size;
+	uint64_t cols = s->columns | NG_COL(NG_F_FLOW_START);
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		int idx = c->rd.col_of_field[f];
-		if ((cols & NG_COL(f)) && idx >= 0)
-			c->st->bytes_read += h->cols[idx].stored;
+		if (!(cols & NG_COL(f)) || w->col[f])
+			continue;
+		if (!(w->col[f] = malloc(NG_SEG_BLOCK_ROWS * ng_fields[f].size))) {
+			report(w, path, "out of memory");
+			return 0;
+		}
 	}
-	const size_t nb = ng_seg_blocks(&c->rd);
-	uint64_t *start = c->col[NG_F_FLOW_START], prev = 0;
+	w->st.bytes_read += h->header_size;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		int idx = w->rd.col_of_field[f];
+		if ((cols & NG_COL(f)) && idx >= 0)
+			w->st.bytes_read += h->cols[idx].stored;
+	}
+	const size_t nb = ng_seg_blocks(&w->rd);
+	uint64_t *start = w->col[NG_F_FLOW_START], prev = 0;
 	int rc = 0;
 	bool bad = false;
-	for (size_t b = 0; b < nb && rc == 0 && !bad; b++) {
-		size_t n = ng_seg_block_rows(&c->rd, b);
-		if (ng_seg_read_block(&c->rd, &ng_fields[NG_F_FLOW_START], b, start, err,
+	for (size_t b = 0; b < nb && rc == 0 && !bad && !stopped(s); b++) {
+		size_t n = ng_seg_block_rows(&w->rd, b);
+		if (ng_seg_read_block(&w->rd, &ng_fields[NG_F_FLOW_START], b, start, err,
 				      sizeof err)) {
-			report(c, path, err);
+			report(w, path, err);
 			bad = true;
 			break;
 		}
 		for (size_t i = 0; i < n; i++) {
 			if (start[i] < prev) {
-				report(c, path, "rows not in flow_start order");
+				report(w, path, "rows not in flow_start order");
 				bad = true;
 				break;
 			}
 			prev = start[i];
 		}
-		if (bad || start[0] >= c->to)
+		if (bad || start[0] >= s->to)
 			break;
-		size_t lo = lower_bound(start, n, c->from), hi = lower_bound(start, n, c->to);
+		size_t lo = lower_bound(start, n, s->from), hi = lower_bound(start, n, s->to);
 		if (lo < hi)
-			rc = scan_block(c, path, b, lo, hi, cols, &bad);
+			rc = scan_block(w, path, b, lo, hi, cols, &bad);
 	}
 	if (!bad)
-		c->st->segments_read++;
-	ng_seg_close(&c->rd);
+		w->st.segments_read++;
 	return rc;
 }
 
-/* Walks one level of the hour tree below `path`. */
-static int walk(scan_ctx *c, const char *path, int level, unsigned parts[4])
+/* Runs one job on worker w: open (a descriptor already held, or the path),
+ * check, read.  A segment that vanished before it was opened (retention)
+ * is skipped silently. */
+static int run_job(worker *w, job *j)
 {
-	dir_entry *v = NULL;
-	long n = list_dir(path, level, &v);
-	if (n < 0)
-		return 0; /* vanished or unreadable: nothing there */
-	int rc = 0;
-	for (long i = 0; i < n && rc == 0; i++) {
-		char sub[4096];
-		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, v[i].name) >= sizeof sub)
-			continue;
-		if (level == 4) {
-			rc = scan_segment(c, sub, &v[i]);
+	scan *s = w->s;
+	char err[256];
+	if (!s->parallel && s->o->want &&
+	    !s->o->want(&(ng_segment_info){j->path, j->a, j->b}, s->o->arg)) {
+		if (j->fd >= 0)
+			close(j->fd);
+		w->st.segments_skipped++;
+		return 0;
+	}
+	int fd = j->fd >= 0 ? j->fd : open(j->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			report(w, j->path, strerror(errno));
+		return 0;
+	}
+	if (ng_seg_open_fd(&w->rd, fd, err, sizeof err)) {
+		report(w, j->path, err);
+		return 0;
+	}
+	int rc = read_segment(w, j->path);
+	ng_seg_close(&w->rd);
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	worker *w = arg;
+	scan *s = w->s;
+	job j;
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		while (!s->qn && !s->done)
+			pthread_cond_wait(&s->nonempty, &s->mu);
+		if (!s->qn) {
+			pthread_mutex_unlock(&s->mu);
+			return NULL;
+		}
+		j = s->q[s->qhead];
+		s->qhead = (s->qhead + 1) % QUEUE_CAP;
+		s->qn--;
+		pthread_cond_signal(&s->nonfull);
+		pthread_mutex_unlock(&s->mu);
+		if (stopped(s)) {
+			if (j.fd >= 0)
+				close(j.fd);
 			continue;
 		}
-		parts[level] = (unsigned)(v[i].a > 100000 ? 100000 : v[i].a);
-		uint64_t t0, t1;
-		if (!dir_span(parts, level, &t0, &t1))
-			continue;
-		if (t1 <= c->from || t0 >= c->to)
-			continue;
-		rc = walk(c, sub, level + 1, parts);
+		int rc = run_job(w, &j);
+		if (rc)
+			set_rc(s, rc);
 	}
-	free(v);
-	return rc;
+}
+
+/* Hands a job to the workers (parallel) or runs it here (serial). */
+static int submit(scan *s, const job *j)
+{
+	if (!s->parallel) {
+		job copy = *j;
+		return stopped(s) ? (copy.fd >= 0 ? close(copy.fd) : 0, 0) : run_job(&s->w[0], &copy);
+	}
+	pthread_mutex_lock(&s->mu);
+	while (s->qn == QUEUE_CAP)
+		pthread_cond_wait(&s->nonfull, &s->mu);
+	s->q[(s->qhead + s->qn) % QUEUE_CAP] = *j;
+	s->qn++;
+	pthread_cond_signal(&s->nonempty);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* Lists an hour directory and opens the segments in range: all of them,
+ * or none when one vanished (the listing is then repeated).  jobs[] gets
+ * *njobs entries; counts go to the planner's stats. */
+static int plan_hour(scan *s, const char *path, job **jobs, size_t *njobs)
+{
+	ng_dir_entry *v = NULL;
+	for (int attempt = 0;; attempt++) {
+		free(v);
+		v = NULL;
+		long n = ng_tree_list(path, 4, &v);
+		if (n < 0)
+			return 0; /* vanished: nothing there */
+		job *jv = realloc(*jobs, ((size_t)n + 1) * sizeof *jv);
+		if (!jv) {
+			free(v);
+			return -1;
+		}
+		*jobs = jv;
+		size_t nj = 0, total = 0, skipped = 0, replaced = 0;
+		bool vanished = false;
+		for (long i = 0; i < n; i++) {
+			const ng_dir_entry *e = &v[i];
+			if (e->marker)
+				continue;
+			if (e->replaced) {
+				replaced++;
+				continue;
+			}
+			total++;
+			if (e->b < s->from || e->a >= s->to || e->a > e->b) {
+				skipped++;
+				continue;
+			}
+			job *j = &jv[nj];
+			if ((size_t)snprintf(j->path, sizeof j->path, "%s/%s", path, e->name) >=
+			    sizeof j->path)
+				continue;
+			j->a = e->a;
+			j->b = e->b;
+			j->fd = -1;
+			if (nj < MAX_OPEN_HOUR) {
+				j->fd = open(j->path, O_RDONLY | O_CLOEXEC);
+				if (j->fd < 0 && errno == ENOENT) {
+					vanished = true;
+					if (attempt + 1 < LIST_TRIES)
+						break;
+					continue; /* still vanishing: skip it */
+				}
+			}
+			nj++;
+		}
+		if (vanished && attempt + 1 < LIST_TRIES) {
+			for (size_t k = 0; k < nj; k++)
+				if (jv[k].fd >= 0)
+					close(jv[k].fd);
+			continue;
+		}
+		s->st.segments_total += total;
+		s->st.segments_skipped += skipped;
+		s->st.segments_replaced += replaced;
+		*njobs = nj;
+		free(v);
+		return 0;
+	}
+}
+
+typedef struct hour_arg {
+	scan *s;
+	job *jobs;
+} hour_arg;
+
+static int on_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
+{
+	hour_arg *h = arg;
+	scan *s = h->s;
+	(void)t0;
+	(void)t1;
+	size_t nj = 0;
+	if (stopped(s))
+		return 1;
+	if (plan_hour(s, path, &h->jobs, &nj)) {
+		s->st.errors++;
+		ng_warn("store: out of memory listing %s", path);
+		return 0;
+	}
+	for (size_t k = 0; k < nj; k++) {
+		int rc = submit(s, &h->jobs[k]);
+		if (rc)
+			set_rc(s, rc);
+	}
+	return 0;
+}
+
+static void add_stats(ng_scan_stats *a, const ng_scan_stats *b)
+{
+	a->segments_total += b->segments_total;
+	a->segments_skipped += b->segments_skipped;
+	a->segments_read += b->segments_read;
+	a->rows_scanned += b->rows_scanned;
+	a->bytes_read += b->bytes_read;
+	a->errors += b->errors;
+	a->segments_pruned += b->segments_pruned;
+	a->segments_replaced += b->segments_replaced;
 }
 
 int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st)
@@ -300,15 +430,59 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	if ((size_t)snprintf(path, sizeof path, "%s/flows", dir) >= sizeof path ||
 	    stat(path, &sb) || !S_ISDIR(sb.st_mode))
 		return -1;
-	scan_ctx c = {.from = o->from_ms, .to = o->to_ms, .columns = o->columns, .fn = o->fn,
-		      .want = o->want, .arg = o->arg, .st = st};
-	ng_seg_reader_init(&c.rd);
-	unsigned parts[4] = {0};
-	int rc = c.from < c.to ? walk(&c, path, 0, parts) : 0;
-	ng_seg_reader_free(&c.rd);
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-		free(c.col[f]);
-	return rc;
+	scan s = {.o = o, .from = o->from_ms, .to = o->to_ms, .columns = o->columns};
+	s.parallel = o->fn_par && !o->fn && !o->want;
+	s.nw = s.parallel ? ng_store_scan_threads(o->threads) : 1;
+	s.w = calloc(s.nw, sizeof *s.w);
+	s.q = s.parallel ? calloc(QUEUE_CAP, sizeof *s.q) : NULL;
+	if (!s.w || (s.parallel && !s.q)) {
+		free(s.w);
+		free(s.q);
+		return -1;
+	}
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.nonempty, NULL);
+	pthread_cond_init(&s.nonfull, NULL);
+	unsigned started = 0;
+	for (unsigned i = 0; i < s.nw; i++) {
+		s.w[i].s = &s;
+		s.w[i].idx = i;
+		ng_seg_reader_init(&s.w[i].rd);
+	}
+	if (s.parallel)
+		for (; started < s.nw; started++)
+			if (pthread_create(&s.w[started].th, NULL, worker_main, &s.w[started]))
+				break;
+	if (s.parallel && !started) {
+		/* no thread: run the jobs here, as worker 0 */
+		s.parallel = false;
+		s.nw = 1;
+	}
+	hour_arg h = {&s, NULL};
+	ng_tree_hours(path, s.from, s.to, on_hour, &h);
+	free(h.jobs);
+	if (s.parallel) {
+		pthread_mutex_lock(&s.mu);
+		s.done = true;
+		pthread_cond_broadcast(&s.nonempty);
+		pthread_mutex_unlock(&s.mu);
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(s.w[i].th, NULL);
+	}
+	*st = s.st;
+	for (unsigned i = 0; i < s.nw; i++) {
+		add_stats(st, &s.w[i].st);
+		ng_seg_reader_free(&s.w[i].rd);
+		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+			free(s.w[i].col[f]);
+	}
+	st->threads = s.parallel ? started : 1;
+	pthread_mutex_destroy(&s.mu);
+	pthread_cond_destroy(&s.nonempty);
+	pthread_cond_destroy(&s.nonfull);
+	free(s.w);
+	free(s.q);
+	return s.rc;
 }
 
 int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,

@@ -881,8 +881,19 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
 
 int ng_seg_open(ng_seg_reader *r, const char *path, char *err, size_t errlen)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ng_seg_close(r);
+		msg(err, errlen, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	return ng_seg_open_fd(r, fd, err, errlen);
+}
+
+int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen)
+{
 	ng_seg_close(r);
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	r->fd = fd;
 	struct stat st;
 	if (r->fd < 0 || fstat(r->fd, &st)) {
 		msg(err, errlen, "cannot open: %s", strerror(errno));

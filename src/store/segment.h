@@ -138,6 +138,10 @@ void ng_seg_reader_init(ng_seg_reader *r);
  * a message in err[errlen]; the reader is closed again on failure. */
 int ng_seg_open(ng_seg_reader *r, const char *path, char *err, size_t errlen);
 
+/* As ng_seg_open on a descriptor opened for reading, which the reader
+ * owns from then on (closed by ng_seg_close, also on failure). */
+int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen);
+
 /* Parses and validates a header from memory (the first `len` bytes of a
  * file of `file_size` bytes).  Returns 0 or -1 with a message. */
 int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg_header *h,

@@ -83,12 +83,24 @@ typedef struct ng_column_batch {
 
 typedef struct ng_scan_stats {
 	uint64_t segments_total;
-	uint64_t segments_skipped;  /* by time range (zone maps) */
+	uint64_t segments_skipped;  /* by time range, `want` or zone maps */
 	uint64_t segments_read;
 	uint64_t rows_scanned;
 	uint64_t bytes_read;
 	uint64_t errors;            /* unreadable or corrupt segments, skipped */
+	uint64_t segments_pruned;   /* of segments_skipped: by may_match (zone maps) */
+	uint64_t segments_replaced; /* superseded by a compacted segment: not counted in total */
+	unsigned threads;           /* workers that scanned */
 } ng_scan_stats;
+
+/* Per-column zone map of a segment: integer columns' smallest and largest
+ * value (known[f] false for other types or a column the segment lacks,
+ * which reads as zeros: then min = max = 0 and known is true). */
+typedef struct ng_zone_map {
+	uint64_t rows;
+	bool known[NG_FIELD_COUNT];
+	uint64_t min[NG_FIELD_COUNT], max[NG_FIELD_COUNT];
+} ng_zone_map;
 
 /* Bit of field `f` in a column mask. */
 #define NG_COL(f) (UINT64_C(1) << (f))
@@ -126,9 +138,77 @@ typedef struct ng_scan_opts {
 	 * holds its first N flows skips later segments. */
 	bool (*want)(const ng_segment_info *s, void *arg);
 	void *arg;
+	/* Optional: called after a segment's header is read, with its zone
+	 * maps; false skips the segment (no row of it can match), counted in
+	 * segments_skipped and segments_pruned.  Must be thread-safe. */
+	bool (*may_match)(const ng_zone_map *z, void *arg);
+	/* Parallel scan: when fn_par is set (and fn, want are NULL), segments
+	 * are scanned by `threads` workers at once (0: ng_store_scan_threads(0)),
+	 * each batch passed to fn_par with the worker's index in
+	 * [0, threads): the caller keeps one state per worker and merges
+	 * them after the scan.  Batches come in no particular order. */
+	int (*fn_par)(const ng_column_batch *b, unsigned worker, void *arg);
+	unsigned threads;
 } ng_scan_opts;
 
 int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st);
+
+/* Number of scan workers for a request of `n` (0: the online CPUs, or
+ * $NG_SCAN_THREADS when set), between 1 and NG_SCAN_MAX_THREADS. */
+#define NG_SCAN_MAX_THREADS 64
+unsigned ng_store_scan_threads(unsigned n);
+
+/* ---- maintenance: compaction and retention ----------------------------- */
+
+/*
+ * Both run in the collector (e.g. its flush thread, one call at a time,
+ * never two maintenance calls on one store at once) while it writes and
+ * while readers scan.  Readers never see a row twice or miss one:
+ *
+ * Compaction merges the small segments of one hour directory into one:
+ * the new segment is written under a temporary name and fsynced, then a
+ * marker NEW.seg.replaces listing the old names is written (tmp + rename),
+ * the new segment renamed in, the old ones unlinked, the marker unlinked.
+ * A reader that lists both the new segment and its marker ignores the
+ * segments the marker names; a marker whose segment is absent is ignored
+ * (a crash before the rename).  A reader opens every segment of an hour
+ * before reading any, and lists again when one vanished, so it reads
+ * either the old set or the new segment.  A crash at any step leaves one
+ * of the two sets counted; the next call finishes or undoes the step.
+ *
+ * Retention unlinks whole segments.  A reader that has a segment open
+ * keeps reading it whole: on Linux an unlinked file's data stays until the
+ * last descriptor closes.
+ */
+typedef struct ng_store_maint_stats {
+	uint64_t segments_in, segments_out; /* compaction: merged, written */
+	uint64_t rows;                      /* compaction: rows rewritten */
+	uint64_t segments_deleted;          /* retention */
+	uint64_t bytes_deleted;
+	uint64_t bytes_total;               /* retention: store size after */
+	uint64_t errors;                    /* logged */
+} ng_store_maint_stats;
+
+/* Merges small segments (< 2^18 rows each) of hour directories whose hour
+ * ended ≥ `settle_ms` before now_ms (0: any), into segments of up to 2^22
+ * rows, doing at most `max_groups` merges (0: no limit).  Adds to *st.
+ * Returns 0, or -1 when `dir` is not a store (other failures are logged,
+ * counted in st->errors, and leave the old segments in place). */
+int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_groups,
+		     ng_store_maint_stats *st);
+
+/* Deletes the segments whose last flow_start is older than now_ms -
+ * max_age_ms (0: no age limit), then the oldest ones while the flow
+ * segments total more than max_bytes (0: no size limit).  Adds to *st.
+ * Returns 0, or -1 when `dir` is not a store. */
+int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
+		       ng_store_maint_stats *st);
+
+/* Parses a duration "30d", "12h", "90m", "45s", "2w" into ms; a size
+ * "50G", "500M", "1T", "4096" (bytes; K/M/G/T powers of 1024) into
+ * bytes.  Return false on bad input. */
+bool ng_parse_duration_ms(const char *s, uint64_t *ms);
+bool ng_parse_size_bytes(const char *s, uint64_t *bytes);
 
 /* Path of the store's state directory ("DIR/state"), created when absent.
  * Writes into buf[len]; returns buf or NULL when it cannot be created. */

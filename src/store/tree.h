@@ -1,0 +1,43 @@
+/*
+ * tree.h — the store's directory tree (internal to src/store): listing
+ * DIR/flows/YYYY/MM/DD/HH in time order, segment file names, and the
+ * compaction markers that say which segments a compacted one replaces.
+ */
+#ifndef NG_STORE_TREE_H
+#define NG_STORE_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ng_dir_entry {
+	uint64_t a, b, c; /* numeric parts: unit value, or start/end/seq of a file */
+	bool marker;      /* "<segment name>.replaces" (level 4) */
+	bool replaced;    /* named by the marker of a present segment */
+	char name[256];
+} ng_dir_entry;
+
+#define NG_MARKER_SUFFIX ".replaces"
+
+/* Lists a directory's entries that are numbers (level < 4) or segment
+ * files and markers (level 4), sorted by (a, b, c, name).  At level 4,
+ * sets `replaced` on every segment listed in the marker of a segment that
+ * is also listed.  Returns the count with *out malloc'ed (free it), or -1
+ * when the directory cannot be read. */
+long ng_tree_list(const char *path, int level, ng_dir_entry **out);
+
+/* The span [*t0, *t1) in ms of the directory year/month/day/hour
+ * parts[0..level], or false when the numbers are not a valid date. */
+bool ng_tree_dir_span(const unsigned parts[4], int level, uint64_t *t0, uint64_t *t1);
+
+/* Calls fn(path, t0, t1, arg) for every hour directory below root
+ * (DIR/flows) whose span meets [from, to), in time order; stops when fn
+ * returns non-zero and returns that value; 0 otherwise. */
+int ng_tree_hours(const char *root, uint64_t from, uint64_t to,
+		  int (*fn)(const char *path, uint64_t t0, uint64_t t1, void *arg), void *arg);
+
+/* Reads marker `path` (segment names one a line) and calls fn for each
+ * name.  Returns 0, or -1 when it cannot be read. */
+int ng_tree_read_marker(const char *path, void (*fn)(const char *name, void *arg), void *arg);
+
+#endif
