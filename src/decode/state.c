@@ -144,7 +144,9 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int ng_decoder_save(const ng_decoder *d, const char *path)
+/* The state file image in a malloc'ed buffer (*out, *len), owned by the
+ * caller.  Returns 0, or -1 with errno ENOMEM. */
+int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len)
 {
 	struct wbuf w = {0};
 	serialize(d, &w);
@@ -153,6 +155,16 @@ int ng_decoder_save(const ng_decoder *d, const char *path)
 		errno = ENOMEM;
 		return -1;
 	}
+	*out = w.p;
+	*len = w.n;
+	return 0;
+}
+
+int ng_decoder_save(const ng_decoder *d, const char *path)
+{
+	struct wbuf w = {0};
+	if (ng_decoder_save_mem(d, &w.p, &w.n) != 0)
+		return -1;
 	size_t plen = strlen(path);
 	char *tmp = malloc(plen + 5);
 	if (!tmp) {
