@@ -11,7 +11,8 @@ flow exports by real exporters from Debian's packages,
     pmacctd, nfprobe_version: 9     NetFlow v9
     pmacctd, nfprobe_version: 10    IPFIX
 
-each sent over UDP on loopback to a fresh `nagare collect --store DIR`.  After
+each sent over UDP on loopback to a fresh `nagare collect --store DIR`
+(once more softflowd v9 sent over IPv6, to collect listening on [::1]).  After
 a clean SIGTERM, `nagare query --format ndjson` lists the stored flows, which
 are summed per 5-tuple (src, dst, sport, dport, proto) and compared with
 tshark's reading of the traffic capture:
@@ -65,12 +66,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TIME_SLACK_MS = 1010
 
 CONFIGS = [
-    # name, exporter, export version, carries IPv6
-    ("softflowd-v5", "softflowd", 5, False),
-    ("softflowd-v9", "softflowd", 9, True),
-    ("softflowd-ipfix", "softflowd", 10, True),
-    ("pmacctd-v9", "pmacctd", 9, True),
-    ("pmacctd-ipfix", "pmacctd", 10, True),
+    # name, exporter, export version, carries IPv6, collector address
+    ("softflowd-v5", "softflowd", 5, False, "127.0.0.1"),
+    ("softflowd-v9", "softflowd", 9, True, "127.0.0.1"),
+    ("softflowd-ipfix", "softflowd", 10, True, "127.0.0.1"),
+    ("pmacctd-v9", "pmacctd", 9, True, "127.0.0.1"),
+    ("pmacctd-ipfix", "pmacctd", 10, True, "127.0.0.1"),
+    # the export itself over IPv6: collect listening on [::1]
+    ("softflowd-v9-to-ipv6", "softflowd", 9, True, "::1"),
 ]
 
 
@@ -309,13 +312,17 @@ def stop(p, sig=signal.SIGTERM, seconds=30):
     return p.returncode
 
 
-def run_exporter(exporter, version, pcap, port, work):
+def hostport(addr, port):
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
+
+
+def run_exporter(exporter, version, pcap, dest, work):
     logpath = os.path.join(work, "exporter.log")
     if exporter == "softflowd":
         # -r: read the file, export every flow at its end and exit (no -c:
         # softflowd 1.1.0 given a control socket with -r waits on it
         # forever).  -T full: one flow per 5-tuple.
-        cmd = ["softflowd", "-r", pcap, "-n", f"127.0.0.1:{port}", "-v", str(version),
+        cmd = ["softflowd", "-r", pcap, "-n", dest, "-v", str(version),
                "-T", "full", "-6"]
         if version == 5:
             cmd.remove("-6")
@@ -328,7 +335,7 @@ daemonize: false
 pcap_savefile: {pcap}
 aggregate: src_host, dst_host, src_port, dst_port, proto
 plugins: nfprobe
-nfprobe_receiver: 127.0.0.1:{port}
+nfprobe_receiver: {dest}
 nfprobe_version: {version}
 """)
         cmd = ["pmacctd", "-f", conf]
@@ -338,7 +345,7 @@ nfprobe_version: {version}
         raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}\n{open(logpath).read()}")
 
 
-def one_config(args, name, exporter, version, v6, pcap, expected_all, top):
+def one_config(args, name, exporter, version, v6, coll_addr, pcap, expected_all, top):
     work = os.path.join(top, name)
     os.makedirs(work)
     store = os.path.join(work, "store")
@@ -349,11 +356,11 @@ def one_config(args, name, exporter, version, v6, pcap, expected_all, top):
                         os.path.join(work, "tcpdump.log"))
     collect_log = open(os.path.join(work, "collect.log"), "w")
     collector = subprocess.Popen([args.bin, "collect", "--store", store,
-                                  "--listen", f"127.0.0.1:{port}"],
+                                  "--listen", hostport(coll_addr, port)],
                                  stdout=collect_log, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: udp_bound(port), 15, "nagare collect listening", collector)
-        run_exporter(exporter, version, pcap, port, work)
+        run_exporter(exporter, version, pcap, hostport(coll_addr, port), work)
         time.sleep(1.0)  # let the last datagrams arrive
     finally:
         rc = stop(collector)
@@ -367,6 +374,9 @@ def one_config(args, name, exporter, version, v6, pcap, expected_all, top):
     records = read_ndjson(q.stdout, "nagare query --format ndjson")
     got = nagare_flows(records)
     problems = compare(expected, got, records, version)
+    exporters = {norm_addr(r["exporter"]) for r in records}
+    if records and exporters != {coll_addr}:
+        problems.append((None, f"exporter: expected {coll_addr}, stored {sorted(exporters)}"))
 
     dec = run([args.bin, "decode", "-q", os.path.join(work, "export.pcap")])
     decoded = read_ndjson(dec.stdout, "nagare decode")
@@ -427,11 +437,12 @@ def main():
 
         results = {}
         only = set(args.only.split(",")) if args.only else None
-        for name, exporter, version, v6 in CONFIGS:
+        for name, exporter, version, v6, collector in CONFIGS:
             if only and name not in only:
                 continue
             try:
-                results[name] = one_config(args, name, exporter, version, v6, pcap, expected, top)
+                results[name] = one_config(args, name, exporter, version, v6, collector,
+                                           pcap, expected, top)
             except Exception as e:  # one configuration's failure must not hide the others
                 log(f"  {name}: FAIL: {e}")
                 results[name] = False

@@ -22,5 +22,5 @@ if [ -z "${NG_E2E_NETNS:-}" ] && unshare -n true 2>/dev/null; then
 	NG_E2E_NETNS=1 exec unshare -n -- bash "$0" "$@"
 fi
 [ "${NG_E2E_NETNS:-}" = 1 ] && ip link set lo up
-echo "test_exporters: $NG_BIN${NG_E2E_NETNS:+ (private network namespace)}"
+echo "test_exporters: NG_BIN=$NG_BIN${NG_E2E_NETNS:+ (private network namespace)}"
 exec python3 "$here/exporters.py" --bin "$NG_BIN" "$@"
