@@ -39,9 +39,11 @@
 #include "cli/exporters.h"
 #include "cli/usage.h"
 #include "core/addr.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "core/timefmt.h"
 #include "decode/decoder.h"
+#include "enrich/enrich.h"
 #include "net/listener.h"
 #include "sink/json.h"
 #include "store/counters.h"
@@ -49,7 +51,8 @@
 
 static const char collect_help[] =
     "usage: nagare collect --store DIR [--listen ADDR:PORT]... [--json FILE|-]\n"
-    "                      [--stats-interval SECONDS]\n"
+    "                      [--stats-interval SECONDS] [--config FILE]\n"
+    "                      [--geoip-db FILE] [--asn-db FILE] [--geoip-optional]\n"
     "\n"
     "Receives NetFlow v1/v5/v7/v9, IPFIX and sFlow on UDP, decodes every record\n"
     "and appends it to the flow store DIR (created when absent).  Segments are\n"
@@ -66,10 +69,30 @@ static const char collect_help[] =
     "                              (appended) or stdout\n"
     "  -i, --stats-interval SECS   log counters and write exporters.json every\n"
     "                              SECS seconds (default 60)\n"
-    "  -h, --help                  this help\n";
+    "  -c, --config FILE           YAML configuration (docs/configuration.md);\n"
+    "                              flags and NAGARE_* variables override it\n"
+    "      --geoip-db FILE         MaxMind-format country/city database\n"
+    "      --asn-db FILE           MaxMind-format ASN database (may be the same\n"
+    "                              file, e.g. IPinfo lite)\n"
+    "      --geoip-optional        run on without a database that cannot be\n"
+    "                              opened (logged); default: refuse to start\n"
+    "      --enrich / --no-enrich  enrichment on even with nothing configured\n"
+    "                              (network classes, services) / off\n"
+    "  -h, --help                  this help\n"
+    "\n"
+    "SIGHUP, or a database or configuration file being replaced, reloads the\n"
+    "enrichment tables without stopping ingest (docs/enrichment.md).\n";
 
 /* Set by the signal handler; read by the receive loop. */
 static volatile sig_atomic_t stop_requested;
+/* Set by SIGHUP; read (and reset) by the enrichment reloader. */
+static volatile sig_atomic_t hup_requested;
+
+static void on_hup_signal(int sig)
+{
+	(void)sig;
+	hup_requested = 1;
+}
 
 /* The first SIGTERM/SIGINT asks for a clean stop; the handler then steps
  * aside, so a second one ends the process at once (an impatient ^C^C). */
@@ -102,6 +125,10 @@ struct collect {
 	pthread_cond_t cv;
 	bool flusher_stop;
 	ng_exporters_file *pending; /* counters for the flush thread to save */
+	/* enrichment (enrich/enrich.h) */
+	ng_enrich_slot enrich;
+	ng_reloader *reloader;
+	const struct collect_opts *opts; /* to rebuild the configuration on reload */
 };
 
 /* ---- options ---------------------------------------------------------- */
@@ -112,7 +139,47 @@ struct collect_opts {
 	size_t nlisten;
 	const char *json;
 	unsigned stats_interval;
+	const char *config, *geoip_db, *asn_db;
+	int geoip_optional; /* -1 not given */
+	int enrich;         /* -1 not given, 0 --no-enrich, 1 --enrich */
+	ng_config cfg;      /* file + environment + flags */
 };
+
+/* The configuration: the file (--config or NAGARE_CONFIG), then the
+ * NAGARE_* environment, then the flags.  Run again on every reload. */
+static int load_config(const struct collect_opts *o, ng_config *cfg, char *err, size_t errlen)
+{
+	const char *path = o->config ? o->config : getenv("NAGARE_CONFIG");
+	memset(cfg, 0, sizeof *cfg);
+	if (path && *path && ng_config_load(path, cfg, err, errlen) < 0)
+		return -1;
+	if (ng_config_env(cfg, err, errlen) < 0)
+		goto fail;
+	if ((o->store && ng_config_set(&cfg->store, o->store) < 0) ||
+	    (o->json && ng_config_set(&cfg->json, o->json) < 0) ||
+	    (o->geoip_db && ng_config_set(&cfg->geoip_db, o->geoip_db) < 0) ||
+	    (o->asn_db && ng_config_set(&cfg->asn_db, o->asn_db) < 0)) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (o->stats_interval)
+		cfg->stats_interval = o->stats_interval;
+	if (o->geoip_optional >= 0)
+		cfg->geoip_optional = o->geoip_optional;
+	return 0;
+fail:
+	ng_config_free(cfg);
+	return -1;
+}
+
+/* Enrichment runs when something is configured for it, or --enrich. */
+static bool enrich_wanted(const struct collect_opts *o)
+{
+	if (o->enrich >= 0)
+		return o->enrich;
+	const ng_config *c = &o->cfg;
+	return c->path || c->geoip_db || c->asn_db;
+}
 
 static int parse_opts(int argc, char **argv, struct collect_opts *o)
 {
@@ -121,14 +188,21 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	    {"listen", required_argument, NULL, 'l'},
 	    {"json", required_argument, NULL, 'j'},
 	    {"stats-interval", required_argument, NULL, 'i'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"geoip-db", required_argument, NULL, 'G'},
+	    {"asn-db", required_argument, NULL, 'A'},
+	    {"geoip-optional", no_argument, NULL, 'O'},
+	    {"enrich", no_argument, NULL, 'E'},
+	    {"no-enrich", no_argument, NULL, 'N'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0, 0, 0, 0},
 	};
 	int c;
 	optind = 0;
 	opterr = 0;
-	o->stats_interval = 60;
-	while ((c = getopt_long(argc, argv, ":s:l:j:i:h", opts, NULL)) != -1) {
+	o->stats_interval = 0;
+	o->geoip_optional = o->enrich = -1;
+	while ((c = getopt_long(argc, argv, ":s:l:j:i:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->store = optarg; break;
 		case 'l': o->listen[o->nlisten++] = optarg; break;
@@ -145,14 +219,31 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 			o->stats_interval = (unsigned)v;
 			break;
 		}
+		case 'c': o->config = optarg; break;
+		case 'G': o->geoip_db = optarg; break;
+		case 'A': o->asn_db = optarg; break;
+		case 'O': o->geoip_optional = 1; break;
+		case 'E': o->enrich = 1; break;
+		case 'N': o->enrich = 0; break;
 		case 'h': fputs(collect_help, stdout); return 0;
 		default: return ng_usage_error("collect", c, argv);
 		}
 	}
 	if (optind < argc)
 		return ng_usage_fail("collect", "unexpected argument '%s'", argv[optind]);
-	if (!o->store)
+	char err[512];
+	if (load_config(o, &o->cfg, err, sizeof err) < 0) {
+		fprintf(stderr, "nagare collect: %s\n", err);
+		return 1;
+	}
+	if (!o->cfg.store)
 		return ng_usage_fail("collect", "--store DIR is required");
+	o->store = o->cfg.store;
+	o->json = o->cfg.json;
+	if (!o->nlisten)
+		for (size_t i = 0; i < o->cfg.nlisten && i < 64; i++)
+			o->listen[o->nlisten++] = o->cfg.listen[i];
+	o->stats_interval = o->cfg.stats_interval ? o->cfg.stats_interval : 60;
 	return -1; /* go on */
 }
 
@@ -320,6 +411,10 @@ static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
 		ng_decode(c->dec, &dgs[i], &c->batch);
 	if (!c->batch.n)
 		return;
+	ng_enricher *e = ng_enrich_enter(&c->enrich);
+	if (e)
+		ng_enricher_apply(e, c->batch.flows, c->batch.n);
+	ng_enrich_leave(&c->enrich);
 	if (ng_store_writer_append(c->w, c->batch.flows, c->batch.n) < 0) {
 		if (!c->append_lost)
 			ng_error("out of memory: flow records are being dropped");
@@ -361,6 +456,8 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 		}
 		if (n)
 			take_batch(c, dgs, n);
+		else
+			ng_enrich_leave(&c->enrich); /* idle: a pending swap may go on */
 		now = ng_now_ms();
 		if (now >= next_expire) {
 			ng_decoder_expire(c->dec, now);
@@ -384,10 +481,25 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 		take_batch(c, dgs, n);
 	}
 	take_counters(c);
+	atomic_store(&c->enrich.closed, true);
 	return 0;
 }
 
 /* ---- setup and teardown ----------------------------------------------- */
+
+/* Reloader thread: the configuration read again (file, environment,
+ * flags) and a fresh table set built from it.  Collector settings in the
+ * file (store, listen) take effect only at the next start. */
+static ng_enricher *rebuild_enricher(void *arg, char *err, size_t errlen)
+{
+	struct collect *c = arg;
+	ng_config cfg;
+	if (load_config(c->opts, &cfg, err, errlen) < 0)
+		return NULL;
+	ng_enricher *e = ng_enricher_build(&cfg, err, errlen);
+	ng_config_free(&cfg);
+	return e;
+}
 
 static int open_all(struct collect *c, const struct collect_opts *o)
 {
@@ -419,6 +531,19 @@ static int open_all(struct collect *c, const struct collect_opts *o)
 		        c->tpl_path, strerror(errno));
 	if (ng_exporters_load(c->exp_path, &c->base, err, sizeof err) < 0 && errno != ENOENT)
 		ng_warn("%s; counters start from zero", err);
+	if (enrich_wanted(o)) {
+		ng_enricher *e = ng_enricher_build(&o->cfg, err, sizeof err);
+		if (!e) {
+			fprintf(stderr, "nagare collect: enrichment: %s\n", err);
+			if (!o->cfg.geoip_optional)
+				fprintf(stderr, "nagare collect: (--geoip-optional runs on without "
+				                "a database that cannot be used)\n");
+			return -1;
+		}
+		char d[1024];
+		ng_info("enrichment: %s", ng_enricher_describe(e, d, sizeof d));
+		atomic_store(&c->enrich.cur, e);
+	}
 	c->lis = ng_listener_open(o->listen, o->nlisten, err, sizeof err);
 	if (!c->lis) {
 		fprintf(stderr, "nagare collect: %s\n", err);
@@ -465,6 +590,7 @@ static void close_all(struct collect *c)
 	ng_exporters_free(&c->base);
 	ng_flow_batch_free(&c->batch);
 	ng_counter_batch_free(&c->counters);
+	ng_enricher_free(atomic_exchange(&c->enrich.cur, NULL));
 }
 
 static void install_signals(void)
@@ -475,6 +601,9 @@ static void install_signals(void)
 	/* no SA_RESTART: the signal must interrupt epoll_wait */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -523,29 +652,42 @@ static int finish(struct collect *c)
 
 int ng_cmd_collect(int argc, char **argv)
 {
-	const char *listen[argc > 0 ? argc : 1];
+	const char *listen[(argc > 0 ? argc : 1) + 64]; /* flags, or up to 64 from the file */
 	struct collect_opts o = {.listen = listen};
 	int rc = parse_opts(argc, argv, &o);
-	if (rc >= 0)
+	if (rc >= 0) {
+		ng_config_free(&o.cfg);
 		return rc;
+	}
 	struct collect c = {.store_dir = o.store, .started_ms = ng_now_ms()};
 	stop_requested = 0;
 	install_signals();
 	if (open_all(&c, &o) < 0) {
 		close_all(&c);
+		ng_config_free(&o.cfg);
 		return 1;
 	}
 	announce(&c);
+	c.opts = &o;
+	if (atomic_load(&c.enrich.cur) &&
+	    !(c.reloader = ng_reloader_start(&c.enrich, rebuild_enricher, &c, &hup_requested)))
+		ng_warn("cannot start the enrichment reloader: SIGHUP will not reload");
 	if (start_flusher(&c) != 0) {
 		fprintf(stderr, "nagare collect: cannot start the flush thread\n");
+		atomic_store(&c.enrich.closed, true);
+		ng_reloader_stop(c.reloader);
 		close_all(&c);
+		ng_config_free(&o.cfg);
 		return 1;
 	}
 	rc = receive_loop(&c, o.stats_interval) < 0 ? 1 : 0;
+	atomic_store(&c.enrich.closed, true);
+	ng_reloader_stop(c.reloader);
 	stop_flusher(&c);
 	ng_info("stopping: flushing the store, saving templates and counters");
 	if (finish(&c))
 		rc = 1;
 	close_all(&c);
+	ng_config_free(&o.cfg);
 	return rc;
 }

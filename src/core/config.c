@@ -47,7 +47,10 @@ int ng_config_set(char **dst, const char *src)
 	return 0;
 }
 
-static yaml_node_t *node(struct ctx *x, int id) { return yaml_document_get_node(&x->doc, id); }
+static yaml_node_t *node(struct ctx *x, int id)
+{
+	return yaml_document_get_node(&x->doc, id);
+}
 
 static const char *scalar(const yaml_node_t *n)
 {
@@ -174,7 +177,8 @@ static int exporter_pair(struct ctx *x, const char *key, yaml_node_t *v, void *a
 	if (!strcmp(key, "address")) {
 		const char *s = scalar(v);
 		if (!s || !ng_addr_parse(s, e->addr))
-			return fail(x, v, "exporters: address '%s' is not an IP address", s ? s : "");
+			return fail(x, v, "exporters: address '%s' is not an IP address",
+			            s ? s : "");
 		return 0;
 	}
 	if (!strcmp(key, "name"))
@@ -206,7 +210,8 @@ static int network_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 	if (!strcmp(key, "prefix")) {
 		const char *s = scalar(v);
 		if (!s || !ng_prefix_parse(s, w->net, &w->plen))
-			return fail(x, v, "networks: prefix '%s' is not ADDRESS/LENGTH", s ? s : "");
+			return fail(x, v, "networks: prefix '%s' is not ADDRESS/LENGTH",
+			            s ? s : "");
 		w->plen += 1000; /* marks "given" until the item is checked */
 		return 0;
 	}

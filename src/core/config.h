@@ -17,27 +17,27 @@
 #include <stdint.h>
 
 typedef struct ng_cfg_iface {
-	uint32_t index;     /* SNMP ifIndex as exported in in_if / out_if */
-	char *name;         /* e.g. "TenGigabitEthernet0/0/0" */
+	uint32_t index; /* SNMP ifIndex as exported in in_if / out_if */
+	char *name;     /* e.g. "TenGigabitEthernet0/0/0" */
 	char *description;
-	uint64_t speed;     /* bits per second, 0 unknown */
+	uint64_t speed; /* bits per second, 0 unknown */
 } ng_cfg_iface;
 
 typedef struct ng_cfg_exporter {
-	uint8_t addr[16];   /* IPv4-mapped */
+	uint8_t addr[16]; /* IPv4-mapped */
 	char *name;
 	ng_cfg_iface *ifs;
 	size_t nifs;
 } ng_cfg_exporter;
 
 typedef struct ng_cfg_network {
-	uint8_t net[16];    /* IPv4-mapped, host bits clear */
-	unsigned plen;      /* prefix length in the 128-bit space */
+	uint8_t net[16];          /* IPv4-mapped, host bits clear */
+	unsigned plen;            /* prefix length in the 128-bit space */
 	char *name, *role, *site; /* NULL when not given */
 } ng_cfg_network;
 
 typedef struct ng_config {
-	char *path;             /* file read, NULL when none */
+	char *path; /* file read, NULL when none */
 	/* collect */
 	char *store;
 	char **listen;
@@ -45,11 +45,11 @@ typedef struct ng_config {
 	char *json;
 	unsigned stats_interval; /* 0: not given */
 	/* enrich */
-	char *geoip_db;         /* MaxMind-format country/city (or IPinfo) database */
-	char *asn_db;           /* MaxMind-format ASN database (may equal geoip_db) */
-	bool geoip_optional;    /* run on without a database that fails to open */
-	char *language;         /* names language, default "en" */
-	bool no_services;       /* services: false in the file */
+	char *geoip_db;      /* MaxMind-format country/city (or IPinfo) database */
+	char *asn_db;        /* MaxMind-format ASN database (may equal geoip_db) */
+	bool geoip_optional; /* run on without a database that fails to open */
+	char *language;      /* names language, default "en" */
+	bool no_services;    /* services: false in the file */
 	ng_cfg_network *nets;
 	size_t nnets;
 	ng_cfg_exporter *exps;

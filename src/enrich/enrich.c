@@ -141,8 +141,9 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 	if (c->asn_db) {
 		if (add_path(e, c->asn_db) < 0)
 			goto nomem;
-		e->asn_path = c->geoip_db && !strcmp(c->asn_db, c->geoip_db) ? e->geo_path
-		                                                               : e->paths[e->npaths - 1];
+		e->asn_path = c->geoip_db && !strcmp(c->asn_db, c->geoip_db)
+		                  ? e->geo_path
+		                  : e->paths[e->npaths - 1];
 		if (c->geoip_db && !strcmp(c->asn_db, c->geoip_db))
 			e->asn = e->geo;
 		else if (open_db(c, c->asn_db, &e->asn, err, errlen) < 0)
@@ -199,7 +200,10 @@ struct ainfo {
 	const ng_net_val *net;
 };
 
-static inline unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
+static inline unsigned umax(unsigned a, unsigned b)
+{
+	return a > b ? a : b;
+}
 
 /* Looks `a` up in every table; returns the prefix length (own family)
  * over which all the answers hold. */
@@ -231,7 +235,8 @@ static void addr_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)
 	static const uint8_t v4pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	uint32_t geo, as, netv;
 	if (!memcmp(a, v4pre, 12)) {
-		uint32_t x = ((uint32_t)a[12] << 24) | ((uint32_t)a[13] << 16) | ((uint32_t)a[14] << 8) | a[15];
+		uint32_t x = ((uint32_t)a[12] << 24) | ((uint32_t)a[13] << 16) |
+		             ((uint32_t)a[14] << 8) | a[15];
 		struct c4 *c = &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
 		uint32_t m = c->plen1 > 1 ? ~0u << (33 - c->plen1) : 0;
 		if (c->plen1 && !((x ^ c->net) & m)) {
@@ -241,7 +246,10 @@ static void addr_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)
 			e->st.cache_misses++;
 			unsigned p = lookup_all(e, a, &geo, &as, &netv);
 			m = p ? ~0u << (32 - p) : 0;
-			*c = (struct c4){.net = x & m, .geo = geo, .as = as, .netv = netv,
+			*c = (struct c4){.net = x & m,
+			                 .geo = geo,
+			                 .as = as,
+			                 .netv = netv,
 			                 .plen1 = (uint8_t)(p + 1)};
 		}
 	} else {
@@ -258,8 +266,12 @@ static void addr_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)
 			p = lookup_all(e, a, &geo, &as, &netv);
 			mh = p == 0 ? 0 : p >= 64 ? ~0ull : ~0ull << (64 - p);
 			ml = p <= 64 ? 0 : p >= 128 ? ~0ull : ~0ull << (128 - p);
-			*c = (struct c6){.hi = hi & mh, .lo = lo & ml, .geo = geo, .as = as,
-			                 .netv = netv, .plen1 = (uint8_t)(p + 1)};
+			*c = (struct c6){.hi = hi & mh,
+			                 .lo = lo & ml,
+			                 .geo = geo,
+			                 .as = as,
+			                 .netv = netv,
+			                 .plen1 = (uint8_t)(p + 1)};
 		}
 	}
 	o->geo = geo ? ng_geodb_rec(e->geo, geo) : &no_rec;
@@ -295,10 +307,13 @@ static void set_as(const ng_enricher *e, const struct ainfo *ai, uint32_t *asn, 
 {
 	if (*asn) {
 		if (e->asn)
-			*name = ai->as->asn == *asn ? ai->as->as_name : ng_geodb_as_name(e->asn, *asn);
+			*name =
+			    ai->as->asn == *asn ? ai->as->as_name : ng_geodb_as_name(e->asn, *asn);
 	} else if (ai->as->asn) {
 		*asn = ai->as->asn;
-		*name = ai->as->as_name;
+		/* GeoLite2-ASN leaves the organisation out of some networks of an
+		 * AS it names elsewhere */
+		*name = ai->as->as_name ? ai->as->as_name : ng_geodb_as_name(e->asn, *asn);
 		*src |= db_bit;
 	}
 }
@@ -338,7 +353,8 @@ void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 		r->src_net_site = s.net->site;
 		r->dst_net_site = d.net->site;
 		if (e->svc)
-			r->service = ng_services_lookup(e->svc, r->protocol, r->src_port, r->dst_port);
+			r->service =
+			    ng_services_lookup(e->svc, r->protocol, r->src_port, r->dst_port);
 	}
 	e->st.records += n;
 }

@@ -29,10 +29,10 @@
 typedef struct ng_enricher ng_enricher;
 
 typedef struct ng_enrich_stats {
-	uint64_t records;        /* records enriched */
-	uint64_t cache_hits;     /* address lookups answered by the cache */
-	uint64_t cache_misses;   /* … that went to the databases and tries */
-	uint64_t lookup_errors;  /* libmaxminddb lookup failures (no enrichment) */
+	uint64_t records;          /* records enriched */
+	uint64_t cache_hits;       /* address lookups answered by the cache */
+	uint64_t cache_misses;     /* … that went to the databases and tries */
+	uint64_t lookup_errors;    /* libmaxminddb lookup failures (no enrichment) */
 	size_t geo_recs, asn_recs; /* distinct data records in the databases */
 } ng_enrich_stats;
 
@@ -61,15 +61,21 @@ size_t ng_enricher_files(const ng_enricher *e, const char *paths[3]);
 
 typedef struct ng_enrich_slot {
 	_Atomic(ng_enricher *) cur;
-	_Atomic uint64_t epoch;  /* batches left */
-	atomic_bool closed;      /* the receive thread will enter no more */
+	_Atomic uint64_t epoch; /* batches left */
+	atomic_bool closed;     /* the receive thread will enter no more */
 } ng_enrich_slot;
 
 /* Receive thread: the set to apply to this batch (may be NULL). */
-static inline ng_enricher *ng_enrich_enter(ng_enrich_slot *s) { return atomic_load(&s->cur); }
+static inline ng_enricher *ng_enrich_enter(ng_enrich_slot *s)
+{
+	return atomic_load(&s->cur);
+}
 /* Receive thread: done with the set taken by enter (also call it when idle,
  * so a pending swap is not held up). */
-static inline void ng_enrich_leave(ng_enrich_slot *s) { atomic_fetch_add(&s->epoch, 1); }
+static inline void ng_enrich_leave(ng_enrich_slot *s)
+{
+	atomic_fetch_add(&s->epoch, 1);
+}
 
 /* Publishes `n` and frees the previous set once no batch uses it (waits
  * for the receive thread's next ng_enrich_leave, or for `closed`). */

@@ -19,6 +19,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <maxminddb.h>
 #include <netinet/in.h>
@@ -48,7 +50,8 @@ struct ng_geodb {
 	uint64_t errors;
 };
 
-static void msg(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void msg(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void msg(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -246,7 +249,8 @@ static int walk(ng_geodb *db, char *err, size_t errlen)
 		MMDB_search_node_s sn;
 		int r = MMDB_read_node(&db->mmdb, n, &sn);
 		if (r != MMDB_SUCCESS) {
-			msg(err, errlen, "%s: search tree node %u: %s", db->path, n, MMDB_strerror(r));
+			msg(err, errlen, "%s: search tree node %u: %s", db->path, n,
+			    MMDB_strerror(r));
 			goto out;
 		}
 		uint8_t types[2] = {sn.left_record_type, sn.right_record_type};
@@ -256,7 +260,8 @@ static int walk(ng_geodb *db, char *err, size_t errlen)
 			switch (types[s]) {
 			case MMDB_RECORD_TYPE_SEARCH_NODE:
 				if (sp >= 258) {
-					msg(err, errlen, "%s: search tree deeper than 128", db->path);
+					msg(err, errlen, "%s: search tree deeper than 128",
+					    db->path);
 					goto out;
 				}
 				stack[sp++] = (uint32_t)recs[s];
@@ -267,8 +272,10 @@ static int walk(ng_geodb *db, char *err, size_t errlen)
 				break;
 			case MMDB_RECORD_TYPE_EMPTY: break;
 			default:
-				msg(err, errlen, "%s: search tree node %u points outside the file "
-				    "(invalid record %" PRIu64 ")", db->path, n, recs[s]);
+				msg(err, errlen,
+				    "%s: search tree node %u points outside the file "
+				    "(invalid record %" PRIu64 ")",
+				    db->path, n, recs[s]);
 				goto out;
 			}
 		}
@@ -294,6 +301,18 @@ ng_geodb *ng_geodb_open(const char *path, const char *lang, char *err, size_t er
 		msg(err, errlen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		msg(err, errlen, "%s: %s", path,
+		    S_ISDIR(st.st_mode) ? "is a directory, not a database file"
+		                        : "not a regular file");
+		goto fail;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) { /* MMDB_open would only say "IO error" */
+		msg(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+		goto fail;
+	}
+	close(fd);
 	db->dev = st.st_dev;
 	db->ino = st.st_ino;
 	db->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -302,7 +321,8 @@ ng_geodb *ng_geodb_open(const char *path, const char *lang, char *err, size_t er
 		if (rc == MMDB_IO_ERROR)
 			msg(err, errlen, "%s: %s (%s)", path, MMDB_strerror(rc), strerror(errno));
 		else
-			msg(err, errlen, "%s: not a usable MaxMind DB: %s", path, MMDB_strerror(rc));
+			msg(err, errlen, "%s: not a usable MaxMind DB: %s", path,
+			    MMDB_strerror(rc));
 		goto fail;
 	}
 	db->open = true;
@@ -376,7 +396,10 @@ uint32_t ng_geodb_lookup(ng_geodb *db, const uint8_t a[16], unsigned *plen)
 	return db->hval[j];
 }
 
-const ng_geo_rec *ng_geodb_rec(const ng_geodb *db, uint32_t idx) { return &db->recs[idx]; }
+const ng_geo_rec *ng_geodb_rec(const ng_geodb *db, uint32_t idx)
+{
+	return &db->recs[idx];
+}
 
 uint32_t ng_geodb_as_name(const ng_geodb *db, uint32_t asn)
 {
@@ -386,8 +409,14 @@ uint32_t ng_geodb_as_name(const ng_geodb *db, uint32_t asn)
 	return db->askey[j] ? db->asval[j] : 0;
 }
 
-size_t ng_geodb_nrecs(const ng_geodb *db) { return db->nrecs - 1; }
-uint64_t ng_geodb_errors(const ng_geodb *db) { return db->errors; }
+size_t ng_geodb_nrecs(const ng_geodb *db)
+{
+	return db->nrecs - 1;
+}
+uint64_t ng_geodb_errors(const ng_geodb *db)
+{
+	return db->errors;
+}
 
 void ng_geodb_stamp(const ng_geodb *db, dev_t *dev, ino_t *ino, int64_t *mtime_ns)
 {

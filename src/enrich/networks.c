@@ -39,7 +39,10 @@ struct ng_nettrie {
 
 static const uint8_t v4pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
-static inline unsigned bit(const uint8_t *a, unsigned i) { return (a[i / 8] >> (7 - i % 8)) & 1; }
+static inline unsigned bit(const uint8_t *a, unsigned i)
+{
+	return (a[i / 8] >> (7 - i % 8)) & 1;
+}
 
 static uint32_t new_node(ng_nettrie *t)
 {
@@ -91,13 +94,20 @@ ng_nettrie *ng_nettrie_new(void)
 	static const struct {
 		const char *prefix, *cls;
 	} builtin[] = {
-	    {"10.0.0.0/8", "private"},        {"172.16.0.0/12", "private"},
-	    {"192.168.0.0/16", "private"},    {"100.64.0.0/10", "shared"},
-	    {"127.0.0.0/8", "loopback"},      {"::1/128", "loopback"},
-	    {"169.254.0.0/16", "link-local"}, {"fe80::/10", "link-local"},
-	    {"224.0.0.0/4", "multicast"},     {"ff00::/8", "multicast"},
-	    {"192.0.2.0/24", "documentation"}, {"198.51.100.0/24", "documentation"},
-	    {"203.0.113.0/24", "documentation"}, {"2001:db8::/32", "documentation"},
+	    {"10.0.0.0/8", "private"},
+	    {"172.16.0.0/12", "private"},
+	    {"192.168.0.0/16", "private"},
+	    {"100.64.0.0/10", "shared"},
+	    {"127.0.0.0/8", "loopback"},
+	    {"::1/128", "loopback"},
+	    {"169.254.0.0/16", "link-local"},
+	    {"fe80::/10", "link-local"},
+	    {"224.0.0.0/4", "multicast"},
+	    {"ff00::/8", "multicast"},
+	    {"192.0.2.0/24", "documentation"},
+	    {"198.51.100.0/24", "documentation"},
+	    {"203.0.113.0/24", "documentation"},
+	    {"2001:db8::/32", "documentation"},
 	    {"fc00::/7", "ula"},
 	};
 	ng_nettrie *t = calloc(1, sizeof *t);
@@ -141,7 +151,10 @@ uint32_t ng_nettrie_lookup(const ng_nettrie *t, const uint8_t a[16], unsigned *d
 	return best;
 }
 
-const ng_net_val *ng_nettrie_val(const ng_nettrie *t, uint32_t idx) { return &t->vals[idx]; }
+const ng_net_val *ng_nettrie_val(const ng_nettrie *t, uint32_t idx)
+{
+	return &t->vals[idx];
+}
 
 void ng_nettrie_free(ng_nettrie *t)
 {

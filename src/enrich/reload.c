@@ -178,5 +178,11 @@ void ng_reloader_stop(ng_reloader *r)
 	free(r);
 }
 
-uint64_t ng_reloader_done(const ng_reloader *r) { return atomic_load(&r->done); }
-uint64_t ng_reloader_failed(const ng_reloader *r) { return atomic_load(&r->failed); }
+uint64_t ng_reloader_done(const ng_reloader *r)
+{
+	return atomic_load(&r->done);
+}
+uint64_t ng_reloader_failed(const ng_reloader *r)
+{
+	return atomic_load(&r->failed);
+}

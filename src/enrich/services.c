@@ -43,7 +43,10 @@ ng_services *ng_services_new(void)
 
 uint32_t ng_services_lookup(const ng_services *s, uint8_t proto, uint16_t sport, uint16_t dport)
 {
-	const uint32_t *tab = proto == 6 ? s->tcp : proto == 17 ? s->udp : proto == 132 ? s->sctp : NULL;
+	const uint32_t *tab = proto == 6     ? s->tcp
+	                      : proto == 17  ? s->udp
+	                      : proto == 132 ? s->sctp
+	                                     : NULL;
 	if (!tab)
 		return 0;
 	uint32_t a = tab[sport], b = tab[dport];
@@ -52,4 +55,7 @@ uint32_t ng_services_lookup(const ng_services *s, uint8_t proto, uint16_t sport,
 	return a ? a : b;
 }
 
-void ng_services_free(ng_services *s) { free(s); }
+void ng_services_free(ng_services *s)
+{
+	free(s);
+}
