@@ -16,6 +16,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/addr.h"
+
 /* ---- the model ---------------------------------------------------------- */
 
 static const struct {
@@ -35,12 +37,46 @@ static int add_key(ng_query *q, enum ng_field_id f, int alt, const char *label, 
 		snprintf(err, errlen, "at most %d group-by fields", NG_QUERY_MAX_KEYS);
 		return -1;
 	}
-	q->keys[q->nkeys++] = (ng_group_key){f, alt, label};
+	q->keys[q->nkeys++] = (ng_group_key){.field = f, .alt = alt, .label = label};
 	if (ng_query_key_len(q) > NG_QUERY_KEY_MAX) {
 		snprintf(err, errlen, "group-by key longer than %d bytes", NG_QUERY_KEY_MAX);
 		return -1;
 	}
 	return 0;
+}
+
+/* nfdump's "srcip4/24" / "dstip6/64": an address key cut to a prefix.
+ * Returns 1 when `t` is one (added, or merged into the same field's key),
+ * 0 when it is not, -1 on a bad length. */
+static int parse_prefix_key(ng_query *q, const char *t, char *err, size_t errlen)
+{
+	unsigned fam, len;
+	char side[4], rest;
+	if (sscanf(t, "%3[srcdstSRCDST]ip%u/%u%c", side, &fam, &len, &rest) != 3 ||
+	    (fam != 4 && fam != 6))
+		return 0;
+	bool src = !strcasecmp(side, "src");
+	if (!src && strcasecmp(side, "dst"))
+		return 0;
+	if (len == 0 || len > (fam == 4 ? 32u : 128u)) {
+		snprintf(err, errlen, "bad prefix length in '%s' (1..%u)", t, fam == 4 ? 32 : 128);
+		return -1;
+	}
+	enum ng_field_id f = src ? NG_F_SRC_ADDR : NG_F_DST_ADDR;
+	ng_group_key *k = NULL;
+	for (size_t i = 0; i < q->nkeys; i++)
+		if (q->keys[i].field == f && q->keys[i].alt < 0)
+			k = &q->keys[i];
+	if (!k) {
+		if (add_key(q, f, -1, src ? "srcip" : "dstip", err, errlen))
+			return -1;
+		k = &q->keys[q->nkeys - 1];
+	}
+	if (fam == 4)
+		k->plen4 = (uint8_t)len;
+	else
+		k->plen6 = (uint8_t)len;
+	return 1;
 }
 
 int ng_query_parse_keys(ng_query *q, const char *spec, char *err, size_t errlen)
@@ -53,6 +89,11 @@ int ng_query_parse_keys(ng_query *q, const char *spec, char *err, size_t errlen)
 	strcpy(buf, spec);
 	bool have_either = false;
 	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int pr = parse_prefix_key(q, t, err, errlen);
+		if (pr < 0)
+			return -1;
+		if (pr > 0)
+			continue;
 		if (!strcasecmp(t, "conv") || !strcasecmp(t, "record")) {
 			if (add_key(q, NG_F_SRC_ADDR, -1, "srcip", err, errlen) ||
 			    add_key(q, NG_F_DST_ADDR, -1, "dstip", err, errlen))
@@ -239,7 +280,31 @@ typedef struct run_ctx {
 	/* group-by */
 	agg_table t;
 	int either;         /* index of the either key, or -1 */
+	bool xform;         /* some key has a prefix or a time bucket */
 } run_ctx;
+
+/* Applies the keys' prefixes and time buckets to a built key. */
+static void key_xform(const ng_query *q, uint8_t *kp)
+{
+	for (size_t j = 0; j < q->nkeys; j++) {
+		const ng_group_key *g = &q->keys[j];
+		unsigned sz = ng_fields[g->field].size;
+		if (g->bucket_ms && sz == 8) {
+			uint64_t v;
+			memcpy(&v, kp, 8);
+			v -= v % g->bucket_ms;
+			memcpy(kp, &v, 8);
+		} else if ((g->plen4 || g->plen6) && sz == 16) {
+			unsigned plen = ng_addr_is_v4(kp) ? (g->plen4 ? 96u + g->plen4 : 128u)
+							  : (g->plen6 ? g->plen6 : 128u);
+			for (unsigned i = 0; i < 16; i++) {
+				unsigned bits = plen > i * 8 ? plen - i * 8 : 0;
+				kp[i] &= bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+			}
+		}
+		kp += sz;
+	}
+}
 
 static bool list_before(const ng_flow *a, uint64_t sa, const ng_flow *b, uint64_t sb)
 {
@@ -365,6 +430,8 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 			}
 			kp += ksz[j];
 		}
+		if (c->xform)
+			key_xform(c->q, (uint8_t *)keys[m]);
 		hs[m] = hash_key(keys[m], kw);
 		if (c->t.slots)
 			__builtin_prefetch(&c->t.slots[hs[m] & c->t.mask]);
@@ -602,6 +669,8 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 				cols |= NG_COL(q->keys[j].alt);
 				c.either = (int)j;
 			}
+			if (q->keys[j].plen4 || q->keys[j].plen6 || q->keys[j].bucket_ms)
+				c.xform = true;
 		}
 	}
 	res->first = UINT64_MAX;

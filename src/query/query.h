@@ -37,6 +37,12 @@ typedef struct ng_group_key {
 	enum ng_field_id field;
 	int alt;           /* -1, or the other side's field for an "either" key */
 	const char *label; /* column title, e.g. "srcip", "ip" */
+	/* ADDR keys: keep the first plen4 bits of IPv4 and plen6 bits of IPv6
+	 * addresses (nfdump -A srcip4/24,srcip6/64); 0: the whole address */
+	uint8_t plen4, plen6;
+	/* TIME keys: round down to a multiple of bucket_ms (UTC-aligned time
+	 * series buckets); 0: exact */
+	uint64_t bucket_ms;
 } ng_group_key;
 
 typedef struct ng_query {
@@ -73,8 +79,10 @@ typedef struct ng_query_result {
 /*
  * Parses a group-by name: any field name or short name of the table
  * ("srcip", "dst_port", "proto", …), an either key ("ip", "port", "as",
- * "if", "mask", "vlan"), "conv" (src_addr,dst_addr), or several of these
- * joined by commas ("srcip,dstport").  Fills q->keys/q->nkeys.  Returns 0,
+ * "if", "mask", "vlan"), "conv" (src_addr,dst_addr), an address prefix
+ * in nfdump's -A form ("srcip4/24", "dstip6/64": IPv4 resp. IPv6
+ * addresses cut to that many bits; both may be given for one field), or
+ * several of these joined by commas ("srcip,dstport").  Fills q->keys/q->nkeys.  Returns 0,
  * or -1 with a message naming the unknown part in err[errlen].
  */
 int ng_query_parse_keys(ng_query *q, const char *spec, char *err, size_t errlen);
