@@ -94,21 +94,18 @@ static void mark_one(const char *name, void *arg)
 		e->replaced = true;
 }
 
-/* Sets `replaced` on the segments named by the marker of a listed
- * segment (v sorted by name on entry). */
+/* Sets `replaced` on the segments named by the markers of the compacted
+ * segments (v sorted by name on entry).  The marker is opened by path
+ * whether or not the listing showed it. */
 static void apply_markers(const char *path, ng_dir_entry *v, size_t n)
 {
 	mark_ctx m = {v, n};
 	for (size_t i = 0; i < n; i++) {
-		if (!v[i].marker)
+		if (v[i].marker || v[i].c < NG_COMPACT_SEQ)
 			continue;
-		ng_dir_entry key = v[i];
-		key.name[strlen(key.name) - strlen(NG_MARKER_SUFFIX)] = 0;
-		ng_dir_entry *seg = bsearch(&key, v, n, sizeof key, cmp_name);
-		if (!seg || seg->marker)
-			continue; /* the compacted segment is not there (yet): ignore */
 		char mp[4096];
-		if ((size_t)snprintf(mp, sizeof mp, "%s/%s", path, v[i].name) < sizeof mp)
+		if ((size_t)snprintf(mp, sizeof mp, "%s/%s%s", path, v[i].name, NG_MARKER_SUFFIX) <
+		    sizeof mp)
 			ng_tree_read_marker(mp, mark_one, &m);
 	}
 }
@@ -121,7 +118,7 @@ long ng_tree_list(const char *path, int level, ng_dir_entry **out)
 	size_t n = 0, cap = 0;
 	ng_dir_entry *v = NULL;
 	struct dirent *de;
-	bool markers = false;
+	bool compacted = false;
 	while ((de = readdir(d))) {
 		ng_dir_entry e = {0};
 		if (strlen(de->d_name) >= sizeof e.name)
@@ -133,8 +130,10 @@ long ng_tree_list(const char *path, int level, ng_dir_entry **out)
 		} else if (!parse_seg_name(de->d_name, &e)) {
 			if (!parse_marker_name(de->d_name, &e))
 				continue;
-			e.marker = markers = true;
+			e.marker = true;
 		}
+		if (level == 4 && !e.marker && e.c >= NG_COMPACT_SEQ)
+			compacted = true;
 		strcpy(e.name, de->d_name);
 		if (push(&v, &n, &cap, &e)) {
 			free(v);
@@ -143,7 +142,7 @@ long ng_tree_list(const char *path, int level, ng_dir_entry **out)
 		}
 	}
 	closedir(d);
-	if (markers) {
+	if (compacted) {
 		qsort(v, n, sizeof *v, cmp_name);
 		apply_markers(path, v, n);
 	}

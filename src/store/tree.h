@@ -19,10 +19,17 @@ typedef struct ng_dir_entry {
 
 #define NG_MARKER_SUFFIX ".replaces"
 
+/* Compacted segments are numbered from here (<seq> of their name): a
+ * reader looks for the marker of such a segment by its path, not only in
+ * the listing (which may miss a file created while it is read). */
+#define NG_COMPACT_SEQ UINT64_C(1000000000000)
+
 /* Lists a directory's entries that are numbers (level < 4) or segment
  * files and markers (level 4), sorted by (a, b, c, name).  At level 4,
- * sets `replaced` on every segment listed in the marker of a segment that
- * is also listed.  Returns the count with *out malloc'ed (free it), or -1
+ * sets `replaced` on every segment named in the marker of a listed
+ * compacted segment (read before returning: a caller then opens the
+ * segments, so one unlinked after the marker was removed is found
+ * missing, never read twice).  Returns the count with *out malloc'ed (free it), or -1
  * when the directory cannot be read. */
 long ng_tree_list(const char *path, int level, ng_dir_entry **out);
 

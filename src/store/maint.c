@@ -1,0 +1,498 @@
+/*
+ * maint.c — store maintenance run by the collector: compaction of small
+ * segments and retention by age and size (see store.h for the protocol
+ * that keeps readers exact while these run).
+ *
+ * Compaction of segments OLD1..OLDk of one hour directory into NEW:
+ *
+ *   1. write NEW.seg.c.tmp (all rows, merged in flow_start order), fsync
+ *   2. write NEW.seg.replaces.tmp (the old names, one a line), fsync,
+ *      rename to NEW.seg.replaces
+ *   3. rename NEW.seg.c.tmp to NEW.seg (no replace), fsync the directory
+ *   4. unlink OLD1..OLDk, fsync the directory
+ *   5. unlink NEW.seg.replaces
+ *
+ * NEW's <seq> is ≥ NG_COMPACT_SEQ, so a reader knows to look for its
+ * marker.  A crash before 3 leaves a marker without its segment: readers
+ * ignore it, the next call removes it.  A crash after 3 leaves NEW and
+ * its marker: readers skip the old segments the marker names, the next
+ * call finishes 4 and 5.  Only one maintenance call runs at a time.
+ */
+#include "store/store.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "store/segment.h"
+#include "store/tree.h"
+
+#define SMALL_ROWS (1u << 18)     /* a segment below this is worth merging */
+#define GROUP_ROWS (1u << 22)     /* rows of a compacted segment, at most */
+#define RMDIR_AFTER_MS (2 * UINT64_C(3600000)) /* empty hour dirs older than this go */
+
+static int fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+static int write_file(const char *path, const void *p, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	const uint8_t *b = p;
+	while (len) {
+		ssize_t k = write(fd, b, len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			close(fd);
+			return -1;
+		}
+		b += k;
+		len -= (size_t)k;
+	}
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* ---- finishing an interrupted compaction -------------------------------- */
+
+typedef struct unlink_ctx {
+	const char *dir;
+	unsigned n;
+} unlink_ctx;
+
+static void unlink_named(const char *name, void *arg)
+{
+	unlink_ctx *u = arg;
+	char p[4096];
+	if (strchr(name, '/') || (size_t)snprintf(p, sizeof p, "%s/%s", u->dir, name) >= sizeof p)
+		return;
+	if (unlink(p) == 0)
+		u->n++;
+}
+
+/* Completes (segment present) or drops (absent) every marker of hour
+ * directory `path`, so that afterwards no marker is left. */
+static void finish_pending(const char *path)
+{
+	ng_dir_entry *v = NULL;
+	long n = ng_tree_list(path, 4, &v);
+	bool changed = false;
+	for (long i = 0; i < n; i++) {
+		if (!v[i].marker)
+			continue;
+		char mp[4096], sp[4096];
+		snprintf(mp, sizeof mp, "%s/%s", path, v[i].name);
+		snprintf(sp, sizeof sp, "%.*s", (int)(strlen(mp) - strlen(NG_MARKER_SUFFIX)), mp);
+		struct stat st;
+		if (stat(sp, &st) == 0) {
+			unlink_ctx u = {path, 0};
+			ng_tree_read_marker(mp, unlink_named, &u);
+			fsync_dir(path);
+		}
+		unlink(mp);
+		changed = true;
+	}
+	if (changed)
+		fsync_dir(path);
+	free(v);
+}
+
+/* ---- compaction ----------------------------------------------------------- */
+
+typedef struct cand {
+	char name[256];
+	uint64_t rows;
+} cand;
+
+/* Appends the rows of segment `path` to rows[*n..] (all fields of the
+ * table).  Returns 0, or -1 (logged) when it cannot be read whole or has
+ * columns this build does not know (they would be lost). */
+static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t *n, size_t cap,
+		     uint8_t *colbuf)
+{
+	char err[256];
+	if (ng_seg_open(rd, path, err, sizeof err)) {
+		ng_warn("store: compaction: %s: %s", path, err);
+		return -1;
+	}
+	size_t known = 0;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		known += rd->col_of_field[f] >= 0;
+	if (known != rd->h.ncols) {
+		ng_seg_close(rd);
+		return -1; /* written by a newer build: leave it alone */
+	}
+	size_t m = (size_t)rd->h.rows;
+	if (m >= SMALL_ROWS || *n + m > cap) {
+		ng_seg_close(rd);
+		return -1;
+	}
+	ng_flow *out = rows + *n;
+	memset(out, 0, m * sizeof *out);
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		const ng_field *fd = &ng_fields[f];
+		if (ng_seg_read_column(rd, fd, colbuf, err, sizeof err)) {
+			ng_warn("store: compaction: %s: %s", path, err);
+			ng_seg_close(rd);
+			return -1;
+		}
+		for (size_t i = 0; i < m; i++)
+			memcpy((uint8_t *)&out[i] + fd->offset, colbuf + i * fd->size, fd->size);
+	}
+	ng_seg_close(rd);
+	*n += m;
+	return 0;
+}
+
+static int cmp_start(const void *a, const void *b, void *arg)
+{
+	const ng_flow *rows = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	if (rows[i].flow_start != rows[j].flow_start)
+		return rows[i].flow_start < rows[j].flow_start ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+typedef struct compact_ctx {
+	uint64_t now, settle;
+	unsigned max_groups, groups;
+	ng_store_maint_stats *st;
+	ng_seg_reader rd;
+	ng_seg_encoder *enc;
+} compact_ctx;
+
+/* Merges segments g[0..k) (rows in total) of hour directory `path`. */
+static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k, uint64_t rows,
+		       uint64_t next_seq)
+{
+	ng_flow *buf = malloc((size_t)rows * sizeof *buf);
+	uint32_t *order = malloc((size_t)rows * sizeof *order);
+	uint8_t *colbuf = malloc((size_t)SMALL_ROWS * 16 + NG_SEG_BLOCK_ROWS * 16);
+	int rc = -1;
+	char tmp[4200], final[4200], mk[4300], mktmp[4400];
+	if (!buf || !order || !colbuf) {
+		ng_error("store: compaction: out of memory for %llu rows", (unsigned long long)rows);
+		goto out;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < k; i++) {
+		char sp[4200];
+		snprintf(sp, sizeof sp, "%s/%s", path, g[i].name);
+		if (load_rows(&c->rd, sp, buf, &n, (size_t)rows, colbuf))
+			goto out; /* vanished or unreadable: try again next time */
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof *order, cmp_start, buf);
+	const uint8_t *img;
+	size_t len;
+	char err[256];
+	if (ng_seg_encode(c->enc, buf, order, n, &img, &len, err, sizeof err)) {
+		ng_error("store: compaction: %s", err);
+		goto out;
+	}
+	uint64_t a = buf[order[0]].flow_start, b = buf[order[n - 1]].flow_start;
+	snprintf(tmp, sizeof tmp, "%s/%llu-%llu-%llu.seg.c.tmp", path, (unsigned long long)a,
+		 (unsigned long long)b, (unsigned long long)next_seq);
+	if (write_file(tmp, img, len)) {
+		ng_error("store: compaction: cannot write %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	/* the marker: the old names */
+	size_t mlen = 0;
+	char *mtext = malloc(k * 257 + 1);
+	if (!mtext)
+		goto out_tmp;
+	for (size_t i = 0; i < k; i++)
+		mlen += (size_t)sprintf(mtext + mlen, "%s\n", g[i].name);
+	for (uint64_t seq = next_seq;; seq++) {
+		snprintf(final, sizeof final, "%s/%llu-%llu-%llu.seg", path, (unsigned long long)a,
+			 (unsigned long long)b, (unsigned long long)seq);
+		snprintf(mk, sizeof mk, "%s%s", final, NG_MARKER_SUFFIX);
+		snprintf(mktmp, sizeof mktmp, "%s.tmp", mk);
+		if (write_file(mktmp, mtext, mlen) || rename(mktmp, mk)) {
+			ng_error("store: compaction: cannot write %s: %s", mk, strerror(errno));
+			unlink(mktmp);
+			free(mtext);
+			goto out_tmp;
+		}
+		fsync_dir(path);
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
+			break;
+		int e = errno;
+		unlink(mk);
+		if (e != EEXIST || seq > next_seq + 1000) {
+			ng_error("store: compaction: cannot rename %s: %s", tmp, strerror(e));
+			free(mtext);
+			goto out_tmp;
+		}
+	}
+	free(mtext);
+	fsync_dir(path);
+	for (size_t i = 0; i < k; i++) {
+		char sp[4200];
+		snprintf(sp, sizeof sp, "%s/%s", path, g[i].name);
+		unlink(sp);
+	}
+	fsync_dir(path);
+	unlink(mk);
+	c->st->segments_in += k;
+	c->st->segments_out++;
+	c->st->rows += n;
+	rc = 0;
+	goto out;
+out_tmp:
+	unlink(tmp);
+out:
+	if (rc)
+		c->st->errors++;
+	free(buf);
+	free(order);
+	free(colbuf);
+	return rc;
+}
+
+static int compact_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
+{
+	compact_ctx *c = arg;
+	(void)t0;
+	if (c->settle && t1 + c->settle > c->now)
+		return 0;
+	if (c->max_groups && c->groups >= c->max_groups)
+		return 1;
+	finish_pending(path);
+	ng_dir_entry *v = NULL;
+	long n = ng_tree_list(path, 4, &v);
+	if (n < 2) {
+		free(v);
+		return 0;
+	}
+	cand *g = malloc((size_t)n * sizeof *g);
+	size_t k = 0;
+	uint64_t rows = 0, next_seq = NG_COMPACT_SEQ;
+	for (long i = 0; i < n; i++)
+		if (!v[i].marker && v[i].c >= next_seq)
+			next_seq = v[i].c + 1;
+	for (long i = 0; g && i <= n; i++) {
+		uint64_t r = 0;
+		bool small = false;
+		if (i < n && !v[i].marker && !v[i].replaced) {
+			char sp[4200], err[256];
+			snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
+			if (ng_seg_open(&c->rd, sp, err, sizeof err) == 0) {
+				r = c->rd.h.rows;
+				small = r < SMALL_ROWS;
+				ng_seg_close(&c->rd);
+			}
+		}
+		if (i < n && v[i].marker)
+			continue;
+		/* close the group at a segment that is not small, at the end,
+		 * or when it would grow past GROUP_ROWS */
+		if (!small || rows + r > GROUP_ROWS) {
+			if (k >= 2 && (!c->max_groups || c->groups < c->max_groups)) {
+				if (merge_group(c, path, g, k, rows, next_seq++) == 0)
+					c->groups++;
+			}
+			k = 0;
+			rows = 0;
+		}
+		if (small) {
+			snprintf(g[k].name, sizeof g[k].name, "%s", v[i].name);
+			g[k++].rows = r;
+			rows += r;
+		}
+	}
+	free(g);
+	free(v);
+	return 0;
+}
+
+int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_groups,
+		     ng_store_maint_stats *st)
+{
+	char root[4096];
+	struct stat sb;
+	ng_store_maint_stats local = {0};
+	if (!st)
+		st = &local;
+	if ((size_t)snprintf(root, sizeof root, "%s/flows", dir) >= sizeof root ||
+	    stat(root, &sb) || !S_ISDIR(sb.st_mode))
+		return -1;
+	compact_ctx c = {.now = now_ms, .settle = settle_ms, .max_groups = max_groups, .st = st};
+	ng_seg_reader_init(&c.rd);
+	if (!(c.enc = ng_seg_encoder_new(3))) {
+		st->errors++;
+		return 0;
+	}
+	ng_tree_hours(root, 0, UINT64_MAX, compact_hour, &c);
+	ng_seg_reader_free(&c.rd);
+	ng_seg_encoder_free(c.enc);
+	return 0;
+}
+
+/* ---- retention ------------------------------------------------------------ */
+
+typedef struct seg_file {
+	char path[4200];
+	uint64_t last;  /* last row's flow_start (ms), from the name */
+	uint64_t size;
+} seg_file;
+
+typedef struct ret_ctx {
+	seg_file *v;
+	size_t n, cap;
+	uint64_t total;
+	bool oom;
+} ret_ctx;
+
+static int list_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
+{
+	ret_ctx *r = arg;
+	(void)t0;
+	(void)t1;
+	finish_pending(path);
+	ng_dir_entry *v = NULL;
+	long n = ng_tree_list(path, 4, &v);
+	for (long i = 0; i < n; i++) {
+		if (v[i].marker)
+			continue;
+		if (r->n == r->cap) {
+			size_t cap = r->cap ? r->cap * 2 : 256;
+			seg_file *p = realloc(r->v, cap * sizeof *p);
+			if (!p) {
+				r->oom = true;
+				break;
+			}
+			r->v = p;
+			r->cap = cap;
+		}
+		seg_file *s = &r->v[r->n];
+		snprintf(s->path, sizeof s->path, "%s/%s", path, v[i].name);
+		struct stat st;
+		if (stat(s->path, &st))
+			continue;
+		s->last = v[i].b;
+		s->size = (uint64_t)st.st_size;
+		r->total += s->size;
+		r->n++;
+	}
+	free(v);
+	return r->oom;
+}
+
+/* Removes the empty directories of hours that ended long enough ago that
+ * no writer still puts segments there (rmdir fails on a non-empty one). */
+static int prune_dirs(const char *path, uint64_t t0, uint64_t t1, void *arg)
+{
+	const uint64_t *now = arg;
+	(void)t0;
+	if (t1 + RMDIR_AFTER_MS > *now || rmdir(path))
+		return 0;
+	char p[4096];
+	snprintf(p, sizeof p, "%s", path);
+	for (int up = 0; up < 3; up++) { /* day, month, year */
+		char *slash = strrchr(p, '/');
+		if (!slash)
+			break;
+		*slash = 0;
+		if (rmdir(p))
+			break;
+	}
+	return 0;
+}
+
+int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
+		       ng_store_maint_stats *st)
+{
+	char root[4096];
+	struct stat sb;
+	ng_store_maint_stats local = {0};
+	if (!st)
+		st = &local;
+	if ((size_t)snprintf(root, sizeof root, "%s/flows", dir) >= sizeof root ||
+	    stat(root, &sb) || !S_ISDIR(sb.st_mode))
+		return -1;
+	ret_ctx r = {0};
+	ng_tree_hours(root, 0, UINT64_MAX, list_hour, &r);
+	if (r.oom) {
+		st->errors++;
+		ng_error("store: retention: out of memory listing %s", root);
+	}
+	/* r.v is in time order: the oldest first */
+	for (size_t i = 0; i < r.n; i++) {
+		bool old = max_age_ms && now_ms > max_age_ms && r.v[i].last < now_ms - max_age_ms;
+		bool big = max_bytes && r.total > max_bytes;
+		if (!old && !big)
+			break;
+		if (unlink(r.v[i].path) && errno != ENOENT) {
+			st->errors++;
+			ng_error("store: retention: cannot delete %s: %s", r.v[i].path,
+				 strerror(errno));
+			continue;
+		}
+		st->segments_deleted++;
+		st->bytes_deleted += r.v[i].size;
+		r.total -= r.v[i].size;
+	}
+	st->bytes_total = r.total;
+	free(r.v);
+	ng_tree_hours(root, 0, UINT64_MAX, prune_dirs, &now_ms);
+	return 0;
+}
+
+/* ---- option values ----------------------------------------------------------- */
+
+/* Parses a decimal number followed by one unit letter from `units`
+ * (multipliers in mult[]), or none (multiplier 1). */
+static bool parse_scaled(const char *s, const char *units, const uint64_t *mult, uint64_t *out)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	uint64_t m = 1;
+	if (*end) {
+		const char *u = strchr(units, tolower((unsigned char)*end));
+		if (!u || end[1])
+			return false;
+		m = mult[u - units];
+	}
+	if (v > UINT64_MAX / m)
+		return false;
+	*out = (uint64_t)v * m;
+	return true;
+}
+
+bool ng_parse_duration_ms(const char *s, uint64_t *ms)
+{
+	static const uint64_t mult[] = {1000, 60000, 3600000, 86400000, 604800000};
+	return parse_scaled(s, "smhdw", mult, ms) && (s[strlen(s) - 1] < '0' || s[strlen(s) - 1] > '9');
+}
+
+bool ng_parse_size_bytes(const char *s, uint64_t *bytes)
+{
+	static const uint64_t mult[] = {UINT64_C(1) << 10, UINT64_C(1) << 20, UINT64_C(1) << 30,
+					UINT64_C(1) << 40};
+	return parse_scaled(s, "kmgt", mult, bytes);
+}
