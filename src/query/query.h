@@ -27,7 +27,7 @@
 #include "query/filter.h"
 #include "store/store.h"
 
-#define NG_QUERY_MAX_KEYS 4
+#define NG_QUERY_MAX_KEYS 6
 #define NG_QUERY_KEY_MAX 64 /* bytes of one composite key */
 
 enum ng_order { NG_ORDER_FLOWS, NG_ORDER_PACKETS, NG_ORDER_BYTES, NG_ORDER_PPS, NG_ORDER_BPS,
