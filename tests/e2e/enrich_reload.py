@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""enrich_reload.py — reload of the enrichment tables under load.
+
+A sender streams NetFlow v5 (30 records a datagram, ~6000 records/s) from
+81.2.69.142 (GeoIP2-City-Test: GB, London; GeoLite2-Country-Test: GB, no
+city) to `nagare collect --geoip-db WORK/geo.mmdb` while the test
+
+  1. replaces geo.mmdb by the Country database (rename; no signal: the
+     collector must notice the new inode/mtime),
+  2. replaces it back by the City database and sends SIGHUP.
+
+Records carry their phase in the source port (1xxxx before any swap, 2xxxx
+after the first reload was logged, 3xxxx after the second; the background
+stream, whose records straddle the swaps, uses 5xxxx).  Checks: every
+record sent is stored and in the NDJSON (sent = stored), records of phase
+1 and 3 say London, of phase 2 no city (and still GB).
+"""
+import json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, threading, time
+
+BIN = os.environ.get("NG_BIN", "build/nagare")
+MMDB = os.path.join(os.environ.get("NG_TESTDATA", "../shared/testdata"), "mmdb")
+CITY = os.path.join(MMDB, "GeoIP2-City-Test.mmdb")
+COUNTRY = os.path.join(MMDB, "GeoLite2-Country-Test.mmdb")
+SRC, DST = bytes([81, 2, 69, 142]), bytes([89, 160, 20, 130])
+
+
+class Sender:
+    def __init__(self, port):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.dest = ("127.0.0.1", port)
+        self.seq = 0
+        self.sent = 0
+        self.lock = threading.Lock()
+
+    def send(self, base_port, n=30):
+        with self.lock:
+            now = time.time()
+            hdr = struct.pack("!HHIIIIBBH", 5, n, 100000, int(now), 0, self.seq, 0, 0, 0)
+            recs = b""
+            for i in range(n):
+                sport = base_port + (self.sent + i) % 10000
+                recs += SRC + DST + bytes(4) + struct.pack(
+                    "!HHIIIIHHBBBBHHBBH", 1, 2, 3, 300, 99000, 99500, sport, 443,
+                    0, 0x18, 6, 0, 0, 0, 24, 24, 0)
+            self.sock.sendto(hdr + recs, self.dest)
+            self.seq += n
+            self.sent += n
+
+
+def wait_log(path, text, count, seconds=20):
+    end = time.time() + seconds
+    while time.time() < end:
+        with open(path) as f:
+            if f.read().count(text) >= count:
+                return
+        time.sleep(0.05)
+    sys.exit(f"enrich_reload: '{text}' x{count} not logged in {seconds} s:\n" + open(path).read())
+
+
+def replace(src, dst):
+    shutil.copyfile(src, dst + ".new")
+    os.rename(dst + ".new", dst)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="ng_e2e_reload.")
+    geo = os.path.join(work, "geo.mmdb")
+    shutil.copyfile(CITY, geo)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    log = os.path.join(work, "collect.log")
+    nd = os.path.join(work, "flows.ndjson")
+    coll = subprocess.Popen([BIN, "collect", "--store", os.path.join(work, "store"),
+                             "--listen", f"127.0.0.1:{port}", "--json", nd,
+                             "--geoip-db", geo], stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        wait_log(log, "listening on", 1)
+        snd = Sender(port)
+        stop = threading.Event()
+
+        def background():
+            while not stop.is_set():
+                snd.send(50000, 10)
+                time.sleep(0.005)
+
+        bg = threading.Thread(target=background)
+        bg.start()
+
+        def phase(base, seconds):
+            end = time.time() + seconds
+            while time.time() < end:
+                snd.send(base)
+                time.sleep(0.005)
+
+        phase(10000, 2)
+        replace(COUNTRY, geo)          # 1: noticed by the file poll
+        wait_log(log, "enrichment reloaded", 1)
+        phase(20000, 2)
+        replace(CITY, geo)             # 2: and a SIGHUP
+        coll.send_signal(signal.SIGHUP)
+        wait_log(log, "enrichment reloaded", 2)
+        time.sleep(1.5)                # the poll may reload once more (same file)
+        phase(30000, 2)
+        stop.set()
+        bg.join()
+        time.sleep(1)
+        coll.send_signal(signal.SIGTERM)
+        if coll.wait(30) != 0:
+            sys.exit("enrich_reload: collect exit status %d\n%s" % (coll.returncode, open(log).read()))
+    finally:
+        if coll.poll() is None:
+            coll.kill()
+
+    flows = [json.loads(l) for l in open(nd)]
+    bad = {}
+    count = {}
+    for f in flows:
+        ph = f["src_port"] // 10000
+        count[ph] = count.get(ph, 0) + 1
+        want_city = {1: "London", 2: "", 3: "London"}.get(ph)
+        if f["src_country"] != "GB" or (want_city is not None and f["src_city"] != want_city):
+            bad[ph] = bad.get(ph, 0) + 1
+    q = subprocess.run([BIN, "query", "--store", os.path.join(work, "store"), "-o", "csv",
+                        "-s", "proto"], capture_output=True, text=True)
+    stored = sum(int(l.split(",")[3]) for l in q.stdout.splitlines()[1:] if l.count(",") > 3)
+    print(open(log).read())
+    print(f"sent {snd.sent}, NDJSON {len(flows)}, stored {stored}; per phase {count}; wrong {bad}")
+    if len(flows) != snd.sent or stored != snd.sent:
+        sys.exit("enrich_reload: records lost (sent != stored)")
+    if bad or not all(count.get(p) for p in (1, 2, 3, 5)):
+        sys.exit("enrich_reload: records carry the wrong table's values")
+    shutil.rmtree(work)
+    print("enrich_reload: OK")
+
+
+main()
