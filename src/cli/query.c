@@ -23,7 +23,9 @@
 #include "core/timefmt.h"
 #include "query/filter.h"
 #include "query/output.h"
+#include "query/pairs.h"
 #include "query/query.h"
+#include "query/series.h"
 #include "sink/json.h"
 
 static const char query_help[] =
@@ -41,9 +43,19 @@ static const char query_help[] =
 	"                         proto exporter srcas dstas as inif outif conv, any field\n"
 	"                         name, or a comma list (srcip,dstport).  ORDER: flows\n"
 	"                         (default), packets, bytes, pps, bps, bpp.  Repeatable.\n"
-	"  -O, --order ORDER      default ORDER for -s\n"
+	"  -A, --aggregate KEYS   aggregate into records like nfdump -A: srcip,dstport;\n"
+	"                         prefixes srcip4/24, dstip6/64.  All records in time\n"
+	"                         order, or the top -n by -O ORDER\n"
+	"  -B, --bidir            conversations A <-> B, both directions in one row\n"
+	"                         (keys: -A KEYS, default proto,srcip,srcport,dstip,dstport)\n"
+	"  -I, --interval T       time series in T buckets (30s, 1m, 5m, 1h, 1d; UTC-aligned);\n"
+	"                         with -s KEY: the top -n series by KEY plus 'other'\n"
+	"  -P, --pairs SRC,DST    Sankey edges SRC -> DST (srcip,dstip; srcas,dstas;\n"
+	"                         inif,outif; ...): top -n edges plus 'other'\n"
+	"  -O, --order ORDER      default ORDER for -s, -A, -B, --pairs\n"
 	"  -n, --limit N          top N groups (default 10) or first N flows (default all)\n"
-	"  -o, --format FMT       table (default), csv or ndjson\n"
+	"  -o, --format FMT       table (default), csv, ndjson, or json (one document:\n"
+	"                         query, rows, summary)\n"
 	"      --no-header        no title or column header lines\n"
 	"  -q, --quiet            no summary\n"
 	"  -h, --help             this help\n"
@@ -53,6 +65,9 @@ static const char query_help[] =
 	"  nagare query --store st --from -1h -s dstport proto tcp and not port 22\n"
 	"  nagare query --store st -s conv/packets 'src net 10.0.0.0/8 and bytes > 1M'\n"
 	"  nagare query --store st host 192.0.2.1 -n 100 --format ndjson\n"
+	"  nagare query --store st -A srcip4/24,dstport 'proto tcp'\n"
+	"  nagare query --store st --interval 5m -s proto/bytes -n 5 --format csv\n"
+	"  nagare query --store st --pairs srcas,dstas -n 20 --format json\n"
 	"\n"
 	"The summary (flows, bytes, packets, time window, segments read and skipped,\n"
 	"elapsed) follows a table on stdout, and goes to stderr for csv and ndjson.\n"
@@ -68,6 +83,9 @@ typedef struct query_opts {
 	long limit; /* -1: default */
 	enum ng_format fmt;
 	bool header, quiet;
+	bool order_given, bidir;
+	const char *aggregate, *pairs;
+	uint64_t interval_ms;
 	char *filter_text;
 } query_opts;
 
@@ -92,12 +110,15 @@ static char *join_args(int argc, char **argv, int from)
 static int parse_args(int argc, char **argv, query_opts *o)
 {
 	enum { OPT_NO_HEADER = 256 };
+	/* short options follow nfdump where it has them (-A, -B, -O, -n, -o) */
 	static const struct option longopts[] = {
 		{"store", required_argument, NULL, 'R'}, {"from", required_argument, NULL, 'f'},
 		{"to", required_argument, NULL, 't'},    {"stat", required_argument, NULL, 's'},
 		{"order", required_argument, NULL, 'O'}, {"limit", required_argument, NULL, 'n'},
 		{"format", required_argument, NULL, 'o'}, {"no-header", no_argument, NULL, OPT_NO_HEADER},
 		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
+		{"aggregate", required_argument, NULL, 'A'}, {"bidir", no_argument, NULL, 'B'},
+		{"interval", required_argument, NULL, 'I'}, {"pairs", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t now = ng_now_ms();
@@ -110,7 +131,7 @@ static int parse_args(int argc, char **argv, query_opts *o)
 	int c;
 	/* options may come before or after the filter words (getopt moves
 	 * the words to the end); a filter never starts a word with '-' */
-	while ((c = getopt_long(argc, argv, ":R:f:t:s:O:n:o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":R:f:t:s:O:n:o:qhA:BI:P:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'R': o->store = optarg; break;
 		case 'f':
@@ -126,7 +147,18 @@ static int parse_args(int argc, char **argv, query_opts *o)
 				return ng_usage_fail("query", "at most %d -s options", MAX_STATS);
 			o->stats[o->nstats++] = optarg;
 			break;
+		case 'A': o->aggregate = optarg; break;
+		case 'B': o->bidir = true; break;
+		case 'P': o->pairs = optarg; break;
+		case 'I':
+			if (!ng_interval_parse(optarg, &o->interval_ms))
+				return ng_usage_fail("query",
+						     "bad --interval '%s' (30s, 1m, 5m, 1h, 1d, or "
+						     "seconds; at least 1 s)",
+						     optarg);
+			break;
 		case 'O':
+			o->order_given = true;
 			if (!ng_query_parse_order(optarg, &o->base.order))
 				return ng_usage_fail("query",
 						     "unknown order '%s' (flows, packets, bytes, pps, "
@@ -145,7 +177,8 @@ static int parse_args(int argc, char **argv, query_opts *o)
 		case 'o':
 			if (!ng_format_parse(optarg, &o->fmt))
 				return ng_usage_fail("query",
-						     "unknown format '%s' (table, csv or ndjson)", optarg);
+						     "unknown format '%s' (table, csv, ndjson or json)",
+						     optarg);
 			break;
 		case OPT_NO_HEADER: o->header = false; break;
 		case 'q': o->quiet = true; break;
@@ -159,6 +192,13 @@ static int parse_args(int argc, char **argv, query_opts *o)
 		return ng_usage_fail("query", "--store DIR is required");
 	if (o->base.from_ms >= o->base.to_ms)
 		return ng_usage_fail("query", "--from must be before --to");
+	int modes = (o->aggregate && !o->bidir) + o->bidir + (o->pairs != NULL) +
+		    (o->interval_ms != 0);
+	if (modes > 1)
+		return ng_usage_fail("query", "-A, -B, --pairs and --interval do not combine "
+					      "(except -B with -A KEYS)");
+	if (modes && o->nstats && !o->interval_ms)
+		return ng_usage_fail("query", "-s does not combine with -A, -B or --pairs");
 	o->filter_text = join_args(argc, argv, optind);
 	if (!o->filter_text) {
 		fprintf(stderr, "nagare query: out of memory\n");
@@ -167,13 +207,38 @@ static int parse_args(int argc, char **argv, query_opts *o)
 	return 0;
 }
 
-/* Prints a listing as NDJSON records (the sink's format). */
-static int print_ndjson_list(const ng_query_result *res)
+/* After a result: the summary on stderr for CSV and NDJSON (the table
+ * and JSON writers include it), corrupt segments, write errors. */
+static int finish(const query_opts *o, ng_query_result *res, int rc)
 {
-	return ng_json_write_flows(stdout, res->flows, res->nflows);
+	if (!o->quiet && (o->fmt == NG_FMT_CSV || o->fmt == NG_FMT_NDJSON))
+		ng_output_summary(stderr, res);
+	if (res->scan.errors)
+		fprintf(stderr, "nagare query: %llu corrupt segment(s) skipped (see above)\n",
+			(unsigned long long)res->scan.errors);
+	if (rc || fflush(stdout)) {
+		perror("nagare query: writing the output");
+		return 1;
+	}
+	return 0;
 }
 
-static int run_one(const query_opts *o, ng_query *q)
+static ng_output_opts out_opts(const query_opts *o)
+{
+	return (ng_output_opts){.fmt = o->fmt, .header = o->header, .summary = !o->quiet,
+				.filter = o->filter_text};
+}
+
+static int cmp_first_seen(const void *a, const void *b)
+{
+	const ng_agg_row *x = a, *y = b;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return memcmp(x->key, y->key, sizeof x->key);
+}
+
+/* kind: 's' top-N, 'A' aggregate, 'l' listing */
+static int run_one(const query_opts *o, ng_query *q, int kind)
 {
 	ng_query_result res;
 	char err[512];
@@ -181,26 +246,85 @@ static int run_one(const query_opts *o, ng_query *q)
 		fprintf(stderr, "nagare query: %s\n", err);
 		return 1;
 	}
+	ng_output_opts oo = out_opts(o);
 	int rc;
-	if (q->nkeys)
-		rc = ng_output_top(stdout, q, &res, o->fmt, o->header);
-	else if (o->fmt == NG_FMT_NDJSON)
-		rc = print_ndjson_list(&res);
-	else
-		rc = ng_output_list(stdout, &res, o->fmt, o->header);
-	if (!o->quiet) {
-		FILE *s = o->fmt == NG_FMT_TABLE ? stdout : stderr;
-		if (o->fmt == NG_FMT_TABLE)
-			fputc('\n', s);
-		ng_output_summary(s, &res);
+	if (kind == 'A') {
+		/* nfdump -A lists records in time order unless told otherwise */
+		if (!o->order_given)
+			qsort(res.rows, res.nrows, sizeof *res.rows, cmp_first_seen);
+		rc = ng_write_agg(stdout, q, &res, &oo);
+	} else if (kind == 's') {
+		rc = ng_write_top(stdout, q, &res, &oo);
+	} else if (o->fmt == NG_FMT_NDJSON) {
+		rc = ng_json_write_flows(stdout, res.flows, res.nflows); /* the sink's records */
+	} else {
+		rc = ng_write_list(stdout, q, &res, &oo);
 	}
-	if (res.scan.errors)
-		fprintf(stderr, "nagare query: %llu corrupt segment(s) skipped (see above)\n",
-			(unsigned long long)res.scan.errors);
+	rc = finish(o, &res, rc);
 	ng_query_result_free(&res);
-	if (rc || fflush(stdout)) {
-		perror("nagare query: writing the output");
+	return rc;
+}
+
+static int run_series(const query_opts *o, ng_query *q)
+{
+	ng_series s;
+	char err[512];
+	if (ng_series_run(o->store, q, o->interval_ms, &s, err, sizeof err)) {
+		fprintf(stderr, "nagare query: %s\n", err);
 		return 1;
+	}
+	ng_output_opts oo = out_opts(o);
+	int rc = finish(o, &s.res, ng_write_series(stdout, q, &s, &oo));
+	ng_series_free(&s);
+	return rc;
+}
+
+static int run_pairs(const query_opts *o, ng_query *q)
+{
+	ng_pairs p;
+	char err[512];
+	if (ng_pairs_run(o->store, q, &p, err, sizeof err)) {
+		fprintf(stderr, "nagare query: %s\n", err);
+		return 1;
+	}
+	ng_output_opts oo = out_opts(o);
+	int rc = finish(o, &p.res, ng_write_pairs(stdout, q, &p, &oo));
+	ng_pairs_free(&p);
+	return rc;
+}
+
+static int run_bidir(const query_opts *o, ng_query *q)
+{
+	ng_bidir b;
+	char err[512];
+	if (ng_bidir_run(o->store, q, &b, err, sizeof err)) {
+		fprintf(stderr, "nagare query: %s\n", err);
+		return 1;
+	}
+	ng_output_opts oo = out_opts(o);
+	int rc = finish(o, &b.res, ng_write_bidir(stdout, q, &b, &oo));
+	ng_bidir_free(&b);
+	return rc;
+}
+
+/* -s KEY[/ORDER] into q's keys and order.  Returns 0 or a usage error. */
+static int stat_keys(const char *stat, ng_query *q)
+{
+	char spec[256], err[512];
+	snprintf(spec, sizeof spec, "%s", stat);
+	char *slash = strchr(spec, '/');
+	/* "srcip4/24" is a prefix, not an order */
+	if (slash && !ng_query_parse_order(slash + 1, &q->order))
+		slash = NULL;
+	else if (slash)
+		*slash = 0;
+	if (ng_query_parse_keys(q, spec, err, sizeof err)) {
+		if (strchr(stat, '/') && !slash)
+			return ng_usage_fail("query",
+					     "unknown order in -s %s (flows, packets, bytes, pps, bps "
+					     "or bpp)",
+					     stat);
+		return ng_usage_fail("query", "%s", err);
 	}
 	return 0;
 }
@@ -223,34 +347,48 @@ int ng_cmd_query(int argc, char **argv)
 	o.base.filter = filter;
 
 	rc = 0;
-	if (o.nstats == 0) {
-		ng_query q = o.base;
-		q.limit = o.limit < 0 ? 0 : (size_t)o.limit;
-		rc = run_one(&o, &q);
-	}
-	for (size_t i = 0; i < o.nstats && rc == 0; i++) {
-		ng_query q = o.base;
-		q.limit = o.limit < 0 ? 10 : (size_t)o.limit;
-		char spec[256];
-		snprintf(spec, sizeof spec, "%s", o.stats[i]);
-		char *slash = strchr(spec, '/');
-		if (slash) {
-			*slash = 0;
-			if (!ng_query_parse_order(slash + 1, &q.order)) {
-				rc = ng_usage_fail("query",
-						   "unknown order '%s' in -s %s (flows, packets, "
-						   "bytes, pps, bps or bpp)",
-						   slash + 1, o.stats[i]);
+	ng_query q = o.base;
+	q.limit = o.limit < 0 ? 10 : (size_t)o.limit;
+	if (o.interval_ms) {
+		if (o.nstats == 0)
+			rc = run_series(&o, &q);
+		for (size_t i = 0; i < o.nstats && rc == 0; i++) {
+			q = o.base;
+			q.limit = o.limit < 0 ? 10 : (size_t)o.limit;
+			if ((rc = stat_keys(o.stats[i], &q)))
 				break;
-			}
+			if (i && o.fmt == NG_FMT_TABLE)
+				putchar('\n');
+			rc = run_series(&o, &q);
 		}
-		if (ng_query_parse_keys(&q, spec, err, sizeof err)) {
+	} else if (o.pairs) {
+		if (ng_pairs_parse(&q, o.pairs, err, sizeof err))
 			rc = ng_usage_fail("query", "%s", err);
+		else
+			rc = run_pairs(&o, &q);
+	} else if (o.bidir) {
+		if (o.aggregate && ng_query_parse_keys(&q, o.aggregate, err, sizeof err))
+			rc = ng_usage_fail("query", "%s", err);
+		else
+			rc = run_bidir(&o, &q);
+	} else if (o.aggregate) {
+		q.limit = o.limit < 0 ? 0 : (size_t)o.limit;
+		if (ng_query_parse_keys(&q, o.aggregate, err, sizeof err))
+			rc = ng_usage_fail("query", "%s", err);
+		else
+			rc = run_one(&o, &q, 'A');
+	} else if (o.nstats == 0) {
+		q.limit = o.limit < 0 ? 0 : (size_t)o.limit;
+		rc = run_one(&o, &q, 'l');
+	}
+	for (size_t i = 0; !o.interval_ms && i < o.nstats && rc == 0; i++) {
+		q = o.base;
+		q.limit = o.limit < 0 ? 10 : (size_t)o.limit;
+		if ((rc = stat_keys(o.stats[i], &q)))
 			break;
-		}
 		if (i && o.fmt == NG_FMT_TABLE)
 			putchar('\n');
-		rc = run_one(&o, &q);
+		rc = run_one(&o, &q, 's');
 	}
 	ng_filter_free(filter);
 	free(o.filter_text);

@@ -2,10 +2,13 @@
 #include "query/output.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/addr.h"
+#include "core/strtab.h"
 #include "core/timefmt.h"
 
 bool ng_format_parse(const char *s, enum ng_format *out)
@@ -14,8 +17,10 @@ bool ng_format_parse(const char *s, enum ng_format *out)
 		*out = NG_FMT_TABLE;
 	else if (!strcasecmp(s, "csv"))
 		*out = NG_FMT_CSV;
-	else if (!strcasecmp(s, "ndjson") || !strcasecmp(s, "json"))
+	else if (!strcasecmp(s, "ndjson"))
 		*out = NG_FMT_NDJSON;
+	else if (!strcasecmp(s, "json"))
+		*out = NG_FMT_JSON;
 	else
 		return false;
 	return true;
@@ -37,6 +42,7 @@ size_t ng_format_value(const ng_field *f, const uint8_t *p, char *buf)
 	case NG_FT_ADDR: ng_addr_format(p, buf); break;
 	case NG_FT_MAC: ng_mac_format(p, buf); break;
 	case NG_FT_TIME: ng_time_format(get_uint(p, 8), buf); break;
+	case NG_FT_STR: snprintf(buf, 64, "%s", ng_str((uint32_t)get_uint(p, 4))); break;
 	default:
 		if (f->id == NG_F_SAMPLING_SOURCE)
 			snprintf(buf, 64, "%s", ng_sampling_source_name(*p));
@@ -125,7 +131,7 @@ static double pct(uint64_t part, uint64_t total)
 
 static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, bool header)
 {
-	char buf[64], t[40];
+	char buf[96], t[40];
 	int width[NG_QUERY_MAX_KEYS];
 	for (size_t j = 0; j < q->nkeys; j++)
 		width[j] = (int)strlen(key_title(&q->keys[j]));
@@ -133,8 +139,8 @@ static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, b
 		size_t off = 0;
 		for (size_t j = 0; j < q->nkeys; j++) {
 			const uint8_t *p;
-			const ng_field *f = key_field(q, j, &off, &p, &res->rows[i]);
-			table_value(f, p, buf);
+			key_field(q, j, &off, &p, &res->rows[i]);
+			ng_format_key(q, j, p, true, buf);
 			if ((int)strlen(buf) > width[j])
 				width[j] = (int)strlen(buf);
 		}
@@ -157,9 +163,8 @@ static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, b
 		size_t off = 0;
 		for (size_t j = 0; j < q->nkeys; j++) {
 			const uint8_t *p;
-			const ng_field *f = key_field(q, j, &off, &p, r);
-			table_value(f, p, buf);
-			fprintf(out, " %*s", width[j], buf);
+			key_field(q, j, &off, &p, r);
+			fprintf(out, " %*s", width[j], ng_format_key(q, j, p, true, buf));
 		}
 		char c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
 		snprintf(c1, sizeof c1, "%s(%4.1f)", ng_format_scaled((double)r->flows, c4),
@@ -176,60 +181,11 @@ static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, b
 	return ferror(out) ? -1 : 0;
 }
 
-static int top_csv_json(FILE *out, const ng_query *q, const ng_query_result *res, bool json,
-			bool header)
-{
-	char buf[64], t1[40], t2[40];
-	if (!json && header) {
-		fprintf(out, "first_seen,last_seen");
-		for (size_t j = 0; j < q->nkeys; j++)
-			fprintf(out, ",%s", q->keys[j].label);
-		fprintf(out, ",flows,packets,bytes,pps,bps,bpp\n");
-	}
-	for (size_t i = 0; i < res->nrows; i++) {
-		const ng_agg_row *r = &res->rows[i];
-		ng_time_format(r->first, t1);
-		ng_time_format(r->last, t2);
-		if (json)
-			fprintf(out, "{\"first_seen\":\"%s\",\"last_seen\":\"%s\"", t1, t2);
-		else
-			fprintf(out, "%s,%s", t1, t2);
-		size_t off = 0;
-		for (size_t j = 0; j < q->nkeys; j++) {
-			const uint8_t *p;
-			const ng_field *f = key_field(q, j, &off, &p, r);
-			ng_format_value(f, p, buf);
-			bool quoted = f->type == NG_FT_ADDR || f->type == NG_FT_MAC ||
-				      f->type == NG_FT_TIME || f->id == NG_F_SAMPLING_SOURCE;
-			if (json)
-				fprintf(out, quoted ? ",\"%s\":\"%s\"" : ",\"%s\":%s",
-					q->keys[j].label, buf);
-			else
-				fprintf(out, ",%s", buf);
-		}
-		uint64_t pps = (uint64_t)ng_agg_metric(r, NG_ORDER_PPS);
-		uint64_t bps = (uint64_t)ng_agg_metric(r, NG_ORDER_BPS);
-		uint64_t bpp = (uint64_t)ng_agg_metric(r, NG_ORDER_BPP);
-		if (json)
-			fprintf(out,
-				",\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
-				",\"pps\":%" PRIu64 ",\"bps\":%" PRIu64 ",\"bpp\":%" PRIu64 "}\n",
-				r->flows, r->packets, r->bytes, pps, bps, bpp);
-		else
-			fprintf(out,
-				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				",%" PRIu64 "\n",
-				r->flows, r->packets, r->bytes, pps, bps, bpp);
-	}
-	return ferror(out) ? -1 : 0;
-}
-
 int ng_output_top(FILE *out, const ng_query *q, const ng_query_result *res, enum ng_format fmt,
 		  bool header)
 {
-	if (fmt == NG_FMT_TABLE)
-		return top_table(out, q, res, header);
-	return top_csv_json(out, q, res, fmt == NG_FMT_NDJSON, header);
+	ng_output_opts o = {.fmt = fmt, .header = header};
+	return ng_write_top(out, q, res, &o);
 }
 
 /* "10.0.0.1:443" or "2001:db8::1.443" (nfdump writes IPv6 ports after a dot). */
@@ -309,4 +265,534 @@ void ng_output_summary(FILE *out, const ng_query_result *res)
 	if (res->elapsed_s > 0)
 		fprintf(out, " (%.1f M rows/s)", (double)res->scan.rows_scanned / res->elapsed_s / 1e6);
 	fprintf(out, "\n");
+}
+
+/* ---- every result kind (see output.h) ------------------------------------ */
+
+char *ng_format_key(const ng_query *q, size_t j, const uint8_t *k, bool names, char *buf)
+{
+	const ng_group_key *g = &q->keys[j];
+	const ng_field *f = &ng_fields[g->field];
+	if (g->bucket_ms) {
+		ng_time_format(get_uint(k, 8), buf);
+		return buf;
+	}
+	if (names)
+		table_value(f, k, buf);
+	else
+		ng_format_value(f, k, buf);
+	if (f->type == NG_FT_ADDR && (g->plen4 || g->plen6)) {
+		unsigned plen = ng_addr_is_v4(k) ? g->plen4 : g->plen6;
+		if (plen)
+			snprintf(buf + strlen(buf), 16, "/%u", plen);
+	}
+	return buf;
+}
+
+/* One row of a machine format: named values, quoted (strings) or not. */
+enum { MR_COLS = NG_FIELD_COUNT + 16, MR_VAL = 280 };
+typedef struct mrow {
+	size_t n;
+	const char *name[MR_COLS];
+	bool quoted[MR_COLS];
+	char val[MR_COLS][MR_VAL];
+} mrow;
+
+static void mr_add(mrow *m, const char *name, bool quoted, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void mr_add(mrow *m, const char *name, bool quoted, const char *fmt, ...)
+{
+	if (m->n == MR_COLS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->val[m->n], MR_VAL, fmt, ap);
+	va_end(ap);
+	m->name[m->n] = name;
+	m->quoted[m->n++] = quoted;
+}
+
+static void mr_u64(mrow *m, const char *name, uint64_t v) { mr_add(m, name, false, "%" PRIu64, v); }
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+/* Writes row m; `index` is its 0-based position (CSV header before the
+ * first, JSON commas between). */
+static void mr_write(FILE *out, const ng_output_opts *o, const mrow *m, size_t index)
+{
+	if (o->fmt == NG_FMT_CSV) {
+		if (index == 0 && o->header)
+			for (size_t i = 0; i < m->n; i++)
+				fprintf(out, "%s%s", m->name[i], i + 1 < m->n ? "," : "\n");
+		for (size_t i = 0; i < m->n; i++) {
+			csv_field(out, m->val[i]);
+			fputc(i + 1 < m->n ? ',' : '\n', out);
+		}
+		return;
+	}
+	if (o->fmt == NG_FMT_JSON)
+		fputs(index ? ",\n" : "\n", out);
+	fputc('{', out);
+	for (size_t i = 0; i < m->n; i++) {
+		fprintf(out, "%s\"%s\":", i ? "," : "", m->name[i]);
+		if (m->quoted[i])
+			json_string(out, m->val[i]);
+		else
+			fputs(m->val[i], out);
+	}
+	fputs(o->fmt == NG_FMT_JSON ? "}" : "}\n", out);
+}
+
+static bool key_quoted(const ng_query *q, size_t j)
+{
+	const ng_group_key *g = &q->keys[j];
+	const ng_field *f = &ng_fields[g->field];
+	return g->bucket_ms || f->type == NG_FT_ADDR || f->type == NG_FT_MAC ||
+	       f->type == NG_FT_TIME || f->type == NG_FT_STR || f->id == NG_F_SAMPLING_SOURCE;
+}
+
+/* The key columns of row key k. */
+static void mr_keys(mrow *m, const ng_query *q, const uint8_t *k)
+{
+	size_t off = 0;
+	for (size_t j = 0; j < q->nkeys; j++) {
+		char buf[96];
+		ng_format_key(q, j, k + off, false, buf);
+		mr_add(m, q->keys[j].label, key_quoted(q, j), "%s", buf);
+		off += ng_fields[q->keys[j].field].size;
+	}
+}
+
+static void mr_time(mrow *m, const char *name, uint64_t ms)
+{
+	char t[40];
+	ng_time_format(ms, t);
+	mr_add(m, name, true, "%s", t);
+}
+
+/* flows, packets, bytes and integer rates of an aggregate. */
+static void mr_counts(mrow *m, const ng_agg_row *r)
+{
+	mr_u64(m, "flows", r->flows);
+	mr_u64(m, "packets", r->packets);
+	mr_u64(m, "bytes", r->bytes);
+	uint64_t d = r->last > r->first ? r->last - r->first : 0;
+	mr_u64(m, "pps", d ? r->packets * 1000 / d : 0);
+	mr_u64(m, "bps", d ? r->bytes * 8000 / d : 0);
+	mr_u64(m, "bpp", r->packets ? r->bytes / r->packets : 0);
+}
+
+static void json_summary(FILE *out, const ng_query_result *res)
+{
+	char t1[40], t2[40];
+	ng_time_format(res->first, t1);
+	ng_time_format(res->last, t2);
+	fprintf(out,
+		"{\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
+		",\"first\":\"%s\",\"last\":\"%s\",\"groups\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
+		",\"segments_read\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
+		",\"segments_corrupt\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
+		res->flows_total, res->packets_total, res->bytes_total, t1, t2, res->groups,
+		res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
+		res->scan.errors, res->scan.bytes_read, res->elapsed_s);
+}
+
+/* {"query":{...},"rows":[ */
+static void json_begin(FILE *out, const char *kind, const ng_query *q, const ng_output_opts *o,
+		       uint64_t interval_ms)
+{
+	char t[40];
+	fprintf(out, "{\"query\":{\"kind\":\"%s\",\"filter\":", kind);
+	json_string(out, o->filter ? o->filter : "");
+	ng_time_format(q->from_ms, t);
+	fprintf(out, ",\"from\":\"%s\"", t);
+	if (q->to_ms != UINT64_MAX) {
+		ng_time_format(q->to_ms, t);
+		fprintf(out, ",\"to\":\"%s\"", t);
+	} else {
+		fprintf(out, ",\"to\":null");
+	}
+	fprintf(out, ",\"keys\":[");
+	for (size_t j = 0; j < q->nkeys; j++) {
+		fputs(j ? "," : "", out);
+		json_string(out, q->keys[j].label);
+	}
+	fprintf(out, "],\"order\":\"%s\",\"limit\":%zu", ng_order_name(q->order), q->limit);
+	if (interval_ms)
+		fprintf(out, ",\"interval_s\":%" PRIu64, interval_ms / 1000);
+	fprintf(out, "},\"rows\":[");
+}
+
+static void json_end(FILE *out, const ng_output_opts *o, const ng_query_result *res)
+{
+	fputs("\n]", out);
+	if (o->summary) {
+		fputs(",\"summary\":", out);
+		json_summary(out, res);
+	}
+	fputs("}\n", out);
+}
+
+static int finish(FILE *out, const ng_output_opts *o, const ng_query_result *res)
+{
+	if (o->fmt == NG_FMT_TABLE && o->summary) {
+		fputc('\n', out);
+		ng_output_summary(out, res);
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res,
+		 const ng_output_opts *o)
+{
+	if (o->fmt == NG_FMT_TABLE) {
+		top_table(out, q, res, o->header);
+		return finish(out, o, res);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_begin(out, "top", q, o, 0);
+	for (size_t i = 0; i < res->nrows; i++) {
+		const ng_agg_row *r = &res->rows[i];
+		mrow m = {0};
+		mr_time(&m, "first_seen", r->first);
+		mr_time(&m, "last_seen", r->last);
+		mr_keys(&m, q, r->key);
+		mr_counts(&m, r);
+		mr_write(out, o, &m, i);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_end(out, o, res);
+	return ferror(out) ? -1 : 0;
+}
+
+int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res,
+		 const ng_output_opts *o)
+{
+	if (o->fmt != NG_FMT_TABLE) {
+		if (o->fmt == NG_FMT_JSON)
+			json_begin(out, "aggregate", q, o, 0);
+		for (size_t i = 0; i < res->nrows; i++) {
+			const ng_agg_row *r = &res->rows[i];
+			mrow m = {0};
+			mr_time(&m, "first_seen", r->first);
+			mr_time(&m, "last_seen", r->last);
+			mr_keys(&m, q, r->key);
+			mr_counts(&m, r);
+			mr_write(out, o, &m, i);
+		}
+		if (o->fmt == NG_FMT_JSON)
+			json_end(out, o, res);
+		return ferror(out) ? -1 : 0;
+	}
+	/* nfdump -A: Date first seen, Duration, the keys, Packets, Bytes, bps, Bpp, Flows */
+	int width[NG_QUERY_MAX_KEYS];
+	char buf[96], t[40], a[32], b[32], c[32], d[32];
+	for (size_t j = 0; j < q->nkeys; j++)
+		width[j] = (int)strlen(key_title(&q->keys[j]));
+	for (size_t i = 0; i < res->nrows; i++) {
+		size_t off = 0;
+		for (size_t j = 0; j < q->nkeys; j++) {
+			ng_format_key(q, j, res->rows[i].key + off, true, buf);
+			off += ng_fields[q->keys[j].field].size;
+			if ((int)strlen(buf) > width[j])
+				width[j] = (int)strlen(buf);
+		}
+	}
+	if (o->header) {
+		fprintf(out, "%-23s %10s", "Date first seen", "Duration");
+		for (size_t j = 0; j < q->nkeys; j++)
+			fprintf(out, " %*s", width[j], key_title(&q->keys[j]));
+		fprintf(out, " %9s %9s %9s %6s %7s\n", "Packets", "Bytes", "bps", "Bpp", "Flows");
+	}
+	for (size_t i = 0; i < res->nrows; i++) {
+		const ng_agg_row *r = &res->rows[i];
+		double dur = r->last > r->first ? (double)(r->last - r->first) / 1e3 : 0;
+		fprintf(out, "%-23s %10.3f", table_time(r->first, t), dur);
+		size_t off = 0;
+		for (size_t j = 0; j < q->nkeys; j++) {
+			fprintf(out, " %*s", width[j], ng_format_key(q, j, r->key + off, true, buf));
+			off += ng_fields[q->keys[j].field].size;
+		}
+		fprintf(out, " %9s %9s %9s %6s %7s\n", ng_format_scaled((double)r->packets, a),
+			ng_format_scaled((double)r->bytes, b),
+			ng_format_scaled(ng_agg_metric(r, NG_ORDER_BPS), c),
+			ng_format_scaled(ng_agg_metric(r, NG_ORDER_BPP), d),
+			ng_format_scaled((double)r->flows, t));
+	}
+	return finish(out, o, res);
+}
+
+int ng_write_list(FILE *out, const ng_query *q, const ng_query_result *res,
+		  const ng_output_opts *o)
+{
+	if (o->fmt == NG_FMT_TABLE) {
+		list_table(out, res, o->header);
+		return finish(out, o, res);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_begin(out, "list", q, o, 0);
+	for (size_t i = 0; i < res->nflows; i++) {
+		mrow m = {0};
+		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+			const ng_field *fd = &ng_fields[f];
+			char buf[96];
+			ng_format_value(fd, ng_field_ptr(fd, &res->flows[i]), buf);
+			bool quoted = fd->type == NG_FT_ADDR || fd->type == NG_FT_MAC ||
+				      fd->type == NG_FT_TIME || fd->type == NG_FT_STR ||
+				      fd->id == NG_F_SAMPLING_SOURCE;
+			mr_add(&m, fd->name, quoted, "%s", buf);
+		}
+		mr_write(out, o, &m, i);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_end(out, o, res);
+	return ferror(out) ? -1 : 0;
+}
+
+/* The label of series i ("other" for s->nseries) into buf. */
+static const char *series_label(const ng_query *q, const ng_series *s, size_t i, char *buf,
+				size_t len)
+{
+	if (i >= s->nseries)
+		return "other";
+	if (!q->nkeys)
+		return "total";
+	size_t off = 0, n = 0;
+	buf[0] = 0;
+	for (size_t j = 0; j < q->nkeys; j++) {
+		char k[96];
+		ng_format_key(q, j, s->top[i].key + off, false, k);
+		off += ng_fields[q->keys[j].field].size;
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", j ? "," : "", k);
+	}
+	return buf;
+}
+
+int ng_write_series(FILE *out, const ng_query *q, const ng_series *s, const ng_output_opts *o)
+{
+	double secs = (double)s->interval_ms / 1000.0;
+	uint64_t isecs = s->interval_ms / 1000;
+	char label[512], t[40], a[32], b[32], c[32], d[32], e[32];
+	if (o->fmt == NG_FMT_TABLE) {
+		int w = 6;
+		for (size_t i = 0; i <= s->nseries; i++) {
+			int l = (int)strlen(series_label(q, s, i, label, sizeof label));
+			if (l > w)
+				w = l;
+		}
+		if (o->header) {
+			fprintf(out, "Time series, %" PRIu64 " s buckets", isecs);
+			if (q->nkeys) {
+				fprintf(out, ", top %zu ", s->nseries);
+				for (size_t j = 0; j < q->nkeys; j++)
+					fprintf(out, "%s%s", j ? "," : "", q->keys[j].label);
+				fprintf(out, " by %s%s", ng_order_name(q->order),
+					s->has_other ? " and other" : "");
+			}
+			fprintf(out, ":\n%-19s %-*s %9s %9s %9s %9s %9s\n", "Time (UTC)", w,
+				q->nkeys ? "Key" : "Series", "Flows", "Packets", "Bytes", "bps", "pps");
+		}
+		for (size_t i = 0; i < s->npoints; i++) {
+			const ng_series_point *p = &s->points[i];
+			table_time(p->t, t);
+			t[19] = 0; /* whole seconds */
+			fprintf(out, "%-19s %-*s %9s %9s %9s %9s %9s\n", t, w,
+				series_label(q, s, p->series, label, sizeof label),
+				ng_format_scaled((double)p->flows, a),
+				ng_format_scaled((double)p->packets, b),
+				ng_format_scaled((double)p->bytes, c),
+				ng_format_scaled(8.0 * (double)p->bytes / secs, d),
+				ng_format_scaled((double)p->packets / secs, e));
+		}
+		return finish(out, o, &s->res);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_begin(out, "series", q, o, s->interval_ms);
+	for (size_t i = 0; i < s->npoints; i++) {
+		const ng_series_point *p = &s->points[i];
+		mrow m = {0};
+		mr_time(&m, "time", p->t);
+		mr_add(&m, "key", true, "%s", series_label(q, s, p->series, label, sizeof label));
+		mr_u64(&m, "flows", p->flows);
+		mr_u64(&m, "packets", p->packets);
+		mr_u64(&m, "bytes", p->bytes);
+		mr_u64(&m, "bps", p->bytes * 8 / isecs);
+		mr_u64(&m, "pps", p->packets / isecs);
+		mr_write(out, o, &m, i);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_end(out, o, &s->res);
+	return ferror(out) ? -1 : 0;
+}
+
+int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_output_opts *o)
+{
+	const ng_query_result *res = &p->res;
+	if (o->fmt == NG_FMT_TABLE) {
+		ng_query_result r2 = *res;
+		ng_agg_row *rows = NULL;
+		if (p->has_other) {
+			/* the table prints "other" as a row whose keys read "other" */
+			rows = malloc((res->nrows + 1) * sizeof *rows);
+			if (!rows)
+				return -1;
+			memcpy(rows, res->rows, res->nrows * sizeof *rows);
+			rows[res->nrows] = p->other;
+			r2.rows = rows;
+		}
+		int w0 = (int)strlen(key_title(&q->keys[0])), w1 = (int)strlen(key_title(&q->keys[1]));
+		char k0[96], k1[96], a[32], b[32], c[32];
+		size_t o1 = ng_fields[q->keys[0].field].size;
+		for (size_t i = 0; i < res->nrows; i++) {
+			int l0 = (int)strlen(ng_format_key(q, 0, res->rows[i].key, true, k0));
+			int l1 = (int)strlen(ng_format_key(q, 1, res->rows[i].key + o1, true, k1));
+			w0 = l0 > w0 ? l0 : w0;
+			w1 = l1 > w1 ? l1 : w1;
+		}
+		if (o->header) {
+			fprintf(out, "Top %zu pairs %s -> %s by %s%s:\n", res->nrows, q->keys[0].label,
+				q->keys[1].label, ng_order_name(q->order),
+				p->has_other ? ", and the rest as other" : "");
+			fprintf(out, "%*s    %-*s %14s %16s %16s\n", w0, key_title(&q->keys[0]), w1,
+				key_title(&q->keys[1]), "Flows(%)", "Packets(%)", "Bytes(%)");
+		}
+		size_t n = res->nrows + (p->has_other ? 1 : 0);
+		for (size_t i = 0; i < n; i++) {
+			const ng_agg_row *r = &r2.rows[i];
+			bool other = i == res->nrows;
+			char c1[48], c2[48], c3[48];
+			snprintf(c1, sizeof c1, "%s(%4.1f)", ng_format_scaled((double)r->flows, a),
+				 pct(r->flows, res->flows_total));
+			snprintf(c2, sizeof c2, "%s(%4.1f)", ng_format_scaled((double)r->packets, b),
+				 pct(r->packets, res->packets_total));
+			snprintf(c3, sizeof c3, "%s(%4.1f)", ng_format_scaled((double)r->bytes, c),
+				 pct(r->bytes, res->bytes_total));
+			fprintf(out, "%*s -> %-*s %14s %16s %16s\n", w0,
+				other ? "other" : ng_format_key(q, 0, r->key, true, k0), w1,
+				other ? "other" : ng_format_key(q, 1, r->key + o1, true, k1), c1, c2, c3);
+		}
+		free(rows);
+		return finish(out, o, res);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_begin(out, "pairs", q, o, 0);
+	size_t n = res->nrows + (p->has_other ? 1 : 0);
+	for (size_t i = 0; i < n; i++) {
+		bool other = i == res->nrows;
+		const ng_agg_row *r = other ? &p->other : &res->rows[i];
+		mrow m = {0};
+		if (other) {
+			mr_add(&m, "source", true, "other");
+			mr_add(&m, "target", true, "other");
+		} else {
+			char k[96];
+			mr_add(&m, "source", key_quoted(q, 0), "%s", ng_format_key(q, 0, r->key, false, k));
+			mr_add(&m, "target", key_quoted(q, 1), "%s",
+			       ng_format_key(q, 1, r->key + ng_fields[q->keys[0].field].size, false, k));
+		}
+		mr_u64(&m, "flows", r->flows);
+		mr_u64(&m, "packets", r->packets);
+		mr_u64(&m, "bytes", r->bytes);
+		mr_write(out, o, &m, i);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_end(out, o, res);
+	return ferror(out) ? -1 : 0;
+}
+
+int ng_write_bidir(FILE *out, const ng_query *q0, const ng_bidir *b, const ng_output_opts *o)
+{
+	ng_query qk;
+	ng_bidir_keys(q0, &qk);
+	const ng_query *q = &qk;
+	char buf[96], t[40], x[6][32];
+	if (o->fmt == NG_FMT_TABLE) {
+		int width[NG_QUERY_MAX_KEYS];
+		for (size_t j = 0; j < q->nkeys; j++)
+			width[j] = (int)strlen(key_title(&q->keys[j]));
+		for (size_t i = 0; i < b->nrows; i++) {
+			size_t off = 0;
+			for (size_t j = 0; j < q->nkeys; j++) {
+				int l = (int)strlen(ng_format_key(q, j, b->rows[i].key + off, true, buf));
+				off += ng_fields[q->keys[j].field].size;
+				width[j] = l > width[j] ? l : width[j];
+			}
+		}
+		if (o->header) {
+			fprintf(out, "Top %zu of %" PRIu64 " conversations (A <-> B) by %s:\n", b->nrows,
+				b->conversations, ng_order_name(q0->order));
+			fprintf(out, "%-23s %10s", "Date first seen", "Duration");
+			for (size_t j = 0; j < q->nkeys; j++)
+				fprintf(out, " %*s", width[j], key_title(&q->keys[j]));
+			fprintf(out, " %7s %9s %9s %7s %9s %9s\n", "Fl A>B", "Pkt A>B", "Byt A>B",
+				"Fl B>A", "Pkt B>A", "Byt B>A");
+		}
+		for (size_t i = 0; i < b->nrows; i++) {
+			const ng_bidir_row *r = &b->rows[i];
+			uint64_t f1 = r->ab.flows ? r->ab.first : UINT64_MAX;
+			uint64_t f2 = r->ba.flows ? r->ba.first : UINT64_MAX;
+			uint64_t first = f1 < f2 ? f1 : f2;
+			uint64_t last = r->ab.last > r->ba.last ? r->ab.last : r->ba.last;
+			fprintf(out, "%-23s %10.3f", table_time(first, t),
+				last > first ? (double)(last - first) / 1e3 : 0);
+			size_t off = 0;
+			for (size_t j = 0; j < q->nkeys; j++) {
+				fprintf(out, " %*s", width[j], ng_format_key(q, j, r->key + off, true, buf));
+				off += ng_fields[q->keys[j].field].size;
+			}
+			fprintf(out, " %7s %9s %9s %7s %9s %9s\n",
+				ng_format_scaled((double)r->ab.flows, x[0]),
+				ng_format_scaled((double)r->ab.packets, x[1]),
+				ng_format_scaled((double)r->ab.bytes, x[2]),
+				ng_format_scaled((double)r->ba.flows, x[3]),
+				ng_format_scaled((double)r->ba.packets, x[4]),
+				ng_format_scaled((double)r->ba.bytes, x[5]));
+		}
+		return finish(out, o, &b->res);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_begin(out, "conversations", q, o, 0);
+	for (size_t i = 0; i < b->nrows; i++) {
+		const ng_bidir_row *r = &b->rows[i];
+		mrow m = {0};
+		mr_keys(&m, q, r->key);
+		mr_u64(&m, "flows_ab", r->ab.flows);
+		mr_u64(&m, "packets_ab", r->ab.packets);
+		mr_u64(&m, "bytes_ab", r->ab.bytes);
+		mr_u64(&m, "flows_ba", r->ba.flows);
+		mr_u64(&m, "packets_ba", r->ba.packets);
+		mr_u64(&m, "bytes_ba", r->ba.bytes);
+		mr_write(out, o, &m, i);
+	}
+	if (o->fmt == NG_FMT_JSON)
+		json_end(out, o, &b->res);
+	return ferror(out) ? -1 : 0;
 }

@@ -12,11 +12,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "query/pairs.h"
 #include "query/query.h"
+#include "query/series.h"
 
-enum ng_format { NG_FMT_TABLE, NG_FMT_CSV, NG_FMT_NDJSON };
+/* NG_FMT_JSON: one document {"query":{...},"rows":[...],"summary":{...}}
+ * (what the HTTP API serves); the others as their names say. */
+enum ng_format { NG_FMT_TABLE, NG_FMT_CSV, NG_FMT_NDJSON, NG_FMT_JSON };
 
-/* "table", "csv", "ndjson" (also "json").  False when unknown. */
+/* "table", "csv", "ndjson", "json".  False when unknown. */
 bool ng_format_parse(const char *s, enum ng_format *out);
 
 /* Writes field f's value at p (f->size bytes) as text into buf (≥ 64
@@ -41,5 +45,52 @@ int ng_output_list(FILE *out, const ng_query_result *res, enum ng_format fmt, bo
 /* The summary: flows, bytes, packets, averages, time window, segments
  * read/skipped/corrupt, rows scanned, elapsed.  Several lines. */
 void ng_output_summary(FILE *out, const ng_query_result *res);
+
+/* ---- every result kind, every format ------------------------------------
+ *
+ * The functions below write one result in o->fmt.  Table: a title and
+ * column header (o->header), rows, and the summary lines after a blank
+ * line (o->summary).  CSV and NDJSON: a header line (CSV, o->header) and
+ * one line a row; no summary (the CLI prints it to stderr).  JSON: one
+ * document {"query": {kind, filter, from, to, keys, order, limit, ...},
+ * "rows": [...], "summary": {...}} with exact integers, the summary
+ * included when o->summary.  Numbers in machine formats are exact
+ * integers (rates: integer division, as nfdump).  Each returns 0, or -1
+ * on a write error.
+ */
+typedef struct ng_output_opts {
+	enum ng_format fmt;
+	bool header;
+	bool summary;
+	const char *filter; /* the filter text, echoed in JSON; may be NULL */
+} ng_output_opts;
+
+/* Key j of q at key bytes k (the key's offset in the row) as text into
+ * buf (≥ 80 bytes): prefixes as ADDR/LEN, buckets as times, protocols by
+ * name when `names`.  Returns buf. */
+char *ng_format_key(const ng_query *q, size_t j, const uint8_t *k, bool names, char *buf);
+
+/* -s: the top-N table, percentages of the totals (nfdump -s). */
+int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res,
+		 const ng_output_opts *o);
+
+/* -A: aggregated records (nfdump -A), in the order of res->rows. */
+int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res,
+		 const ng_output_opts *o);
+
+/* A listing of flows (every field in CSV, NDJSON and JSON). */
+int ng_write_list(FILE *out, const ng_query *q, const ng_query_result *res,
+		  const ng_output_opts *o);
+
+/* --interval: one row a (bucket, series): time, key, flows, packets,
+ * bytes, bps, pps (over the bucket). */
+int ng_write_series(FILE *out, const ng_query *q, const ng_series *s, const ng_output_opts *o);
+
+/* --pairs: one row an edge, "other" last. */
+int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_output_opts *o);
+
+/* -B: one row a conversation, both directions' flows, packets, bytes.
+ * q: as given to ng_bidir_run (keys defaulted the same way). */
+int ng_write_bidir(FILE *out, const ng_query *q, const ng_bidir *b, const ng_output_opts *o);
 
 #endif
