@@ -49,6 +49,15 @@
 #define IF_FORMAT_MULTIPLE 2
 #define IF_INTERNAL 0x3fffffffu
 
+/* Bytes an XDR opaque<> of `n` bytes occupies: padded to a multiple of 4
+ * (RFC 4506 §4.10), but never past what is left (an agent that leaves the
+ * padding out of its last record must not cost the record). */
+static inline size_t xdr_advance(uint32_t n, size_t left)
+{
+	size_t a = ((size_t)n + 3) & ~(size_t)3;
+	return a <= left ? a : left;
+}
+
 /* A sequence tracked per (exporter, sub-agent, source_id, sample kind). */
 struct src_key {
 	uint8_t exporter[16];
@@ -428,8 +437,9 @@ static void flow_records(struct dgram *g, const uint8_t *p, size_t len, uint32_t
 		case 1003: rec_gateway(g, p, rlen, f); break;
 		default: break; /* other records (and enterprises): skipped by length */
 		}
-		p += rlen;
-		len -= rlen;
+		size_t adv = xdr_advance(rlen, len);
+		p += adv;
+		len -= adv;
 	}
 }
 
@@ -709,8 +719,9 @@ static void counters_sample(struct dgram *g, const uint8_t *p, size_t len, bool 
 		}
 		if (!counter_record(g, fmt, p, rlen, c))
 			ng_count_error(g->dom, NG_DERR_SFLOW_RECORD_BAD);
-		p += rlen;
-		len -= rlen;
+		size_t adv = xdr_advance(rlen, len);
+		p += adv;
+		len -= adv;
 	}
 }
 
@@ -774,8 +785,9 @@ size_t ng_decode_sflow(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		case 5: discard_sample(&g, p, slen); break;
 		default: break;
 		}
-		p += slen;
-		len -= slen;
+		size_t adv = xdr_advance(slen, len);
+		p += adv;
+		len -= adv;
 	}
 	return g.appended;
 }
