@@ -22,9 +22,10 @@
 #include "core/field.h"
 #include "core/strtab.h"
 
-/* OP_ALL: every bit of the value is set (TCP flags); OP_LIKE: '~',
- * a string contains the value. */
-enum op { OP_EQ, OP_NE, OP_LT, OP_GT, OP_LE, OP_GE, OP_ALL, OP_LIKE };
+/* OP_ALL: every bit of the value is set (TCP flags); OP_NONE: none is
+ * ("not flags AFRPU", nfdump's meaning); OP_LIKE: '~', a string contains
+ * the value. */
+enum op { OP_EQ, OP_NE, OP_LT, OP_GT, OP_LE, OP_GE, OP_ALL, OP_NONE, OP_LIKE };
 
 /*
  * N_CMP     integer field (>> shift) op val
@@ -286,6 +287,7 @@ static inline bool cmp(enum op op, uint64_t v, uint64_t x)
 	case OP_LE: return v <= x;
 	case OP_GE: return v >= x;
 	case OP_ALL: return (v & x) == x;
+	case OP_NONE: return (v & x) == 0;
 	default: return false;
 	}
 }
@@ -1017,6 +1019,12 @@ static node *unary(parser *p, unsigned depth)
 		node *c = unary(p, depth + 1);
 		if (!c)
 			return NULL;
+		if (c->kind == N_CMP && c->f1 == NG_F_TCP_FLAGS && c->op == OP_ALL) {
+			/* nfdump: "not flags AFRPU" is "none of them set", so that
+			 * "flags S and not flags AFRPU" is a bare SYN (nfdump(1)) */
+			c->op = OP_NONE;
+			return c;
+		}
 		node *n = new_node(p, N_NOT);
 		if (!n) {
 			free_node(c);

@@ -170,8 +170,10 @@ P(p_as_in, r->src_as == 15170 || r->dst_as == 15170 || r->src_as == 13335 ||
 		   r->dst_as == 13335)
 P(p_if, r->in_if == 4 || r->out_if == 4)
 P(p_flags_sa, (r->tcp_flags & 0x12) == 0x12)
-/* all given flags set: "not flags AFRPU" leaves out only flows with all five */
-P(p_flags_only_s, (r->tcp_flags & 2) && (r->tcp_flags & 0x3d) != 0x3d)
+/* nfdump(1): "flags S and not flags AFRPU" is a bare SYN; nfdump 1.7.1
+ * agrees (tests/e2e/test_query_nfdump.sh) */
+P(p_flags_only_s, (r->tcp_flags & 2) && !(r->tcp_flags & 0x3d))
+P(p_not_paren_flags, !(r->tcp_flags & 0x12))
 P(p_dscp, (r->tos >> 2) == 4)
 P(p_duration, dur(r) > 2500)
 P(p_pps, (dur(r) ? r->packets * 1000 / dur(r) : 0) > 500)
@@ -243,6 +245,7 @@ static const struct {
 	{"flags SA", p_flags_sa, NG_COL(NG_F_TCP_FLAGS)},
 	{"flags as", p_flags_sa, 0},
 	{"flags S and not flags AFRPU", p_flags_only_s, 0},
+	{"not (flags SA)", p_not_paren_flags, 0},
 	{"dscp 4", p_dscp, NG_COL(NG_F_TOS)},
 	{"duration > 2500", p_duration, 0},
 	{"pps > 500", p_pps, 0},
