@@ -199,6 +199,14 @@ static size_t walk_var(const struct ng_tpl *t, const uint8_t *p, size_t avail, n
 	return off;
 }
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 static uint32_t clamp_rate(uint64_t r)
 {
 	return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
@@ -373,8 +381,12 @@ void ng_data_set(struct ng_msg *m, struct ng_tpl *t, const uint8_t *p, size_t le
 	struct rec_ctx c;
 	ng_flow tmp;
 	/* RFC 7011 §3.3.1: bytes after the last record shorter than the
-	 * minimum record length are padding. */
+	 * minimum record length are padding.  Longer zero padding is seen
+	 * too (the RFC's "SHOULD be shorter" is not always kept): an all-zero
+	 * rest of the set is taken as padding, not as empty records. */
 	while (len - off >= t->min_len) {
+		if (p[off] == 0 && all_zero(p + off, len - off))
+			break;
 		ng_flow *f;
 		if (t->options) {
 			memset(&tmp, 0, sizeof tmp);

@@ -228,13 +228,23 @@ static void test_ipfix_enterprise_and_padding(void **state)
 	}
 	tb_u8(&t, 0), tb_u8(&t, 0), tb_u8(&t, 0);
 	tb_set_end(&t, s);
+	/* and a set padded with more zero bytes than a record holds */
+	s = tb_set(&t, 260);
+	tb_u32(&t, 1);
+	tb_v4(&t, 10, 9, 9, 3);
+	tb_u8(&t, 0);
+	tb_u32(&t, 8);
+	for (int i = 0; i < 40; i++)
+		tb_u8(&t, 0);
+	tb_set_end(&t, s);
 	tb_ipfix_end(&t);
-	assert_int_equal(tb_decode(d, &t, 1, &b), 3);
+	assert_int_equal(tb_decode(d, &t, 1, &b), 4);
 	assert_int_equal(b.flows[2].packets_raw, 7);
 	assert_string_equal(th_addr(b.flows[2].src_addr), "10.9.9.2");
 	uint64_t c[2] = {0, 0};
 	ng_decoder_foreach_enterprise(d, count_ent, c);
-	assert_int_equal(c[0], 3);
+	assert_int_equal(c[0], 4);
+	assert_int_equal(b.flows[3].packets_raw, 8);
 	ng_exporter_stats st = totals(d);
 	for (int e = 0; e < NG_DERR_COUNT; e++)
 		assert_int_equal(st.errors[e], 0);
