@@ -7,19 +7,26 @@
  *   and     := unary { ("and" | "&&") unary }
  *   unary   := ("not" | "!") unary | "(" expr ")" | term
  *   term    := "any" | "inet" | "ipv4" | "inet6" | "ipv6"
- *            | "proto" (tcp|udp|icmp|icmp6|gre|esp|ah|sctp|N)
- *            | [src|dst] ("host" | "ip") ADDR
- *            | [src|dst] "net" ADDR/LEN
- *            | [src|dst] "port" [op] N
- *            | [src|dst] "as" [op] N
- *            | ["in" | "out"] "if" N
- *            | "exporter" [= | !=] ADDR
- *            | ("bytes" | "packets") [op] N[k|M|G]
- *            | FIELD [op] VALUE     any field of src/core/field.c by name or
- *                                  short name: integers compare, addresses
- *                                  take ADDR or ADDR/LEN
+ *            | "proto" [op] (NAME of /etc/protocols | N)
+ *            | [src|dst] ("host" | "ip") (ADDR | "in" LIST)
+ *            | [src|dst] "net" (ADDR/LEN | A.B.C.D MASK | "in" LIST)
+ *            | [src|dst] ("port" | "as" | "mask" | "vlan") ([op] N | "in" LIST)
+ *            | [in|out] [src|dst] "mac" [=|!=] XX:XX:XX:XX:XX:XX
+ *            | ["in" | "out"] "if" N | "flags" FSRPAUECX | "tos" N | "dscp" N
+ *            | ("bytes" | "packets" | "flows" | "duration" | "pps" | "bps"
+ *               | "bpp") [op] N[k|M|G]
+ *            | "exporter" | "router ip" | "next ip" [= | !=] ADDR
+ *            | "mpls label" N | "icmp-type" N | "icmp-code" N
+ *            | "flowdir" (ingress | egress | 0 | 1)
+ *            | [src|dst] FIELD [op] VALUE   any field of src/core/field.c by
+ *                                  name or short name ("src X": field src_X):
+ *                                  integers compare, addresses take ADDR or
+ *                                  ADDR/LEN, strings =, != or ~ WORD
+ *   LIST    := "[" value { [","] value } "]"
  *   op      := "=" | "==" | "<" | ">" | "<=" | ">=" | "!=" | eq | lt | gt | le | ge | ne
  *
+ * "#" to the end of a line is a comment; "quoted words" are one word.
+ * "not flags X" means none of X set (nfdump); "flags X" all of X set.
  * Without src/dst, host/net/port/as match either side.  k/M/G multiply by
  * 1000 (nfdump's convention).
  */

@@ -155,6 +155,44 @@ static int cmp_conv(const void *a, const void *b, void *arg)
 	return memcmp(x->key, y->key, c->klen);
 }
 
+/* Shows each conversation from its client's side, as nfdump -B guesses:
+ * with ports in the key, A is the side with the higher port (the
+ * ephemeral one) and B the service; without, A is the side that sent more
+ * flows.  Grouping used the byte-wise canonical key; this only chooses
+ * which of the two orientations is printed. */
+static void orient(const ng_query *q, ng_bidir_row *rows, size_t n)
+{
+	int sp = -1, dp = -1;
+	size_t off = 0, soff = 0, doff = 0;
+	for (size_t j = 0; j < q->nkeys; j++) {
+		if (q->keys[j].field == NG_F_SRC_PORT)
+			sp = (int)j, soff = off;
+		if (q->keys[j].field == NG_F_DST_PORT)
+			dp = (int)j, doff = off;
+		off += ng_fields[q->keys[j].field].size;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ng_bidir_row *r = &rows[i];
+		bool swap;
+		if (sp >= 0 && dp >= 0) {
+			uint16_t a, b;
+			memcpy(&a, r->key + soff, 2);
+			memcpy(&b, r->key + doff, 2);
+			swap = a < b || (a == b && r->ba.flows > r->ab.flows);
+		} else {
+			swap = r->ba.flows > r->ab.flows;
+		}
+		if (!swap)
+			continue;
+		uint8_t m[NG_QUERY_KEY_MAX] = {0};
+		mirror_key(q, r->key, m);
+		memcpy(r->key, m, sizeof m);
+		ng_agg_row t = r->ab;
+		r->ab = r->ba;
+		r->ba = t;
+	}
+}
+
 int ng_bidir_run(const char *dir, const ng_query *q0, ng_bidir *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
@@ -199,6 +237,7 @@ int ng_bidir_run(const char *dir, const ng_query *q0, ng_bidir *out, char *err, 
 		*d = *h[i].row;
 	}
 	free(h);
+	orient(&q, rows, m);
 	rank_ctx rc = {q0->order, klen};
 	qsort_r(rows, m, sizeof *rows, cmp_conv, &rc);
 	out->conversations = m;

@@ -33,8 +33,9 @@ void ng_pairs_free(ng_pairs *p);
  * are single fields) into q->keys.  Returns 0, or -1 with a message. */
 int ng_pairs_parse(ng_query *q, const char *spec, char *err, size_t errlen);
 
-/* One conversation: key in the A→B orientation (the smaller of the key
- * and its mirror image, byte-wise), totals of each direction. */
+/* One conversation: key in the A→B orientation (A the client: the side
+ * with the higher port when the key has both ports, else the side that
+ * sent more flows), totals of each direction. */
 typedef struct ng_bidir_row {
 	uint8_t key[NG_QUERY_KEY_MAX];
 	ng_agg_row ab, ba; /* key bytes unused; flows, packets, bytes, first, last */
