@@ -10,6 +10,7 @@
  */
 #include "query/query.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 
 #include "core/addr.h"
+#include "query/agg.h"
 
 /* ---- the model ---------------------------------------------------------- */
 
@@ -281,6 +283,16 @@ typedef struct run_ctx {
 	agg_table t;
 	int either;         /* index of the either key, or -1 */
 	bool xform;         /* some key has a prefix or a time bucket */
+	/* group-by fast paths (agg.c) for one key, folded into t at the end */
+	enum { FAST_NONE, FAST_V4, FAST_DIRECT } fast;
+	uint32_t mask4;     /* FAST_V4: the key's IPv4 prefix mask */
+	ng_agg32 t32;
+	ng_aggdirect td;
+	uint32_t *idx;      /* the batch's matching rows */
+	uint32_t *k32;      /* their keys */
+	uint16_t *k16;
+	size_t idx_cap;
+	pthread_mutex_t *filter_mu; /* parallel: one filter evaluation at a time */
 } run_ctx;
 
 /* Applies the keys' prefixes and time buckets to a built key. */
@@ -460,13 +472,6 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 	return 0;
 }
 
-static int agg_flush(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, size_t n)
-{
-	if (agg_block(c, b, idx, n, false))
-		return -1;
-	return c->either >= 0 ? agg_block(c, b, idx, n, true) : 0;
-}
-
 /* A listing that holds its first `limit` flows needs no segment whose
  * rows all start at or after the latest kept one: they would come after
  * it.  (Totals then cover the segments read, as nfdump's do with -c.) */
@@ -476,27 +481,38 @@ static bool want_segment(const ng_segment_info *s, void *arg)
 	return !(c->q->limit && c->nlist == c->q->limit && s->start_min >= c->list[0].flow_start);
 }
 
-static int on_batch(const ng_column_batch *b, void *arg)
+/* Sets c->match for batch b (NULL: no filter).  Returns -1 when out of
+ * memory. */
+static int eval_filter(run_ctx *c, const ng_column_batch *b, const uint8_t **match)
+{
+	*match = NULL;
+	if (!c->q->filter)
+		return 0;
+	if (b->n > c->match_cap) {
+		uint8_t *m = realloc(c->match, b->n);
+		if (!m)
+			return -1;
+		c->match = m;
+		c->match_cap = b->n;
+	}
+	if (c->filter_mu)
+		pthread_mutex_lock(c->filter_mu);
+	size_t k = ng_filter_eval(c->q->filter, b, c->match);
+	if (c->filter_mu)
+		pthread_mutex_unlock(c->filter_mu);
+	*match = c->match;
+	return k == (size_t)-1 ? -1 : 0;
+}
+
+static int on_batch_list(const ng_column_batch *b, void *arg)
 {
 	run_ctx *c = arg;
 	ng_query_result *res = c->res;
-	const uint8_t *match = NULL;
-	if (c->q->filter) {
-		if (b->n > c->match_cap) {
-			uint8_t *m = realloc(c->match, b->n);
-			if (!m)
-				goto oom;
-			c->match = m;
-			c->match_cap = b->n;
-		}
-		if (ng_filter_eval(c->q->filter, b, c->match) == (size_t)-1)
-			goto oom;
-		match = c->match;
-	}
+	const uint8_t *match;
+	if (eval_filter(c, b, &match))
+		goto oom;
 	const uint64_t *start = b->col[NG_F_FLOW_START], *end = b->col[NG_F_FLOW_END];
 	const uint64_t *pk = b->col[NG_F_PACKETS], *by = b->col[NG_F_BYTES];
-	uint32_t block[AGG_BLOCK];
-	size_t nblock = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		if (match && !match[i])
 			continue;
@@ -507,24 +523,186 @@ static int on_batch(const ng_column_batch *b, void *arg)
 			res->first = start[i];
 		if (end[i] > res->last)
 			res->last = end[i];
-		if (c->q->nkeys == 0) {
-			if (list_row(c, b, i))
-				goto oom;
-			continue;
-		}
-		block[nblock++] = (uint32_t)i;
-		if (nblock == AGG_BLOCK) {
-			if (agg_flush(c, b, block, nblock))
-				goto oom;
-			nblock = 0;
-		}
+		if (list_row(c, b, i))
+			goto oom;
 	}
-	if (nblock && agg_flush(c, b, block, nblock))
+	return 0;
+oom:
+	c->oom = true;
+	return 1;
+}
+
+/* True when rows idx[0..n) of address column `col` are all IPv4-mapped
+ * (no branch a row: the differences from the prefix are or-ed). */
+static bool rows_v4(const uint8_t *col, const uint32_t *idx, size_t n)
+{
+	uint64_t acc = 0;
+	for (size_t m = 0; m < n; m++) {
+		uint64_t lo;
+		uint32_t mid;
+		memcpy(&lo, col + (size_t)idx[m] * 16, 8);
+		memcpy(&mid, col + (size_t)idx[m] * 16 + 8, 4);
+		acc |= lo | (uint64_t)(mid ^ UINT32_C(0xffff0000));
+	}
+	return acc == 0;
+}
+
+/* Adds rows idx[0..n) through a fast path, the either key's `alt` side
+ * when alt_side.  Returns 1 when the batch does not suit it (IPv6 rows
+ * for FAST_V4: the generic table takes them), 0 done, -1 out of memory. */
+static int agg_fast(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, size_t n,
+		    bool alt_side)
+{
+	const ng_group_key *g = &c->q->keys[0];
+	int f = alt_side ? g->alt : (int)g->field;
+	const uint8_t *col = b->col[f];
+	ng_agg_in in = {b->col[NG_F_FLOW_START], b->col[NG_F_FLOW_END], b->col[NG_F_PACKETS],
+			b->col[NG_F_BYTES], idx, n};
+	if (c->fast == FAST_DIRECT) {
+		if (ng_fields[f].size == 1)
+			for (size_t m = 0; m < n; m++)
+				c->k16[m] = col[idx[m]];
+		else
+			for (size_t m = 0; m < n; m++) {
+				uint16_t v;
+				memcpy(&v, col + (size_t)idx[m] * 2, 2);
+				c->k16[m] = v;
+			}
+		return ng_aggdirect_add(&c->td, c->k16, &in);
+	}
+	if (!rows_v4(col, idx, n))
+		return 1;
+	for (size_t m = 0; m < n; m++) {
+		uint32_t v;
+		memcpy(&v, col + (size_t)idx[m] * 16 + 12, 4);
+		c->k32[m] = __builtin_bswap32(v) & c->mask4; /* network order: prefixes mask */
+	}
+	return ng_agg32_add(&c->t32, c->k32, &in);
+}
+
+static int agg_rows(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, size_t n)
+{
+	for (int side = 0; side < (c->either >= 0 ? 2 : 1); side++) {
+		int rc = c->fast != FAST_NONE ? agg_fast(c, b, idx, n, side) : 1;
+		if (rc < 0)
+			return -1;
+		for (size_t m = 0; rc > 0 && m < n; m += AGG_BLOCK)
+			if (agg_block(c, b, idx + m, n - m < AGG_BLOCK ? n - m : AGG_BLOCK, side))
+				return -1;
+	}
+	return 0;
+}
+
+static int on_batch_agg(const ng_column_batch *b, void *arg)
+{
+	run_ctx *c = arg;
+	ng_query_result *res = c->res;
+	const uint8_t *match;
+	if (eval_filter(c, b, &match))
+		goto oom;
+	if (b->n > c->idx_cap) {
+		uint32_t *i = realloc(c->idx, b->n * sizeof *i), *k = NULL;
+		uint16_t *h = NULL;
+		if (i)
+			c->idx = i;
+		if (i && (k = realloc(c->k32, b->n * sizeof *k)))
+			c->k32 = k;
+		if (k && (h = realloc(c->k16, b->n * sizeof *h)))
+			c->k16 = h;
+		if (!h)
+			goto oom;
+		c->idx_cap = b->n;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++) { /* branch-free compaction */
+		c->idx[n] = (uint32_t)i;
+		n += match ? match[i] : 1;
+	}
+	const uint64_t *start = b->col[NG_F_FLOW_START], *end = b->col[NG_F_FLOW_END];
+	const uint64_t *pk = b->col[NG_F_PACKETS], *by = b->col[NG_F_BYTES];
+	uint64_t p = 0, y = 0, first = res->first, last = res->last;
+	for (size_t m = 0; m < n; m++) {
+		size_t i = c->idx[m];
+		p += pk[i];
+		y += by[i];
+		first = start[i] < first ? start[i] : first;
+		last = end[i] > last ? end[i] : last;
+	}
+	res->flows_total += n;
+	res->packets_total += p;
+	res->bytes_total += y;
+	res->first = first;
+	res->last = last;
+	if (agg_rows(c, b, c->idx, n))
 		goto oom;
 	return 0;
 oom:
 	c->oom = true;
 	return 1;
+}
+
+static int on_batch_par(const ng_column_batch *b, unsigned worker, void *arg)
+{
+	run_ctx *w = arg;
+	return on_batch_agg(b, &w[worker]);
+}
+
+/* Adds the values of one group into row r. */
+static void merge_vals(ng_agg_row *r, uint64_t flows, uint64_t packets, uint64_t bytes,
+		       uint64_t first, uint64_t last)
+{
+	r->flows += flows;
+	r->packets += packets;
+	r->bytes += bytes;
+	r->first = first < r->first ? first : r->first;
+	r->last = last > r->last ? last : r->last;
+}
+
+/* Folds the fast-path tables of c into its generic table. */
+static int fold_fast(run_ctx *c)
+{
+	uint64_t k[NG_QUERY_KEY_MAX / 8];
+	for (size_t i = 0; i < c->t32.n; i++) {
+		memset(k, 0, c->t.kwords * 8);
+		uint8_t *kp = (uint8_t *)k;
+		uint32_t be = __builtin_bswap32(c->t32.keys[i]);
+		kp[10] = kp[11] = 0xff;
+		memcpy(kp + 12, &be, 4);
+		ng_agg_row *r = table_get(&c->t, k, hash_key(k, c->t.kwords));
+		if (!r)
+			return -1;
+		const ng_agg_vals *v = &c->t32.v[i];
+		merge_vals(r, v->flows, v->packets, v->bytes, v->first, v->last);
+	}
+	for (size_t key = 0; c->td.v && key < 65536; key++) {
+		const ng_agg_vals *v = &c->td.v[key];
+		if (!v->flows)
+			continue;
+		memset(k, 0, c->t.kwords * 8);
+		uint16_t kv = (uint16_t)key; /* little-endian: a u8 key is its low byte */
+		memcpy(k, &kv, 2);
+		ng_agg_row *r = table_get(&c->t, k, hash_key(k, c->t.kwords));
+		if (!r)
+			return -1;
+		merge_vals(r, v->flows, v->packets, v->bytes, v->first, v->last);
+	}
+	ng_agg32_free(&c->t32);
+	ng_aggdirect_free(&c->td);
+	return 0;
+}
+
+/* Adds every group of src into dst. */
+static int merge_table(agg_table *dst, const agg_table *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const ng_agg_row *s = &src->rows[i];
+		ng_agg_row *r = table_get(dst, (const uint64_t *)(const void *)s->key,
+					  src->hashes[i]);
+		if (!r)
+			return -1;
+		merge_vals(r, s->flows, s->packets, s->bytes, s->first, s->last);
+	}
+	return 0;
 }
 
 static int cmp_listed(const void *a, const void *b, void *arg)
@@ -643,6 +821,89 @@ static int finish_top(run_ctx *c)
 	return 0;
 }
 
+static void free_ctx(run_ctx *c)
+{
+	free(c->match);
+	free(c->list);
+	free(c->seq);
+	free(c->t.rows);
+	free(c->t.slots);
+	free(c->t.hashes);
+	free(c->idx);
+	free(c->k32);
+	free(c->k16);
+	ng_agg32_free(&c->t32);
+	ng_aggdirect_free(&c->td);
+}
+
+/* The fast path for q's keys, if any: one key (or one either key) of
+ * ≤ 16 bits, or one address key (IPv4 rows; an IPv4 prefix allowed). */
+static void choose_fast(run_ctx *c)
+{
+	const ng_query *q = c->q;
+	c->fast = FAST_NONE;
+	if (q->nkeys != 1 || q->keys[0].bucket_ms)
+		return;
+	const ng_group_key *g = &q->keys[0];
+	const ng_field *f = &ng_fields[g->field];
+	if (f->type <= NG_FT_U16 && !g->plen4 && !g->plen6 &&
+	    (g->alt < 0 || ng_fields[g->alt].size == f->size))
+		c->fast = FAST_DIRECT;
+	if (f->type == NG_FT_ADDR && (g->alt < 0 || ng_fields[g->alt].type == NG_FT_ADDR)) {
+		c->fast = FAST_V4;
+		c->mask4 = g->plen4 ? ~UINT32_C(0) << (32 - g->plen4) : ~UINT32_C(0);
+	}
+}
+
+/*
+ * Group-by on `nw` scan workers, each with its own tables and totals,
+ * merged into workers[0] (whose res is the caller's) at the end.
+ */
+static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_result *res)
+{
+	const ng_query *q = proto->q;
+	unsigned nw = ng_store_scan_threads(q->threads);
+	run_ctx *w = calloc(nw, sizeof *w);
+	ng_query_result *part = calloc(nw, sizeof *part);
+	pthread_mutex_t filter_mu = PTHREAD_MUTEX_INITIALIZER;
+	int rc = -1;
+	if (!w || !part)
+		goto out;
+	for (unsigned i = 0; i < nw; i++) {
+		w[i] = *proto;
+		w[i].res = i == 0 ? res : &part[i];
+		w[i].res->first = UINT64_MAX;
+		w[i].filter_mu = nw > 1 ? &filter_mu : NULL;
+		choose_fast(&w[i]);
+	}
+	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
+			   .fn_par = on_batch_par, .threads = nw, .arg = w};
+	rc = ng_store_scan_opts(dir, &so, &res->scan);
+	if (rc == -1)
+		goto out;
+	rc = 0;
+	for (unsigned i = 0; i < nw; i++)
+		if (w[i].oom || fold_fast(&w[i]))
+			rc = -2;
+	for (unsigned i = 1; i < nw && rc == 0; i++) {
+		if (merge_table(&w[0].t, &w[i].t))
+			rc = -2;
+		res->flows_total += part[i].flows_total;
+		res->packets_total += part[i].packets_total;
+		res->bytes_total += part[i].bytes_total;
+		res->first = part[i].first < res->first ? part[i].first : res->first;
+		res->last = part[i].last > res->last ? part[i].last : res->last;
+	}
+	if (rc == 0 && finish_top(&w[0]))
+		rc = -2;
+out:
+	for (unsigned i = 0; w && i < nw; i++)
+		free_ctx(&w[i]);
+	free(w);
+	free(part);
+	return w ? rc : -2;
+}
+
 int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err,
 		 size_t errlen)
 {
@@ -674,27 +935,23 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 		}
 	}
 	res->first = UINT64_MAX;
-	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
-			   .fn = on_batch, .want = q->nkeys ? NULL : want_segment, .arg = &c};
-	int rc = ng_store_scan_opts(dir, &so, &res->scan);
-	if (rc == -1) {
-		snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir, dir);
-	} else if (c.oom) {
-		snprintf(err, errlen, "out of memory");
-		rc = -1;
+	int rc;
+	if (q->nkeys) {
+		rc = run_grouped(dir, &c, cols, res);
 	} else {
-		rc = q->nkeys ? finish_top(&c) : finish_listing(&c);
-		if (rc)
-			snprintf(err, errlen, "out of memory");
+		ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
+				   .fn = on_batch_list, .want = want_segment, .arg = &c};
+		rc = ng_store_scan_opts(dir, &so, &res->scan);
+		if (rc != -1)
+			rc = c.oom || finish_listing(&c) ? -2 : 0;
+		free_ctx(&c);
 	}
+	if (rc == -1)
+		snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir, dir);
+	else if (rc)
+		snprintf(err, errlen, "out of memory");
 	if (!res->flows_total)
 		res->first = 0;
-	free(c.match);
-	free(c.list);
-	free(c.seq);
-	free(c.t.rows);
-	free(c.t.slots);
-	free(c.t.hashes);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	res->elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	return rc ? -1 : 0;

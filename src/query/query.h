@@ -52,6 +52,7 @@ typedef struct ng_query {
 	ng_group_key keys[NG_QUERY_MAX_KEYS];
 	enum ng_order order;      /* group-by only: descending by this metric */
 	size_t limit;             /* 0: no limit */
+	unsigned threads;         /* group-by scan workers; 0: every online CPU */
 } ng_query;
 
 /* One aggregated group. */
