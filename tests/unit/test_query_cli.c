@@ -206,6 +206,119 @@ static void test_usage_errors(void **state)
 	assert_non_null(strstr(out, "Examples:"));
 }
 
+/* --format json: one document; read back by python3's json module. */
+static void test_json_document(void **state)
+{
+	(void)state;
+	if (!have_bin() || system("python3 -c 1 >/dev/null 2>&1"))
+		skip();
+	char args[512];
+	snprintf(args, sizeof args, "--store '%s' -s srcip/bytes --format json 'proto tcp or proto udp'",
+		 store);
+	assert_int_equal(run(args), 0);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+		 "q=d[\"query\"]; r=d[\"rows\"]; s=d[\"summary\"]; "
+		 "assert q[\"kind\"]==\"top\" and q[\"keys\"]==[\"srcip\"] and q[\"order\"]==\"bytes\", q; "
+		 "assert q[\"filter\"]==\"proto tcp or proto udp\", q; "
+		 "assert [(x[\"srcip\"],x[\"flows\"],x[\"packets\"],x[\"bytes\"]) for x in r]=="
+		 "[(\"10.0.0.2\",1,50,5000),(\"10.0.0.1\",2,15,3000),(\"10.0.0.3\",1,1,100)], r; "
+		 "assert r[0][\"bps\"]==40000 and r[1][\"pps\"]==3, r; "
+		 "assert (s[\"flows\"],s[\"packets\"],s[\"bytes\"])==(4,66,8100), s' '%s'",
+		 out_path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * -A srcip,dstport: one record a flow here, in first-seen order:
+ *   1.0 s 10.0.0.1 443, 1.5 s 10.0.0.2 53, 2.0 s 10.0.0.1 80, 4.0 s 10.0.0.3 443
+ */
+static void test_aggregate_csv(void **state)
+{
+	(void)state;
+	if (!have_bin())
+		skip();
+	char args[256];
+	snprintf(args, sizeof args, "--store '%s' -A srcip,dstport --format csv -q", store);
+	assert_int_equal(run(args), 0);
+	assert_string_equal(out,
+			    "first_seen,last_seen,srcip,dstport,flows,packets,bytes,pps,bps,bpp\n"
+			    "2025-11-30T00:00:01.000Z,2025-11-30T00:00:03.000Z,10.0.0.1,443,1,10,2000,5,8000,200\n"
+			    "2025-11-30T00:00:01.500Z,2025-11-30T00:00:02.500Z,10.0.0.2,53,1,50,5000,50,40000,100\n"
+			    "2025-11-30T00:00:02.000Z,2025-11-30T00:00:06.000Z,10.0.0.1,80,1,5,1000,1,2000,200\n"
+			    "2025-11-30T00:00:04.000Z,2025-11-30T00:00:04.000Z,10.0.0.3,443,1,1,100,0,0,100\n");
+	/* /24 prefixes: all four flows in 10.0.0.0/24, two to 443 */
+	snprintf(args, sizeof args, "--store '%s' -A srcip4/24,dstport -O flows --format csv -q --no-header",
+		 store);
+	assert_int_equal(run(args), 0);
+	assert_non_null(strstr(out, ",10.0.0.0/24,443,2,11,2100,"));
+	assert_non_null(strstr(out, ",10.0.0.0/24,53,1,50,5000,"));
+}
+
+/*
+ * --interval 1s -s proto/flows -n 1: TCP (3 flows) is the one series, UDP
+ * is "other".  Buckets by flow_start: 1 s: TCP 443 flow + UDP; 2 s: TCP
+ * port 80; 4 s: TCP 443.  Rates over 1 s: bytes x 8, packets.
+ */
+static void test_series_csv(void **state)
+{
+	(void)state;
+	if (!have_bin())
+		skip();
+	char args[256];
+	snprintf(args, sizeof args, "--store '%s' --interval 1s -s proto/flows -n 1 --format csv -q",
+		 store);
+	assert_int_equal(run(args), 0);
+	assert_string_equal(out, "time,key,flows,packets,bytes,bps,pps\n"
+				 "2025-11-30T00:00:01.000Z,6,1,10,2000,16000,10\n"
+				 "2025-11-30T00:00:01.000Z,other,1,50,5000,40000,50\n"
+				 "2025-11-30T00:00:02.000Z,6,1,5,1000,8000,5\n"
+				 "2025-11-30T00:00:04.000Z,6,1,1,100,800,1\n");
+}
+
+/* --pairs srcip,dstip -n 1 -O bytes: 10.0.0.2 -> 192.0.2.1 (5000 B); the
+ * other three flows: 16 packets, 3100 bytes. */
+static void test_pairs_ndjson(void **state)
+{
+	(void)state;
+	if (!have_bin())
+		skip();
+	char args[256];
+	snprintf(args, sizeof args, "--store '%s' --pairs srcip,dstip -n 1 -O bytes --format ndjson -q",
+		 store);
+	assert_int_equal(run(args), 0);
+	assert_string_equal(out, "{\"source\":\"10.0.0.2\",\"target\":\"192.0.2.1\",\"flows\":1,"
+				 "\"packets\":50,\"bytes\":5000}\n"
+				 "{\"source\":\"other\",\"target\":\"other\",\"flows\":3,\"packets\":16,"
+				 "\"bytes\":3100}\n");
+}
+
+static void test_new_usage_errors(void **state)
+{
+	(void)state;
+	if (!have_bin())
+		skip();
+	char args[256];
+	snprintf(args, sizeof args, "--store '%s' --pairs srcip", store);
+	assert_int_equal(run(args), 2);
+	assert_non_null(strstr(errtext, "--pairs takes two fields"));
+	snprintf(args, sizeof args, "--store '%s' --pairs ip,dstport", store);
+	assert_int_equal(run(args), 2);
+	assert_non_null(strstr(errtext, "one-sided fields"));
+	snprintf(args, sizeof args, "--store '%s' --interval 0", store);
+	assert_int_equal(run(args), 2);
+	assert_non_null(strstr(errtext, "bad --interval '0'"));
+	snprintf(args, sizeof args, "--store '%s' --interval 1m --pairs srcip,dstip", store);
+	assert_int_equal(run(args), 2);
+	assert_non_null(strstr(errtext, "do not combine"));
+	snprintf(args, sizeof args, "--store '%s' -A srcip4/40", store);
+	assert_int_equal(run(args), 2);
+	assert_non_null(strstr(errtext, "bad prefix length"));
+	snprintf(args, sizeof args, "--store '%s' --format xml", store);
+	assert_int_equal(run(args), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +327,11 @@ int main(void)
 		cmocka_unit_test(test_listing_filter_ndjson),
 		cmocka_unit_test(test_table_and_summary),
 		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_json_document),
+		cmocka_unit_test(test_aggregate_csv),
+		cmocka_unit_test(test_series_csv),
+		cmocka_unit_test(test_pairs_ndjson),
+		cmocka_unit_test(test_new_usage_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
