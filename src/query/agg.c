@@ -1,17 +1,15 @@
 /*
  * agg.c — the specialised aggregation tables (see agg.h).
  *
- * ng_agg32_add works in groups of 16 rows: it hashes the 16 keys and
- * prefetches their slots, then probes and prefetches the 16 value records,
- * then updates them, so the cache misses of a table larger than L1 overlap
+ * ng_agg32_add is a software pipeline over the batch: while row m is
+ * probed, the slot of row m + 32 is being fetched and the values of row
+ * m - 32 are added, so the cache misses of a table larger than L1 overlap
  * instead of coming one after another.
  */
 #include "query/agg.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-enum { GROUP = 16 };
 
 static inline size_t slot_of(const ng_agg32 *t, uint32_t k)
 {
@@ -65,38 +63,43 @@ static inline void add_row(ng_agg_vals *v, const ng_agg_in *in, size_t i)
 
 int ng_agg32_add(ng_agg32 *t, const uint32_t *key, const ng_agg_in *in)
 {
-	for (size_t m0 = 0; m0 < in->n; m0 += GROUP) {
-		size_t g = in->n - m0 < GROUP ? in->n - m0 : GROUP;
-		/* room for the whole group: load factor ≤ 1/2 */
-		while (!t->slots || (t->n + g) * 2 > t->mask + 1)
-			if (grow_slots(t))
-				return -1;
-		while (t->n + g > t->cap)
-			if (grow_dense(t))
-				return -1;
-		size_t pos[GROUP];
-		uint32_t vi[GROUP];
-		const uint32_t *k = key + m0;
-		for (size_t j = 0; j < g; j++) {
-			pos[j] = slot_of(t, k[j]);
-			__builtin_prefetch(&t->slots[pos[j]]);
-		}
-		for (size_t j = 0; j < g; j++) {
-			size_t p = pos[j];
+	const size_t n = in->n;
+	/* room for the whole batch first (load factor ≤ 1/2), so the loop
+	 * below never rehashes */
+	while (!t->slots || (t->n + n) * 2 > t->mask + 1)
+		if (grow_slots(t))
+			return -1;
+	while (t->n + n > t->cap)
+		if (grow_dense(t))
+			return -1;
+	/* a software pipeline: the slot of row m + AHEAD is prefetched, row
+	 * m is probed and its values prefetched, row m - AHEAD is added */
+	enum { AHEAD = 32 };
+	uint32_t vi[AHEAD];
+	uint64_t *slots = t->slots;
+	ng_agg_vals *vals = t->v;
+	for (size_t m = 0; m < n + AHEAD; m++) {
+		if (m + AHEAD < n)
+			__builtin_prefetch(&slots[slot_of(t, key[m + AHEAD])]);
+		if (m < n) {
+			const uint32_t k = key[m];
+			size_t p = slot_of(t, k);
 			uint64_t s;
-			while ((s = t->slots[p]) && (uint32_t)(s >> 32) != k[j])
+			while ((s = slots[p]) && (uint32_t)(s >> 32) != k)
 				p = (p + 1) & t->mask;
 			if (!s) {
-				t->keys[t->n] = k[j];
-				t->v[t->n] = (ng_agg_vals){0, 0, 0, UINT64_MAX, 0};
-				s = (uint64_t)k[j] << 32 | (uint64_t)++t->n;
-				t->slots[p] = s;
+				t->keys[t->n] = k;
+				vals[t->n] = (ng_agg_vals){0, 0, 0, UINT64_MAX, 0};
+				s = (uint64_t)k << 32 | (uint64_t)++t->n;
+				slots[p] = s;
 			}
-			vi[j] = (uint32_t)s - 1;
-			__builtin_prefetch(&t->v[vi[j]], 1);
+			vi[m % AHEAD] = (uint32_t)s - 1;
+			/* a 40-byte record may straddle two cache lines */
+			__builtin_prefetch(&vals[(uint32_t)s - 1], 1);
+			__builtin_prefetch((const char *)&vals[(uint32_t)s - 1] + 39, 1);
 		}
-		for (size_t j = 0; j < g; j++)
-			add_row(&t->v[vi[j]], in, in->idx[m0 + j]);
+		if (m >= AHEAD)
+			add_row(&vals[vi[(m - AHEAD) % AHEAD]], in, in->idx[m - AHEAD]);
 	}
 	return 0;
 }
