@@ -10,6 +10,7 @@
  */
 #include "query/query.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +275,7 @@ typedef struct run_ctx {
 	uint8_t *match;
 	size_t match_cap;
 	bool oom;
+	bool timed_out;     /* q->deadline_ms passed: the scan stopped */
 	/* listing */
 	ng_flow *list;      /* heap (limit) or array */
 	uint64_t *seq;      /* arrival order, for a stable result */
@@ -483,6 +485,20 @@ static bool want_segment(const ng_segment_info *s, void *arg)
 
 /* Sets c->match for batch b (NULL: no filter).  Returns -1 when out of
  * memory. */
+/* True (and c->timed_out set) once q->deadline_ms has passed: checked
+ * once a batch (≤ 16384 rows), a clock read is nothing beside it. */
+static bool past_deadline(run_ctx *c)
+{
+	if (!c->q->deadline_ms)
+		return false;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (now >= c->q->deadline_ms)
+		c->timed_out = true;
+	return c->timed_out;
+}
+
 static int eval_filter(run_ctx *c, const ng_column_batch *b, const uint8_t **match)
 {
 	*match = NULL;
@@ -509,6 +525,8 @@ static int on_batch_list(const ng_column_batch *b, void *arg)
 	run_ctx *c = arg;
 	ng_query_result *res = c->res;
 	const uint8_t *match;
+	if (past_deadline(c))
+		return 1;
 	if (eval_filter(c, b, &match))
 		goto oom;
 	const uint64_t *start = b->col[NG_F_FLOW_START], *end = b->col[NG_F_FLOW_END];
@@ -598,6 +616,8 @@ static int on_batch_agg(const ng_column_batch *b, void *arg)
 	run_ctx *c = arg;
 	ng_query_result *res = c->res;
 	const uint8_t *match;
+	if (past_deadline(c))
+		return 1;
 	if (eval_filter(c, b, &match))
 		goto oom;
 	if (b->n > c->idx_cap) {
@@ -883,6 +903,9 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 		goto out;
 	rc = 0;
 	for (unsigned i = 0; i < nw; i++)
+		if (w[i].timed_out)
+			rc = -3;
+	for (unsigned i = 0; i < nw && rc == 0; i++)
 		if (w[i].oom || fold_fast(&w[i]))
 			rc = -2;
 	for (unsigned i = 1; i < nw && rc == 0; i++) {
@@ -943,17 +966,21 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 				   .fn = on_batch_list, .want = want_segment, .arg = &c};
 		rc = ng_store_scan_opts(dir, &so, &res->scan);
 		if (rc != -1)
-			rc = c.oom || finish_listing(&c) ? -2 : 0;
+			rc = c.timed_out ? -3 : c.oom || finish_listing(&c) ? -2 : 0;
 		free_ctx(&c);
 	}
 	if (rc == -1)
 		snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir, dir);
+	else if (rc == -3)
+		snprintf(err, errlen, "the query ran past its time limit and was stopped");
 	else if (rc)
 		snprintf(err, errlen, "out of memory");
 	if (!res->flows_total)
 		res->first = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	res->elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (rc == -3)
+		errno = ETIMEDOUT;
 	return rc ? -1 : 0;
 }
 

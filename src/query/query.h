@@ -53,6 +53,9 @@ typedef struct ng_query {
 	enum ng_order order;      /* group-by only: descending by this metric */
 	size_t limit;             /* 0: no limit */
 	unsigned threads;         /* group-by scan workers; 0: every online CPU */
+	/* CLOCK_MONOTONIC ms after which the scan stops and the run fails
+	 * with errno ETIMEDOUT (the HTTP API's run-time limit); 0: none */
+	uint64_t deadline_ms;
 } ng_query;
 
 /* One aggregated group. */
@@ -103,7 +106,8 @@ size_t ng_query_key_len(const ng_query *q);
 /*
  * Runs q over the store at `dir`.  Fills *res (free with
  * ng_query_result_free).  Returns 0; -1 when `dir` is not a store or out
- * of memory, with a message in err[errlen].  Corrupt segments are skipped
+ * of memory, with a message in err[errlen]; -1 with errno ETIMEDOUT when
+ * q->deadline_ms passed during the scan.  Corrupt segments are skipped
  * and counted in res->scan.errors.
  */
 int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err,
