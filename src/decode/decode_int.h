@@ -228,6 +228,7 @@ struct ng_decoder {
 	uint64_t now;               /* latest time_received seen */
 	struct ng_tfield *scratch;  /* NG_MAX_FIELDS fields being parsed */
 	struct ng_sflow *sflow;     /* sflow.c state, created on the first sFlow datagram */
+	struct ng_ifq *ifq;         /* interfaces.c: names from options data, or NULL */
 };
 
 /* A set is at most 65535 bytes and a field specifier at least 4. */
@@ -249,6 +250,10 @@ struct ng_msg {
 	size_t records;         /* data records (incl. options) decoded */
 	size_t appended;
 };
+
+/* interfaces.c: called for every options record (p: its `len` bytes) */
+void ng_options_interfaces(struct ng_msg *m, const struct ng_tpl *t, const uint8_t *p, size_t len);
+void ng_ifq_free(ng_decoder *d);
 
 /* decoder.c */
 struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t domain);

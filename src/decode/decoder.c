@@ -132,6 +132,7 @@ void ng_decoder_free(ng_decoder *d)
 	ng_tpl_free_all(d);
 	ng_held_free_all(d);
 	ng_sflow_free(d);
+	ng_ifq_free(d);
 	for (struct ng_domain *m = d->dom_all, *n; m; m = n) {
 		n = m->all_next;
 		free(m);

@@ -198,6 +198,27 @@ typedef struct ng_counter_batch {
  * when out of memory: the samples stay pending). */
 size_t ng_decoder_take_counters(ng_decoder *d, ng_counter_batch *out);
 
+/*
+ * Interface names learnt from options data: an options record carrying
+ * IE 82 interfaceName and/or IE 83 interfaceDescription with the ifIndex
+ * as IE 10 ingressInterface (a field or an IPFIX scope) or a NetFlow v9
+ * Interface scope (RFC 3954 §6.1 scope type 2).  Cisco IOS XE exports its
+ * interface table so (NetFlow v9 "interface-table" options).
+ */
+typedef struct ng_if_info {
+	uint8_t exporter[16];  /* IPv4-mapped */
+	uint32_t domain;       /* observation domain / source ID */
+	uint32_t index;        /* ifIndex */
+	char name[64];         /* IE 82, NUL padding removed; "" when absent */
+	char description[128]; /* IE 83 */
+} ng_if_info;
+
+/* Moves up to `max` interface records learnt since the last call into
+ * out[] (oldest first); returns how many.  The decoder keeps at most 4096
+ * pending; more are dropped and counted (ng_decoder_interfaces_dropped). */
+size_t ng_decoder_take_interfaces(ng_decoder *d, ng_if_info *out, size_t max);
+uint64_t ng_decoder_interfaces_dropped(const ng_decoder *d);
+
 /* Counter samples dropped because nobody took them in time. */
 uint64_t ng_decoder_counters_dropped(const ng_decoder *d);
 

@@ -408,6 +408,7 @@ void ng_data_set(struct ng_msg *m, struct ng_tpl *t, const uint8_t *p, size_t le
 		n++;
 		if (t->options) {
 			apply_options(m, &c);
+			ng_options_interfaces(m, t, p + off - used, used);
 		} else {
 			finish_record(m, f, &c);
 			m->appended++;
