@@ -126,7 +126,7 @@ static void test_state_missing_and_corrupt(void **state)
 	teach(a);
 	assert_int_equal(ng_decoder_save(a, path), 0);
 	ng_decoder_free(a);
-	size_t n;
+	size_t n = 0;
 	uint8_t *img = th_read(path, &n);
 	assert_non_null(img);
 	/* every single-byte corruption and every truncation is refused */
