@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/exporters.h"
@@ -44,6 +45,8 @@
 #include "core/timefmt.h"
 #include "decode/decoder.h"
 #include "enrich/enrich.h"
+#include "http/http.h"
+#include "enrich/interfaces.h"
 #include "net/listener.h"
 #include "sink/json.h"
 #include "store/counters.h"
@@ -78,6 +81,11 @@ static const char collect_help[] =
     "                              opened (logged); default: refuse to start\n"
     "      --enrich / --no-enrich  enrichment on even with nothing configured\n"
     "                              (network classes, services) / off\n"
+    "      --http ADDR:PORT        dashboards and JSON API (docs/api.md) on this\n"
+    "                              TCP address (default 127.0.0.1:8080); any\n"
+    "                              address but loopback needs a token\n"
+    "      --http-token TOKEN      token for the HTTP API (or NAGARE_HTTP_TOKEN)\n"
+    "      --no-http               no HTTP server\n"
     "  -h, --help                  this help\n"
     "\n"
     "SIGHUP, or a database or configuration file being replaced, reloads the\n"
@@ -129,6 +137,13 @@ struct collect {
 	ng_enrich_slot enrich;
 	ng_reloader *reloader;
 	const struct collect_opts *opts; /* to rebuild the configuration on reload */
+	/* HTTP API (http/http.h): a snapshot of the counters the receive
+	 * thread publishes once a second, copied out by the server threads */
+	ng_http_server *http;
+	pthread_mutex_t live_mu;
+	ng_exporters_file *live;
+	ng_iftab *ifs;                   /* interface names from options data */
+	char ifs_path[PATH_MAX];         /* STORE/state/interfaces.tsv, for status */
 };
 
 /* ---- options ---------------------------------------------------------- */
@@ -142,6 +157,8 @@ struct collect_opts {
 	const char *config, *geoip_db, *asn_db;
 	int geoip_optional; /* -1 not given */
 	int enrich;         /* -1 not given, 0 --no-enrich, 1 --enrich */
+	const char *http, *http_token; /* NULL: default / none */
+	bool no_http;
 	ng_config cfg;      /* file + environment + flags */
 };
 
@@ -194,6 +211,9 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	    {"geoip-optional", no_argument, NULL, 'O'},
 	    {"enrich", no_argument, NULL, 'E'},
 	    {"no-enrich", no_argument, NULL, 'N'},
+	    {"http", required_argument, NULL, 'H'},
+	    {"http-token", required_argument, NULL, 'T'},
+	    {"no-http", no_argument, NULL, 'X'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -225,6 +245,9 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 		case 'O': o->geoip_optional = 1; break;
 		case 'E': o->enrich = 1; break;
 		case 'N': o->enrich = 0; break;
+		case 'H': o->http = optarg; break;
+		case 'T': o->http_token = optarg; break;
+		case 'X': o->no_http = true; break;
 		case 'h': fputs(collect_help, stdout); return 0;
 		default: return ng_usage_error("collect", c, argv);
 		}
@@ -415,6 +438,7 @@ static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
 	if (e)
 		ng_enricher_apply(e, c->batch.flows, c->batch.n);
 	ng_enrich_leave(&c->enrich);
+	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n); /* after config names */
 	if (ng_store_writer_append(c->w, c->batch.flows, c->batch.n) < 0) {
 		if (!c->append_lost)
 			ng_error("out of memory: flow records are being dropped");
@@ -443,6 +467,159 @@ static void take_counters(struct collect *c)
 	}
 }
 
+/* Takes the interface names the decoder learnt from options data. */
+static void take_interfaces(struct collect *c)
+{
+	ng_if_info in[64];
+	size_t n;
+	while (c->ifs && (n = ng_decoder_take_interfaces(c->dec, in, 64)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			char a[NG_ADDR_STRLEN];
+			if (ng_iftab_set(c->ifs, in[i].exporter, in[i].index, in[i].name,
+			                 in[i].description) == 1)
+				ng_info("exporter %s: interface %" PRIu32 " is %s (%s), from options data",
+				        ng_addr_format(in[i].exporter, a), in[i].index, in[i].name,
+				        in[i].description);
+		}
+}
+
+static void put_iface(const uint8_t ex[16], uint32_t index, const char *name, const char *desc,
+                      void *arg)
+{
+	char a[NG_ADDR_STRLEN];
+	fprintf(arg, "%s\t%" PRIu32 "\t%s\t%s\toptions\n", ng_addr_format(ex, a), index, name, desc);
+}
+
+/* STORE/state/interfaces.tsv for `nagare status`: exporter names and
+ * interface names, from the configuration and from options data.  Small;
+ * written whole and renamed (no fsync: it is rewritten every report). */
+static void save_interfaces(struct collect *c)
+{
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof tmp, "%s.tmp", c->ifs_path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fputs("# exporter\tifindex|-\tname\tdescription\tsource\n", f);
+	const ng_config *cfg = &c->opts->cfg;
+	for (size_t i = 0; i < cfg->nexps; i++) {
+		char a[NG_ADDR_STRLEN];
+		const ng_cfg_exporter *x = &cfg->exps[i];
+		ng_addr_format(x->addr, a);
+		fprintf(f, "%s\t-\t%s\t\tconfig\n", a, x->name ? x->name : "");
+		for (size_t j = 0; j < x->nifs; j++)
+			fprintf(f, "%s\t%" PRIu32 "\t%s\t%s\tconfig\n", a, x->ifs[j].index,
+			        x->ifs[j].name ? x->ifs[j].name : "",
+			        x->ifs[j].description ? x->ifs[j].description : "");
+	}
+	if (c->ifs)
+		ng_iftab_foreach(c->ifs, put_iface, f);
+	if (fclose(f) == 0)
+		rename(tmp, c->ifs_path);
+	else
+		unlink(tmp);
+}
+
+/* ---- HTTP server ------------------------------------------------------ */
+
+/* Hands a fresh counter snapshot to the HTTP threads (the decoder's
+ * counters may be read only by this thread; they copy the snapshot). */
+static void publish_live(struct collect *c)
+{
+	if (!c->http)
+		return;
+	ng_exporters_file *f = malloc(sizeof *f);
+	if (!f)
+		return;
+	snapshot(c, f);
+	pthread_mutex_lock(&c->live_mu);
+	ng_exporters_file *old = c->live;
+	c->live = f;
+	pthread_mutex_unlock(&c->live_mu);
+	if (old) {
+		ng_exporters_free(old);
+		free(old);
+	}
+}
+
+/* ng_http_exporters_fn: a copy of the last published snapshot. */
+static int live_exporters(void *arg, ng_http_exporters *out, char *err, size_t errlen)
+{
+	struct collect *c = arg;
+	int rc = -1;
+	pthread_mutex_lock(&c->live_mu);
+	const ng_exporters_file *f = c->live;
+	if (!f) {
+		snprintf(err, errlen, "the collector is starting: no counters yet");
+	} else if ((out->rows = malloc((f->n ? f->n : 1) * sizeof *out->rows))) {
+		memcpy(out->rows, f->rows, f->n * sizeof *out->rows);
+		out->n = f->n;
+		out->listener = f->listener;
+		out->store = f->store;
+		out->started_ms = f->started_ms;
+		out->updated_ms = f->updated_ms;
+		out->live = true;
+		rc = 0;
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
+	pthread_mutex_unlock(&c->live_mu);
+	return rc;
+}
+
+/* Starts the HTTP server on its own threads (the stop signals blocked
+ * in them).  Returns 0, or -1 when an address given by the user cannot
+ * be served; the default address being taken only warns (the collector
+ * runs on without HTTP). */
+static int start_http(struct collect *c, const struct collect_opts *o)
+{
+	pthread_mutex_init(&c->live_mu, NULL);
+	if (o->no_http)
+		return 0;
+	const char *token = o->http_token ? o->http_token : getenv("NAGARE_HTTP_TOKEN");
+	ng_http_config hc = {.store_dir = o->store,
+	                     .listen = o->http ? o->http : "127.0.0.1:8080",
+	                     .token = token,
+	                     .exporters = live_exporters,
+	                     .exporters_arg = c};
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	char err[512];
+	c->http = ng_http_start(&hc, err, sizeof err);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!c->http && o->http) {
+		fprintf(stderr, "nagare collect: %s\n", err);
+		return -1;
+	}
+	if (!c->http) {
+		ng_warn("%s; running without the dashboards (--http ADDR:PORT to choose "
+		        "another address, --no-http to silence this)",
+		        err);
+		return 0;
+	}
+	publish_live(c);
+	char url[128];
+	ng_http_url(c->http, url, sizeof url);
+	ng_info("dashboards and API at %s%s", url,
+	        token && *token ? " (token required: open it once with ?token=TOKEN)" : "");
+	return 0;
+}
+
+static void stop_http(struct collect *c)
+{
+	ng_http_stop(c->http);
+	c->http = NULL;
+	if (c->live) {
+		ng_exporters_free(c->live);
+		free(c->live);
+		c->live = NULL;
+	}
+}
+
 static int receive_loop(struct collect *c, unsigned stats_interval)
 {
 	uint64_t now = ng_now_ms();
@@ -462,12 +639,15 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 		if (now >= next_expire) {
 			ng_decoder_expire(c->dec, now);
 			take_counters(c);
+			publish_live(c);
+			take_interfaces(c);
 			if (c->json)
 				fflush(c->json);
 			next_expire = now + 1000;
 		}
 		if (now >= next_report) {
 			report(c);
+			save_interfaces(c);
 			next_report = now + (uint64_t)stats_interval * 1000;
 		}
 	}
@@ -481,6 +661,8 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 		take_batch(c, dgs, n);
 	}
 	take_counters(c);
+	take_interfaces(c);
+	save_interfaces(c);
 	atomic_store(&c->enrich.closed, true);
 	return 0;
 }
@@ -521,6 +703,11 @@ static int open_all(struct collect *c, const struct collect_opts *o)
 	}
 	snprintf(c->tpl_path, sizeof c->tpl_path, "%s/templates", state);
 	snprintf(c->exp_path, sizeof c->exp_path, "%s/exporters.json", state);
+	snprintf(c->ifs_path, sizeof c->ifs_path, "%s/interfaces.tsv", state);
+	if (o->enrich != 0 && !(c->ifs = ng_iftab_new())) {
+		fprintf(stderr, "nagare collect: out of memory\n");
+		return -1;
+	}
 	c->dec = ng_decoder_new(NULL);
 	if (!c->dec) {
 		fprintf(stderr, "nagare collect: out of memory\n");
@@ -591,6 +778,7 @@ static void close_all(struct collect *c)
 	ng_flow_batch_free(&c->batch);
 	ng_counter_batch_free(&c->counters);
 	ng_enricher_free(atomic_exchange(&c->enrich.cur, NULL));
+	ng_iftab_free(c->ifs);
 }
 
 static void install_signals(void)
@@ -659,7 +847,7 @@ int ng_cmd_collect(int argc, char **argv)
 		ng_config_free(&o.cfg);
 		return rc;
 	}
-	struct collect c = {.store_dir = o.store, .started_ms = ng_now_ms()};
+	struct collect c = {.store_dir = o.store, .started_ms = ng_now_ms(), .opts = &o};
 	stop_requested = 0;
 	install_signals();
 	if (open_all(&c, &o) < 0) {
@@ -668,12 +856,17 @@ int ng_cmd_collect(int argc, char **argv)
 		return 1;
 	}
 	announce(&c);
-	c.opts = &o;
+	if (start_http(&c, &o) < 0) {
+		close_all(&c);
+		ng_config_free(&o.cfg);
+		return 1;
+	}
 	if (atomic_load(&c.enrich.cur) &&
 	    !(c.reloader = ng_reloader_start(&c.enrich, rebuild_enricher, &c, &hup_requested)))
 		ng_warn("cannot start the enrichment reloader: SIGHUP will not reload");
 	if (start_flusher(&c) != 0) {
 		fprintf(stderr, "nagare collect: cannot start the flush thread\n");
+		stop_http(&c);
 		atomic_store(&c.enrich.closed, true);
 		ng_reloader_stop(c.reloader);
 		close_all(&c);
@@ -681,6 +874,7 @@ int ng_cmd_collect(int argc, char **argv)
 		return 1;
 	}
 	rc = receive_loop(&c, o.stats_interval) < 0 ? 1 : 0;
+	stop_http(&c); /* before the decoder and writers go */
 	atomic_store(&c.enrich.closed, true);
 	ng_reloader_stop(c.reloader);
 	stop_flusher(&c);

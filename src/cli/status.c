@@ -32,6 +32,41 @@ static const char status_help[] =
     "  -f, --format FORMAT   table (default) or json\n"
     "  -h, --help            this help\n";
 
+/* ---- exporter and interface names ------------------------------------ */
+
+/* DIR/state/interfaces.tsv (written by collect: exporter, ifIndex or "-"
+ * for the exporter's own name, name, description, source) as a table. */
+static void print_interfaces(const char *dir)
+{
+	char path[4096], line[1024];
+	snprintf(path, sizeof path, "%s/state/interfaces.tsv", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	bool head = false;
+	while (fgets(line, sizeof line, f)) {
+		char *fld[5] = {0}, *p = line;
+		if (line[0] == '#')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		for (int i = 0; i < 5 && p; i++) {
+			fld[i] = p;
+			p = strchr(p, '\t');
+			if (p)
+				*p++ = 0;
+		}
+		if (!fld[4])
+			continue;
+		if (!head) {
+			printf("\n%-39s %8s %-24s %-32s %s\n", "EXPORTER", "IFINDEX", "NAME",
+			       "DESCRIPTION", "FROM");
+			head = true;
+		}
+		printf("%-39s %8s %-24s %-32s %s\n", fld[0], fld[1], fld[2], fld[3], fld[4]);
+	}
+	fclose(f);
+}
+
 /* ---- store totals ----------------------------------------------------- */
 
 static uint64_t walk_segments, walk_bytes;
@@ -211,6 +246,7 @@ int ng_cmd_status(int argc, char **argv)
 			print_table(&f);
 		printf("store %s: %" PRIu64 " segments, %" PRIu64 " bytes on disk\n", dir, segs,
 		       bytes);
+		print_interfaces(dir);
 	}
 	if (have)
 		ng_exporters_free(&f);

@@ -14,6 +14,11 @@ after the first reload was logged, 3xxxx after the second; the background
 stream, whose records straddle the swaps, uses 5xxxx).  Checks: every
 record sent is stored and in the NDJSON (sent = stored), records of phase
 1 and 3 say London, of phase 2 no city (and still GB).
+
+Before the stream, the same exporter address sends Cisco's NetFlow v9
+interface table (telegraf corpus netflow_v9_options__message.bin: ifIndex 1
+Te0/0/0, 2 Te0/0/1 per tshark); the v5 records' input 1 / output 2 must be
+named so from phase 2 on, and `nagare status` must list them.
 """
 import json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, threading, time
 
@@ -78,6 +83,9 @@ def main():
     try:
         wait_log(log, "listening on", 1)
         snd = Sender(port)
+        opts = os.path.join(os.path.dirname(MMDB), "captures", "telegraf_bin",
+                            "netflow_v9_options__message.bin")
+        snd.sock.sendto(open(opts, "rb").read(), snd.dest)
         stop = threading.Event()
 
         def background():
@@ -122,10 +130,17 @@ def main():
         want_city = {1: "London", 2: "", 3: "London"}.get(ph)
         if f["src_country"] != "GB" or (want_city is not None and f["src_city"] != want_city):
             bad[ph] = bad.get(ph, 0) + 1
+        if ph in (2, 3) and (f["in_if_name"], f["out_if_name"]) != ("Te0/0/0", "Te0/0/1"):
+            bad["ifname"] = bad.get("ifname", 0) + 1
     q = subprocess.run([BIN, "query", "--store", os.path.join(work, "store"), "-o", "csv",
                         "-s", "proto"], capture_output=True, text=True)
     stored = sum(int(l.split(",")[3]) for l in q.stdout.splitlines()[1:] if l.count(",") > 3)
     print(open(log).read())
+    st = subprocess.run([BIN, "status", "--store", os.path.join(work, "store")],
+                        capture_output=True, text=True).stdout
+    print(st)
+    if "Te0/0/0" not in st or "TenGigabitEthernet0/0/1" not in st:
+        sys.exit("enrich_reload: nagare status does not list the interfaces")
     print(f"sent {snd.sent}, NDJSON {len(flows)}, stored {stored}; per phase {count}; wrong {bad}")
     if len(flows) != snd.sent or stored != snd.sent:
         sys.exit("enrich_reload: records lost (sent != stored)")
