@@ -13,7 +13,9 @@
  * Exit status: 0 success, 1 runtime failure (no store, out of memory,
  * output error), 2 usage error (options, filter syntax, unknown field).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,7 @@ static const char query_help[] =
 	"  -n, --limit N          top N groups (default 10) or first N flows (default all)\n"
 	"  -o, --format FMT       table (default), csv, ndjson, or json (one document:\n"
 	"                         query, rows, summary)\n"
+	"      --filter-file FILE the filter from FILE (nfdump -f; '#' comments)\n"
 	"      --no-header        no title or column header lines\n"
 	"  -q, --quiet            no summary\n"
 	"  -h, --help             this help\n"
@@ -84,7 +87,7 @@ typedef struct query_opts {
 	enum ng_format fmt;
 	bool header, quiet;
 	bool order_given, bidir;
-	const char *aggregate, *pairs;
+	const char *aggregate, *pairs, *filter_file;
 	uint64_t interval_ms;
 	char *filter_text;
 } query_opts;
@@ -107,9 +110,32 @@ static char *join_args(int argc, char **argv, int from)
 	return s;
 }
 
+/* Reads --filter-file into o->filter_text (at most 1 MiB).  Returns 0, or
+ * 2 (usage error) when it cannot be read. */
+static int read_filter_file(query_opts *o)
+{
+	FILE *f = fopen(o->filter_file, "r");
+	if (!f)
+		return ng_usage_fail("query", "cannot read --filter-file %s: %s", o->filter_file,
+				     strerror(errno));
+	size_t cap = 1 << 20;
+	char *s = malloc(cap + 1);
+	size_t n = s ? fread(s, 1, cap + 1, f) : 0;
+	bool bad = ferror(f) || n > cap;
+	fclose(f);
+	if (!s || bad) {
+		free(s);
+		return ng_usage_fail("query", "--filter-file %s: unreadable or over 1 MiB",
+				     o->filter_file);
+	}
+	s[n] = 0;
+	o->filter_text = s;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, query_opts *o)
 {
-	enum { OPT_NO_HEADER = 256 };
+	enum { OPT_NO_HEADER = 256, OPT_FILTER_FILE };
 	/* short options follow nfdump where it has them (-A, -B, -O, -n, -o) */
 	static const struct option longopts[] = {
 		{"store", required_argument, NULL, 'R'}, {"from", required_argument, NULL, 'f'},
@@ -119,6 +145,7 @@ static int parse_args(int argc, char **argv, query_opts *o)
 		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
 		{"aggregate", required_argument, NULL, 'A'}, {"bidir", no_argument, NULL, 'B'},
 		{"interval", required_argument, NULL, 'I'}, {"pairs", required_argument, NULL, 'P'},
+		{"filter-file", required_argument, NULL, OPT_FILTER_FILE},
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t now = ng_now_ms();
@@ -181,6 +208,7 @@ static int parse_args(int argc, char **argv, query_opts *o)
 						     optarg);
 			break;
 		case OPT_NO_HEADER: o->header = false; break;
+		case OPT_FILTER_FILE: o->filter_file = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
 			fputs(query_help, stdout);
@@ -199,6 +227,12 @@ static int parse_args(int argc, char **argv, query_opts *o)
 					      "(except -B with -A KEYS)");
 	if (modes && o->nstats && !o->interval_ms)
 		return ng_usage_fail("query", "-s does not combine with -A, -B or --pairs");
+	if (o->filter_file) {
+		if (optind < argc)
+			return ng_usage_fail("query", "a filter in --filter-file and on the command "
+						      "line: give one");
+		return read_filter_file(o);
+	}
 	o->filter_text = join_args(argc, argv, optind);
 	if (!o->filter_text) {
 		fprintf(stderr, "nagare query: out of memory\n");
@@ -340,7 +374,10 @@ int ng_cmd_query(int argc, char **argv)
 	size_t col;
 	ng_filter *filter = ng_filter_parse(o.filter_text, err, sizeof err, &col);
 	if (!filter) {
-		fprintf(stderr, "nagare query: bad filter at column %zu: %s\n", col + 1, err);
+		if (strchr(o.filter_text, '\n')) /* a filter file: the line is in err */
+			fprintf(stderr, "nagare query: bad filter: %s\n", err);
+		else
+			fprintf(stderr, "nagare query: bad filter at column %zu: %s\n", col + 1, err);
 		free(o.filter_text);
 		return 2;
 	}

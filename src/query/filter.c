@@ -198,8 +198,22 @@ static node *fail(parser *p, const char *fmt, ...)
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	if (p->err && p->errlen) {
-		int col = (int)p->t.pos;
-		snprintf(p->err, p->errlen, "%s\n  %s\n  %*s^", what, p->text, col, "");
+		/* quote the line holding the fault (filters from files have
+		 * several) with the caret under it */
+		size_t pos = p->t.pos, start = pos, line = 1;
+		while (start > 0 && p->text[start - 1] != '\n')
+			start--;
+		for (size_t i = 0; i < start; i++)
+			line += p->text[i] == '\n';
+		size_t end = start;
+		while (p->text[end] && p->text[end] != '\n')
+			end++;
+		int col = (int)(pos - start);
+		if (strchr(p->text, '\n'))
+			snprintf(p->err, p->errlen, "%s (line %zu)\n  %.*s\n  %*s^", what, line,
+				 (int)(end - start), p->text + start, col, "");
+		else
+			snprintf(p->err, p->errlen, "%s\n  %s\n  %*s^", what, p->text, col, "");
 	}
 	return NULL;
 }

@@ -317,6 +317,29 @@ static void test_new_usage_errors(void **state)
 	assert_non_null(strstr(errtext, "bad prefix length"));
 	snprintf(args, sizeof args, "--store '%s' --format xml", store);
 	assert_int_equal(run(args), 2);
+	/* a filter file: comments, several lines, the faulty line quoted */
+	char path[128];
+	snprintf(path, sizeof path, "%s.filter", store);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("# web traffic\nproto tcp\n  and dst port 443 # https\n", f);
+	fclose(f);
+	snprintf(args, sizeof args, "--store '%s' --filter-file '%s' -s dstport -q --format csv",
+		 store, path);
+	assert_int_equal(run(args), 0);
+	assert_non_null(strstr(out, ",443,2,11,2100,"));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("proto tcp\n  and prot 443\n", f);
+	fclose(f);
+	snprintf(args, sizeof args, "--store '%s' --filter-file '%s'", store, path);
+	assert_int_equal(run(args), 2);
+	assert_non_null(strstr(errtext, "bad filter: unknown filter keyword 'prot' (line 2)\n"
+					"    and prot 443\n"
+					"        ^"));
+	snprintf(args, sizeof args, "--store '%s' --filter-file '%s' proto udp", store, path);
+	assert_int_equal(run(args), 2);
+	unlink(path);
 }
 
 int main(void)

@@ -379,6 +379,8 @@ static const struct {
 	{"src exporter 10.0.0.1", "expected host, ip, net, port, as, mask, vlan, mac", 4},
 	{"host 10.0.0.1 and (port 80 or", "expected a filter term", 29},
 	{"tos ~ 3", "expected a number after 'tos'", 4},
+	{"proto tcp\n  and prot udp", "unknown filter keyword 'prot' (line 2)\n  "
+					"  and prot udp\n        ^", 16},
 };
 
 static void test_invalid_filters(void **state)
@@ -396,6 +398,12 @@ static void test_invalid_filters(void **state)
 		if (col != invalid[k].col)
 			fail_msg("'%s': column %zu, expected %zu", invalid[k].text, col,
 				 invalid[k].col);
+		if (strchr(invalid[k].text, '\n')) {
+			/* several lines: the line of the fault is quoted */
+			if (!strstr(err, "(line "))
+				fail_msg("'%s': no line number in:\n%s", invalid[k].text, err);
+			continue;
+		}
 		/* the message quotes the filter and puts the caret under the column */
 		char want[600];
 		snprintf(want, sizeof want, "\n  %s\n  %*s^", invalid[k].text, (int)invalid[k].col,
