@@ -120,6 +120,6 @@ void ng_iftab_foreach(const ng_iftab *t,
 {
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->e[i].used)
-			fn(t->e[i].exporter, t->e[i].index, ng_str(t->e[i].name), ng_str(t->e[i].desc),
-			   arg);
+			fn(t->e[i].exporter, t->e[i].index, ng_str(t->e[i].name),
+			   ng_str(t->e[i].desc), arg);
 }

@@ -32,10 +32,14 @@ static void test_v9_interface_table(void **state)
 		uint32_t index;
 		const char *name, *desc;
 	} want[] = {
-	    {1, "Te0/0/0", "TenGigabitEthernet0/0/0"}, {2, "Te0/0/1", "TenGigabitEthernet0/0/1"},
-	    {3, "Te0/0/2", "TenGigabitEthernet0/0/2"}, {4, "Te0/0/3", "TenGigabitEthernet0/0/3"},
-	    {5, "Te0/0/4", "TenGigabitEthernet0/0/4"}, {6, "Te0/0/5", "TenGigabitEthernet0/0/5"},
-	    {7, "Gi0", "GigabitEthernet0"},            {10, "Lo0", "Loopback0"},
+	    {1, "Te0/0/0", "TenGigabitEthernet0/0/0"},
+	    {2, "Te0/0/1", "TenGigabitEthernet0/0/1"},
+	    {3, "Te0/0/2", "TenGigabitEthernet0/0/2"},
+	    {4, "Te0/0/3", "TenGigabitEthernet0/0/3"},
+	    {5, "Te0/0/4", "TenGigabitEthernet0/0/4"},
+	    {6, "Te0/0/5", "TenGigabitEthernet0/0/5"},
+	    {7, "Gi0", "GigabitEthernet0"},
+	    {10, "Lo0", "Loopback0"},
 	};
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch out = {0};
@@ -81,9 +85,9 @@ static void test_ipfix_varlen_names(void **state)
 	o += put16(m + o, 300);
 	o += put16(m + o, 3);
 	o += put16(m + o, 1);
-	o += put16(m + o, 10), o += put16(m + o, 4);      /* scope: ingressInterface */
-	o += put16(m + o, 82), o += put16(m + o, 65535);  /* interfaceName, varlen */
-	o += put16(m + o, 83), o += put16(m + o, 65535);  /* interfaceDescription */
+	o += put16(m + o, 10), o += put16(m + o, 4);     /* scope: ingressInterface */
+	o += put16(m + o, 82), o += put16(m + o, 65535); /* interfaceName, varlen */
+	o += put16(m + o, 83), o += put16(m + o, 65535); /* interfaceDescription */
 	put16(m + ts + 2, (uint16_t)(o - ts));
 	/* data set 300: two records */
 	size_t ds = o;
