@@ -79,6 +79,9 @@ int ng_agg32_add(ng_agg32 *t, const uint32_t *key, const ng_agg_in *in)
 	uint64_t *slots = t->slots;
 	ng_agg_vals *vals = t->v;
 	for (size_t m = 0; m < n + AHEAD; m++) {
+		/* first the row whose ring entry the probe below reuses */
+		if (m >= AHEAD)
+			add_row(&vals[vi[(m - AHEAD) % AHEAD]], in, in->idx[m - AHEAD]);
 		if (m + AHEAD < n)
 			__builtin_prefetch(&slots[slot_of(t, key[m + AHEAD])]);
 		if (m < n) {
@@ -98,8 +101,6 @@ int ng_agg32_add(ng_agg32 *t, const uint32_t *key, const ng_agg_in *in)
 			__builtin_prefetch(&vals[(uint32_t)s - 1], 1);
 			__builtin_prefetch((const char *)&vals[(uint32_t)s - 1] + 39, 1);
 		}
-		if (m >= AHEAD)
-			add_row(&vals[vi[(m - AHEAD) % AHEAD]], in, in->idx[m - AHEAD]);
 	}
 	return 0;
 }

@@ -121,6 +121,29 @@ static size_t lower_bound(const uint64_t *v, size_t n, uint64_t t)
 	return lo;
 }
 
+/* The IPv4 range of an address column, when every row is IPv4-mapped. */
+static void v4_range(const ng_seg_column *c, ng_zone_map *z, size_t f)
+{
+	static const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	uint32_t mn, mx;
+	if (c->type != NG_FT_ADDR || c->width != 16)
+		return;
+	if (c->encoding == NG_ENC_CONST && !memcmp(c->minmax, pre, 12)) {
+		memcpy(&mn, c->minmax + 12, 4);
+		mn = mx = __builtin_bswap32(mn);
+	} else if (c->encoding == NG_ENC_V4) {
+		memcpy(&mn, c->minmax, 4);
+		memcpy(&mx, c->minmax + 4, 4);
+		if (mx == 0) /* written before the range was kept */
+			return;
+	} else {
+		return;
+	}
+	z->v4[f] = true;
+	z->min[f] = mn;
+	z->max[f] = mx;
+}
+
 /* The zone maps of the open segment (see store.h). */
 static void zone_map(const ng_seg_reader *rd, ng_zone_map *z)
 {
@@ -128,9 +151,11 @@ static void zone_map(const ng_seg_reader *rd, ng_zone_map *z)
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 		const ng_field *fd = &ng_fields[f];
 		int idx = rd->col_of_field[f];
-		z->known[f] = false;
+		z->known[f] = z->v4[f] = false;
 		z->min[f] = 0;
 		z->max[f] = UINT64_MAX;
+		if (fd->type == NG_FT_ADDR && idx >= 0)
+			v4_range(&rd->h.cols[idx], z, f);
 		if (fd->type > NG_FT_TIME)
 			continue;
 		if (idx < 0) { /* reads as zeros */

@@ -42,7 +42,10 @@
  *         56    8  D, size after zstd decompression (0 for CONST)
  *         64   16  integers: min (8 bytes) then max (8 bytes) of the
  *                  column, a zone map; CONST address/MAC: the value (W
- *                  bytes, zero-padded); DICT: K, the dictionary's entry
+ *                  bytes, zero-padded); V4: the smallest and largest
+ *                  IPv4 address as numbers (u32 a << 24 | b << 16 | c << 8
+ *                  | d, then 8 zero bytes; both 0 when written by a build
+ *                  without it); DICT: K, the dictionary's entry
  *                  count (u32), then L, its size in bytes (u32), then 8
  *                  zero bytes; otherwise zero
  *
@@ -452,8 +455,18 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 	}
 	if (f->type == NG_FT_TIME)
 		return NG_ENC_DELTA;
-	if (f->type == NG_FT_ADDR && all_v4(col, n))
+	if (f->type == NG_FT_ADDR && all_v4(col, n)) {
+		/* zone map: the IPv4 range, as numbers (a.b.c.d = a << 24 | …) */
+		uint32_t mn = UINT32_MAX, mx = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t v = __builtin_bswap32(get32(col + i * 16 + 12));
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
+		}
+		put32(ent + 64, mn);
+		put32(ent + 68, mx);
 		return NG_ENC_V4;
+	}
 	return NG_ENC_PLAIN;
 }
 

@@ -94,11 +94,14 @@ typedef struct ng_scan_stats {
 } ng_scan_stats;
 
 /* Per-column zone map of a segment: integer columns' smallest and largest
- * value (known[f] false for other types or a column the segment lacks,
- * which reads as zeros: then min = max = 0 and known is true). */
+ * value (known[f]; a column the segment lacks reads as zeros: min = max =
+ * 0, known).  Address columns whose rows are all IPv4-mapped: v4[f], and
+ * min/max hold the IPv4 range as numbers (a.b.c.d = a << 24 | b << 16 |
+ * c << 8 | d).  Otherwise (MAC, string, IPv6 rows) nothing is known. */
 typedef struct ng_zone_map {
 	uint64_t rows;
 	bool known[NG_FIELD_COUNT];
+	bool v4[NG_FIELD_COUNT];
 	uint64_t min[NG_FIELD_COUNT], max[NG_FIELD_COUNT];
 } ng_zone_map;
 

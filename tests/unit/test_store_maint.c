@@ -254,6 +254,16 @@ static bool only_port_below_100(const ng_zone_map *z, void *arg)
 	return z->min[NG_F_SRC_PORT] < 100;
 }
 
+/* dst_addr of segment k is 10.0.k.x, x in [1, 200]: a filter for
+ * 10.0.3.0/24 can only match segment 3 */
+static bool only_net_10_0_3(const ng_zone_map *z, void *arg)
+{
+	(void)arg;
+	assert_true(z->v4[NG_F_DST_ADDR]);
+	assert_false(z->known[NG_F_DST_ADDR]);
+	return z->max[NG_F_DST_ADDR] >= 0x0a000300 && z->min[NG_F_DST_ADDR] <= 0x0a0003ff;
+}
+
 static int count_fn(const ng_column_batch *b, void *arg)
 {
 	*(size_t *)arg += b->n;
@@ -272,6 +282,11 @@ static void test_zone_map_pruning(void **state)
 			ng_flow *r = &in[k * PER + i];
 			random_flow(r, T0 + k * 60000, 60000);
 			r->src_port = (uint16_t)(100 * k + rnd() % 100);
+			memset(r->dst_addr, 0, 16);
+			r->dst_addr[10] = r->dst_addr[11] = 0xff;
+			r->dst_addr[12] = 10;
+			r->dst_addr[14] = (uint8_t)k;
+			r->dst_addr[15] = (uint8_t)(1 + rnd() % 200);
 		}
 	write_rows(dir, in, 10 * PER, PER);
 	size_t n = 0;
@@ -283,6 +298,11 @@ static void test_zone_map_pruning(void **state)
 	assert_int_equal(st.segments_pruned, 9);
 	assert_int_equal(st.segments_skipped, 9);
 	assert_int_equal(st.segments_read, 1);
+	assert_int_equal(n, PER);
+	n = 0;
+	o.may_match = only_net_10_0_3;
+	assert_int_equal(ng_store_scan_opts(dir, &o, &st), 0);
+	assert_int_equal(st.segments_pruned, 9);
 	assert_int_equal(n, PER);
 	free(in);
 	rm_rf(dir);
