@@ -6,6 +6,7 @@
  *   nagare query    query a flow store (src/cli/query.c)
  *   nagare status   per-exporter counters of a store (src/cli/status.c)
  *   nagare counters sFlow counter samples of a store (src/cli/counters.c)
+ *   nagare serve    HTTP API and dashboards over a store (src/cli/serve.c)
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@ static const struct {
 	{"query", ng_cmd_query, "list flows or top-N statistics from a flow store"},
 	{"status", ng_cmd_status, "per-exporter counters of a flow store"},
 	{"counters", ng_cmd_counters, "sFlow interface/host counter samples of a store"},
+	{"serve", ng_cmd_serve, "HTTP API and dashboards over a flow store"},
 };
 
 static void usage(FILE *out)

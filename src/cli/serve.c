@@ -1,0 +1,133 @@
+/*
+ * serve.c — `nagare serve`: the HTTP API and dashboards over a store,
+ * without collecting (docs/api.md).
+ *
+ *   nagare serve --store DIR [--http ADDR:PORT] [--http-token TOKEN]
+ *
+ * Exporter counters come from STORE/state/exporters.json (written by a
+ * collector, running or not), read again on each request.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/exporters.h"
+#include "cli/usage.h"
+#include "core/log.h"
+#include "http/http.h"
+
+static const char serve_help[] =
+	"usage: nagare serve --store DIR [--http ADDR:PORT] [--http-token TOKEN]\n"
+	"\n"
+	"Serves the dashboards and the JSON API (docs/api.md) over the flow store DIR.\n"
+	"\n"
+	"  -s, --store DIR         the flow store directory (required)\n"
+	"      --http ADDR:PORT    where to listen (default 127.0.0.1:8080); any address\n"
+	"                          but loopback needs a token\n"
+	"      --http-token TOKEN  the token clients must give (default: $NAGARE_HTTP_TOKEN)\n"
+	"      --max-range DAYS    longest query time range (default 31)\n"
+	"      --timeout SECS      longest query run time (default 10)\n"
+	"  -h, --help              this help\n"
+	"\n"
+	"SIGTERM or SIGINT stops it.\n";
+
+static volatile sig_atomic_t serve_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	serve_stop = 1;
+}
+
+/* The exporter counters as the collector last saved them. */
+static int file_exporters(void *arg, ng_http_exporters *out, char *err, size_t errlen)
+{
+	const char *path = arg;
+	ng_exporters_file f;
+	if (ng_exporters_load(path, &f, err, errlen) < 0) {
+		if (errno == ENOENT)
+			snprintf(err, errlen, "no exporter counters yet (%s is absent)", path);
+		return -1;
+	}
+	out->rows = f.rows; /* handed over: the server frees it */
+	out->n = f.n;
+	out->listener = f.listener;
+	out->store = f.store;
+	out->started_ms = f.started_ms;
+	out->updated_ms = f.updated_ms;
+	out->live = false;
+	return 0;
+}
+
+int ng_cmd_serve(int argc, char **argv)
+{
+	enum { OPT_HTTP = 256, OPT_TOKEN, OPT_RANGE, OPT_TIMEOUT };
+	static const struct option opts[] = {
+		{"store", required_argument, NULL, 's'},
+		{"http", required_argument, NULL, OPT_HTTP},
+		{"http-token", required_argument, NULL, OPT_TOKEN},
+		{"max-range", required_argument, NULL, OPT_RANGE},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	ng_http_config cfg = {.listen = "127.0.0.1:8080", .token = getenv("NAGARE_HTTP_TOKEN")};
+	optind = 0;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":s:h", opts, NULL)) != -1) {
+		char *end;
+		long v;
+		switch (c) {
+		case 's': cfg.store_dir = optarg; break;
+		case OPT_HTTP: cfg.listen = optarg; break;
+		case OPT_TOKEN: cfg.token = optarg; break;
+		case OPT_RANGE:
+		case OPT_TIMEOUT:
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 3650)
+				return ng_usage_fail("serve", "bad --%s '%s'",
+						     c == OPT_RANGE ? "max-range" : "timeout", optarg);
+			if (c == OPT_RANGE)
+				cfg.max_range_ms = (uint64_t)v * 86400000;
+			else
+				cfg.timeout_ms = (unsigned)v * 1000;
+			break;
+		case 'h': fputs(serve_help, stdout); return 0;
+		default: return ng_usage_error("serve", c, argv);
+		}
+	}
+	if (optind < argc)
+		return ng_usage_fail("serve", "unexpected argument '%s'", argv[optind]);
+	if (!cfg.store_dir)
+		return ng_usage_fail("serve", "--store DIR is required");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/state/exporters.json", cfg.store_dir);
+	cfg.exporters = file_exporters;
+	cfg.exporters_arg = path;
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	char err[512], url[128];
+	ng_http_server *s = ng_http_start(&cfg, err, sizeof err);
+	if (!s) {
+		fprintf(stderr, "nagare serve: %s\n", err);
+		return 1;
+	}
+	ng_info("dashboards and API at %s (store %s)", ng_http_url(s, url, sizeof url),
+		cfg.store_dir);
+	while (!serve_stop)
+		pause();
+	ng_info("stopping");
+	ng_http_stop(s);
+	return 0;
+}

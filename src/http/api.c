@@ -1,0 +1,822 @@
+/*
+ * api.c — the JSON API over the query model (docs/api.md).
+ *
+ * Every query endpoint reads the same parameters (from, to, filter,
+ * limit, order), checks them against the server's limits, runs one query
+ * of src/query with a deadline, and writes the result with the query
+ * layer's JSON writers (output.h): the same document `nagare query
+ * --format json` prints for the same query.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/addr.h"
+#include "core/field.h"
+#include "core/timefmt.h"
+#include "http/assets.h"
+#include "http/http_int.h"
+#include "query/filter.h"
+#include "query/output.h"
+#include "query/pairs.h"
+#include "query/query.h"
+#include "query/series.h"
+#include "sink/json.h"
+#include "store/counters.h"
+
+const double ng_http_buckets[NG_HTTP_NBUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.2,
+						  0.5,   1,    2.5,   5,    10,  30};
+
+#define DEFAULT_RANGE_MS (24ull * 3600 * 1000)
+#define MAX_SERIES_POINTS 100000 /* buckets × series in one answer */
+
+void ng_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const char *hint)
+{
+	FILE *f = open_memstream(&out->body, &out->len);
+	out->status = status;
+	out->ctype = "application/json";
+	if (!f)
+		return;
+	fputs("{\"error\":", f);
+	ng_json_str(f, msg);
+	if (hint) {
+		fputs(",\"hint\":", f);
+		ng_json_str(f, hint);
+	}
+	fputs("}\n", f);
+	fclose(f);
+}
+
+void ng_http_observe(ng_http_server *s, uint64_t us)
+{
+	atomic_fetch_add(&s->m.queries, 1);
+	atomic_fetch_add(&s->m.lat_sum_us, us);
+	size_t i = 0;
+	while (i < NG_HTTP_NBUCKETS && (double)us / 1e6 > ng_http_buckets[i])
+		i++;
+	atomic_fetch_add(&s->m.lat_bucket[i], 1);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- parameters -------------------------------------------------------- */
+
+typedef struct params {
+	ng_query q;
+	const char *filter_text;
+	size_t limit, offset;
+	uint64_t t0; /* mono ms at the start */
+} params;
+
+/* A JSON error for the bad filter: message, column (1-based), hint. */
+static void filter_error(ng_http_resp *out, const char *text, const char *err, size_t col)
+{
+	FILE *f = open_memstream(&out->body, &out->len);
+	out->status = 400;
+	if (!f)
+		return;
+	char msg[1200];
+	snprintf(msg, sizeof msg, "bad filter at column %zu: %s", col + 1, err);
+	fputs("{\"error\":", f);
+	ng_json_str(f, msg);
+	fprintf(f, ",\"column\":%zu,\"filter\":", col + 1);
+	ng_json_str(f, text);
+	fputs(",\"hint\":\"nfdump filter syntax, e.g. 'proto tcp and dst port 443' "
+	      "(docs/query.md)\"}\n",
+	      f);
+	fclose(f);
+}
+
+static bool parse_count(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-')
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+/*
+ * Reads from, to, filter, limit, offset, order into p.  Returns true, or
+ * false with the 4xx answer set.  The filter is parsed here (the caller
+ * frees p->q.filter).
+ */
+static bool read_params(ng_http_server *s, const ng_http_req *r, params *p, size_t def_limit,
+			ng_http_resp *out)
+{
+	memset(p, 0, sizeof *p);
+	p->t0 = mono_ms();
+	uint64_t now = ng_now_ms();
+	const char *from = r->arg(r->conn, "from"), *to = r->arg(r->conn, "to");
+	p->q.to_ms = now;
+	if (to && !ng_time_parse(to, now, &p->q.to_ms)) {
+		ng_api_error(out, 400, "bad 'to' time",
+			     "2026-11-30T12:00:00Z, epoch seconds, now, -15m, -1h, -2d");
+		return false;
+	}
+	p->q.from_ms = p->q.to_ms > DEFAULT_RANGE_MS ? p->q.to_ms - DEFAULT_RANGE_MS : 0;
+	if (from && !ng_time_parse(from, now, &p->q.from_ms)) {
+		ng_api_error(out, 400, "bad 'from' time",
+			     "2026-11-30T12:00:00Z, epoch seconds, now, -15m, -1h, -2d");
+		return false;
+	}
+	if (p->q.from_ms >= p->q.to_ms) {
+		ng_api_error(out, 400, "'from' must be before 'to'", NULL);
+		return false;
+	}
+	if (p->q.to_ms - p->q.from_ms > s->max_range_ms) {
+		char hint[128];
+		snprintf(hint, sizeof hint, "ask for at most %" PRIu64 " days at once",
+			 s->max_range_ms / 86400000);
+		ng_api_error(out, 400, "time range too long", hint);
+		return false;
+	}
+	const char *lim = r->arg(r->conn, "limit"), *off = r->arg(r->conn, "offset");
+	p->limit = def_limit;
+	if (lim && (!parse_count(lim, &p->limit) || p->limit == 0 || p->limit > s->max_rows)) {
+		char hint[128];
+		snprintf(hint, sizeof hint, "limit is a count from 1 to %zu", s->max_rows);
+		ng_api_error(out, 400, "bad 'limit'", hint);
+		return false;
+	}
+	if (off && (!parse_count(off, &p->offset) || p->offset > 1000000)) {
+		ng_api_error(out, 400, "bad 'offset'", "a count from 0 to 1000000");
+		return false;
+	}
+	const char *order = r->arg(r->conn, "order");
+	p->q.order = NG_ORDER_FLOWS;
+	if (order && !ng_query_parse_order(order, &p->q.order)) {
+		ng_api_error(out, 400, "unknown order",
+			     "flows, packets, bytes, pps, bps or bpp");
+		return false;
+	}
+	p->filter_text = r->arg(r->conn, "filter");
+	if (!p->filter_text)
+		p->filter_text = "";
+	char err[1024];
+	size_t col = 0;
+	p->q.filter = ng_filter_parse(p->filter_text, err, sizeof err, &col);
+	if (!p->q.filter) {
+		filter_error(out, p->filter_text, err, col);
+		return false;
+	}
+	p->q.limit = p->limit;
+	p->q.deadline_ms = p->t0 + s->timeout_ms;
+	return true;
+}
+
+/* The 400 for an unknown group-by field, listing the valid ones. */
+static void field_error(ng_http_resp *out, const char *err)
+{
+	FILE *f = open_memstream(&out->body, &out->len);
+	out->status = 400;
+	if (!f)
+		return;
+	fputs("{\"error\":", f);
+	ng_json_str(f, err);
+	fputs(",\"hint\":\"see /api/v1/fields\",\"valid\":[\"ip\",\"port\",\"as\",\"if\","
+	      "\"mask\",\"vlan\",\"conv\"",
+	      f);
+	for (int i = 0; i < NG_FIELD_COUNT; i++) {
+		fputc(',', f);
+		ng_json_str(f, ng_fields[i].name);
+		if (ng_fields[i].short_name && strcmp(ng_fields[i].short_name, ng_fields[i].name)) {
+			fputc(',', f);
+			ng_json_str(f, ng_fields[i].short_name);
+		}
+	}
+	fputs("]}\n", f);
+	fclose(f);
+}
+
+/* After a failed run: 503 on the deadline, 500 otherwise. */
+static void run_error(ng_http_server *s, ng_http_resp *out, const char *err, bool timeout)
+{
+	atomic_fetch_add(&s->m.query_errors, 1);
+	if (timeout) {
+		atomic_fetch_add(&s->m.timeouts, 1);
+		char hint[160];
+		snprintf(hint, sizeof hint,
+			 "the limit is %u ms: narrow the time range or the filter", s->timeout_ms);
+		ng_api_error(out, 503, "query time limit reached", hint);
+	} else {
+		ng_api_error(out, 500, err, NULL);
+	}
+}
+
+/* Opens the response body as a memory stream. */
+static FILE *body(ng_http_resp *out, const char *ctype)
+{
+	out->ctype = ctype;
+	return open_memstream(&out->body, &out->len);
+}
+
+static ng_output_opts json_opts(const params *p)
+{
+	return (ng_output_opts){.fmt = NG_FMT_JSON, .header = true, .summary = true,
+				.filter = p->filter_text};
+}
+
+/* ---- endpoints -------------------------------------------------------- */
+
+static void api_top(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	params p;
+	if (!read_params(s, r, &p, 10, out))
+		return;
+	const char *field = r->arg(r->conn, "field");
+	char err[512];
+	if (ng_query_parse_keys(&p.q, field ? field : "srcip", err, sizeof err)) {
+		field_error(out, err);
+		goto done;
+	}
+	ng_query_result res;
+	if (ng_query_run(s->store_dir, &p.q, &res, err, sizeof err)) {
+		run_error(s, out, err, errno == ETIMEDOUT);
+		goto done;
+	}
+	FILE *f = body(out, "application/json");
+	ng_output_opts o = json_opts(&p);
+	if (f) {
+		ng_write_top(f, &p.q, &res, &o);
+		fclose(f);
+	}
+	ng_query_result_free(&res);
+	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
+done:
+	ng_filter_free(p.q.filter);
+}
+
+static void api_series(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	params p;
+	if (!read_params(s, r, &p, 5, out))
+		return;
+	const char *iv = r->arg(r->conn, "interval"), *field = r->arg(r->conn, "field");
+	uint64_t interval = 0;
+	char err[512];
+	if (!ng_interval_parse(iv ? iv : "5m", &interval)) {
+		ng_api_error(out, 400, "bad 'interval'", "30s, 1m, 5m, 1h, 1d, or seconds (≥ 1)");
+		goto done;
+	}
+	if ((p.q.to_ms - p.q.from_ms) / interval * (p.limit + 1) > MAX_SERIES_POINTS) {
+		ng_api_error(out, 400, "too many points: the range holds too many intervals",
+			     "choose a longer interval or a shorter range");
+		goto done;
+	}
+	if (field && *field && ng_query_parse_keys(&p.q, field, err, sizeof err)) {
+		field_error(out, err);
+		goto done;
+	}
+	ng_series se;
+	if (ng_series_run(s->store_dir, &p.q, interval, &se, err, sizeof err)) {
+		run_error(s, out, err, errno == ETIMEDOUT || strstr(err, "time limit"));
+		goto done;
+	}
+	FILE *f = body(out, "application/json");
+	ng_output_opts o = json_opts(&p);
+	if (f) {
+		ng_write_series(f, &p.q, &se, &o);
+		fclose(f);
+	}
+	ng_series_free(&se);
+	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
+done:
+	ng_filter_free(p.q.filter);
+}
+
+static void api_pairs(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	params p;
+	if (!read_params(s, r, &p, 20, out))
+		return;
+	const char *src = r->arg(r->conn, "src"), *dst = r->arg(r->conn, "dst");
+	char spec[256], err[512];
+	snprintf(spec, sizeof spec, "%s,%s", src ? src : "srcip", dst ? dst : "dstip");
+	if (ng_pairs_parse(&p.q, spec, err, sizeof err)) {
+		field_error(out, err);
+		goto done;
+	}
+	ng_pairs pr;
+	if (ng_pairs_run(s->store_dir, &p.q, &pr, err, sizeof err)) {
+		run_error(s, out, err, errno == ETIMEDOUT || strstr(err, "time limit"));
+		goto done;
+	}
+	FILE *f = body(out, "application/json");
+	ng_output_opts o = json_opts(&p);
+	if (f) {
+		ng_write_pairs(f, &p.q, &pr, &o);
+		fclose(f);
+	}
+	ng_pairs_free(&pr);
+	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
+done:
+	ng_filter_free(p.q.filter);
+}
+
+static void api_flows(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	params p;
+	if (!read_params(s, r, &p, 100, out))
+		return;
+	const char *fmt = r->arg(r->conn, "format");
+	enum ng_format ff = NG_FMT_JSON;
+	char err[512];
+	if (fmt && (!ng_format_parse(fmt, &ff) || ff == NG_FMT_TABLE)) {
+		ng_api_error(out, 400, "bad 'format'", "json, csv or ndjson");
+		goto done;
+	}
+	p.q.limit = p.offset + p.limit;
+	ng_query_result res;
+	if (ng_query_run(s->store_dir, &p.q, &res, err, sizeof err)) {
+		run_error(s, out, err, errno == ETIMEDOUT);
+		goto done;
+	}
+	/* the page: flows [offset, offset + limit) of the listing */
+	ng_flow *all = res.flows;
+	size_t n = res.nflows;
+	size_t skip = p.offset < n ? p.offset : n;
+	res.flows = all + skip;
+	res.nflows = n - skip;
+	p.q.limit = p.limit; /* the page size, as echoed in the JSON */
+	FILE *f = body(out, ff == NG_FMT_CSV      ? "text/csv; charset=utf-8"
+			    : ff == NG_FMT_NDJSON ? "application/x-ndjson"
+						  : "application/json");
+	if (f) {
+		ng_output_opts o = json_opts(&p);
+		o.fmt = ff;
+		if (ff == NG_FMT_NDJSON)
+			ng_json_write_flows(f, res.flows, res.nflows);
+		else
+			ng_write_list(f, &p.q, &res, &o);
+		fclose(f);
+	}
+	if (ff != NG_FMT_JSON)
+		snprintf(out->disposition, sizeof out->disposition,
+			 "attachment; filename=\"flows.%s\"", ff == NG_FMT_CSV ? "csv" : "ndjson");
+	res.flows = all;
+	res.nflows = n;
+	ng_query_result_free(&res);
+	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
+done:
+	ng_filter_free(p.q.filter);
+}
+
+static void put_time_kv(FILE *f, const char *key, uint64_t ms)
+{
+	char t[40];
+	fprintf(f, "\"%s\":\"%s\",\"%s_ms\":%" PRIu64, key, ms ? ng_time_format(ms, t) : "", key,
+		ms);
+}
+
+static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	params p;
+	if (!read_params(s, r, &p, 1, out))
+		return;
+	char err[512];
+	/* a group-by counts every matching flow once in its totals; the
+	 * groups themselves are not wanted */
+	ng_query_parse_keys(&p.q, "proto", err, sizeof err);
+	p.q.limit = 1;
+	ng_query_result res;
+	if (ng_query_run(s->store_dir, &p.q, &res, err, sizeof err)) {
+		run_error(s, out, err, errno == ETIMEDOUT);
+		goto done;
+	}
+	FILE *f = body(out, "application/json");
+	if (f) {
+		double secs = (double)(p.q.to_ms - p.q.from_ms) / 1000.0;
+		fputs("{\"filter\":", f);
+		ng_json_str(f, p.filter_text);
+		fputc(',', f);
+		put_time_kv(f, "from", p.q.from_ms);
+		fputc(',', f);
+		put_time_kv(f, "to", p.q.to_ms);
+		fprintf(f,
+			",\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",",
+			res.flows_total, res.packets_total, res.bytes_total);
+		put_time_kv(f, "first", res.first);
+		fputc(',', f);
+		put_time_kv(f, "last", res.last);
+		fprintf(f,
+			",\"bps\":%.3f,\"pps\":%.3f,\"fps\":%.3f,\"scan\":{\"segments_read\":%" PRIu64
+			",\"segments_skipped\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
+			",\"errors\":%" PRIu64 "},\"elapsed_s\":%.6f}\n",
+			res.bytes_total * 8.0 / secs, res.packets_total / secs,
+			res.flows_total / secs, res.scan.segments_read, res.scan.segments_skipped,
+			res.scan.rows_scanned, res.scan.errors, res.elapsed_s);
+		fclose(f);
+	}
+	ng_query_result_free(&res);
+	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
+done:
+	ng_filter_free(p.q.filter);
+}
+
+/* ---- counters (sFlow counter samples) ---------------------------------- */
+
+typedef struct ctr_ctx {
+	FILE *f;
+	size_t n, limit;
+	uint64_t total;
+} ctr_ctx;
+
+static int on_counters(const ng_counter_sample *cs, size_t n, void *arg)
+{
+	ctr_ctx *c = arg;
+	for (size_t i = 0; i < n; i++) {
+		c->total++;
+		if (c->n >= c->limit)
+			continue;
+		const ng_counter_sample *x = &cs[i];
+		char a[NG_ADDR_STRLEN], g[NG_ADDR_STRLEN], t[40];
+		fprintf(c->f,
+			"%s{\"time\":\"%s\",\"time_ms\":%" PRIu64 ",\"exporter\":\"%s\","
+			"\"agent\":\"%s\",\"sub_agent\":%" PRIu32 ",\"source_type\":%" PRIu32
+			",\"source_index\":%" PRIu32 ",\"parts\":%" PRIu32 ",\"if_index\":%" PRIu32
+			",\"if_speed\":%" PRIu64 ",\"if_status\":%" PRIu32 ",\"in_octets\":%" PRIu64
+			",\"out_octets\":%" PRIu64 ",\"in_errors\":%" PRIu32
+			",\"out_errors\":%" PRIu32 ",\"in_discards\":%" PRIu32
+			",\"out_discards\":%" PRIu32 "}",
+			c->n ? "," : "", ng_time_format(x->time_received, t), x->time_received,
+			ng_addr_format(x->exporter, a), ng_addr_format(x->agent, g), x->sub_agent,
+			x->source_type, x->source_index, x->parts, x->if_index, x->if_speed,
+			x->if_status, x->in_octets, x->out_octets, x->in_errors, x->out_errors,
+			x->in_discards, x->out_discards);
+		c->n++;
+	}
+	return 0;
+}
+
+static void api_counters(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	params p;
+	if (!read_params(s, r, &p, 1000, out))
+		return;
+	FILE *f = body(out, "application/json");
+	if (!f)
+		goto done;
+	ctr_ctx c = {.f = f, .limit = p.limit};
+	uint64_t errors = 0;
+	fputs("{\"samples\":[", f);
+	ng_counter_scan(s->store_dir, p.q.from_ms, p.q.to_ms, on_counters, &c, &errors);
+	fprintf(f, "],\"total\":%" PRIu64 ",\"returned\":%zu,\"errors\":%" PRIu64 "}\n", c.total,
+		c.n, errors);
+	fclose(f);
+	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
+done:
+	ng_filter_free(p.q.filter);
+}
+
+/* ---- exporters ---------------------------------------------------------- */
+
+static const char *protocol_name(uint8_t v)
+{
+	switch (v) {
+	case 1: return "NetFlow v1";
+	case 5: return "NetFlow v5";
+	case 7: return "NetFlow v7";
+	case 9: return "NetFlow v9";
+	case 10: return "IPFIX";
+	case 0x50: return "sFlow v5";
+	case 0: return "unknown";
+	}
+	return "other";
+}
+
+static uint64_t errors_total(const ng_exporter_stats *e)
+{
+	uint64_t t = 0;
+	for (int i = 0; i < NG_DERR_COUNT; i++)
+		t += e->errors[i];
+	return t;
+}
+
+static void put_exporter(FILE *f, const ng_exporter_stats *e, uint64_t now)
+{
+	char a[NG_ADDR_STRLEN];
+	fprintf(f,
+		"{\"exporter\":\"%s\",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":\"%s\","
+		"\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
+		",\"templates\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"template_misses\":%" PRIu64
+		",\"errors_total\":%" PRIu64 ",\"errors\":{",
+		ng_addr_format(e->exporter, a), e->domain, e->version, protocol_name(e->version),
+		e->packets, e->bytes, e->records, e->templates, e->lost, e->template_misses,
+		errors_total(e));
+	for (int i = 0, k = 0; i < NG_DERR_COUNT; i++)
+		if (e->errors[i])
+			fprintf(f, "%s\"%s\":%" PRIu64, k++ ? "," : "", ng_decode_error_name(i),
+				e->errors[i]);
+	fprintf(f, "},\"sampling_rate\":%" PRIu32 ",\"sampling_source\":\"%s\",",
+		e->sampling_rate, ng_sampling_source_name(e->sampling_source));
+	put_time_kv(f, "first_seen", e->first_seen);
+	fputc(',', f);
+	put_time_kv(f, "last_seen", e->last_seen);
+	/* healthy: heard from in the last 5 minutes, no loss or errors */
+	const char *health = now > e->last_seen + 300000 ? "silent"
+			     : (e->lost || errors_total(e) || e->template_misses > e->held)
+				     ? "degraded"
+				     : "ok";
+	fprintf(f,
+		",\"lost_samples\":%" PRIu64 ",\"counter_samples\":%" PRIu64
+		",\"health\":\"%s\"}",
+		e->lost_samples, e->counter_samples, health);
+}
+
+/* Takes a snapshot; false with the answer set when none can be had. */
+static bool snapshot(ng_http_server *s, ng_http_exporters *x, ng_http_resp *out)
+{
+	memset(x, 0, sizeof *x);
+	char err[512] = "no exporter counters";
+	if (!s->exporters || s->exporters(s->exporters_arg, x, err, sizeof err) < 0) {
+		ng_api_error(out, 503, err,
+			     "exporter counters come from the running collector, or from "
+			     "STORE/state/exporters.json once it has written it");
+		return false;
+	}
+	return true;
+}
+
+static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	(void)r;
+	ng_http_exporters x;
+	if (!snapshot(s, &x, out))
+		return;
+	FILE *f = body(out, "application/json");
+	uint64_t now = ng_now_ms();
+	if (f) {
+		fprintf(f, "{\"live\":%s,", x.live ? "true" : "false");
+		put_time_kv(f, "updated", x.updated_ms ? x.updated_ms : now);
+		fputc(',', f);
+		put_time_kv(f, "started", x.started_ms);
+		fprintf(f,
+			",\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64
+			",\"drops\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64
+			"},\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64
+			",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 "},\"exporters\":[",
+			x.listener.datagrams, x.listener.bytes, x.listener.drops,
+			x.listener.truncated, x.listener.errors, x.store.rows, x.store.segments,
+			x.store.bytes, x.store.errors);
+		for (size_t i = 0; i < x.n; i++) {
+			if (i)
+				fputc(',', f);
+			put_exporter(f, &x.rows[i], now);
+		}
+		fputs("]}\n", f);
+		fclose(f);
+	}
+	free(x.rows);
+}
+
+/* ---- fields ------------------------------------------------------------ */
+
+static const char *type_name(enum ng_field_type t)
+{
+	static const char *names[] = {"u8", "u16", "u32", "u64", "time", "addr", "mac", "string"};
+	return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
+static void api_fields(ng_http_resp *out)
+{
+	FILE *f = body(out, "application/json");
+	if (!f)
+		return;
+	fputs("{\"fields\":[", f);
+	for (int i = 0; i < NG_FIELD_COUNT; i++) {
+		const ng_field *x = &ng_fields[i];
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		ng_json_str(f, x->name);
+		fputs(",\"short\":", f);
+		if (x->short_name)
+			ng_json_str(f, x->short_name);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"type\":\"%s\",\"doc\":", type_name(x->type));
+		ng_json_str(f, x->doc ? x->doc : "");
+		fputc('}', f);
+	}
+	fputs("],\"either\":[\"ip\",\"port\",\"as\",\"if\",\"mask\",\"vlan\"],"
+	      "\"composite\":[\"conv\"],"
+	      "\"orders\":[\"flows\",\"packets\",\"bytes\",\"pps\",\"bps\",\"bpp\"]}\n",
+	      f);
+	fclose(f);
+}
+
+/* ---- /metrics ---------------------------------------------------------- */
+
+static void metric_exporters(FILE *f, const ng_http_exporters *x)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} m[] = {
+		{"packets", "export datagrams received", offsetof(ng_exporter_stats, packets)},
+		{"records", "flow records decoded", offsetof(ng_exporter_stats, records)},
+		{"lost", "records or packets lost (sequence gaps)", offsetof(ng_exporter_stats, lost)},
+		{"template_misses", "data sets without a template",
+		 offsetof(ng_exporter_stats, template_misses)},
+	};
+	char a[NG_ADDR_STRLEN];
+	for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+		fprintf(f, "# HELP nagare_exporter_%s_total %s\n# TYPE nagare_exporter_%s_total counter\n",
+			m[k].name, m[k].help, m[k].name);
+		for (size_t i = 0; i < x->n; i++) {
+			uint64_t v;
+			memcpy(&v, (const char *)&x->rows[i] + m[k].off, sizeof v);
+			fprintf(f, "nagare_exporter_%s_total{exporter=\"%s\",domain=\"%" PRIu32
+				   "\"} %" PRIu64 "\n",
+				m[k].name, ng_addr_format(x->rows[i].exporter, a), x->rows[i].domain, v);
+		}
+	}
+	fputs("# HELP nagare_exporter_errors_total decode errors\n"
+	      "# TYPE nagare_exporter_errors_total counter\n",
+	      f);
+	for (size_t i = 0; i < x->n; i++)
+		for (int e = 0; e < NG_DERR_COUNT; e++)
+			if (x->rows[i].errors[e])
+				fprintf(f,
+					"nagare_exporter_errors_total{exporter=\"%s\",domain=\"%" PRIu32
+					"\",error=\"%s\"} %" PRIu64 "\n",
+					ng_addr_format(x->rows[i].exporter, a), x->rows[i].domain,
+					ng_decode_error_name(e), x->rows[i].errors[e]);
+	fprintf(f,
+		"# HELP nagare_socket_drops_total datagrams dropped by the kernel\n"
+		"# TYPE nagare_socket_drops_total counter\nnagare_socket_drops_total %" PRIu64 "\n"
+		"# HELP nagare_datagrams_total datagrams received\n"
+		"# TYPE nagare_datagrams_total counter\nnagare_datagrams_total %" PRIu64 "\n"
+		"# HELP nagare_store_rows_total rows stored (this run)\n"
+		"# TYPE nagare_store_rows_total counter\nnagare_store_rows_total %" PRIu64 "\n"
+		"# HELP nagare_store_segments_written_total segments written (this run)\n"
+		"# TYPE nagare_store_segments_written_total counter\n"
+		"nagare_store_segments_written_total %" PRIu64 "\n",
+		x->listener.drops, x->listener.datagrams, x->store.rows, x->store.segments);
+}
+
+/* Segments and bytes under STORE/flows (a walk: /metrics is scraped
+ * every 15-60 s, a store has thousands of segments, not millions). */
+#include <ftw.h>
+static _Thread_local uint64_t walk_segs, walk_bytes;
+static int on_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	size_t l = strlen(path);
+	if (type == FTW_F && l > 4 && !strcmp(path + l - 4, ".seg")) {
+		walk_segs++;
+		walk_bytes += (uint64_t)st->st_size;
+	}
+	return 0;
+}
+
+static void api_metrics(ng_http_server *s, ng_http_resp *out)
+{
+	FILE *f = body(out, "text/plain; version=0.0.4; charset=utf-8");
+	if (!f)
+		return;
+	ng_http_exporters x;
+	char err[256];
+	memset(&x, 0, sizeof x);
+	if (s->exporters && s->exporters(s->exporters_arg, &x, err, sizeof err) == 0) {
+		metric_exporters(f, &x);
+		free(x.rows);
+	}
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/flows", s->store_dir);
+	walk_segs = walk_bytes = 0;
+	nftw(dir, on_file, 16, FTW_PHYS);
+	fprintf(f,
+		"# HELP nagare_store_segments segments in the store\n# TYPE nagare_store_segments "
+		"gauge\nnagare_store_segments %" PRIu64 "\n"
+		"# HELP nagare_store_bytes bytes of segments in the store\n"
+		"# TYPE nagare_store_bytes gauge\nnagare_store_bytes %" PRIu64 "\n",
+		walk_segs, walk_bytes);
+	fprintf(f,
+		"# HELP nagare_http_requests_total HTTP requests\n# TYPE nagare_http_requests_total "
+		"counter\nnagare_http_requests_total %" PRIu64 "\n"
+		"# HELP nagare_http_unauthorized_total requests refused for a missing or wrong "
+		"token\n# TYPE nagare_http_unauthorized_total counter\n"
+		"nagare_http_unauthorized_total %" PRIu64 "\n"
+		"# HELP nagare_query_errors_total queries that failed\n"
+		"# TYPE nagare_query_errors_total counter\nnagare_query_errors_total %" PRIu64 "\n"
+		"# HELP nagare_query_timeouts_total queries stopped at the time limit\n"
+		"# TYPE nagare_query_timeouts_total counter\nnagare_query_timeouts_total %" PRIu64
+		"\n# HELP nagare_query_duration_seconds API query latency\n"
+		"# TYPE nagare_query_duration_seconds histogram\n",
+		(uint64_t)s->m.requests, (uint64_t)s->m.unauthorized, (uint64_t)s->m.query_errors,
+		(uint64_t)s->m.timeouts);
+	uint64_t cum = 0;
+	for (int i = 0; i <= NG_HTTP_NBUCKETS; i++) {
+		cum += s->m.lat_bucket[i];
+		if (i < NG_HTTP_NBUCKETS)
+			fprintf(f, "nagare_query_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+				ng_http_buckets[i], cum);
+		else
+			fprintf(f, "nagare_query_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
+				cum);
+	}
+	fprintf(f,
+		"nagare_query_duration_seconds_sum %.6f\nnagare_query_duration_seconds_count "
+		"%" PRIu64 "\n",
+		(double)s->m.lat_sum_us / 1e6, (uint64_t)s->m.queries);
+	fclose(f);
+}
+
+/* ---- static pages ------------------------------------------------------ */
+
+static const char no_dashboards[] =
+	"<!doctype html><html><head><meta charset=\"utf-8\"><title>nagare</title></head>"
+	"<body style=\"font-family:sans-serif;max-width:40em;margin:2em auto\">"
+	"<h1>nagare</h1><p>The dashboards were not built into this binary.</p>"
+	"<p>Build them with <code>cd web &amp;&amp; npm ci &amp;&amp; npm run build</code>, "
+	"then rebuild nagare (cmake --build build): the assets are embedded at build "
+	"time.</p><p>The JSON API works without them: <a href=\"/api/v1/summary\">/api/v1/"
+	"summary</a>, <a href=\"/api/v1/fields\">/api/v1/fields</a>, <a href=\"/metrics\">"
+	"/metrics</a> (docs/api.md).</p></body></html>\n";
+
+static void serve_static(const ng_http_req *r, ng_http_resp *out)
+{
+	const ng_asset *a = ng_http_find_asset(r->path);
+	if (a) {
+		out->static_body = a->data;
+		out->len = a->len;
+		out->ctype = a->content_type;
+		return;
+	}
+	if (!strcmp(r->path, "/") || !strcmp(r->path, "/index.html")) {
+		out->static_body = (const unsigned char *)no_dashboards;
+		out->len = sizeof no_dashboards - 1;
+		out->ctype = "text/html; charset=utf-8";
+		return;
+	}
+	/* a client-side route of the dashboards: their index page */
+	if (ng_http_asset_count() && !strchr(r->path + 1, '.') &&
+	    (a = ng_http_find_asset("/index.html"))) {
+		out->static_body = a->data;
+		out->len = a->len;
+		out->ctype = a->content_type;
+		return;
+	}
+	ng_api_error(out, 404, "not found", "the API is under /api/v1/ (docs/api.md)");
+}
+
+void ng_api_handle(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	out->status = 200;
+	const char *p = r->path;
+	if (!strcmp(p, "/healthz")) {
+		out->body = strdup("ok\n");
+		out->len = out->body ? 3 : 0;
+		out->ctype = "text/plain";
+	} else if (!strcmp(p, "/metrics")) {
+		api_metrics(s, out);
+	} else if (!strcmp(p, "/api/v1/top")) {
+		api_top(s, r, out);
+	} else if (!strcmp(p, "/api/v1/series")) {
+		api_series(s, r, out);
+	} else if (!strcmp(p, "/api/v1/pairs")) {
+		api_pairs(s, r, out);
+	} else if (!strcmp(p, "/api/v1/flows")) {
+		api_flows(s, r, out);
+	} else if (!strcmp(p, "/api/v1/summary")) {
+		api_summary(s, r, out);
+	} else if (!strcmp(p, "/api/v1/counters")) {
+		api_counters(s, r, out);
+	} else if (!strcmp(p, "/api/v1/exporters")) {
+		api_exporters(s, r, out);
+	} else if (!strcmp(p, "/api/v1/fields")) {
+		api_fields(out);
+	} else if (!strncmp(p, "/api/", 5)) {
+		ng_api_error(out, 404, "unknown endpoint",
+			     "top, series, pairs, flows, summary, counters, exporters, fields "
+			     "under /api/v1/ (docs/api.md)");
+	} else {
+		serve_static(r, out);
+	}
+}

@@ -1,0 +1,85 @@
+/*
+ * http.h — the HTTP API and dashboard server (docs/api.md).
+ *
+ * libmicrohttpd with its own polling thread and a small thread pool: the
+ * collector's receive and flush threads never wait on it.  Every request
+ * is a GET or HEAD (405 otherwise; bodies refused), answered from the
+ * query model (src/query) over the store directory, from a snapshot of
+ * the exporter counters the owner publishes (ng_http_exporters_fn), or
+ * from the embedded dashboard assets (assets.h).
+ *
+ * Security (docs/api.md "Security"): bound to a loopback address the API
+ * is open; on any other address a token is required (ng_http_start
+ * refuses to start without one), given as "Authorization: Bearer TOKEN",
+ * HTTP basic auth with TOKEN as the password, or "?token=TOKEN" (which
+ * sets a cookie for the browser's later requests), compared in constant
+ * time; 401 with a JSON error otherwise.
+ */
+#ifndef NG_HTTP_H
+#define NG_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode/decoder.h"
+#include "net/listener.h"
+#include "store/store.h"
+
+/* The exporter counters at one moment (the shape of
+ * STORE/state/exporters.json, src/cli/exporters.h). */
+typedef struct ng_http_exporters {
+	ng_exporter_stats *rows; /* malloc'd by the provider, freed by the server */
+	size_t n;
+	ng_listener_stats listener;
+	ng_store_writer_stats store;
+	uint64_t started_ms, updated_ms; /* 0 when unknown */
+	bool live;                       /* from the running collector (else a file) */
+} ng_http_exporters;
+
+/* Fills *out (zeroed by the caller) with a copy of the counters.  Called
+ * from server threads: must be thread-safe.  Returns 0, or -1 with a
+ * message in err[errlen] (e.g. no exporters.json yet). */
+typedef int (*ng_http_exporters_fn)(void *arg, ng_http_exporters *out, char *err,
+				    size_t errlen);
+
+typedef struct ng_http_config {
+	const char *store_dir;    /* the flow store queried */
+	const char *listen;       /* "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080" */
+	const char *token;        /* NULL/"" : none (loopback only) */
+	uint64_t max_range_ms;    /* longest query time range; 0: 31 days */
+	size_t max_rows;          /* rows per page at most; 0: 10000 */
+	unsigned timeout_ms;      /* a query's run time at most; 0: 10000 */
+	unsigned threads;         /* server threads; 0: 4 */
+	ng_http_exporters_fn exporters; /* may be NULL */
+	void *exporters_arg;
+} ng_http_config;
+
+typedef struct ng_http_server ng_http_server;
+
+/*
+ * Starts serving.  The strings of `cfg` are copied.  Returns NULL with a
+ * message in err[errlen] when the address is malformed or cannot be bound,
+ * or when it is not a loopback address and no token is given.
+ */
+ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errlen);
+
+/* The URL of the dashboards, e.g. "http://127.0.0.1:8080/" (the bound
+ * port when 0 was asked), into buf[len].  Returns buf. */
+char *ng_http_url(const ng_http_server *s, char *buf, size_t len);
+
+/* The bound TCP port. */
+uint16_t ng_http_port(const ng_http_server *s);
+
+/* Stops the threads (waiting for requests in progress) and frees.  NULL
+ * is a no-op. */
+void ng_http_stop(ng_http_server *s);
+
+/* True when `listen` names only loopback (127.0.0.0/8, ::1, "localhost"). */
+bool ng_http_is_loopback(const char *listen);
+
+/* Constant-time equality of two NUL-terminated strings (time depends on
+ * the lengths only). */
+bool ng_http_token_equal(const char *a, const char *b);
+
+#endif
