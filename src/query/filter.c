@@ -652,7 +652,8 @@ static node *mac_term(parser *p, int f1, int f2, const char *after)
  * Case-insensitive either way. */
 static node *str_term(parser *p, int f1, int f2, const char *after)
 {
-	bool substr = strstr(ng_fields[f1].name, "name") != NULL;
+	const ng_field *fd = &ng_fields[f1];
+	bool substr = strstr(fd->name, "name") || (fd->short_name && strstr(fd->short_name, "name"));
 	bool neg = false;
 	if (p->t.kind == T_OP) {
 		if (p->t.op == OP_LIKE)
@@ -724,6 +725,15 @@ static const ng_field *side_field(const parser *p, int dir)
 	snprintf(name, sizeof name, "%s_%s", d, w);
 	const ng_field *f = ng_field_by_name(name);
 	if (!f) {
+		snprintf(name, sizeof name, "%s%s", d, w);
+		f = ng_field_by_name(name);
+	}
+	if (!f) { /* short names have no '_': "net-name" -> srcnetname */
+		char *o = w;
+		for (const char *c = w; *c; c++)
+			if (*c != '_')
+				*o++ = *c;
+		*o = 0;
 		snprintf(name, sizeof name, "%s%s", d, w);
 		f = ng_field_by_name(name);
 	}

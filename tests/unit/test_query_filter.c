@@ -19,6 +19,7 @@
 
 #include "core/addr.h"
 #include "core/field.h"
+#include "core/strtab.h"
 #include "query/filter.h"
 
 enum { N = 4000 };
@@ -74,6 +75,15 @@ static void make_rows(void)
 						   {0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}};
 		memcpy(r->src_mac, macs[rnd() % 3], 6);
 		memcpy(r->dst_mac, macs[rnd() % 3], 6);
+		static const char *cc[] = {"JP", "US", "DE", ""};
+		static const char *asn[] = {"GOOGLE", "Google Fiber Inc.", "Cloudflare, Inc.", ""};
+		static const char *svc[] = {"https", "http", "domain", "ssh"};
+		static const char *nets[] = {"office-tokyo", "dc", "private", "Office-Osaka"};
+		r->src_country = ng_intern_cstr(cc[rnd() % 4]);
+		r->dst_country = ng_intern_cstr(cc[rnd() % 4]);
+		r->dst_as_name = ng_intern_cstr(asn[rnd() % 4]);
+		r->service = ng_intern_cstr(svc[rnd() % 4]);
+		r->src_net = ng_intern_cstr(nets[rnd() % 4]);
 		if (r->protocol == 1 || r->protocol == 58) {
 			r->icmp_type = (uint8_t)(rnd() % 2 ? 8 : 0);
 			r->icmp_code = (uint8_t)(rnd() % 2);
@@ -191,6 +201,16 @@ P(p_flowdir, r->direction == 1)
 P(p_comment, r->protocol == 6 && r->dst_port == 443)
 P(p_router, is(r->exporter, "192.0.2.10"))
 P(p_proto_ne, r->protocol != 6)
+static bool str_is(uint32_t id, const char *s) { return !strcmp(ng_str(id), s); }
+P(p_src_country, str_is(r->src_country, "JP"))
+P(p_country, str_is(r->src_country, "DE") || str_is(r->dst_country, "DE"))
+P(p_asname, str_is(r->dst_as_name, "GOOGLE") || str_is(r->dst_as_name, "Google Fiber Inc."))
+P(p_asname_eq, str_is(r->dst_as_name, "GOOGLE"))
+P(p_service, str_is(r->service, "https"))
+P(p_netname, str_is(r->src_net, "office-tokyo") || str_is(r->src_net, "Office-Osaka"))
+P(p_country_ne, !str_is(r->dst_country, "US"))
+P(p_asname_quoted, str_is(r->dst_as_name, "Cloudflare, Inc."))
+P(p_country_empty, str_is(r->src_country, ""))
 
 static const struct {
 	const char *text;
@@ -265,6 +285,16 @@ static const struct {
 	{"router ip 192.0.2.10", p_router, 0},
 	{"proto != tcp", p_proto_ne, 0},
 	{"PROTO TCP AND DST PORT 443", p_comment, 0},
+	{"src country JP", p_src_country, NG_COL(NG_F_SRC_COUNTRY)},
+	{"src country jp", p_src_country, 0},
+	{"country DE", p_country, NG_COL(NG_F_SRC_COUNTRY) | NG_COL(NG_F_DST_COUNTRY)},
+	{"dst asname google", p_asname, NG_COL(NG_F_DST_AS_NAME)},
+	{"dst asname = google", p_asname_eq, 0},
+	{"service https", p_service, NG_COL(NG_F_SERVICE)},
+	{"src net-name office", p_netname, NG_COL(NG_F_SRC_NET)},
+	{"dst_country != US", p_country_ne, 0},
+	{"dst asname ~ \"cloudflare, inc\"", p_asname_quoted, 0},
+	{"src country \"\"", p_country_empty, 0},
 };
 
 static void fill_batch(ng_column_batch *b, uint8_t *cols[NG_FIELD_COUNT])
@@ -379,6 +409,9 @@ static const struct {
 	{"src exporter 10.0.0.1", "expected host, ip, net, port, as, mask, vlan, mac", 4},
 	{"host 10.0.0.1 and (port 80 or", "expected a filter term", 29},
 	{"tos ~ 3", "expected a number after 'tos'", 4},
+	{"src country", "expected a name after 'srccountry'", 11},
+	{"src country > JP", "strings compare with =, != or ~ (contains) only", 12},
+	{"dst asname 'google", "unterminated quote", 11},
 	{"proto tcp\n  and prot udp", "unknown filter keyword 'prot' (line 2)\n  "
 					"  and prot udp\n        ^", 16},
 };
