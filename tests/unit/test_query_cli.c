@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/addr.h"
+#include "core/strtab.h"
 #include "store/store.h"
 
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
@@ -56,6 +57,13 @@ static int setup(void **state)
 	flow(&f[1], "10.0.0.1", "192.0.2.2", 80, 6, 2000, 6000, 5, 1000);
 	flow(&f[2], "10.0.0.2", "192.0.2.1", 53, 17, 1500, 2500, 50, 5000);
 	flow(&f[3], "10.0.0.3", "192.0.2.1", 443, 6, 4000, 4000, 1, 100);
+	/* enrichment strings: sources JP, JP, US, "" (unknown); all to DE */
+	f[0].src_country = f[1].src_country = ng_intern_cstr("JP");
+	f[2].src_country = ng_intern_cstr("US");
+	for (int i = 0; i < 4; i++) {
+		f[i].dst_country = ng_intern_cstr("DE");
+		f[i].dst_as_name = ng_intern_cstr(i == 2 ? "Example, \"DNS\" Ltd" : "Example Web");
+	}
 	char err[256];
 	ng_store_writer *w = ng_store_writer_open(store, err, sizeof err);
 	assert_non_null(w);
@@ -342,6 +350,42 @@ static void test_new_usage_errors(void **state)
 	unlink(path);
 }
 
+/* String fields from the store: -s, --pairs and filters; CSV quoting and
+ * JSON escaping of names with commas and quotes. */
+static void test_string_fields(void **state)
+{
+	(void)state;
+	if (!have_bin())
+		skip();
+	char args[256];
+	snprintf(args, sizeof args, "--store '%s' -s src_country/bytes --format csv -q --no-header",
+		 store);
+	assert_int_equal(run(args), 0);
+	/* US: 5000 B; JP: 3000 B; "": 100 B */
+	const char *us = strstr(out, ",US,1,50,5000,"), *jp = strstr(out, ",JP,2,15,3000,");
+	const char *none = strstr(out, ",,1,1,100,");
+	assert_non_null(us);
+	assert_non_null(jp);
+	assert_non_null(none);
+	assert_true(us < jp && jp < none);
+	snprintf(args, sizeof args, "--store '%s' --pairs srccountry,dstcountry -n 1 --format ndjson -q",
+		 store);
+	assert_int_equal(run(args), 0);
+	assert_string_equal(out, "{\"source\":\"JP\",\"target\":\"DE\",\"flows\":2,\"packets\":15,"
+				 "\"bytes\":3000}\n"
+				 "{\"source\":\"other\",\"target\":\"other\",\"flows\":2,\"packets\":51,"
+				 "\"bytes\":5100}\n");
+	snprintf(args, sizeof args, "--store '%s' -q --format csv -s dstasname 'src country jp or dst asname dns'",
+		 store);
+	assert_int_equal(run(args), 0);
+	assert_non_null(strstr(out, ",\"Example, \"\"DNS\"\" Ltd\",1,50,5000,"));
+	assert_non_null(strstr(out, ",Example Web,2,15,3000,"));
+	snprintf(args, sizeof args, "--store '%s' -q --format ndjson -s dstasname 'dst asname dns'",
+		 store);
+	assert_int_equal(run(args), 0);
+	assert_non_null(strstr(out, "\"dstasname\":\"Example, \\\"DNS\\\" Ltd\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_series_csv),
 		cmocka_unit_test(test_pairs_ndjson),
 		cmocka_unit_test(test_new_usage_errors),
+		cmocka_unit_test(test_string_fields),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
