@@ -269,8 +269,10 @@ static int scan_dir(struct scan *sc, const char *dir, int depth)
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-		if (!rc)
+		int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		if (!rc && (len < 0 || (size_t)len >= sizeof path))
+			rc = -1; /* a path longer than PATH_MAX cannot be opened */
+		else if (!rc)
 			rc = depth == 4 ? scan_file(sc, path) : scan_dir(sc, path, depth + 1);
 		free(names[i]);
 	}
