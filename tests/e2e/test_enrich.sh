@@ -113,6 +113,12 @@ echo "query 'src country GB': $got flows (NDJSON says $gb of $nd)"
 got=$("$NG_BIN" query --store "$work/store" -o ndjson dst as 15169 2>/dev/null | wc -l)
 echo "query 'dst as 15169': $got flows"
 [ "$got" -gt 0 ] || exit 1
+for f in "dst asname google" "src net-name london-office" "src city 'san diego'"; do
+	# unquoted: the words (quotes included) go to the filter parser
+	got=$("$NG_BIN" query --store "$work/store" -o ndjson $f 2>/dev/null | wc -l)
+	echo "query '$f': $got flows"
+	[ "$got" = "$gb" ] || { echo "test_enrich: query '$f' wrong (want $gb)"; exit 1; }
+done
 "$NG_BIN" query --store "$work/store" -s srccountry 2>&1 | tee "$work/stat.txt"
 grep -q "GB" "$work/stat.txt" && grep -q "US" "$work/stat.txt" ||
 	{ echo "test_enrich: -s srccountry lacks GB or US"; exit 1; }
