@@ -147,7 +147,8 @@ static bool read_params(ng_http_server *s, const ng_http_req *r, params *p, size
 		return false;
 	}
 	if (p->q.from_ms >= p->q.to_ms) {
-		ng_api_error(out, 400, "'from' must be before 'to'", NULL);
+		ng_api_error(out, 400, "'from' must be before 'to'",
+			     "the range is [from, to): from is its first instant");
 		return false;
 	}
 	if (p->q.to_ms - p->q.from_ms > s->max_range_ms) {

@@ -161,12 +161,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	(void)version;
 	(void)upload_data;
+	(void)con_cls;
 	ng_http_server *s = cls;
-	static int first_call;
-	if (!*con_cls) { /* headers only so far: answer before any body arrives */
-		*con_cls = &first_call;
-		return MHD_YES;
-	}
+	/* Answered on the first call, with the headers only: a request with a
+	 * body is refused before the body is read (libmicrohttpd then closes
+	 * the connection rather than read it). */
 	atomic_fetch_add(&s->m.requests, 1);
 	ng_http_resp r = {.status = 200};
 	bool cookie = false;
@@ -211,8 +210,8 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	if (!loop && !has_token) {
 		snprintf(err, errlen,
 			 "refusing to serve HTTP on %s without a token: a non-loopback address "
-			 "needs one (--http-token TOKEN, NAGARE_HTTP_TOKEN, or http_token in the "
-			 "configuration), or listen on 127.0.0.1",
+			 "needs one (--http-token TOKEN or NAGARE_HTTP_TOKEN), or listen on "
+			 "127.0.0.1",
 			 listen);
 		return NULL;
 	}
