@@ -34,7 +34,9 @@
 #include "store/tree.h"
 
 #define SMALL_ROWS (1u << 18)     /* a segment below this is worth merging */
-#define GROUP_ROWS (1u << 22)     /* rows of a compacted segment, at most */
+/* rows of a compacted segment, at most: the merge holds them as records
+ * (≈ 330 bytes each, ≈ 350 MB at this size) */
+#define GROUP_ROWS (1u << 20)
 #define RMDIR_AFTER_MS (2 * UINT64_C(3600000)) /* empty hour dirs older than this go */
 
 static int fsync_dir(const char *path)

@@ -193,8 +193,8 @@ typedef struct ng_store_maint_stats {
 } ng_store_maint_stats;
 
 /* Merges small segments (< 2^18 rows each) of hour directories whose hour
- * ended ≥ `settle_ms` before now_ms (0: any), into segments of up to 2^22
- * rows, doing at most `max_groups` merges (0: no limit).  Adds to *st.
+ * ended ≥ `settle_ms` before now_ms (0: any), into segments of up to 2^20
+ * rows (the merge holds them in memory: ≈ 330 bytes a row), doing at most `max_groups` merges (0: no limit).  Adds to *st.
  * Returns 0, or -1 when `dir` is not a store (other failures are logged,
  * counted in st->errors, and leave the old segments in place). */
 int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_groups,
