@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# fixture.sh WORKDIR — a flow store of known flows for the browser tests.
+#
+# make_traffic.sh captures a known mix of loopback traffic (TCP, UDP, ICMP,
+# IPv4 and IPv6); softflowd exports it (NetFlow v9) to `nagare collect`,
+# which stores it under WORKDIR/store.  The collector keeps running with
+# its HTTP server on a free loopback port: its URL is written to
+# WORKDIR/url and its pid to WORKDIR/collect.pid.  Needs root (capture).
+set -euo pipefail
+work=${1:?usage: fixture.sh WORKDIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+NG_BIN=${NG_BIN:-$here/../../build/nagare}
+mkdir -p "$work"
+"$here/../e2e/make_traffic.sh" "$work/traffic.pcap" >"$work/make_traffic.log" 2>&1
+
+udp=${NG_WEB_UDP:-29055}
+"$NG_BIN" collect --store "$work/store" --listen 127.0.0.1:$udp --http 127.0.0.1:0 \
+	--stats-interval 1 >"$work/collect.log" 2>&1 &
+echo $! >"$work/collect.pid"
+url=
+for _ in $(seq 100); do
+	url=$(grep -o 'http://[^ ]*/' "$work/collect.log" | head -1 || true)
+	[ -n "$url" ] && break
+	sleep 0.1
+done
+[ -n "$url" ] || { echo "fixture: no URL from collect:" >&2; cat "$work/collect.log" >&2; exit 1; }
+echo "$url" >"$work/url"
+softflowd -r "$work/traffic.pcap" -n 127.0.0.1:$udp -v 9 -T full -6 >"$work/softflowd.log" 2>&1
+
+# Every exported record stored (segments are flushed within 5 s).
+python3 - "$url" <<'PY'
+import json, sys, time, urllib.request
+url = sys.argv[1]
+for _ in range(150):
+    e = json.load(urllib.request.urlopen(url + "api/v1/exporters"))
+    recs = sum(x["records"] for x in e["exporters"])
+    s = json.load(urllib.request.urlopen(url + "api/v1/summary"))
+    if recs and s["flows"] == recs:
+        print(f"fixture: {recs} flows stored")
+        sys.exit(0)
+    time.sleep(0.2)
+sys.exit(f"fixture: flows never all stored: exporters say {recs}, summary {s['flows']}")
+PY

@@ -1,0 +1,64 @@
+// Exporters & interfaces: every exporter's counters and health, the
+// interfaces with names and traffic in/out, sFlow counter samples.
+import { api } from '../api.js';
+import { baseParams } from '../state.js';
+import { card, table, errorBox } from '../ui.js';
+import { human, fmtUnit, esc } from '../format.js';
+
+export default async function exportersPage(el, s, ctx) {
+  const p = baseParams(s);
+  let x = null, xerr = null;
+  try { x = await api('exporters'); } catch (e) { xerr = e; }
+  const [inif, outif, ctr] = await Promise.all([
+    api('top', { ...p, field: 'exporter,inif,inifname', limit: 50, order: 'bytes' }),
+    api('top', { ...p, field: 'exporter,outif,outifname', limit: 50, order: 'bytes' }),
+    api('counters', { ...p, limit: 1000 }).catch(() => null),
+  ]);
+  if (!ctx.fresh()) return;
+  const secs = Math.max(1, (Date.parse(inif.query.to) - Date.parse(inif.query.from)) / 1000);
+  const up = x && x.started_ms ? Math.max(1, ((x.updated_ms || Date.now()) - x.started_ms) / 1000) : 0;
+  // in and out per (exporter, ifindex)
+  const ifs = new Map();
+  const add = (d, dir) => {
+    const [e, i, n] = d.query.keys;
+    for (const r of d.rows) {
+      const k = r[e] + '/' + r[i];
+      const o = ifs.get(k) || { exporter: r[e], ifindex: r[i], name: '', in: 0, out: 0 };
+      o.name = o.name || r[n];
+      o[dir] += r.bytes;
+      ifs.set(k, o);
+    }
+  };
+  add(inif, 'in');
+  add(outif, 'out');
+  const last = new Map();
+  if (ctr) for (const c of ctr.samples) last.set(c.agent + '/' + c.if_index, c);
+  el.innerHTML = `
+  ${xerr ? errorBox(xerr) : card('Exporters', `<p class="muted">${x.live ? 'live counters of this collector' : 'counters from the collector\'s last run, written ' + esc(x.updated)} · datagrams ${human(x.listener.datagrams)} · socket drops <b class="${x.listener.drops ? 'warn' : ''}">${human(x.listener.drops)}</b> · stored rows ${human(x.store.rows)}</p>` +
+    (x.exporters.length === 0 ? '<div class="empty">No exporter has sent anything yet: point one at <code>udp/2055</code> (NetFlow/IPFIX) or <code>udp/6343</code> (sFlow).</div>' :
+      table(x.exporters, [
+        { key: 'exporter', title: 'exporter' }, { key: 'protocol', title: 'protocol' }, { key: 'domain', title: 'domain', num: true },
+        { key: 'packets', title: 'datagrams/s', num: true, fmt: (v) => up ? human(v / up) : '–' },
+        { key: 'records', title: 'records', num: true, fmt: human },
+        { key: 'lost', title: 'seq. loss', num: true, fmt: human },
+        { key: 'templates', title: 'templates', num: true, fmt: human },
+        { key: 'template_misses', title: 'template misses', num: true, fmt: human },
+        { key: 'sampling_rate', title: 'sampling', num: true, fmt: (v, r) => `1:${v || 1} (${r.sampling_source})` },
+        { key: 'errors_total', title: 'decode errors', num: true, raw: true, fmt: (v, r) => v ? `<span title="${esc(JSON.stringify(r.errors))}" class="warn">${human(v)}</span>` : '0' },
+        { key: 'last_seen', title: 'last seen' },
+        { key: 'health', title: 'health', raw: true, fmt: (v) => `<span class="badge ${v}">${v}</span>` },
+      ], 'exporters-table')))}
+  ${card('Interfaces', ifs.size === 0 ? '<div class="empty">No interface traffic in this range.</div>' : table([...ifs.values()].sort((a, b) => b.in + b.out - a.in - a.out), [
+    { key: 'exporter', title: 'exporter' }, { key: 'ifindex', title: 'ifIndex', num: true }, { key: 'name', title: 'name' },
+    { key: 'in', title: 'in', num: true, fmt: (v) => s.unit === 'bps' ? fmtUnit(v * 8 / secs, 'bps') : human(v) + 'B' },
+    { key: 'out', title: 'out', num: true, fmt: (v) => s.unit === 'bps' ? fmtUnit(v * 8 / secs, 'bps') : human(v) + 'B' },
+  ], 'if-table'))}
+  ${last.size ? card('sFlow interface counters (latest sample)', table([...last.values()], [
+    { key: 'agent', title: 'agent' }, { key: 'if_index', title: 'ifIndex', num: true },
+    { key: 'if_speed', title: 'speed', num: true, fmt: (v) => fmtUnit(v, 'bps') },
+    { key: 'in_octets', title: 'in octets', num: true, fmt: human }, { key: 'out_octets', title: 'out octets', num: true, fmt: human },
+    { key: 'in_errors', title: 'in errors', num: true }, { key: 'out_errors', title: 'out errors', num: true },
+    { key: 'in_discards', title: 'in discards', num: true }, { key: 'out_discards', title: 'out discards', num: true },
+    { key: 'time', title: 'time' },
+  ], 'counters-table')) : ''}`;
+}

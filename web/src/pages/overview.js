@@ -1,0 +1,62 @@
+// Overview: totals and rates, traffic over time by protocol and service,
+// top 5 sources, destinations, countries, ASes, exporter health.
+import { api } from '../api.js';
+import { baseParams, intervalFor } from '../state.js';
+import { card, chart, seriesOption, table, NO_FLOWS, errorBox } from '../ui.js';
+import { human, fmtUnit, orderOf, esc } from '../format.js';
+
+const TOPS = [
+  ['Top sources', 'srcip'], ['Top destinations', 'dstip'],
+  ['Top source countries', 'srccountry'], ['Top source ASes', 'srcas,srcasname'],
+];
+
+export default async function overview(el, s, ctx) {
+  const p = baseParams(s);
+  const sum = await api('summary', p);
+  if (!ctx.fresh()) return;
+  const secs = (sum.to_ms - sum.from_ms) / 1000;
+  const iv = intervalFor(sum.to_ms - sum.from_ms);
+  el.innerHTML = `
+  <div class="kpis">
+    <div class="kpi"><span>bytes</span><b id="total-bytes" data-value="${sum.bytes}">${human(sum.bytes)}B</b><small>${fmtUnit(sum.bps, 'bps')}</small></div>
+    <div class="kpi"><span>packets</span><b id="total-packets" data-value="${sum.packets}">${human(sum.packets)}</b><small>${human(sum.pps)} pkts/s</small></div>
+    <div class="kpi"><span>flows</span><b id="total-flows" data-value="${sum.flows}">${human(sum.flows)}</b><small>${human(sum.fps)} flows/s</small></div>
+    <div class="kpi"><span>range</span><b class="small">${esc(sum.from)}</b><small>to ${esc(sum.to)}</small></div>
+  </div>
+  ${sum.flows === 0 ? NO_FLOWS : ''}
+  <div class="grid2">
+    ${card('Traffic by protocol', '<div class="chart" id="by-proto"></div>')}
+    ${card('Traffic by service', '<div class="chart" id="by-service"></div>')}
+  </div>
+  <div class="grid4">${TOPS.map(([t, f]) => card(t, '<div class="top5" data-field="' + f + '">…</div>')).join('')}</div>
+  ${card('Exporter health', '<div id="health">…</div>')}`;
+  const unit = s.unit;
+  const jobs = [
+    api('series', { ...p, interval: iv + 's', field: 'proto', limit: 5, order: orderOf(unit) })
+      .then((d) => chart(el.querySelector('#by-proto'), seriesOption(d, unit))),
+    api('series', { ...p, interval: iv + 's', field: 'service', limit: 6, order: orderOf(unit) })
+      .then((d) => chart(el.querySelector('#by-service'), seriesOption(d, unit))),
+    ...TOPS.map(([, f]) => api('top', { ...p, field: f, limit: 5, order: orderOf(unit) }).then((d) => {
+      const keys = d.query.keys;
+      el.querySelector(`.top5[data-field="${f}"]`).innerHTML = d.rows.length ? table(d.rows, [
+        { key: keys[0], title: keys[0], fmt: (v, r) => keys[1] && r[keys[1]] ? `${v} ${r[keys[1]]}` : (v === '' ? '(unknown)' : v) },
+        { key: 'bytes', title: unit === 'bps' ? 'bits/s' : unit, num: true,
+          fmt: (v, r) => unit === 'bps' ? fmtUnit(r.bytes * 8 / secs, 'bps') : human(r[unit]) },
+      ], 'compact') : '<div class="muted">none</div>';
+    })),
+    api('exporters').then((x) => {
+      const n = x.exporters.length, bad = x.exporters.filter((e) => e.health !== 'ok');
+      el.querySelector('#health').innerHTML = n === 0
+        ? '<div class="empty">No exporter has sent anything yet: point one at <code>udp/2055</code>.</div>'
+        : `<p><b>${n}</b> exporter(s), <b class="${bad.length ? 'warn' : 'ok'}">${n - bad.length} ok</b>${bad.length ? `, ${bad.length} need a look (<a href="/exporters" data-path="/exporters">details</a>)` : ''};
+           datagrams ${human(x.listener.datagrams)}, socket drops ${human(x.listener.drops)}, ${x.live ? 'live' : 'from the last run (' + esc(x.updated) + ')'}.</p>` +
+          table(x.exporters, [
+            { key: 'exporter', title: 'exporter' }, { key: 'protocol', title: 'protocol' },
+            { key: 'records', title: 'records', num: true, fmt: human },
+            { key: 'lost', title: 'lost', num: true, fmt: human },
+            { key: 'health', title: 'health', raw: true, fmt: (v) => `<span class="badge ${v}">${v}</span>` },
+          ], 'compact');
+    }).catch((e) => { el.querySelector('#health').innerHTML = errorBox(e); }),
+  ];
+  await Promise.all(jobs);
+}
