@@ -249,12 +249,24 @@ static uint64_t scale(uint64_t v, uint32_t rate)
 }
 
 /* Time of an uptime-relative value (IE 21/22, ms of sysUpTime). */
+/* Uptime-relative times more than this after the export time are taken
+ * as wrapped (see uptime_time). */
+#define UPTIME_FUTURE_MS UINT64_C(86400000)
+
 static uint64_t uptime_time(const struct ng_msg *m, const struct rec_ctx *c, uint64_t up)
 {
-	if (c->have & H_SYSINIT)
-		return c->sysinit + up;
-	if (m->dom->sysinit_ms)
-		return m->dom->sysinit_ms + up;
+	uint64_t sysinit = (c->have & H_SYSINIT) ? c->sysinit : m->dom->sysinit_ms;
+	if (sysinit) {
+		/* RFC 7012 IE 21/22 are unsigned32 ms since systemInitTime
+		 * (IE 160), so they wrap every 2^32 ms (49.7 days).  A time
+		 * far after the export time is a wrapped "negative" offset:
+		 * softflowd reading a capture sets IE 160 to its own start and
+		 * sends (packet time - start) mod 2^32 for older packets. */
+		uint64_t t = sysinit + up;
+		if (t > m->export_ms + UPTIME_FUTURE_MS && t >= (UINT64_C(1) << 32))
+			t -= UINT64_C(1) << 32;
+		return t;
+	}
 	if (m->has_uptime) {
 		/* RFC 3954 §8: FIRST/LAST_SWITCHED are sysUpTime values.  The
 		 * difference is taken signed (32-bit modular) because some

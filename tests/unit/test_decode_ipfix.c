@@ -280,6 +280,34 @@ static void test_ipfix_ipfixprobe_reverse(void **state)
 	ng_decoder_free(d);
 }
 
+/* IE 21/22 are unsigned32 ms since systemInitTime (IE 160) and wrap:
+ * softflowd reading a capture older than its own start sends
+ * (packet time - start) mod 2^32 (seen in tests/e2e with softflowd 1.1.0
+ * -v 10 -r PCAP).  2^32 - 2500 ms after an init time equal to the export
+ * time is 2.5 s before it, not 49.7 days after. */
+static void test_ipfix_uptime_wrap(void **state)
+{
+	(void)state;
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch b = {0};
+	struct tb t;
+	static const struct fs upi[] = {{8, 4, 0}, {22, 4, 0}, {21, 4, 0}, {160, 8, 0}};
+	tb_ipfix(&t, EXPORT_S, 0, 1);
+	tpl(&t, 306, 0, upi, 4);
+	size_t s = tb_set(&t, 306);
+	tb_v4(&t, 10, 0, 0, 6);
+	tb_u32(&t, 0xffffffffu - 2499); /* 2^32 - 2500 */
+	tb_u32(&t, 0xffffffffu - 999);  /* 2^32 - 1000 */
+	tb_u64(&t, EXPORT_MS);
+	tb_set_end(&t, s);
+	tb_ipfix_end(&t);
+	assert_int_equal(tb_decode(d, &t, 1, &b), 1);
+	assert_int_equal(b.flows[0].flow_start, EXPORT_MS - 2500);
+	assert_int_equal(b.flows[0].flow_end, EXPORT_MS - 1000);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
 /* Flow times: RFC 7012 IE 150–153 absolute, 154–157 NTP (RFC 7011
  * §6.1.9/6.1.10), 158/159 µs before export, 21/22 with 160 from options
  * or from the record, none at all = export time. */
@@ -659,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_ipfix_enterprise_and_padding),
 		cmocka_unit_test(test_ipfix_ipfixprobe_reverse),
 		cmocka_unit_test(test_ipfix_times),
+		cmocka_unit_test(test_ipfix_uptime_wrap),
 		cmocka_unit_test(test_ipfix_sampling),
 		cmocka_unit_test(test_ipfix_fields),
 		cmocka_unit_test(test_ipfix_sequence_and_multi_message),
