@@ -576,9 +576,11 @@ static int start_http(struct collect *c, const struct collect_opts *o)
 	pthread_mutex_init(&c->live_mu, NULL);
 	if (o->no_http)
 		return 0;
-	const char *token = o->http_token ? o->http_token : getenv("NAGARE_HTTP_TOKEN");
+	/* flags, else the configuration (file, then NAGARE_HTTP[_TOKEN]) */
+	const char *token = o->http_token ? o->http_token : o->cfg.http_token;
+	const char *addr = o->http ? o->http : o->cfg.http;
 	ng_http_config hc = {.store_dir = o->store,
-	                     .listen = o->http ? o->http : "127.0.0.1:8080",
+	                     .listen = addr ? addr : "127.0.0.1:8080",
 	                     .token = token,
 	                     .exporters = live_exporters,
 	                     .exporters_arg = c};
@@ -591,7 +593,7 @@ static int start_http(struct collect *c, const struct collect_opts *o)
 	char err[512];
 	c->http = ng_http_start(&hc, err, sizeof err);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!c->http && o->http) {
+	if (!c->http && addr) {
 		fprintf(stderr, "nagare collect: %s\n", err);
 		return -1;
 	}

@@ -260,6 +260,10 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		return get_str(x, v, key, &c->store);
 	if (!strcmp(key, "json"))
 		return get_str(x, v, key, &c->json);
+	if (!strcmp(key, "http"))
+		return get_str(x, v, key, &c->http);
+	if (!strcmp(key, "http_token"))
+		return get_str(x, v, key, &c->http_token);
 	if (!strcmp(key, "listen"))
 		return scalar(v) ? listen_item(x, v, c) : each_item(x, v, key, listen_item, c);
 	if (!strcmp(key, "stats_interval")) {
@@ -268,7 +272,8 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		c->stats_interval = (unsigned)u;
 		return 0;
 	}
-	return fail(x, v, "collect: unknown key '%s' (store, listen, json, stats_interval)", key);
+	return fail(x, v, "collect: unknown key '%s' (store, listen, json, stats_interval, "
+		       "http, http_token)", key);
 }
 
 static int enrich_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
@@ -352,6 +357,8 @@ int ng_config_env(ng_config *c, char *err, size_t errlen)
 	} strs[] = {
 	    {"NAGARE_STORE", offsetof(ng_config, store)},
 	    {"NAGARE_JSON", offsetof(ng_config, json)},
+	    {"NAGARE_HTTP", offsetof(ng_config, http)},
+	    {"NAGARE_HTTP_TOKEN", offsetof(ng_config, http_token)},
 	    {"NAGARE_GEOIP_DB", offsetof(ng_config, geoip_db)},
 	    {"NAGARE_ASN_DB", offsetof(ng_config, asn_db)},
 	    {"NAGARE_LANGUAGE", offsetof(ng_config, language)},
@@ -385,6 +392,8 @@ void ng_config_free(ng_config *c)
 		free(c->listen[i]);
 	free(c->listen);
 	free(c->json);
+	free(c->http);
+	free(c->http_token);
 	free(c->geoip_db);
 	free(c->asn_db);
 	free(c->language);

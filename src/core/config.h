@@ -44,6 +44,8 @@ typedef struct ng_config {
 	size_t nlisten;
 	char *json;
 	unsigned stats_interval; /* 0: not given */
+	char *http;              /* HTTP API address "ADDR:PORT", NULL: default */
+	char *http_token;        /* HTTP API token, NULL: none */
 	/* enrich */
 	char *geoip_db;      /* MaxMind-format country/city (or IPinfo) database */
 	char *asn_db;        /* MaxMind-format ASN database (may equal geoip_db) */

@@ -210,8 +210,8 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	if (!loop && !has_token) {
 		snprintf(err, errlen,
 			 "refusing to serve HTTP on %s without a token: a non-loopback address "
-			 "needs one (--http-token TOKEN or NAGARE_HTTP_TOKEN), or listen on "
-			 "127.0.0.1",
+			 "needs one (--http-token TOKEN, NAGARE_HTTP_TOKEN, or http_token under "
+			 "collect: in the configuration), or listen on 127.0.0.1",
 			 listen);
 		return NULL;
 	}
