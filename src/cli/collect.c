@@ -38,6 +38,7 @@
 
 #include "cli/cli.h"
 #include "cli/exporters.h"
+#include "cli/maint.h"
 #include "cli/usage.h"
 #include "core/addr.h"
 #include "core/config.h"
@@ -56,6 +57,7 @@ static const char collect_help[] =
     "usage: nagare collect --store DIR [--listen ADDR:PORT]... [--json FILE|-]\n"
     "                      [--stats-interval SECONDS] [--config FILE]\n"
     "                      [--geoip-db FILE] [--asn-db FILE] [--geoip-optional]\n"
+    "                      [--retention AGE] [--max-size SIZE]\n"
     "\n"
     "Receives NetFlow v1/v5/v7/v9, IPFIX and sFlow on UDP, decodes every record\n"
     "and appends it to the flow store DIR (created when absent).  Segments are\n"
@@ -86,6 +88,12 @@ static const char collect_help[] =
     "                              address but loopback needs a token\n"
     "      --http-token TOKEN      token for the HTTP API (or NAGARE_HTTP_TOKEN)\n"
     "      --no-http               no HTTP server\n"
+    "      --retention AGE         delete segments older than AGE (30d, 12h, 2w;\n"
+    "                              s m h d w), checked once a minute\n"
+    "      --max-size SIZE         then delete the oldest segments while the store\n"
+    "                              holds more than SIZE (50G, 500M; K M G T = 1024)\n"
+    "                              Small segments of hours that ended 10 minutes\n"
+    "                              ago are merged once a minute (compaction).\n"
     "  -h, --help                  this help\n"
     "\n"
     "SIGHUP, or a database or configuration file being replaced, reloads the\n"
@@ -159,6 +167,8 @@ struct collect_opts {
 	int enrich;         /* -1 not given, 0 --no-enrich, 1 --enrich */
 	const char *http, *http_token; /* NULL: default / none */
 	bool no_http;
+	uint64_t retention_ms, max_bytes; /* 0: no limit */
+	uint64_t maint_ms;                /* hidden --maint-interval (tests); 0: 60 s */
 	ng_config cfg;      /* file + environment + flags */
 };
 
@@ -214,6 +224,9 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	    {"http", required_argument, NULL, 'H'},
 	    {"http-token", required_argument, NULL, 'T'},
 	    {"no-http", no_argument, NULL, 'X'},
+	    {"retention", required_argument, NULL, 'R'},
+	    {"max-size", required_argument, NULL, 'M'},
+	    {"maint-interval", required_argument, NULL, 'I'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0, 0, 0, 0},
 	};
@@ -248,6 +261,24 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 		case 'H': o->http = optarg; break;
 		case 'T': o->http_token = optarg; break;
 		case 'X': o->no_http = true; break;
+		case 'R':
+			if (!ng_parse_duration_ms(optarg, &o->retention_ms) || !o->retention_ms)
+				return ng_usage_fail("collect",
+				                     "--retention '%s': give an age such as 30d, "
+				                     "12h, 90m or 2w",
+				                     optarg);
+			break;
+		case 'M':
+			if (!ng_parse_size_bytes(optarg, &o->max_bytes) || !o->max_bytes)
+				return ng_usage_fail("collect",
+				                     "--max-size '%s': give a size such as 50G or 500M",
+				                     optarg);
+			break;
+		case 'I':
+			if (!ng_parse_duration_ms(optarg, &o->maint_ms) || !o->maint_ms)
+				return ng_usage_fail("collect", "--maint-interval '%s': bad duration",
+				                     optarg);
+			break;
 		case 'h': fputs(collect_help, stdout); return 0;
 		default: return ng_usage_error("collect", c, argv);
 		}
@@ -875,7 +906,13 @@ int ng_cmd_collect(int argc, char **argv)
 		ng_config_free(&o.cfg);
 		return 1;
 	}
+	ng_maint_config mc = {.store_dir = o.store, .retention_ms = o.retention_ms,
+	                      .max_bytes = o.max_bytes, .interval_ms = o.maint_ms};
+	ng_maint *maint = ng_maint_start(&mc);
+	if (!maint)
+		ng_warn("cannot start the maintenance thread: no compaction or retention");
 	rc = receive_loop(&c, o.stats_interval) < 0 ? 1 : 0;
+	ng_maint_stop(maint); /* waits for a merge in progress */
 	stop_http(&c); /* before the decoder and writers go */
 	atomic_store(&c.enrich.closed, true);
 	ng_reloader_stop(c.reloader);

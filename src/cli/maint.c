@@ -1,0 +1,170 @@
+/*
+ * maint.c — the collector's maintenance thread (maint.h).
+ *
+ * Compaction and retention run here, never on the flush thread: a merge
+ * holds the CPU for seconds and a flush must not wait behind it.  The
+ * store allows one maintenance call at a time on a store, which this single
+ * thread guarantees.
+ */
+#include "cli/maint.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+
+#define MAINT_SETTLE_MS (10 * 60000) /* leave hours that ended < 10 min ago */
+#define MAINT_MAX_MERGES 8
+
+struct ng_maint {
+	ng_maint_config cfg;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* CLOCK_MONOTONIC */
+	bool stop;
+};
+
+static bool stopping(ng_maint *m)
+{
+	pthread_mutex_lock(&m->mu);
+	bool s = m->stop;
+	pthread_mutex_unlock(&m->mu);
+	return s;
+}
+
+/* Sleeps `ms` or until asked to stop; returns true when asked to stop. */
+static bool wait_or_stop(ng_maint *m, uint64_t ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&m->mu);
+	while (!m->stop && pthread_cond_timedwait(&m->cv, &m->mu, &ts) != ETIMEDOUT)
+		;
+	bool s = m->stop;
+	pthread_mutex_unlock(&m->mu);
+	return s;
+}
+
+/* Merges one group at a time so a stop request waits for one merge only. */
+static void compact(ng_maint *m)
+{
+	ng_store_maint_stats st = {0};
+	for (int i = 0; i < MAINT_MAX_MERGES && !stopping(m); i++) {
+		ng_store_maint_stats one = {0};
+		if (ng_store_compact(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, &one) < 0) {
+			ng_warn("compaction: %s is not a store", m->cfg.store_dir);
+			return;
+		}
+		st.segments_in += one.segments_in;
+		st.segments_out += one.segments_out;
+		st.rows += one.rows;
+		st.errors += one.errors;
+		if (!one.segments_out || one.errors)
+			break; /* nothing left, or a failure the store logged */
+	}
+	if (st.segments_in)
+		ng_info("compaction: %" PRIu64 " segments merged into %" PRIu64 " (%" PRIu64
+		        " rows)",
+		        st.segments_in, st.segments_out, st.rows);
+	if (st.errors)
+		ng_warn("compaction: %" PRIu64 " errors (logged above); old segments kept",
+		        st.errors);
+}
+
+static void retention(ng_maint *m)
+{
+	if (!m->cfg.retention_ms && !m->cfg.max_bytes)
+		return;
+	ng_store_maint_stats st = {0};
+	if (ng_store_retention(m->cfg.store_dir, m->cfg.retention_ms, m->cfg.max_bytes,
+	                       ng_now_ms(), &st) < 0) {
+		ng_warn("retention: %s is not a store", m->cfg.store_dir);
+		return;
+	}
+	if (st.segments_deleted)
+		ng_info("retention: deleted %" PRIu64 " segments (%" PRIu64 " bytes); store now %" PRIu64
+		        " bytes",
+		        st.segments_deleted, st.bytes_deleted, st.bytes_total);
+	if (st.errors)
+		ng_warn("retention: %" PRIu64 " errors (logged above)", st.errors);
+}
+
+static void *maint_main(void *arg)
+{
+	ng_maint *m = arg;
+	/* Linux: nice applies to the calling thread when given its tid */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) != 0)
+		ng_debug("maintenance thread: cannot lower its priority");
+	uint64_t wait = m->cfg.first_ms;
+	while (!wait_or_stop(m, wait)) {
+		compact(m);
+		if (stopping(m))
+			break;
+		retention(m);
+		wait = m->cfg.interval_ms;
+	}
+	return NULL;
+}
+
+ng_maint *ng_maint_start(const ng_maint_config *cfg)
+{
+	ng_maint *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->cfg = *cfg;
+	if (!m->cfg.interval_ms)
+		m->cfg.interval_ms = 60000;
+	if (!m->cfg.first_ms)
+		m->cfg.first_ms = m->cfg.interval_ms;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&m->mu, NULL);
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	int rc = pthread_create(&m->thread, NULL, maint_main, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		pthread_cond_destroy(&m->cv);
+		pthread_mutex_destroy(&m->mu);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void ng_maint_stop(ng_maint *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->stop = true;
+	pthread_cond_signal(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	pthread_join(m->thread, NULL);
+	pthread_cond_destroy(&m->cv);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
