@@ -166,8 +166,12 @@ static bool read_params(ng_http_server *s, const ng_http_req *r, params *p, size
 		ng_api_error(out, 400, "bad 'limit'", hint);
 		return false;
 	}
-	if (off && (!parse_count(off, &p->offset) || p->offset > 1000000)) {
-		ng_api_error(out, 400, "bad 'offset'", "a count from 0 to 1000000");
+	/* a page is the tail of a listing of offset + limit flows, held in
+	 * memory: 110000 flows at most (tens of MB) */
+	if (off && (!parse_count(off, &p->offset) || p->offset > 100000)) {
+		ng_api_error(out, 400, "bad 'offset'",
+			     "a count from 0 to 100000: narrow the time range or the filter to "
+			     "page further");
 		return false;
 	}
 	const char *order = r->arg(r->conn, "order");
