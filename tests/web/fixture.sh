@@ -3,7 +3,9 @@
 #
 # make_traffic.sh captures a known mix of loopback traffic (TCP, UDP, ICMP,
 # IPv4 and IPv6); softflowd exports it (NetFlow v9) to `nagare collect`,
-# which stores it under WORKDIR/store.  The collector keeps running with
+# which stores it under WORKDIR/store; v5gen.py adds NetFlow v5 flows of
+# public addresses, given countries and ASes by the MaxMind test databases
+# of NG_TESTDATA/mmdb (when present).  The collector keeps running with
 # its HTTP server on a free loopback port: its URL is written to
 # WORKDIR/url and its pid to WORKDIR/collect.pid.  Needs root (capture).
 set -euo pipefail
@@ -14,8 +16,15 @@ mkdir -p "$work"
 "$here/../e2e/make_traffic.sh" "$work/traffic.pcap" >"$work/make_traffic.log" 2>&1
 
 udp=${NG_WEB_UDP:-29055}
+mmdb=${NG_TESTDATA:-$here/../../../shared/testdata}/mmdb
+enrich=()
+if [ -f "$mmdb/GeoLite2-Country-Test.mmdb" ] && [ -f "$mmdb/GeoLite2-ASN-Test.mmdb" ]; then
+	enrich=(--geoip-db "$mmdb/GeoLite2-Country-Test.mmdb" --asn-db "$mmdb/GeoLite2-ASN-Test.mmdb")
+else
+	echo "fixture: $mmdb absent: flows without countries and AS names"
+fi
 "$NG_BIN" collect --store "$work/store" --listen 127.0.0.1:$udp --http 127.0.0.1:0 \
-	--stats-interval 1 >"$work/collect.log" 2>&1 &
+	"${enrich[@]}" --stats-interval 1 >"$work/collect.log" 2>&1 &
 echo $! >"$work/collect.pid"
 url=
 for _ in $(seq 100); do
@@ -26,6 +35,7 @@ done
 [ -n "$url" ] || { echo "fixture: no URL from collect:" >&2; cat "$work/collect.log" >&2; exit 1; }
 echo "$url" >"$work/url"
 softflowd -r "$work/traffic.pcap" -n 127.0.0.1:$udp -v 9 -T full -6 >"$work/softflowd.log" 2>&1
+python3 "$here/v5gen.py" 127.0.0.1 $udp
 
 # Every exported record stored (segments are flushed within 5 s).
 python3 - "$url" <<'PY'

@@ -40,3 +40,9 @@ export function orderOf(unit) {
 export function esc(s) {
   return String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 }
+
+// IANA protocol numbers of the usual suspects, for legends.
+const PROTO = { 1: 'ICMP', 2: 'IGMP', 6: 'TCP', 17: 'UDP', 41: 'IPv6', 47: 'GRE', 50: 'ESP', 51: 'AH', 58: 'ICMPv6', 89: 'OSPF', 132: 'SCTP' };
+export function protoName(v) {
+  return PROTO[v] ? `${PROTO[v]} (${v})` : String(v);
+}

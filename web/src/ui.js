@@ -21,6 +21,7 @@ export function disposeCharts() {
 export function chart(el, opt) {
   const c = echarts.init(el, null, { renderer: 'canvas' });
   c.setOption(opt);
+  el._ngChart = c; // for the browser tests (tests/web)
   charts.add(c);
   return c;
 }
@@ -65,13 +66,19 @@ export function valueCols(unit, secs) {
 }
 
 // Stacked area chart of series rows ({time, key, flows, packets, bytes}).
-export function seriesOption(doc, unit, { stack = true } = {}) {
+export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
   const iv = doc.query.interval_s || 60;
+  const name = (k) => k === '' ? '(none)' : (label ? label(k) : k);
   const keys = [...new Set(doc.rows.map((r) => r.key))];
-  const times = [...new Set(doc.rows.map((r) => r.time))].sort();
+  // Every interval of the range, zero where the API has no point, so a
+  // burst in one interval draws as a spike, not as nothing.
+  const step = iv * 1000;
+  const t0 = Math.floor(Date.parse(doc.query.from) / step) * step, t1 = Date.parse(doc.query.to);
+  const times = [];
+  for (let t = t0; t < t1 && times.length < 5000; t += step) times.push(t);
   const val = (r) => unit === 'bps' ? (r.bytes * 8) / iv : unit === 'packets' ? r.packets : unit === 'flows' ? r.flows : r.bytes;
   const by = new Map(keys.map((k) => [k, new Map()]));
-  for (const r of doc.rows) by.get(r.key).set(r.time, val(r));
+  for (const r of doc.rows) by.get(r.key).set(Date.parse(r.time), val(r));
   return {
     tooltip: { trigger: 'axis', valueFormatter: (v) => fmtUnit(v, unit) },
     legend: { type: 'scroll', top: 0 },
@@ -79,8 +86,8 @@ export function seriesOption(doc, unit, { stack = true } = {}) {
     xAxis: { type: 'time' },
     yAxis: { type: 'value', axisLabel: { formatter: (v) => human(v) } },
     series: keys.map((k) => ({
-      name: k, type: 'line', stack: stack ? 'all' : undefined, areaStyle: stack ? {} : undefined,
-      showSymbol: false, data: times.map((t) => [t, by.get(k).get(t) || 0]),
+      name: name(k), type: 'line', stack: stack ? 'all' : undefined, areaStyle: stack ? {} : undefined,
+      showSymbol: false, sampling: 'lttb', data: times.map((t) => [t, by.get(k).get(t) || 0]),
     })),
   };
 }

@@ -16,6 +16,19 @@ function registerWorld() {
   // world-atlas names countries by ISO 3166-1 numeric id: the map's
   // region names become alpha-2 codes, as the store's country fields.
   const geo = feature(world, world.objects.countries);
+  // Antarctica is all border and no traffic; rings across the 180th
+  // meridian (Russia, Fiji) would draw a line across the map: their
+  // western points move east by 360°.
+  geo.features = geo.features.filter((f) => f.id !== '010');
+  for (const f of geo.features) {
+    const polys = f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates;
+    for (const poly of polys)
+      for (const ring of poly) {
+        const lons = ring.map((p) => p[0]);
+        if (Math.max(...lons) - Math.min(...lons) > 180)
+          for (const p of ring) if (p[0] < 0) p[0] += 360;
+      }
+  }
   for (const f of geo.features) {
     const a2 = f.id ? countries.numericToAlpha2(f.id) : undefined;
     f.properties = { name: a2 || f.properties.name || String(f.id) };

@@ -3,7 +3,7 @@
 import { api } from '../api.js';
 import { baseParams, intervalFor } from '../state.js';
 import { card, chart, seriesOption, table, NO_FLOWS, errorBox } from '../ui.js';
-import { human, fmtUnit, orderOf, esc } from '../format.js';
+import { human, fmtUnit, orderOf, esc, protoName } from '../format.js';
 
 const TOPS = [
   ['Top sources', 'srcip'], ['Top destinations', 'dstip'],
@@ -33,13 +33,13 @@ export default async function overview(el, s, ctx) {
   const unit = s.unit;
   const jobs = [
     api('series', { ...p, interval: iv + 's', field: 'proto', limit: 5, order: orderOf(unit) })
-      .then((d) => chart(el.querySelector('#by-proto'), seriesOption(d, unit))),
+      .then((d) => chart(el.querySelector('#by-proto'), seriesOption(d, unit, { label: protoName }))),
     api('series', { ...p, interval: iv + 's', field: 'service', limit: 6, order: orderOf(unit) })
       .then((d) => chart(el.querySelector('#by-service'), seriesOption(d, unit))),
     ...TOPS.map(([, f]) => api('top', { ...p, field: f, limit: 5, order: orderOf(unit) }).then((d) => {
       const keys = d.query.keys;
       el.querySelector(`.top5[data-field="${f}"]`).innerHTML = d.rows.length ? table(d.rows, [
-        { key: keys[0], title: keys[0], fmt: (v, r) => keys[1] && r[keys[1]] ? `${v} ${r[keys[1]]}` : (v === '' ? '(unknown)' : v) },
+        { key: keys[0], title: keys[0], fmt: (v, r) => keys[1] && r[keys[1]] ? `${v} ${r[keys[1]]}` : (v === '' ? '(unknown)' : keys[0] === 'srcas' && Number(v) === 0 ? '0 (private/unknown)' : v) },
         { key: 'bytes', title: unit === 'bps' ? 'bits/s' : unit, num: true,
           fmt: (v, r) => unit === 'bps' ? fmtUnit(r.bytes * 8 / secs, 'bps') : human(r[unit]) },
       ], 'compact') : '<div class="muted">none</div>';
