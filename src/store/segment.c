@@ -115,6 +115,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -307,6 +308,22 @@ void ng_seg_encoder_free(ng_seg_encoder *e)
 	free(e);
 }
 
+/* Asks for transparent huge pages on the 2 MiB-aligned part of a big
+ * buffer (the gathered columns: hundreds of MB): a first touch of a page
+ * costs ~20 µs on a paravirtualized guest; one huge page replaces 512. */
+static void advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t H = (uintptr_t)2 << 20;
+	uintptr_t a = ((uintptr_t)p + H - 1) & ~(H - 1), b = ((uintptr_t)p + len) & ~(H - 1);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_HUGEPAGE); /* advice: failure is harmless */
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
 static int reserve(uint8_t **buf, size_t *cap, size_t need)
 {
 	if (need <= *cap)
@@ -319,6 +336,7 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need)
 		return -1;
 	*buf = p;
 	*cap = c;
+	advise_huge(p, c);
 	return 0;
 }
 
