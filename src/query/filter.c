@@ -1374,6 +1374,140 @@ size_t ng_filter_eval(ng_filter *f, const ng_column_batch *b, uint8_t *match)
 	return cnt;
 }
 
+/* ---- zone-map pruning ---------------------------------------------------- */
+
+/* What a leaf or subtree can evaluate to over a segment's rows. */
+typedef struct maybe {
+	bool t, f;
+} maybe;
+
+static const maybe ANY = {true, true};
+
+static maybe either(maybe a, maybe b) { return (maybe){a.t || b.t, a.f && b.f}; }
+
+/* field >> shift op x over values in [lo, hi]. */
+static maybe cmp_range(enum op op, uint64_t lo, uint64_t hi, uint64_t x)
+{
+	if (lo == hi) {
+		bool v = cmp(op, lo, x);
+		return (maybe){v, !v};
+	}
+	switch (op) {
+	case OP_EQ: return (maybe){lo <= x && x <= hi, true};
+	case OP_NE: return (maybe){true, lo <= x && x <= hi};
+	case OP_LT: return (maybe){lo < x, hi >= x};
+	case OP_GT: return (maybe){hi > x, lo <= x};
+	case OP_LE: return (maybe){lo <= x, hi > x};
+	case OP_GE: return (maybe){hi >= x, lo < x};
+	default: return ANY; /* flags: bit tests say little about a range */
+	}
+}
+
+static maybe zone_cmp(const node *n, int fi, const ng_zone_map *z)
+{
+	if (!z->known[fi])
+		return ANY;
+	return cmp_range(n->op, z->min[fi] >> n->shift, z->max[fi] >> n->shift, n->val);
+}
+
+static maybe zone_set(const node *n, int fi, const ng_zone_map *z)
+{
+	if (!z->known[fi])
+		return ANY;
+	uint64_t lo = z->min[fi], hi = z->max[fi];
+	/* first value ≥ lo (vals sorted ascending) */
+	size_t a = 0, b = n->nvals;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (n->vals[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	bool hit = a < n->nvals && n->vals[a] <= hi;
+	return (maybe){hit, !(hit && lo == hi)};
+}
+
+/* A net (prefix) against a column whose rows are all IPv4-mapped, in
+ * [lo, hi] as numbers. */
+static maybe v4_net(const uint8_t net[16], const uint8_t mask[16], uint64_t lo, uint64_t hi)
+{
+	static const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	for (unsigned j = 0; j < 12; j++)
+		if ((pre[j] & mask[j]) != net[j])
+			return (maybe){false, true};
+	uint32_t n4 = (uint32_t)net[12] << 24 | (uint32_t)net[13] << 16 | (uint32_t)net[14] << 8 |
+		      net[15];
+	uint32_t m4 = (uint32_t)mask[12] << 24 | (uint32_t)mask[13] << 16 |
+		      (uint32_t)mask[14] << 8 | mask[15];
+	uint64_t nlo = n4 & m4, nhi = nlo | (~m4 & 0xffffffffu);
+	bool overlap = nlo <= hi && lo <= nhi;
+	bool inside = nlo <= lo && hi <= nhi;
+	return (maybe){overlap, !inside};
+}
+
+static maybe zone_net(const node *n, int fi, const ng_zone_map *z)
+{
+	if (!z->v4[fi])
+		return ANY;
+	return v4_net(n->net, n->mask, z->min[fi], z->max[fi]);
+}
+
+static maybe zone_addrset(const node *n, int fi, const ng_zone_map *z)
+{
+	if (!z->v4[fi])
+		return ANY;
+	static const uint8_t full[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	maybe r = {false, true};
+	for (size_t k = 0; k < n->naddrs && !r.t; k++)
+		r.t = v4_net(n->addrs[k], full, z->min[fi], z->max[fi]).t;
+	for (size_t k = 0; k < n->nnets && !r.t; k++)
+		r.t = v4_net(n->nets[k], n->nets[k] + 16, z->min[fi], z->max[fi]).t;
+	return r;
+}
+
+static maybe zone_leaf(const node *n, int fi, const ng_zone_map *z)
+{
+	switch (n->kind) {
+	case N_CMP: return zone_cmp(n, fi, z);
+	case N_SET: return zone_set(n, fi, z);
+	case N_NET: return zone_net(n, fi, z);
+	case N_ADDRSET: return zone_addrset(n, fi, z);
+	default: return ANY;
+	}
+}
+
+static maybe zone_node(const node *n, const ng_zone_map *z)
+{
+	switch (n->kind) {
+	case N_TRUE: return (maybe){true, false};
+	case N_FALSE: return (maybe){false, true};
+	case N_NOT: {
+		maybe c = zone_node(n->l, z);
+		return (maybe){c.f, c.t};
+	}
+	case N_AND: {
+		maybe a = zone_node(n->l, z), b = zone_node(n->r, z);
+		return (maybe){a.t && b.t, a.f || b.f};
+	}
+	case N_OR: return either(zone_node(n->l, z), zone_node(n->r, z));
+	case N_CMP:
+	case N_SET:
+	case N_NET:
+	case N_ADDRSET: {
+		maybe r = zone_leaf(n, n->f1, z);
+		return n->f2 >= 0 ? either(r, zone_leaf(n, n->f2, z)) : r;
+	}
+	default: return ANY; /* MAC, string, computed */
+	}
+}
+
+bool ng_filter_may_match(const ng_filter *f, const ng_zone_map *z)
+{
+	return zone_node(f->root, z).t;
+}
+
 bool ng_filter_match_flow(ng_filter *f, const ng_flow *r)
 {
 	ng_column_batch b = {.n = 1};

@@ -68,6 +68,17 @@ uint64_t ng_filter_columns(const ng_filter *f);
  */
 size_t ng_filter_eval(ng_filter *f, const ng_column_batch *b, uint8_t *match);
 
+/*
+ * False only when no row of a segment with zone map `z` can pass `f`
+ * (the scan then skips it unread): integer comparisons and sets against
+ * the columns' min/max where known, nets and address lists against the
+ * IPv4 range of all-IPv4 address columns.  and/or/not are combined in
+ * three values (may be true, may be false), so "not" is as exact as its
+ * operand; MAC, string and computed terms (duration, pps, bps, bpp) may
+ * be anything.  Reads only `f`'s tree: thread-safe.
+ */
+bool ng_filter_may_match(const ng_filter *f, const ng_zone_map *z);
+
 /* Evaluates one record (tests, small inputs). */
 bool ng_filter_match_flow(ng_filter *f, const ng_flow *r);
 

@@ -258,9 +258,10 @@ void ng_output_summary(FILE *out, const ng_query_result *res)
 		fprintf(out, "Time window: no flows\n");
 	fprintf(out,
 		"Rows scanned: %" PRIu64 ", segments read: %" PRIu64 ", skipped: %" PRIu64
-		", corrupt: %" PRIu64 ", bytes read: %" PRIu64 "\n",
+		" (by the filter's zone maps: %" PRIu64 "), corrupt: %" PRIu64
+		", bytes read: %" PRIu64 "\n",
 		res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
-		res->scan.errors, res->scan.bytes_read);
+		res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read);
 	fprintf(out, "Elapsed: %.3f s", res->elapsed_s);
 	if (res->elapsed_s > 0)
 		fprintf(out, " (%.1f M rows/s)", (double)res->scan.rows_scanned / res->elapsed_s / 1e6);
@@ -419,10 +420,11 @@ static void json_summary(FILE *out, const ng_query_result *res)
 		"{\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
 		",\"first\":\"%s\",\"last\":\"%s\",\"groups\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
 		",\"segments_read\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
-		",\"segments_corrupt\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
+		",\"segments_pruned\":%" PRIu64 ",\"segments_corrupt\":%" PRIu64
+		",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
 		res->flows_total, res->packets_total, res->bytes_total, t1, t2, res->groups,
 		res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
-		res->scan.errors, res->scan.bytes_read, res->elapsed_s);
+		res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read, res->elapsed_s);
 }
 
 /* {"query":{...},"rows":[ */

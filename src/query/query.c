@@ -520,6 +520,14 @@ static int eval_filter(run_ctx *c, const ng_column_batch *b, const uint8_t **mat
 	return k == (size_t)-1 ? -1 : 0;
 }
 
+/* Zone-map pruning (ng_filter_may_match): `arg` is a run_ctx (or the
+ * first of the workers' array), all with the same filter. */
+static bool may_match(const ng_zone_map *z, void *arg)
+{
+	const run_ctx *c = arg;
+	return ng_filter_may_match(c->q->filter, z);
+}
+
 static int on_batch_list(const ng_column_batch *b, void *arg)
 {
 	run_ctx *c = arg;
@@ -898,6 +906,8 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 	}
 	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
 			   .fn_par = on_batch_par, .threads = nw, .arg = w};
+	if (q->filter && !q->no_prune)
+		so.may_match = may_match;
 	rc = ng_store_scan_opts(dir, &so, &res->scan);
 	if (rc == -1)
 		goto out;
@@ -964,6 +974,8 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 	} else {
 		ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
 				   .fn = on_batch_list, .want = want_segment, .arg = &c};
+		if (q->filter && !q->no_prune)
+			so.may_match = may_match;
 		rc = ng_store_scan_opts(dir, &so, &res->scan);
 		if (rc != -1)
 			rc = c.timed_out ? -3 : c.oom || finish_listing(&c) ? -2 : 0;

@@ -56,6 +56,8 @@ typedef struct ng_query {
 	/* CLOCK_MONOTONIC ms after which the scan stops and the run fails
 	 * with errno ETIMEDOUT (the HTTP API's run-time limit); 0: none */
 	uint64_t deadline_ms;
+	/* skip no segment by its zone maps (tests compare both ways) */
+	bool no_prune;
 } ng_query;
 
 /* One aggregated group. */
