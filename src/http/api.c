@@ -791,9 +791,55 @@ static void serve_static(const ng_http_req *r, ng_http_resp *out)
 	ng_api_error(out, 404, "not found", "the API is under /api/v1/ (docs/api.md)");
 }
 
+/* Waits for a query slot until the time limit.  False (503 set) when none
+ * came free. */
+static bool enter_gate(ng_http_server *s, ng_http_resp *out)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += s->timeout_ms / 1000;
+	ts.tv_nsec += (long)(s->timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (sem_timedwait(&s->qgate, &ts) < 0)
+		if (errno != EINTR) {
+			atomic_fetch_add(&s->m.timeouts, 1);
+			ng_api_error(out, 503, "busy: every query slot stayed taken",
+				     "other queries are running; try again");
+			return false;
+		}
+	return true;
+}
+
+static bool is_query(const char *p)
+{
+	static const char *q[] = {"/api/v1/top", "/api/v1/series", "/api/v1/pairs",
+				  "/api/v1/flows", "/api/v1/summary", "/api/v1/counters"};
+	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+		if (!strcmp(p, q[i]))
+			return true;
+	return false;
+}
+
+static void dispatch(ng_http_server *s, const ng_http_req *r, ng_http_resp *out);
+
 void ng_api_handle(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	out->status = 200;
+	if (!is_query(r->path)) {
+		dispatch(s, r, out);
+		return;
+	}
+	if (!enter_gate(s, out))
+		return;
+	dispatch(s, r, out);
+	sem_post(&s->qgate);
+}
+
+static void dispatch(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
 	const char *p = r->path;
 	if (!strcmp(p, "/healthz")) {
 		out->body = strdup("ok\n");

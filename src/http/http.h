@@ -50,7 +50,9 @@ typedef struct ng_http_config {
 	uint64_t max_range_ms;    /* longest query time range; 0: 31 days */
 	size_t max_rows;          /* rows per page at most; 0: 10000 */
 	unsigned timeout_ms;      /* a query's run time at most; 0: 10000 */
-	unsigned threads;         /* server threads; 0: 4 */
+	unsigned threads;         /* queries run at once (each scans on every
+				   * core); 0: 4.  Others wait, up to the
+				   * time limit (then 503) */
 	ng_http_exporters_fn exporters; /* may be NULL */
 	void *exporters_arg;
 } ng_http_config;

@@ -4,6 +4,7 @@
 #ifndef NG_HTTP_INT_H
 #define NG_HTTP_INT_H
 
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,6 +34,8 @@ struct ng_http_server {
 	void *exporters_arg;
 	uint16_t port;
 	ng_http_metrics m;
+	sem_t qgate;     /* queries running at once at most (config threads) */
+	bool qgate_init;
 };
 
 /* One request, as api.c sees it. */

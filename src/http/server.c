@@ -233,14 +233,19 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	s->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
 	s->exporters = cfg->exporters;
 	s->exporters_arg = cfg->exporters_arg;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	sem_init(&s->qgate, 0, cfg->threads ? cfg->threads : 4u);
+	s->qgate_init = true;
+	/* a thread per connection: a cheap request (exporters, metrics, a
+	 * static file) never waits behind a long scan on a shared thread;
+	 * MAX_CONNECTIONS bounds the threads, the query gate the scans */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	uint16_t port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
 						      : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	s->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-				(struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
-				cfg->threads ? cfg->threads : 4u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				(size_t)CONN_MEMORY, MHD_OPTION_CONNECTION_LIMIT,
 				(unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
 				MHD_OPTION_END);
@@ -284,6 +289,8 @@ void ng_http_stop(ng_http_server *s)
 		return;
 	if (s->d)
 		MHD_stop_daemon(s->d);
+	if (s->qgate_init)
+		sem_destroy(&s->qgate);
 	free(s->store_dir);
 	free(s->listen);
 	free(s->token);
