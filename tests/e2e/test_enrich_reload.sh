@@ -14,7 +14,7 @@ work=$(mktemp -d /tmp/ng_e2e_enrich_err.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 for db in /nonexistent.mmdb "$NG_TESTDATA/mmdb/MaxMind-DB-test-broken-pointers-24.mmdb" \
 	"$NG_TESTDATA/mmdb/GeoIP2-City-Test-Invalid-Node-Count.mmdb"; do
-	if "$NG_BIN" collect --store "$work/s" --listen 127.0.0.1:0 --geoip-db "$db" \
+	if timeout 20 "$NG_BIN" collect --store "$work/s" --listen 127.0.0.1:0 --geoip-db "$db" \
 		>"$work/out" 2>&1; then
 		echo "test_enrich_reload: collect started with $db"; exit 1
 	fi
