@@ -60,7 +60,7 @@ export default async function geoPage(el, s, ctx) {
   el.querySelector('#side').addEventListener('change', (e) => setState({ side: e.target.value }));
   const c = chart(el.querySelector('#map'), {
     tooltip: { trigger: 'item', formatter: (p) => `${countries.getName(p.name, 'en') || p.name}: ${Number.isFinite(p.value) ? fmtUnit(p.value, s.unit) : 'no traffic'}` },
-    visualMap: { min: 0, max, left: 8, bottom: 8, calculable: true, text: [fmtUnit(max, s.unit), '0'], inRange: { color: ['#dbeafe', '#1d4ed8'] } },
+    visualMap: { min: 0, max, left: 8, bottom: 8, calculable: true, formatter: (v) => fmtUnit(v, s.unit), inRange: { color: ['#dbeafe', '#1d4ed8'] } },
     series: [{ type: 'map', map: 'world', roam: true, emphasis: { label: { show: false } },
       itemStyle: { areaColor: '#eef0f3', borderColor: '#9aa3ad' },
       data: known.map((r) => ({ name: r.code, value: val(r) })) }],
