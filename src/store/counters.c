@@ -265,7 +265,8 @@ static int scan_dir(struct scan *sc, const char *dir, int depth)
 		names[n++] = strdup(e->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof *names, cmp_name);
+	if (n) /* qsort(NULL, 0) is undefined (C17 7.22.5) */
+		qsort(names, n, sizeof *names, cmp_name);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];
