@@ -58,17 +58,28 @@ typedef struct node {
 	size_t nvals, naddrs, nnets;
 	char *str;       /* N_STR, lower case */
 	bool substr;     /* N_STR: contains (else equals), case-insensitive */
-	uint8_t *cache;  /* N_STR: per string ID: 0 unknown, 1 no, 2 yes */
-	size_t cache_cap;
+	unsigned slot;   /* N_STR: its string cache in an ng_filter_ctx */
 } node;
 
 struct ng_filter {
 	node *root;
 	uint64_t columns;
 	unsigned depth;   /* of the tree: scratch vectors needed */
+	unsigned nstr;    /* N_STR nodes */
+	ng_filter_ctx *own; /* ng_filter_eval's state */
+};
+
+/* Per-thread evaluation state: scratch vectors and, per string node, the
+ * answer for each string ID seen (0 unknown, 1 no, 2 yes). */
+struct ng_filter_ctx {
+	unsigned depth, nstr;
 	bool oom;         /* set by an evaluation that ran out of memory */
 	uint8_t **scratch;
 	size_t scratch_cap;
+	struct str_cache {
+		uint8_t *c;
+		size_t cap;
+	} *str;
 };
 
 /* ---- tokens ----------------------------------------------------------- */
@@ -91,6 +102,7 @@ typedef struct parser {
 	size_t err_col;
 	bool failed;
 	uint64_t columns;
+	unsigned nstr;
 } parser;
 
 static bool word_char(char c)
@@ -230,7 +242,6 @@ static void free_node(node *n)
 	free(n->addrs);
 	free(n->nets);
 	free(n->str);
-	free(n->cache);
 	free(n);
 }
 
@@ -674,6 +685,7 @@ static node *str_term(parser *p, int f1, int f2, const char *after)
 	n->f1 = f1;
 	n->f2 = f2;
 	n->substr = substr;
+	n->slot = p->nstr++;
 	n->str = malloc(p->t.len + 1);
 	if (!n->str) {
 		free_node(n);
@@ -1134,6 +1146,7 @@ ng_filter *ng_filter_parse(const char *text, char *err, size_t errlen, size_t *e
 	f->root = root;
 	f->columns = p.columns;
 	f->depth = tree_depth(root);
+	f->nstr = p.nstr;
 	return f;
 }
 
@@ -1142,9 +1155,7 @@ void ng_filter_free(ng_filter *f)
 	if (!f)
 		return;
 	free_node(f->root);
-	for (unsigned i = 0; i < f->depth && f->scratch; i++)
-		free(f->scratch[i]);
-	free(f->scratch);
+	ng_filter_ctx_free(f->own);
 	free(f);
 }
 
@@ -1247,27 +1258,28 @@ static bool contains_ci(const char *hay, const char *needle)
 
 /* String IDs are compared once each and the answer cached by ID: the IDs
  * of a store's strings are only known as its segments are read. */
-static int eval_str(node *n, int fi, const ng_column_batch *b, uint8_t *out, bool or_in)
+static int eval_str(const node *n, struct str_cache *sc, int fi, const ng_column_batch *b,
+		    uint8_t *out, bool or_in)
 {
 	const uint32_t *col = b->col[fi];
 	for (size_t i = 0; i < b->n; i++) {
 		uint32_t id = col[i];
-		if (id >= n->cache_cap) {
+		if (id >= sc->cap) {
 			size_t cap = ng_strtab_count() + 1024;
 			if (cap <= id)
 				cap = (size_t)id + 1024;
-			uint8_t *c = realloc(n->cache, cap);
+			uint8_t *c = realloc(sc->c, cap);
 			if (!c)
 				return -1;
-			memset(c + n->cache_cap, 0, cap - n->cache_cap);
-			n->cache = c;
-			n->cache_cap = cap;
+			memset(c + sc->cap, 0, cap - sc->cap);
+			sc->c = c;
+			sc->cap = cap;
 		}
-		if (!n->cache[id]) {
+		if (!sc->c[id]) {
 			const char *s = ng_str(id);
-			n->cache[id] = 1 + (n->substr ? contains_ci(s, n->str) : !strcasecmp(s, n->str));
+			sc->c[id] = 1 + (n->substr ? contains_ci(s, n->str) : !strcasecmp(s, n->str));
 		}
-		uint8_t m = n->cache[id] - 1;
+		uint8_t m = sc->c[id] - 1;
 		out[i] = or_in ? (out[i] | m) : m;
 	}
 	return 0;
@@ -1290,7 +1302,7 @@ static void eval_net(const node *n, int fi, const ng_column_batch *b, uint8_t *o
 	}
 }
 
-static void eval_node(ng_filter *f, node *n, const ng_column_batch *b, uint8_t *out,
+static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b, uint8_t *out,
 		      unsigned level)
 {
 	switch (n->kind) {
@@ -1317,8 +1329,8 @@ static void eval_node(ng_filter *f, node *n, const ng_column_batch *b, uint8_t *
 		eval_calc(n, b, out);
 		return;
 	case N_STR:
-		if (eval_str(n, n->f1, b, out, false) ||
-		    (n->f2 >= 0 && eval_str(n, n->f2, b, out, true)))
+		if (eval_str(n, &f->str[n->slot], n->f1, b, out, false) ||
+		    (n->f2 >= 0 && eval_str(n, &f->str[n->slot], n->f2, b, out, true)))
 			f->oom = true;
 		return;
 	case N_CMP:
@@ -1352,21 +1364,49 @@ static void eval_node(ng_filter *f, node *n, const ng_column_batch *b, uint8_t *
 	}
 }
 
-size_t ng_filter_eval(ng_filter *f, const ng_column_batch *b, uint8_t *match)
+ng_filter_ctx *ng_filter_ctx_new(const ng_filter *f)
 {
-	if (b->n > f->scratch_cap) {
-		if (!f->scratch && !(f->scratch = calloc(f->depth, sizeof *f->scratch)))
-			return (size_t)-1;
-		for (unsigned i = 0; i < f->depth; i++) {
-			uint8_t *s = realloc(f->scratch[i], b->n);
+	ng_filter_ctx *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->depth = f->depth;
+	c->nstr = f->nstr;
+	c->scratch = calloc(f->depth ? f->depth : 1, sizeof *c->scratch);
+	c->str = calloc(f->nstr ? f->nstr : 1, sizeof *c->str);
+	if (!c->scratch || !c->str) {
+		ng_filter_ctx_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void ng_filter_ctx_free(ng_filter_ctx *c)
+{
+	if (!c)
+		return;
+	for (unsigned i = 0; i < c->depth && c->scratch; i++)
+		free(c->scratch[i]);
+	for (unsigned i = 0; i < c->nstr && c->str; i++)
+		free(c->str[i].c);
+	free(c->scratch);
+	free(c->str);
+	free(c);
+}
+
+size_t ng_filter_eval_ctx(const ng_filter *f, ng_filter_ctx *c, const ng_column_batch *b,
+			  uint8_t *match)
+{
+	if (b->n > c->scratch_cap) {
+		for (unsigned i = 0; i < c->depth; i++) {
+			uint8_t *s = realloc(c->scratch[i], b->n);
 			if (!s)
 				return (size_t)-1;
-			f->scratch[i] = s;
+			c->scratch[i] = s;
 		}
-		f->scratch_cap = b->n;
+		c->scratch_cap = b->n;
 	}
-	eval_node(f, f->root, b, match, 0);
-	if (f->oom)
+	eval_node(c, f->root, b, match, 0);
+	if (c->oom)
 		return (size_t)-1;
 	size_t cnt = 0;
 	for (size_t i = 0; i < b->n; i++)
@@ -1506,6 +1546,13 @@ static maybe zone_node(const node *n, const ng_zone_map *z)
 bool ng_filter_may_match(const ng_filter *f, const ng_zone_map *z)
 {
 	return zone_node(f->root, z).t;
+}
+
+size_t ng_filter_eval(ng_filter *f, const ng_column_batch *b, uint8_t *match)
+{
+	if (!f->own && !(f->own = ng_filter_ctx_new(f)))
+		return (size_t)-1;
+	return ng_filter_eval_ctx(f, f->own, b, match);
 }
 
 bool ng_filter_match_flow(ng_filter *f, const ng_flow *r)

@@ -63,10 +63,25 @@ uint64_t ng_filter_columns(const ng_filter *f);
 /*
  * Sets match[i] to 1 when row i of `b` passes, else 0, for i < b->n.  The
  * batch must hold every column of ng_filter_columns().  Uses scratch space
- * inside `f`: one filter must not be evaluated by two threads at once.
- * Returns the number of matching rows, or (size_t)-1 when out of memory.
+ * inside `f`: one filter must not be evaluated by two threads at once
+ * (threads use ng_filter_eval_ctx).  Returns the number of matching rows,
+ * or (size_t)-1 when out of memory.
  */
 size_t ng_filter_eval(ng_filter *f, const ng_column_batch *b, uint8_t *match);
+
+/*
+ * Evaluation state of one thread: scratch vectors (a byte a row per tree
+ * level) and the answers of string terms per string ID.  Any number of
+ * threads may evaluate one filter at once, each with its own context,
+ * made for that filter.  NULL when out of memory.
+ */
+typedef struct ng_filter_ctx ng_filter_ctx;
+ng_filter_ctx *ng_filter_ctx_new(const ng_filter *f);
+void ng_filter_ctx_free(ng_filter_ctx *c);
+
+/* ng_filter_eval with the state in `c` (from ng_filter_ctx_new(f)). */
+size_t ng_filter_eval_ctx(const ng_filter *f, ng_filter_ctx *c, const ng_column_batch *b,
+			  uint8_t *match);
 
 /*
  * False only when no row of a segment with zone map `z` can pass `f`

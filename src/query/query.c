@@ -11,7 +11,6 @@
 #include "query/query.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,7 +293,7 @@ typedef struct run_ctx {
 	uint32_t *k32;      /* their keys */
 	uint16_t *k16;
 	size_t idx_cap;
-	pthread_mutex_t *filter_mu; /* parallel: one filter evaluation at a time */
+	ng_filter_ctx *fctx; /* this worker's filter evaluation state */
 } run_ctx;
 
 /* Applies the keys' prefixes and time buckets to a built key. */
@@ -511,11 +510,9 @@ static int eval_filter(run_ctx *c, const ng_column_batch *b, const uint8_t **mat
 		c->match = m;
 		c->match_cap = b->n;
 	}
-	if (c->filter_mu)
-		pthread_mutex_lock(c->filter_mu);
-	size_t k = ng_filter_eval(c->q->filter, b, c->match);
-	if (c->filter_mu)
-		pthread_mutex_unlock(c->filter_mu);
+	if (!c->fctx && !(c->fctx = ng_filter_ctx_new(c->q->filter)))
+		return -1;
+	size_t k = ng_filter_eval_ctx(c->q->filter, c->fctx, b, c->match);
 	*match = c->match;
 	return k == (size_t)-1 ? -1 : 0;
 }
@@ -852,6 +849,7 @@ static int finish_top(run_ctx *c)
 static void free_ctx(run_ctx *c)
 {
 	free(c->match);
+	ng_filter_ctx_free(c->fctx);
 	free(c->list);
 	free(c->seq);
 	free(c->t.rows);
@@ -893,7 +891,6 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 	unsigned nw = ng_store_scan_threads(q->threads);
 	run_ctx *w = calloc(nw, sizeof *w);
 	ng_query_result *part = calloc(nw, sizeof *part);
-	pthread_mutex_t filter_mu = PTHREAD_MUTEX_INITIALIZER;
 	int rc = -1;
 	if (!w || !part)
 		goto out;
@@ -901,7 +898,6 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 		w[i] = *proto;
 		w[i].res = i == 0 ? res : &part[i];
 		w[i].res->first = UINT64_MAX;
-		w[i].filter_mu = nw > 1 ? &filter_mu : NULL;
 		choose_fast(&w[i]);
 	}
 	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
