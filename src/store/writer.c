@@ -199,9 +199,11 @@ int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
 		return -1;
 	}
 	if (w->n + n > w->cap) {
-		/* first use, or flushes fall behind: a fresh buffer (no
+		/* a small first buffer (a writer that stores little stays
+		 * small and quick to open), then BUF_ROWS at once, then more
+		 * only when flushes fall behind; a fresh buffer each time (no
 		 * realloc: it would copy and touch pages it need not) */
-		size_t cap = w->cap ? w->cap : BUF_ROWS;
+		size_t cap = w->cap ? (w->cap < BUF_ROWS ? BUF_ROWS : 2 * w->cap) : 4096;
 		while (cap < w->n + n)
 			cap *= 2;
 		ng_flow *p = alloc_big(cap * sizeof *p);
@@ -247,7 +249,7 @@ static int sort_reserve(ng_store_writer *w, size_t n)
 {
 	if (n <= w->sort_cap)
 		return 0;
-	if (n < BUF_ROWS)
+	if (n > 4096 && n < BUF_ROWS)
 		n = BUF_ROWS; /* once, at the usual size: not again for each flush */
 	free(w->keys);
 	free(w->keys_tmp);
