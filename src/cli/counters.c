@@ -241,7 +241,8 @@ int ng_cmd_counters(int argc, char **argv)
 		return 1;
 	}
 	/* no counters directory: a store with no counter samples yet */
-	qsort(r.s, r.n, sizeof *r.s, by_time);
+	if (r.n)
+		qsort(r.s, r.n, sizeof *r.s, by_time);
 	if (fmt == FMT_CSV)
 		puts("time_received,exporter,agent,sub_agent,if_index,if_speed,in_octets,out_octets,"
 		     "in_errors,out_errors,in_bps,out_bps");

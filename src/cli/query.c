@@ -284,7 +284,7 @@ static int run_one(const query_opts *o, ng_query *q, int kind)
 	int rc;
 	if (kind == 'A') {
 		/* nfdump -A lists records in time order unless told otherwise */
-		if (!o->order_given)
+		if (!o->order_given && res.nrows)
 			qsort(res.rows, res.nrows, sizeof *res.rows, cmp_first_seen);
 		rc = ng_write_agg(stdout, q, &res, &oo);
 	} else if (kind == 's') {

@@ -164,7 +164,8 @@ static int make_points(ng_series *s, const ng_agg_row *rows, size_t n, size_t kl
 		pts[np++] = (ng_series_point){t, series, r->flows, r->packets, r->bytes};
 	}
 	free(ki);
-	qsort(pts, np, sizeof *pts, cmp_point);
+	if (np)
+		qsort(pts, np, sizeof *pts, cmp_point);
 	/* merge the "other" points of one bucket */
 	size_t m = 0;
 	for (size_t i = 0; i < np; i++) {
