@@ -129,6 +129,18 @@ static double pct(uint64_t part, uint64_t total)
 	return total ? 100.0 * (double)part / (double)total : 0;
 }
 
+/* "12.3 M(45.6)": a scaled number and its share in percent, as nfdump's -s
+ * prints them.  The share is clamped to 0..100 so the cell always fits. */
+static void pct_cell(char *out, size_t len, const char *num, double share)
+{
+	if (!(share >= 0))
+		share = 0;
+	if (share > 100)
+		share = 100;
+	if (snprintf(out, len, "%s(%4.1f)", num, share) >= (int)len)
+		out[len - 1] = 0;
+}
+
 static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, bool header)
 {
 	char buf[96], t[40];
@@ -167,11 +179,11 @@ static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, b
 			fprintf(out, " %*s", width[j], ng_format_key(q, j, p, true, buf));
 		}
 		char c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
-		snprintf(c1, sizeof c1, "%s(%4.1f)", ng_format_scaled((double)r->flows, c4),
+		pct_cell(c1, sizeof c1, ng_format_scaled((double)r->flows, c4),
 			 pct(r->flows, res->flows_total));
-		snprintf(c2, sizeof c2, "%s(%4.1f)", ng_format_scaled((double)r->packets, c5),
+		pct_cell(c2, sizeof c2, ng_format_scaled((double)r->packets, c5),
 			 pct(r->packets, res->packets_total));
-		snprintf(c3, sizeof c3, "%s(%4.1f)", ng_format_scaled((double)r->bytes, c6),
+		pct_cell(c3, sizeof c3, ng_format_scaled((double)r->bytes, c6),
 			 pct(r->bytes, res->bytes_total));
 		fprintf(out, " %14s %16s %16s", c1, c2, c3);
 		fprintf(out, " %10s", ng_format_scaled(ng_agg_metric(r, NG_ORDER_PPS), c4));
