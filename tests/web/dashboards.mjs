@@ -56,7 +56,7 @@ async function open(rel, { width = 1366, height = 900 } = {}) {
   const page = await ctx.newPage();
   const errors = [], outside = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('pageerror', (e) => errors.push(String(e.stack || e)));
   page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('data:')) outside.push(r.url()); });
   await page.goto(base + rel);
   await ready(page);

@@ -10,7 +10,16 @@ echarts.use([LineChart, BarChart, SankeyChart, MapChart, GridComponent, TooltipC
 export { echarts };
 
 const charts = new Set();
-window.addEventListener('resize', () => charts.forEach((c) => c.resize()));
+// Resizes once a frame at most, only charts still on the page; a chart
+// caught mid-update (ECharts' map can throw then) is redrawn next frame.
+let resizing = 0;
+window.addEventListener('resize', () => {
+  cancelAnimationFrame(resizing);
+  resizing = requestAnimationFrame(() => charts.forEach((c) => {
+    if (c.isDisposed() || !c.getDom().isConnected) return;
+    try { c.resize(); } catch { requestAnimationFrame(() => { try { c.resize(); } catch { /* next resize */ } }); }
+  }));
+});
 
 export function disposeCharts() {
   charts.forEach((c) => c.dispose());
