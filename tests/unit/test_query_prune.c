@@ -28,7 +28,7 @@
 #include "store/store.h"
 
 #define T0 UINT64_C(1764460800000)
-enum { NSEG = 24, PER = 500, N = NSEG * PER };
+enum { NSEG = 24, PER = 250, N = NSEG * PER };
 
 static uint64_t rng = 0x1234567887654321ull;
 static uint64_t rnd(void)
