@@ -342,9 +342,10 @@ static void log_row(const ng_exporter_stats *s)
 static void log_counters(const ng_exporters_file *f)
 {
 	ng_info("received %" PRIu64 " datagrams (%" PRIu64 " bytes), kernel drops %" PRIu64
-	        "; this run stored %" PRIu64 " rows in %" PRIu64 " segments",
+	        "; this run stored %" PRIu64 " rows in %" PRIu64 " segments, dropped %" PRIu64
+	        " rows the store could not take",
 	        f->listener.datagrams, f->listener.bytes, f->listener.drops, f->store.rows,
-	        f->store.segments);
+	        f->store.segments, f->store.dropped);
 	for (size_t i = 0; i < f->n; i++)
 		log_row(&f->rows[i]);
 }
@@ -472,7 +473,10 @@ static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
 	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n); /* after config names */
 	if (ng_store_writer_append(c->w, c->batch.flows, c->batch.n) < 0) {
 		if (!c->append_lost)
-			ng_error("out of memory: flow records are being dropped");
+			ng_error("the store cannot take more flow records (flushes fall behind "
+			         "or fail, or memory ran out): records are being dropped and "
+			         "counted (store.dropped in nagare status); check the disk "
+			         "and the log above");
 		c->append_lost += c->batch.n;
 	}
 	if (c->json && ng_json_write_flows(c->json, c->batch.flows, c->batch.n) < 0) {
@@ -864,7 +868,7 @@ static int finish(struct collect *c)
 		rc = 1;
 	}
 	if (c->append_lost) {
-		ng_error("%" PRIu64 " flow records were dropped for lack of memory",
+		ng_error("%" PRIu64 " flow records were dropped: the store could not take them",
 		         c->append_lost);
 		rc = 1;
 	}

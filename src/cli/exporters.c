@@ -94,8 +94,8 @@ static void put_file(FILE *f, const ng_exporters_file *x)
 	const ng_store_writer_stats *w = &x->store;
 	fprintf(f,
 	        "\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64
-	        ",\"errors\":%" PRIu64 "},\n\"exporters\":[",
-	        w->rows, w->segments, w->bytes, w->errors);
+	        ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64 "},\n\"exporters\":[",
+	        w->rows, w->segments, w->bytes, w->errors, w->dropped);
 	for (size_t i = 0; i < x->n; i++) {
 		fputs(i ? ",\n" : "\n", f);
 		put_row(f, &x->rows[i]);
@@ -284,6 +284,7 @@ static bool store_member(struct rd *r, const char *k, void *arg)
 	              : !strcmp(k, "segments") ? &w->segments
 	              : !strcmp(k, "bytes")    ? &w->bytes
 	              : !strcmp(k, "errors")   ? &w->errors
+	              : !strcmp(k, "dropped")  ? &w->dropped
 	                                       : NULL;
 	return v ? u64(r, v) : skip_value(r, 0);
 }

@@ -147,6 +147,10 @@ static void print_table(const ng_exporters_file *f)
 	if (f->listener.drops)
 		printf(" (raise net.core.rmem_max, or the collector is short of CPU)");
 	putchar('\n');
+	if (f->store.dropped)
+		printf("store: %" PRIu64 " flow records dropped: the store could not take them "
+		       "(flushes fell behind or failed; see the collector's log)\n",
+		       f->store.dropped);
 	char t1[80], t2[80];
 	printf("counters updated %s, counting since %s\n", ago(f->updated_ms, now, t1, sizeof t1),
 	       ago(f->started_ms, now, t2, sizeof t2));

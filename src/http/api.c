@@ -586,10 +586,11 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 			",\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64
 			",\"drops\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64
 			"},\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64
-			",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 "},\"exporters\":[",
+			",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64
+			"},\"exporters\":[",
 			x.listener.datagrams, x.listener.bytes, x.listener.drops,
 			x.listener.truncated, x.listener.errors, x.store.rows, x.store.segments,
-			x.store.bytes, x.store.errors);
+			x.store.bytes, x.store.errors, x.store.dropped);
 		for (size_t i = 0; i < x.n; i++) {
 			if (i)
 				fputc(',', f);
@@ -681,8 +682,12 @@ static void metric_exporters(FILE *f, const ng_http_exporters *x)
 		"# TYPE nagare_store_rows_total counter\nnagare_store_rows_total %" PRIu64 "\n"
 		"# HELP nagare_store_segments_written_total segments written (this run)\n"
 		"# TYPE nagare_store_segments_written_total counter\n"
-		"nagare_store_segments_written_total %" PRIu64 "\n",
-		x->listener.drops, x->listener.datagrams, x->store.rows, x->store.segments);
+		"nagare_store_segments_written_total %" PRIu64 "\n"
+		"# HELP nagare_store_rows_dropped_total rows the store could not take (this run)\n"
+		"# TYPE nagare_store_rows_dropped_total counter\n"
+		"nagare_store_rows_dropped_total %" PRIu64 "\n",
+		x->listener.drops, x->listener.datagrams, x->store.rows, x->store.segments,
+		x->store.dropped);
 }
 
 /* Segments and bytes under STORE/flows (a walk: /metrics is scraped

@@ -40,6 +40,8 @@ typedef struct ng_store_writer_stats {
 	uint64_t segments;    /* segments written */
 	uint64_t bytes;       /* segment bytes written */
 	uint64_t errors;      /* failed segment writes (rows kept for retry) */
+	uint64_t dropped;     /* rows refused by append: flushes fell behind
+	                       * (2^22 rows waiting) or memory ran out */
 } ng_store_writer_stats;
 
 /* Opens (creating when absent) the store at `dir` for appending.

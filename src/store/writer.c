@@ -195,6 +195,7 @@ int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
 		return 0;
 	pthread_mutex_lock(&w->mu);
 	if (w->n + n > MAX_BUFFERED) {
+		w->st.dropped += n;
 		pthread_mutex_unlock(&w->mu);
 		return -1;
 	}
@@ -208,6 +209,7 @@ int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
 			cap *= 2;
 		ng_flow *p = alloc_big(cap * sizeof *p);
 		if (!p) {
+			w->st.dropped += n;
 			pthread_mutex_unlock(&w->mu);
 			return -1;
 		}
