@@ -268,7 +268,7 @@ uint16_t ng_http_port(const ng_http_server *s)
 
 char *ng_http_url(const ng_http_server *s, char *buf, size_t len)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = {0}; /* AF_UNSPEC when the address does not parse */
 	socklen_t sl;
 	char host[INET6_ADDRSTRLEN] = "127.0.0.1";
 	parse_listen(s->listen, &ss, &sl);

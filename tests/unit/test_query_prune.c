@@ -270,8 +270,10 @@ static void random_filter(char *b, size_t len, unsigned depth)
 	char l[512], r[512];
 	random_filter(l, sizeof l, depth - 1);
 	random_filter(r, sizeof r, depth - 1);
-	snprintf(b, len, "%s(%s) %s (%s)", rnd() % 5 == 0 ? "not " : "", l,
-		 rnd() % 2 ? "and" : "or", r);
+	/* depth is small: the filter fits; a cut one would only parse worse */
+	if (snprintf(b, len, "%s(%s) %s (%s)", rnd() % 5 == 0 ? "not " : "", l,
+		     rnd() % 2 ? "and" : "or", r) >= (int)len)
+		b[len - 1] = 0;
 }
 
 static int cmp_rows(const void *a, const void *b)
