@@ -523,10 +523,17 @@ static void *flusher(void *p)
 	flusher_arg *a = p;
 	while (!a->stop) {
 		if (ng_store_writer_flush(a->w) == 0)
-			a->flushes++;
+			__atomic_add_fetch(&a->flushes, 1, __ATOMIC_RELEASE);
 		usleep(2000);
 	}
 	return NULL;
+}
+
+/* Waits up to 30 s for the flusher to have flushed `n` times. */
+static void wait_flushes(flusher_arg *a, int n)
+{
+	for (int ms = 0; ms < 30000 && __atomic_load_n(&a->flushes, __ATOMIC_ACQUIRE) < n; ms++)
+		usleep(1000);
 }
 
 static void test_concurrent_append_flush(void **state)
@@ -549,6 +556,11 @@ static void test_concurrent_append_flush(void **state)
 		assert_int_equal(ng_store_writer_append(w, in + i, CHUNK), 0);
 		if (i % (CHUNK * 20) == 0)
 			usleep(500);
+		/* halfway, and at the end, let a flush happen (a loaded
+		 * machine may not schedule the flusher otherwise): flushes
+		 * then interleave with appends for certain */
+		if (i == N / 2 || i + CHUNK >= N)
+			wait_flushes(&a, i == N / 2 ? 1 : 2);
 	}
 	a.stop = 1;
 	pthread_join(t, NULL);
