@@ -365,6 +365,11 @@ static int stat_keys(const char *stat, ng_query *q)
 
 int ng_cmd_query(int argc, char **argv)
 {
+	/* `nagare query --counters …` is `nagare counters …` (sFlow counter
+	 * samples are a time series of their own, not flows) */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--counters"))
+			return ng_cmd_counters(argc, argv);
 	query_opts o = {0};
 	int rc = parse_args(argc, argv, &o);
 	if (rc)

@@ -360,6 +360,9 @@ void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum)
 		sum->template_misses += s->template_misses;
 		sum->held += s->held;
 		sum->unsupported += s->unsupported;
+		sum->lost_samples += s->lost_samples;
+		sum->counter_samples += s->counter_samples;
+		sum->discards += s->discards;
 		for (int i = 0; i < NG_DERR_COUNT; i++)
 			sum->errors[i] += s->errors[i];
 		if (s->first_seen && (!sum->first_seen || s->first_seen < sum->first_seen))
