@@ -587,7 +587,8 @@ static int live_exporters(void *arg, ng_http_exporters *out, char *err, size_t e
 	if (!f) {
 		snprintf(err, errlen, "the collector is starting: no counters yet");
 	} else if ((out->rows = malloc((f->n ? f->n : 1) * sizeof *out->rows))) {
-		memcpy(out->rows, f->rows, f->n * sizeof *out->rows);
+		if (f->n) /* rows is NULL before any exporter: memcpy(…, NULL, 0) is UB */
+			memcpy(out->rows, f->rows, f->n * sizeof *out->rows);
 		out->n = f->n;
 		out->listener = f->listener;
 		out->store = f->store;
