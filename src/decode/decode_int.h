@@ -258,6 +258,47 @@ void ng_ifq_free(ng_decoder *d);
 /* decoder.c */
 struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t domain);
 void ng_count_error(struct ng_domain *dom, enum ng_decode_error e);
+
+/* True when the n bytes at p are all zero: the padding exporters put after
+ * the last set or record (RFC 7011 §3.3.1, RFC 3954 §5.3). */
+static inline bool ng_all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * Reads the set (IPFIX) or FlowSet (v9) header at p + *o in a message of
+ * `len` bytes, both laid out as ID (2 bytes), length (2 bytes), body.
+ * Returns true with the ID, body and body length, and moves *o past the
+ * set; false at the end of the message.  A length below 4 would never
+ * advance (RFC 7011 §3.3.2, RFC 3954 §5.2–5.3): counted as SET_TOO_SHORT
+ * unless the rest is zero padding (PAN-OS pads after the last FlowSet); a
+ * set never extends past its message: SET_OVERRUN.  Either ends the walk.
+ */
+static inline bool ng_next_set(struct ng_domain *dom, const uint8_t *p, size_t len, size_t *o,
+			       uint16_t *id, const uint8_t **body, size_t *blen)
+{
+	if (len - *o < 4)
+		return false;
+	size_t slen = ng_rd16(p + *o + 2);
+	if (ng_unlikely(slen < 4)) {
+		if (!ng_all_zero(p + *o, len - *o))
+			ng_count_error(dom, NG_DERR_SET_TOO_SHORT);
+		return false;
+	}
+	if (ng_unlikely(slen > len - *o)) {
+		ng_count_error(dom, NG_DERR_SET_OVERRUN);
+		return false;
+	}
+	*id = ng_rd16(p + *o);
+	*body = p + *o + 4;
+	*blen = slen - 4;
+	*o += slen;
+	return true;
+}
 void ng_domain_seen(struct ng_domain *dom, const ng_datagram *dg, size_t len, uint8_t version);
 uint64_t ng_seq_check(struct ng_seq *s, uint32_t seq, uint32_t advance, uint32_t max_gap,
 		      uint64_t *lost);

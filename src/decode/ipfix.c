@@ -20,14 +20,6 @@
 /* Largest believable forward gap, in records; beyond it = restart. */
 #define IPFIX_MAX_GAP 10000000u
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 /*
  * Field specifiers (§3.2): IE (2, bit 15 = enterprise bit) | length (2)
  * [| enterprise number (4) when the bit is set].  Parses `cnt` of them at
@@ -66,7 +58,7 @@ static void ipfix_templates(struct ng_msg *m, const uint8_t *p, size_t len, bool
 	/* §3.3.1: fewer bytes than a template record header is padding */
 	while (len - o >= 4) {
 		uint16_t tid = ng_rd16(p + o), cnt = ng_rd16(p + o + 2);
-		if (tid == 0 && all_zero(p + o, len - o))
+		if (tid == 0 && ng_all_zero(p + o, len - o))
 			return; /* zero padding (§3.3.1) */
 		o += 4;
 		if (cnt == 0) {
@@ -131,24 +123,12 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 		.export_ms = (uint64_t)ng_rd32(p + 4) * 1000,
 		.version = 10,
 	};
-	size_t o = 16;
-	while (len - o >= 4) {
-		uint16_t id = ng_rd16(p + o);
-		size_t slen = ng_rd16(p + o + 2);
-		/* §3.3.2: Set Length includes the 4-byte Set Header; a
-		 * shorter length would never advance: stop the message */
-		if (ng_unlikely(slen < 4)) {
-			if (!all_zero(p + o, len - o))
-				ng_count_error(dom, NG_DERR_SET_TOO_SHORT);
-			break;
-		}
-		/* §3.3.2: a Set never extends past its message */
-		if (ng_unlikely(slen > len - o)) {
-			ng_count_error(dom, NG_DERR_SET_OVERRUN);
-			break;
-		}
-		const uint8_t *b = p + o + 4;
-		size_t blen = slen - 4;
+	size_t o = 16, blen;
+	uint16_t id;
+	const uint8_t *b;
+	/* §3.3.2: each Set's length counts its header and stays inside the
+	 * message (ng_next_set counts the violations) */
+	while (ng_next_set(dom, p, len, &o, &id, &b, &blen)) {
 		if (id == 2 || id == 3) {
 			ipfix_templates(&m, b, blen, id == 3);
 		} else if (id < 256) {
@@ -160,7 +140,6 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 			else
 				ng_held_add(&m, id, b, blen);
 		}
-		o += slen;
 	}
 	if (m.new_templates && dom->ex->held)
 		ng_held_replay(&m);

@@ -20,14 +20,6 @@
 /* Largest believable forward gap, in packets; beyond it = restart. */
 #define V9_MAX_GAP 100000u
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 /* Template FlowSet body (RFC 3954 §5.2): records of Template ID (2),
  * Field Count (2), Field Count × (type (2), length (2)). */
 static void v9_templates(struct ng_msg *m, const uint8_t *p, size_t len)
@@ -37,7 +29,7 @@ static void v9_templates(struct ng_msg *m, const uint8_t *p, size_t len)
 	/* §5.2 Padding: fewer than 4 bytes left cannot hold a template */
 	while (len - o >= 4) {
 		uint16_t tid = ng_rd16(p + o), cnt = ng_rd16(p + o + 2);
-		if (tid == 0 && cnt == 0 && all_zero(p + o, len - o))
+		if (tid == 0 && cnt == 0 && ng_all_zero(p + o, len - o))
 			return; /* zero padding */
 		o += 4;
 		/* §5.2: Field Count fields of 4 bytes each follow; a template
@@ -75,7 +67,7 @@ static void v9_options(struct ng_msg *m, const uint8_t *p, size_t len)
 	while (len - o >= 6) {
 		uint16_t tid = ng_rd16(p + o);
 		size_t slen = ng_rd16(p + o + 2), olen = ng_rd16(p + o + 4);
-		if (tid == 0 && all_zero(p + o, len - o))
+		if (tid == 0 && ng_all_zero(p + o, len - o))
 			return; /* zero padding */
 		o += 6;
 		/* §6.1: both lengths are multiples of the 4-byte field spec
@@ -135,25 +127,12 @@ size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		.version = 9,
 		.has_uptime = true,
 	};
-	size_t o = 20;
-	while (len - o >= 4) {
-		uint16_t id = ng_rd16(p + o);
-		size_t slen = ng_rd16(p + o + 2);
-		/* §5.2–5.3: the FlowSet length counts its 4-byte header; less
-		 * would never advance.  Trailing zero bytes are padding some
-		 * exporters (PAN-OS) add after the last FlowSet. */
-		if (ng_unlikely(slen < 4)) {
-			if (!all_zero(p + o, len - o))
-				ng_count_error(dom, NG_DERR_SET_TOO_SHORT);
-			break;
-		}
-		/* §5.3: a FlowSet never extends past the packet */
-		if (ng_unlikely(slen > len - o)) {
-			ng_count_error(dom, NG_DERR_SET_OVERRUN);
-			break;
-		}
-		const uint8_t *b = p + o + 4;
-		size_t blen = slen - 4;
+	size_t o = 20, blen;
+	uint16_t id;
+	const uint8_t *b;
+	/* §5.2–5.3: each FlowSet's length counts its header and stays inside
+	 * the packet (ng_next_set counts the violations) */
+	while (ng_next_set(dom, p, len, &o, &id, &b, &blen)) {
 		if (id == 0) {
 			v9_templates(&m, b, blen);
 		} else if (id == 1) {
@@ -167,7 +146,6 @@ size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 			else
 				ng_held_add(&m, id, b, blen);
 		}
-		o += slen;
 	}
 	if (m.new_templates && dom->ex->held)
 		ng_held_replay(&m);

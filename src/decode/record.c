@@ -199,14 +199,6 @@ static size_t walk_var(const struct ng_tpl *t, const uint8_t *p, size_t avail, n
 	return off;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 static uint32_t clamp_rate(uint64_t r)
 {
 	return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
@@ -397,7 +389,7 @@ void ng_data_set(struct ng_msg *m, struct ng_tpl *t, const uint8_t *p, size_t le
 	 * too (the RFC's "SHOULD be shorter" is not always kept): an all-zero
 	 * rest of the set is taken as padding, not as empty records. */
 	while (len - off >= t->min_len) {
-		if (p[off] == 0 && all_zero(p + off, len - off))
+		if (p[off] == 0 && ng_all_zero(p + off, len - off))
 			break;
 		ng_flow *f;
 		if (t->options) {
