@@ -1302,6 +1302,19 @@ static void eval_net(const node *n, int fi, const ng_column_batch *b, uint8_t *o
 	}
 }
 
+/* A term on one field (f1), or on either of two (f2 >= 0: `host`, `port`,
+ * `as` … match the source or the destination side): the second side is
+ * OR-ed into the first's result. */
+typedef void (*side_eval)(const node *n, int fi, const ng_column_batch *b, uint8_t *out,
+			  bool or_in);
+
+static void eval_sides(side_eval fn, const node *n, const ng_column_batch *b, uint8_t *out)
+{
+	fn(n, n->f1, b, out, false);
+	if (n->f2 >= 0)
+		fn(n, n->f2, b, out, true);
+}
+
 static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b, uint8_t *out,
 		      unsigned level)
 {
@@ -1310,21 +1323,9 @@ static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b,
 	case N_FALSE:
 		memset(out, n->kind == N_TRUE, b->n);
 		return;
-	case N_SET:
-		eval_set(n, n->f1, b, out, false);
-		if (n->f2 >= 0)
-			eval_set(n, n->f2, b, out, true);
-		return;
-	case N_ADDRSET:
-		eval_addrset(n, n->f1, b, out, false);
-		if (n->f2 >= 0)
-			eval_addrset(n, n->f2, b, out, true);
-		return;
-	case N_MAC:
-		eval_mac(n, n->f1, b, out, false);
-		if (n->f2 >= 0)
-			eval_mac(n, n->f2, b, out, true);
-		return;
+	case N_SET: eval_sides(eval_set, n, b, out); return;
+	case N_ADDRSET: eval_sides(eval_addrset, n, b, out); return;
+	case N_MAC: eval_sides(eval_mac, n, b, out); return;
 	case N_CALC:
 		eval_calc(n, b, out);
 		return;
@@ -1333,16 +1334,8 @@ static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b,
 		    (n->f2 >= 0 && eval_str(n, &f->str[n->slot], n->f2, b, out, true)))
 			f->oom = true;
 		return;
-	case N_CMP:
-		eval_cmp(n, n->f1, b, out, false);
-		if (n->f2 >= 0)
-			eval_cmp(n, n->f2, b, out, true);
-		return;
-	case N_NET:
-		eval_net(n, n->f1, b, out, false);
-		if (n->f2 >= 0)
-			eval_net(n, n->f2, b, out, true);
-		return;
+	case N_CMP: eval_sides(eval_cmp, n, b, out); return;
+	case N_NET: eval_sides(eval_net, n, b, out); return;
 	case N_NOT:
 		eval_node(f, n->l, b, out, level + 1);
 		for (size_t i = 0; i < b->n; i++)
