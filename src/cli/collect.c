@@ -471,7 +471,12 @@ static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
 		ng_enricher_apply(e, c->batch.flows, c->batch.n);
 	ng_enrich_leave(&c->enrich);
 	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n); /* after config names */
-	if (ng_store_writer_append(c->w, c->batch.flows, c->batch.n) < 0) {
+	int rc = ng_store_writer_append(c->w, c->batch.flows, c->batch.n);
+	if (rc == 1) { /* a flush is due: now, not at the next 250 ms poll */
+		pthread_mutex_lock(&c->mu);
+		pthread_cond_signal(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+	} else if (rc < 0) {
 		if (!c->append_lost)
 			ng_error("the store cannot take more flow records (flushes fall behind "
 			         "or fail, or memory ran out): records are being dropped and "

@@ -270,6 +270,8 @@ struct ng_seg_encoder {
 	size_t hcap;
 	uint8_t *dict; /* DICT: the dictionary's bytes */
 	size_t dictcap;
+	const ng_flow **ptrs; /* ng_seg_encode_fields: a pointer to each row */
+	size_t ptrscap;
 	const ng_field *fields; /* the columns of the segment being encoded */
 	size_t nfields;
 	size_t col_off[NG_SEG_MAX_COLUMNS]; /* byte offset of a column per row */
@@ -305,6 +307,7 @@ void ng_seg_encoder_free(ng_seg_encoder *e)
 	free(e->hkey);
 	free(e->hval);
 	free(e->dict);
+	free(e->ptrs);
 	free(e);
 }
 
@@ -340,14 +343,14 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Copies one field of rows[order[lo..hi)] into its column: blocks of rows
- * keep the source rows in cache while every field is gathered. */
-static void gather_field(uint8_t *col, const ng_field *f, const ng_flow *rows,
-			 const uint32_t *order, size_t lo, size_t hi)
+/* Copies one field of *rows[lo..hi) into its column: blocks of rows keep
+ * the source rows in cache while every field is gathered. */
+static void gather_field(uint8_t *col, const ng_field *f, const ng_flow *const *rows, size_t lo,
+			 size_t hi)
 {
 	const size_t sz = f->size, off = f->offset;
 	for (size_t i = lo; i < hi; i++) {
-		const uint8_t *src = (const uint8_t *)&rows[order ? order[i] : i] + off;
+		const uint8_t *src = (const uint8_t *)rows[i] + off;
 		switch (sz) {
 		case 1: col[i] = *src; break;
 		case 2: memcpy(col + i * 2, src, 2); break;
@@ -359,21 +362,21 @@ static void gather_field(uint8_t *col, const ng_field *f, const ng_flow *rows,
 	}
 }
 
-static void gather(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n)
+static void gather(ng_seg_encoder *e, const ng_flow *const *rows, size_t n)
 {
 	enum { BLOCK = 256 };
 	for (size_t lo = 0; lo < n; lo += BLOCK) {
 		size_t hi = lo + BLOCK < n ? lo + BLOCK : n;
 		/* rows in flow_start order are scattered in memory: fetch the
 		 * next block's rows while this one is gathered */
-		for (size_t i = hi; order && i < hi + BLOCK && i < n; i++) {
-			const char *r = (const char *)&rows[order[i]];
+		for (size_t i = hi; i < hi + BLOCK && i < n; i++) {
+			const char *r = (const char *)rows[i];
 			__builtin_prefetch(r);
 			__builtin_prefetch(r + 64);
 			__builtin_prefetch(r + 128);
 		}
 		for (size_t f = 0; f < e->nfields; f++)
-			gather_field(e->cols + e->col_off[f] * n, &e->fields[f], rows, order, lo, hi);
+			gather_field(e->cols + e->col_off[f] * n, &e->fields[f], rows, lo, hi);
 	}
 }
 
@@ -649,9 +652,9 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 	return 0;
 }
 
-int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-			 const ng_flow *rows, const uint32_t *order, size_t n,
-			 const uint8_t **img, size_t *len, char *err, size_t errlen)
+int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
+		       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
+		       char *err, size_t errlen)
 {
 	if (n == 0 || n > NG_SEG_MAX_ROWS) {
 		msg(err, errlen, "segment row count %zu out of range", n);
@@ -677,7 +680,7 @@ int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfiel
 		msg(err, errlen, "out of memory encoding a segment of %zu rows", n);
 		return -1;
 	}
-	gather(e, rows, order, n);
+	gather(e, rows, n);
 
 	size_t pos = hsize;
 	for (size_t f = 0; f < nfields; f++) {
@@ -710,6 +713,23 @@ int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfiel
 	*img = e->out;
 	*len = pos;
 	return 0;
+}
+
+int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
+			 const ng_flow *rows, const uint32_t *order, size_t n,
+			 const uint8_t **img, size_t *len, char *err, size_t errlen)
+{
+	if (n == 0 || n > NG_SEG_MAX_ROWS) {
+		msg(err, errlen, "segment row count %zu out of range", n);
+		return -1;
+	}
+	if (reserve((uint8_t **)&e->ptrs, &e->ptrscap, n * sizeof *e->ptrs)) {
+		msg(err, errlen, "out of memory encoding a segment of %zu rows", n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		e->ptrs[i] = &rows[order ? order[i] : i];
+	return ng_seg_encode_ptrs(e, fields, nfields, e->ptrs, n, img, len, err, errlen);
 }
 
 int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,

@@ -50,12 +50,15 @@ typedef struct ng_store_writer_stats {
 ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen);
 
 /* Copies `n` records into the writer's buffer.  Cheap: no I/O happens
- * here.  Returns 0, or -1 when out of memory or when 2^22 rows are already
- * buffered because flushes keep failing (the records are not taken: the
- * caller counts them as dropped). */
+ * here.  Returns 0; 1 when this append made the buffer reach the size at
+ * which a flush is due (2^18 rows: the caller should wake its flushing
+ * thread now rather than at its next poll, so the buffer never has to
+ * grow); or -1 when out of memory or when 2^22 rows are already buffered
+ * because flushes keep failing (the records are not taken: the caller
+ * counts them as dropped). */
 int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n);
 
-/* True when the buffer holds ≥ 2^20 rows, or its first row was appended
+/* True when the buffer holds ≥ 2^18 rows, or its first row was appended
  * ≥ 5000 ms before `now_ms` (wall clock, ms since the epoch); after a
  * failed flush, not before 1000 ms have passed (no busy retry loop). */
 bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms);

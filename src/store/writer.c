@@ -1,9 +1,13 @@
 /*
  * writer.c — appending flow records to a store (see store.h).
  *
- * Records are copied into a buffer (append: a memcpy under a mutex).  A
- * flush takes the whole buffer out under the mutex, so appends go on while
- * it encodes and writes; it sorts the rows by flow_start (an LSD radix sort
+ * Records are copied into a buffer (append: a memcpy under a mutex) made of
+ * fixed chunks of 2^15 rows drawn from a pool; a flush takes the chunks
+ * out under the mutex, so appends go on while it encodes and writes, and
+ * gives them back to the pool when done.  Nothing is ever copied to grow
+ * the buffer, and after the first flushes no memory is touched for the
+ * first time (a first touch costs ~20 µs a page on a paravirtualized
+ * guest: it was most of the receive thread's time).  A flush sorts the rows by flow_start (an LSD radix sort
  * of (key, index) pairs), cuts them into runs of one UTC hour of flow_start
  * (so a segment in directory YYYY/MM/DD/HH only holds rows whose flow_start
  * lies in that hour, which lets a scan skip whole hour directories by name)
@@ -46,25 +50,30 @@
 #define MAX_BUFFERED (4u << 20) /* while flushes fail: refuse rather than grow */
 #define RETRY_MS 1000u                /* after a failed flush, due again this much later */
 #define HOUR_MS UINT64_C(3600000)
-/* Row buffer capacity: a flush is due at DUE_ROWS and the flush thread looks
- * every 250 ms, so twice that holds what arrives meanwhile at 1 M rec/s
- * without growing (pages are touched only when rows land in them).  Fixed:
- * growing by realloc touched new pages each time. */
-#define BUF_ROWS (2 * DUE_ROWS)
+#define CHUNK_SHIFT 15
+#define CHUNK_ROWS ((size_t)1 << CHUNK_SHIFT)
+#define MAX_CHUNKS (MAX_BUFFERED / CHUNK_ROWS)
+/* chunks kept in the pool for reuse: what 1 M rec/s needs (a buffer
+ * filling while another is flushed) with room to spare; more are freed */
+#define POOL_KEEP MAX_CHUNKS
+#define BUF_ROWS (2 * DUE_ROWS) /* sort arrays: allocated once at this size */
 #define HUGE_ALIGN ((size_t)2 << 20)
 
 struct ng_store_writer {
 	char *dir;
-	pthread_mutex_t mu;       /* guards buf, n, cap, first_ms, st */
+	pthread_mutex_t mu;       /* guards chunk, nchunks, n, pool, first_ms, st */
 	pthread_mutex_t flush_mu; /* one flush at a time */
-	ng_flow *buf;
-	size_t n, cap;
+	ng_flow *chunk[MAX_CHUNKS]; /* row i is chunk[i >> CHUNK_SHIFT][i % CHUNK_ROWS] */
+	size_t nchunks, n;
+	ng_flow *pool[POOL_KEEP];   /* free chunks */
+	size_t npool;
 	uint64_t first_ms;        /* wall clock of the first buffered row */
 	uint64_t retry_ms;        /* after a failed flush: not due before this */
 	ng_store_writer_stats st;
 	/* used by the flushing thread only (under flush_mu) */
-	ng_flow *spare;
-	size_t spare_cap;
+	ng_flow *fchunk[MAX_CHUNKS]; /* the chunks being flushed */
+	size_t nfchunks;
+	const ng_flow **ptrs;        /* the rows being flushed, in flow_start order */
 	uint64_t seq;
 	ng_seg_encoder *enc;
 	uint64_t *keys;
@@ -189,6 +198,26 @@ ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
 	return w;
 }
 
+/* A chunk from the pool, or a new one; NULL when out of memory.  Under w->mu. */
+static ng_flow *get_chunk(ng_store_writer *w)
+{
+	if (w->npool)
+		return w->pool[--w->npool];
+	return alloc_big(CHUNK_ROWS * sizeof(ng_flow));
+}
+
+/* Gives chunks back to the pool (freeing what it cannot keep).  Under w->mu. */
+static void put_chunks(ng_store_writer *w, ng_flow **ch, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		if (w->npool < POOL_KEEP)
+			w->pool[w->npool++] = ch[i];
+		else
+			free(ch[i]);
+		ch[i] = NULL;
+	}
+}
+
 int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
 {
 	if (!n)
@@ -199,32 +228,30 @@ int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
 		pthread_mutex_unlock(&w->mu);
 		return -1;
 	}
-	if (w->n + n > w->cap) {
-		/* a small first buffer (a writer that stores little stays
-		 * small and quick to open), then BUF_ROWS at once, then more
-		 * only when flushes fall behind; a fresh buffer each time (no
-		 * realloc: it would copy and touch pages it need not) */
-		size_t cap = w->cap ? (w->cap < BUF_ROWS ? BUF_ROWS : 2 * w->cap) : 4096;
-		while (cap < w->n + n)
-			cap *= 2;
-		ng_flow *p = alloc_big(cap * sizeof *p);
-		if (!p) {
+	/* every chunk the rows need first, so they are taken whole or not */
+	size_t need = (w->n + n + CHUNK_ROWS - 1) >> CHUNK_SHIFT;
+	while (w->nchunks < need) {
+		ng_flow *c = get_chunk(w);
+		if (!c) {
 			w->st.dropped += n;
 			pthread_mutex_unlock(&w->mu);
 			return -1;
 		}
-		if (w->n)
-			memcpy(p, w->buf, w->n * sizeof *p);
-		free(w->buf);
-		w->buf = p;
-		w->cap = cap;
+		w->chunk[w->nchunks++] = c;
 	}
 	if (w->n == 0)
 		w->first_ms = ng_now_ms();
-	copy_rows(w->buf + w->n, flows, n * sizeof *flows);
-	w->n += n;
+	bool crossed = w->n < DUE_ROWS && w->n + n >= DUE_ROWS;
+	while (n) {
+		size_t at = w->n & (CHUNK_ROWS - 1), k = CHUNK_ROWS - at;
+		k = k < n ? k : n;
+		copy_rows(&w->chunk[w->n >> CHUNK_SHIFT][at], flows, k * sizeof *flows);
+		w->n += k;
+		flows += k;
+		n -= k;
+	}
 	pthread_mutex_unlock(&w->mu);
-	return 0;
+	return crossed ? 1 : 0;
 }
 
 bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms)
@@ -257,11 +284,13 @@ static int sort_reserve(ng_store_writer *w, size_t n)
 	free(w->keys_tmp);
 	free(w->order);
 	free(w->order_tmp);
+	free(w->ptrs);
 	w->keys = alloc_big(n * 8);
 	w->keys_tmp = alloc_big(n * 8);
 	w->order = alloc_big(n * 4);
 	w->order_tmp = alloc_big(n * 4);
-	if (!w->keys || !w->keys_tmp || !w->order || !w->order_tmp) {
+	w->ptrs = alloc_big(n * sizeof *w->ptrs);
+	if (!w->keys || !w->keys_tmp || !w->order || !w->order_tmp || !w->ptrs) {
 		w->sort_cap = 0;
 		return -1;
 	}
@@ -269,18 +298,24 @@ static int sort_reserve(ng_store_writer *w, size_t n)
 	return 0;
 }
 
+/* Row i of the chunks being flushed. */
+static const ng_flow *frow(const ng_store_writer *w, size_t i)
+{
+	return &w->fchunk[i >> CHUNK_SHIFT][i & (CHUNK_ROWS - 1)];
+}
+
 /*
- * Fills w->order with the indices of rows[0..n) in flow_start order
+ * Fills w->ptrs with the rows being flushed (n) in flow_start order
  * (stable).  LSD radix sort on flow_start - min in 11-bit digits: only as
  * many passes as the range needs (an hour of ms is 22 bits: 2 passes);
  * rows that are already sorted cost one check.
  */
-static void sort_rows(ng_store_writer *w, const ng_flow *rows, size_t n)
+static void sort_rows(ng_store_writer *w, size_t n)
 {
 	uint64_t mn = UINT64_MAX, mx = 0;
 	bool sorted = true;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t k = rows[i].flow_start;
+		uint64_t k = frow(w, i)->flow_start;
 		w->order[i] = (uint32_t)i;
 		w->keys[i] = k;
 		if (i && k < w->keys[i - 1])
@@ -288,8 +323,11 @@ static void sort_rows(ng_store_writer *w, const ng_flow *rows, size_t n)
 		mn = k < mn ? k : mn;
 		mx = k > mx ? k : mx;
 	}
-	if (sorted)
+	if (sorted) {
+		for (size_t i = 0; i < n; i++)
+			w->ptrs[i] = frow(w, i);
 		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		w->keys[i] -= mn;
 	uint64_t range = mx - mn;
@@ -317,8 +355,8 @@ static void sort_rows(ng_store_writer *w, const ng_flow *rows, size_t n)
 		key = key2;
 		key2 = tk;
 	}
-	if (ord != w->order)
-		memcpy(w->order, ord, n * 4);
+	for (size_t i = 0; i < n; i++)
+		w->ptrs[i] = frow(w, ord[i]);
 }
 
 /* ---- writing one segment ------------------------------------------------ */
@@ -392,22 +430,22 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 	return 0;
 }
 
-/* Encodes and writes rows[order[lo..hi)] (one hour) as segments of at most
+/* Encodes and writes *w->ptrs[lo..hi) (one hour) as segments of at most
  * MAX_SEGMENT_ROWS, adding to *done the rows made durable.  Returns 0 or -1. */
-static int write_run(ng_store_writer *w, const ng_flow *rows, size_t lo, size_t hi,
-		     size_t *done, uint64_t *segments, uint64_t *bytes)
+static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uint64_t *segments,
+		     uint64_t *bytes)
 {
 	for (size_t a = lo; a < hi; a += MAX_SEGMENT_ROWS) {
 		size_t b = hi - a > MAX_SEGMENT_ROWS ? a + MAX_SEGMENT_ROWS : hi;
 		const uint8_t *img;
 		size_t len;
 		char err[256];
-		if (ng_seg_encode(w->enc, rows, w->order + a, b - a, &img, &len, err, sizeof err)) {
+		if (ng_seg_encode_ptrs(w->enc, ng_fields, NG_FIELD_COUNT, w->ptrs + a, b - a, &img,
+				       &len, err, sizeof err)) {
 			ng_error("store: %s", err);
 			return -1;
 		}
-		if (write_segment(w, img, len, rows[w->order[a]].flow_start,
-				  rows[w->order[b - 1]].flow_start))
+		if (write_segment(w, img, len, w->ptrs[a]->flow_start, w->ptrs[b - 1]->flow_start))
 			return -1;
 		*done += b - a;
 		*segments += 1;
@@ -416,51 +454,57 @@ static int write_run(ng_store_writer *w, const ng_flow *rows, size_t lo, size_t 
 	return 0;
 }
 
-/* Writes rows[0..n) in flow_start order, one hour at a time.  *done is the
- * number of rows made durable: the first *done of w->order. */
-static int write_rows(ng_store_writer *w, const ng_flow *rows, size_t n, size_t *done,
-		      uint64_t *segments, uint64_t *bytes)
+/* Writes the n rows being flushed in flow_start order, one hour at a time.
+ * *done is the number of rows made durable: the first *done of w->ptrs. */
+static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segments,
+		      uint64_t *bytes)
 {
 	*done = 0;
 	if (sort_reserve(w, n)) {
 		ng_error("store: out of memory sorting %zu rows", n);
 		return -1;
 	}
-	sort_rows(w, rows, n);
+	sort_rows(w, n);
 	size_t lo = 0;
 	while (lo < n) {
-		uint64_t hour = rows[w->order[lo]].flow_start / HOUR_MS;
+		uint64_t hour = w->ptrs[lo]->flow_start / HOUR_MS;
 		size_t hi = lo + 1;
-		while (hi < n && rows[w->order[hi]].flow_start / HOUR_MS == hour)
+		while (hi < n && w->ptrs[hi]->flow_start / HOUR_MS == hour)
 			hi++;
-		if (write_run(w, rows, lo, hi, done, segments, bytes))
+		if (write_run(w, lo, hi, done, segments, bytes))
 			return -1;
 		lo = hi;
 	}
 	return 0;
 }
 
-/* After a failed flush: the rows not yet durable, rows[order[done..n)],
+/* After a failed flush: the rows not yet durable, *w->ptrs[done..n),
  * followed by those appended meanwhile, become the buffer again (under
- * w->mu).  Frees `rows`. */
-static void keep_for_retry(ng_store_writer *w, ng_flow *rows, size_t n, size_t done)
+ * w->mu; fresh chunks, the old ones go back to the pool). */
+static void keep_for_retry(ng_store_writer *w, size_t n, size_t done)
 {
 	size_t left = n - done, total = left + w->n;
-	size_t cap = total > BUF_ROWS ? total : BUF_ROWS;
-	ng_flow *p = alloc_big(cap * sizeof *p);
-	if (!p) {
+	size_t k = (total + CHUNK_ROWS - 1) >> CHUNK_SHIFT;
+	ng_flow *ch[MAX_CHUNKS];
+	size_t got = 0;
+	while (got < k && (ch[got] = get_chunk(w)))
+		got++;
+	if (got < k) {
 		ng_error("store: out of memory keeping %zu rows for a retry: dropped", left);
-		free(rows);
+		w->st.dropped += left;
+		put_chunks(w, ch, got);
+		put_chunks(w, w->fchunk, w->nfchunks);
 		return;
 	}
-	for (size_t i = 0; i < left; i++)
-		p[i] = rows[w->order[done + i]];
-	if (w->n)
-		memcpy(p + left, w->buf, w->n * sizeof *p);
-	free(rows);
-	free(w->buf);
-	w->buf = p;
-	w->cap = cap;
+	for (size_t i = 0; i < total; i++) {
+		const ng_flow *r = i < left ? w->ptrs[done + i] : &w->chunk[(i - left) >> CHUNK_SHIFT]
+							   [(i - left) & (CHUNK_ROWS - 1)];
+		ch[i >> CHUNK_SHIFT][i & (CHUNK_ROWS - 1)] = *r;
+	}
+	put_chunks(w, w->fchunk, w->nfchunks);
+	put_chunks(w, w->chunk, w->nchunks);
+	memcpy(w->chunk, ch, k * sizeof *ch);
+	w->nchunks = k;
 	w->n = total;
 }
 
@@ -468,35 +512,34 @@ int ng_store_writer_flush(ng_store_writer *w)
 {
 	pthread_mutex_lock(&w->flush_mu);
 	pthread_mutex_lock(&w->mu);
-	ng_flow *rows = w->buf;
-	size_t n = w->n, cap = w->cap;
+	size_t n = w->n;
 	uint64_t first_ms = w->first_ms;
-	w->buf = w->spare;
-	w->cap = w->spare_cap;
+	w->nfchunks = w->nchunks;
+	memcpy(w->fchunk, w->chunk, w->nchunks * sizeof *w->chunk);
+	memset(w->chunk, 0, w->nchunks * sizeof *w->chunk);
+	w->nchunks = 0;
 	w->n = 0;
 	pthread_mutex_unlock(&w->mu);
-	w->spare = NULL;
-	w->spare_cap = 0;
 
 	int rc = 0;
 	size_t done = 0;
 	uint64_t segments = 0, bytes = 0;
 	if (n)
-		rc = write_rows(w, rows, n, &done, &segments, &bytes);
+		rc = write_rows(w, n, &done, &segments, &bytes);
 
 	pthread_mutex_lock(&w->mu);
 	w->st.rows += done;
 	w->st.segments += segments;
 	w->st.bytes += bytes;
 	if (rc == 0) {
-		w->spare = rows;
-		w->spare_cap = cap;
+		put_chunks(w, w->fchunk, w->nfchunks);
 	} else {
 		w->st.errors++;
 		w->retry_ms = ng_now_ms() + RETRY_MS;
 		w->first_ms = first_ms; /* the kept rows are the oldest */
-		keep_for_retry(w, rows, n, done);
+		keep_for_retry(w, n, done);
 	}
+	w->nfchunks = 0;
 	pthread_mutex_unlock(&w->mu);
 	pthread_mutex_unlock(&w->flush_mu);
 	return rc;
@@ -509,12 +552,15 @@ int ng_store_writer_close(ng_store_writer *w)
 	int rc = ng_store_writer_flush(w);
 	pthread_mutex_destroy(&w->mu);
 	pthread_mutex_destroy(&w->flush_mu);
-	free(w->buf);
-	free(w->spare);
+	for (size_t i = 0; i < w->nchunks; i++)
+		free(w->chunk[i]);
+	for (size_t i = 0; i < w->npool; i++)
+		free(w->pool[i]);
 	free(w->keys);
 	free(w->keys_tmp);
 	free(w->order);
 	free(w->order_tmp);
+	free(w->ptrs);
 	ng_seg_encoder_free(w->enc);
 	free(w->dir);
 	free(w);

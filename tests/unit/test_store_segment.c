@@ -511,6 +511,37 @@ static void test_writer_due(void **state)
 	free(dir);
 }
 
+/* store.h: the append that makes the buffer reach 2^18 rows returns 1
+ * (wake the flusher), once; the appends before and after it return 0. */
+static void test_writer_due_signal(void **state)
+{
+	(void)state;
+	enum { DUE = 1 << 18, CHUNK = 1000 };
+	char *dir = make_store();
+	char err[256];
+	ng_store_writer *w = ng_store_writer_open(dir, err, sizeof err);
+	assert_non_null(w);
+	ng_flow *rows = calloc(CHUNK, sizeof *rows);
+	assert_non_null(rows);
+	for (size_t i = 0; i < CHUNK; i++)
+		random_flow(&rows[i], T0, 3600000, true);
+	size_t n = 0, signals = 0, at = 0;
+	while (n < DUE + 3 * CHUNK) {
+		int rc = ng_store_writer_append(w, rows, CHUNK);
+		assert_true(rc == 0 || rc == 1);
+		n += CHUNK;
+		if (rc == 1)
+			signals++, at = n;
+	}
+	assert_int_equal(signals, 1);
+	assert_int_equal(at, (DUE + CHUNK - 1) / CHUNK * CHUNK); /* the first n ≥ 2^18 */
+	assert_true(ng_store_writer_due(w, ng_now_ms()));
+	assert_int_equal(ng_store_writer_close(w), 0);
+	free(rows);
+	rm_rf(dir);
+	free(dir);
+}
+
 /* The thread-safety contract of store.h: one thread appends while another
  * flushes whenever due; every row is stored exactly once. */
 typedef struct flusher_arg {
@@ -712,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_header_fuzz),
 		cmocka_unit_test(test_writer_due),
 		cmocka_unit_test(test_concurrent_append_flush),
+		cmocka_unit_test(test_writer_due_signal),
 		cmocka_unit_test(test_killed_writer),
 		cmocka_unit_test(test_failed_flush_keeps_rows),
 		cmocka_unit_test(test_not_a_store),
