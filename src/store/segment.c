@@ -275,6 +275,7 @@ struct ng_seg_encoder {
 	const ng_field *fields; /* the columns of the segment being encoded */
 	size_t nfields;
 	size_t col_off[NG_SEG_MAX_COLUMNS]; /* byte offset of a column per row */
+	const uint8_t *colv[NG_SEG_MAX_COLUMNS]; /* each column's n values, or NULL: all zero */
 	size_t row_width;                   /* sum of field sizes */
 };
 
@@ -392,6 +393,12 @@ static uint64_t load_uint(const uint8_t *p, unsigned w)
 
 static bool all_equal(const uint8_t *col, size_t n, unsigned w)
 {
+	if (w == 16) { /* addresses: two words a row, no call per row */
+		uint64_t a = get64(col), b = get64(col + 8), d = 0;
+		for (size_t i = 1; i < n && !d; i++)
+			d = (get64(col + i * 16) ^ a) | (get64(col + i * 16 + 8) ^ b);
+		return !d;
+	}
 	for (size_t i = 1; i < n; i++)
 		if (memcmp(col, col + i * w, w))
 			return false;
@@ -400,8 +407,10 @@ static bool all_equal(const uint8_t *col, size_t n, unsigned w)
 
 static bool all_v4(const uint8_t *col, size_t n)
 {
+	const uint64_t a = get64(v4_prefix);
+	const uint32_t b = get32(v4_prefix + 8);
 	for (size_t i = 0; i < n; i++)
-		if (memcmp(col + i * 16, v4_prefix, 12))
+		if (get64(col + i * 16) != a || get32(col + i * 16 + 8) != b)
 			return false;
 	return true;
 }
@@ -438,9 +447,13 @@ static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
 static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, int *ref)
 {
 	const ng_field *f = &e->fields[ci];
-	const uint8_t *col = e->cols + e->col_off[ci] * n;
+	const uint8_t *col = e->colv[ci];
 	const unsigned w = f->size;
 	*ref = is_int_type(f->type) ? pos_of(e, diff_ref(f->id)) : -1;
+	if (*ref >= 0 && !e->colv[*ref])
+		*ref = -1; /* an all-zero reference: the column is its own best form */
+	if (!col) /* all zero: the zone map and constant stay zero */
+		return NG_ENC_CONST;
 	if (is_int_type(f->type)) {
 		uint64_t mn = UINT64_MAX, mx = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -467,7 +480,7 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 		if (f->type == NG_FT_TIME)
 			return NG_ENC_DIFF;
 		const ng_field *rf = &e->fields[*ref];
-		const uint8_t *rc = e->cols + e->col_off[*ref] * n;
+		const uint8_t *rc = e->colv[*ref];
 		bool zero = true;
 		for (size_t i = 0; i < n && zero; i++)
 			zero = load_uint(col + i * w, w) == load_uint(rc + i * rf->size, rf->size);
@@ -493,12 +506,12 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 
 /* Fills e->tmp with rows [lo, hi) of column f in encoding `enc`, before
  * compression.  Returns the byte count. */
-static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int ref, size_t n,
-			      size_t lo, size_t hi)
+static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int ref, size_t lo,
+			      size_t hi)
 {
 	const ng_field *f = &e->fields[ci];
 	const unsigned w = f->size;
-	const uint8_t *col = e->cols + e->col_off[ci] * n + lo * w;
+	const uint8_t *col = e->colv[ci] + lo * w;
 	const size_t m = hi - lo;
 	switch (enc) {
 	case NG_ENC_DICT:
@@ -506,7 +519,7 @@ static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int re
 		return m * 4;
 	case NG_ENC_DIFF: {
 		const ng_field *rf = &e->fields[ref];
-		const uint8_t *rc = e->cols + e->col_off[ref] * n + lo * rf->size;
+		const uint8_t *rc = e->colv[ref] + lo * rf->size;
 		for (size_t i = 0; i < m; i++)
 			e->z[i] = zigzag(load_uint(col + i * w, w) - load_uint(rc + i * rf->size, rf->size));
 		shuffle(e->tmp, (const uint8_t *)e->z, m, 8);
@@ -540,7 +553,7 @@ static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int re
  */
 static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 {
-	const uint8_t *col = e->cols + e->col_off[ci] * n;
+	const uint8_t *col = e->colv[ci];
 	size_t cap = 1024;
 	while (cap < 2 * n && cap < ((size_t)1 << 26))
 		cap *= 2;
@@ -641,7 +654,7 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 		return -1;
 	for (size_t b = 0; b < nb; b++) {
 		size_t lo = b * B, hi = lo + B < n ? lo + B : n;
-		size_t raw = transform_block(e, ci, enc, ref, n, lo, hi);
+		size_t raw = transform_block(e, ci, enc, ref, lo, hi);
 		if (put_frame(e, f, e->tmp, raw, start + 4 * (b + extra), &pos, err, errlen))
 			return -1;
 		raw_total += raw;
@@ -652,8 +665,11 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 	return 0;
 }
 
-int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-		       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
+/* Reads the first or last value of an 8-byte column that may be NULL. */
+static uint64_t col64(const uint8_t *col, size_t i) { return col ? get64(col + i * 8) : 0; }
+
+int ng_seg_encode_cols(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
+		       const uint8_t *const *cols, size_t n, const uint8_t **img, size_t *len,
 		       char *err, size_t errlen)
 {
 	if (n == 0 || n > NG_SEG_MAX_ROWS) {
@@ -667,20 +683,15 @@ int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields
 		msg(err, errlen, "bad column list (%zu columns, flow_start required)", nfields);
 		return -1;
 	}
-	e->row_width = 0;
-	for (size_t f = 0; f < nfields; f++) {
-		e->col_off[f] = e->row_width;
-		e->row_width += fields[f].size;
-	}
 	const size_t hsize = NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * nfields;
-	if (reserve(&e->cols, &e->colcap, e->row_width * n) ||
-	    reserve(&e->out, &e->outcap, hsize + 4 * (n / NG_SEG_BLOCK_ROWS + 1)) ||
+	if (reserve(&e->out, &e->outcap, hsize + 4 * (n / NG_SEG_BLOCK_ROWS + 1)) ||
 	    reserve(&e->tmp, &e->tmpcap, NG_SEG_BLOCK_ROWS * 16) ||
 	    reserve((uint8_t **)&e->z, &e->zcap, NG_SEG_BLOCK_ROWS * 8)) {
 		msg(err, errlen, "out of memory encoding a segment of %zu rows", n);
 		return -1;
 	}
-	gather(e, rows, n);
+	for (size_t f = 0; f < nfields; f++)
+		e->colv[f] = cols[f];
 
 	size_t pos = hsize;
 	for (size_t f = 0; f < nfields; f++) {
@@ -698,21 +709,47 @@ int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields
 	put16(h + 10, (uint16_t)nfields);
 	put32(h + 12, (uint32_t)hsize);
 	put64(h + 16, n);
-	const uint8_t *start = e->cols + e->col_off[ps] * n;
-	put64(h + 24, get64(start));
-	put64(h + 32, get64(start + (n - 1) * 8));
+	const uint8_t *start = e->colv[ps];
+	put64(h + 24, col64(start, 0));
+	put64(h + 32, col64(start, n - 1));
 	if (pe >= 0) {
 		const uint8_t *ent_end = h + NG_SEG_FIXED_SIZE + (size_t)pe * NG_SEG_ENTRY_SIZE;
 		put64(h + 40, get64(ent_end + 64));
 		put64(h + 48, get64(ent_end + 72));
 	} else {
-		put64(h + 40, get64(start));
-		put64(h + 48, get64(start + (n - 1) * 8));
+		put64(h + 40, col64(start, 0));
+		put64(h + 48, col64(start, n - 1));
 	}
 	ng_seg_reseal(h);
 	*img = e->out;
 	*len = pos;
 	return 0;
+}
+
+int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
+		       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
+		       char *err, size_t errlen)
+{
+	if (n == 0 || n > NG_SEG_MAX_ROWS || nfields == 0 || nfields > NG_SEG_MAX_COLUMNS) {
+		msg(err, errlen, "segment of %zu rows and %zu columns out of range", n, nfields);
+		return -1;
+	}
+	e->fields = fields;
+	e->nfields = nfields;
+	e->row_width = 0;
+	for (size_t f = 0; f < nfields; f++) {
+		e->col_off[f] = e->row_width;
+		e->row_width += fields[f].size;
+	}
+	if (reserve(&e->cols, &e->colcap, e->row_width * n)) {
+		msg(err, errlen, "out of memory encoding a segment of %zu rows", n);
+		return -1;
+	}
+	gather(e, rows, n);
+	const uint8_t *cols[NG_SEG_MAX_COLUMNS];
+	for (size_t f = 0; f < nfields; f++)
+		cols[f] = e->cols + e->col_off[f] * n;
+	return ng_seg_encode_cols(e, fields, nfields, cols, n, img, len, err, errlen);
 }
 
 int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,

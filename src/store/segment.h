@@ -101,6 +101,14 @@ int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields
 		       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
 		       char *err, size_t errlen);
 
+/* As ng_seg_encode_fields with the rows given column by column: cols[f]
+ * holds the n values of fields[f] (fields[f].size bytes each, in
+ * flow_start order), or is NULL when every value is zero (the column is
+ * stored as a constant without being read).  Only read. */
+int ng_seg_encode_cols(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
+		       const uint8_t *const *cols, size_t n, const uint8_t **img, size_t *len,
+		       char *err, size_t errlen);
+
 /* ---- reading ---------------------------------------------------------- */
 
 /* A column's stored bytes, loaded once per segment on first use. */

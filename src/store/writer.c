@@ -1,17 +1,21 @@
 /*
  * writer.c — appending flow records to a store (see store.h).
  *
- * Records are copied into a buffer (append: a memcpy under a mutex) made of
- * fixed chunks of 2^15 rows drawn from a pool; a flush takes the chunks
- * out under the mutex, so appends go on while it encodes and writes, and
- * gives them back to the pool when done.  Nothing is ever copied to grow
- * the buffer, and after the first flushes no memory is touched for the
- * first time (a first touch costs ~20 µs a page on a paravirtualized
- * guest: it was most of the receive thread's time).  A flush sorts the rows by flow_start (an LSD radix sort
- * of (key, index) pairs), cuts them into runs of one UTC hour of flow_start
- * (so a segment in directory YYYY/MM/DD/HH only holds rows whose flow_start
- * lies in that hour, which lets a scan skip whole hour directories by name)
- * and writes each run as a segment:
+ * The buffer is a list of column chunks (chunk.h) drawn from a pool:
+ * append transposes the records of the fields that hold a value into the
+ * last chunk's columns (under a mutex); a flush takes the list out under
+ * the mutex, so appends go on while it encodes and writes, and gives the
+ * chunks back to the pool.  Nothing is copied to grow the buffer, and
+ * after the first flushes no memory is touched for the first time (a first
+ * touch costs ~20 µs a page on a paravirtualized guest).
+ *
+ * A flush sorts the rows by flow_start (an LSD radix sort of (key, row)
+ * pairs over the flow_start column), cuts them into runs of one UTC hour
+ * of flow_start (so a segment in directory YYYY/MM/DD/HH only holds rows
+ * whose flow_start lies in that hour, which lets a scan skip whole hour
+ * directories by name), permutes each column that holds a value into
+ * flow_start order (columns no row set are stored as constants without
+ * being touched) and writes each run as a segment:
  *
  *   write DIR/flows/Y/M/D/H/<start>-<end>-<seq>.seg.<pid>.tmp
  *   fsync(file), renameat2(tmp, final, RENAME_NOREPLACE), fsync(hour dir)
@@ -33,52 +37,52 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "core/log.h"
 #include "core/timefmt.h"
+#include "store/chunk.h"
 #include "store/segment.h"
 
-/* flush at 256 Ki buffered rows: every buffer of a flush (rows, sort
- * arrays, gathered columns) scales with it, and memory touched for the first
- * time is what costs most here; compaction merges small segments later */
+/* flush at 256 Ki buffered rows (16 chunks): the sort arrays and permuted
+ * columns of a flush scale with it; compaction merges small segments */
 #define DUE_ROWS (1u << 18)
 #define DUE_MS 5000u            /* or five seconds after the first one */
 #define MAX_SEGMENT_ROWS (1u << 20)
 #define MAX_BUFFERED (4u << 20) /* while flushes fail: refuse rather than grow */
-#define RETRY_MS 1000u                /* after a failed flush, due again this much later */
+#define RETRY_MS 1000u          /* after a failed flush, due again this much later */
 #define HOUR_MS UINT64_C(3600000)
-#define CHUNK_SHIFT 15
-#define CHUNK_ROWS ((size_t)1 << CHUNK_SHIFT)
-#define MAX_CHUNKS (MAX_BUFFERED / CHUNK_ROWS)
-/* chunks kept in the pool for reuse: what 1 M rec/s needs (a buffer
- * filling while another is flushed) with room to spare; more are freed */
-#define POOL_KEEP MAX_CHUNKS
+/* chunks in a buffer: full ones, except after a failed flush (the kept
+ * rows' last chunk may be part full), hence room for twice as many */
+#define MAX_CHUNKS (2 * MAX_BUFFERED / NG_CHUNK_ROWS)
 #define BUF_ROWS (2 * DUE_ROWS) /* sort arrays: allocated once at this size */
 #define HUGE_ALIGN ((size_t)2 << 20)
+
+/* Row r of chunk k as one 32-bit index: the sort's unit. */
+#define ROW_ID(k, r) ((uint32_t)((k) << NG_CHUNK_SHIFT | (r)))
+#define ROW_CHUNK(id) ((id) >> NG_CHUNK_SHIFT)
+#define ROW_IN(id) ((id) & (NG_CHUNK_ROWS - 1))
+_Static_assert(MAX_CHUNKS * NG_CHUNK_ROWS <= UINT32_MAX, "row ids fit 32 bits");
 
 struct ng_store_writer {
 	char *dir;
 	pthread_mutex_t mu;       /* guards chunk, nchunks, n, pool, first_ms, st */
 	pthread_mutex_t flush_mu; /* one flush at a time */
-	ng_flow *chunk[MAX_CHUNKS]; /* row i is chunk[i >> CHUNK_SHIFT][i % CHUNK_ROWS] */
+	ng_chunk *chunk[MAX_CHUNKS]; /* the buffer; appends go to the last */
 	size_t nchunks, n;
-	ng_flow *pool[POOL_KEEP];   /* free chunks */
+	ng_chunk *pool[MAX_CHUNKS];  /* free chunks, kept for reuse */
 	size_t npool;
 	uint64_t first_ms;        /* wall clock of the first buffered row */
 	uint64_t retry_ms;        /* after a failed flush: not due before this */
 	ng_store_writer_stats st;
 	/* used by the flushing thread only (under flush_mu) */
-	ng_flow *fchunk[MAX_CHUNKS]; /* the chunks being flushed */
+	ng_chunk *fchunk[MAX_CHUNKS]; /* the chunks being flushed */
 	size_t nfchunks;
-	const ng_flow **ptrs;        /* the rows being flushed, in flow_start order */
+	uint64_t fmask;               /* columns written in some of them */
+	uint8_t *pcol[NG_FIELD_COUNT]; /* a run's column in flow_start order */
+	size_t pcap[NG_FIELD_COUNT];   /* its capacity in rows */
 	uint64_t seq;
 	ng_seg_encoder *enc;
-	uint64_t *keys;
-	uint32_t *order, *order_tmp;
-	uint64_t *keys_tmp;
+	uint64_t *keys, *keys_tmp;
+	uint32_t *order, *order_tmp;  /* row ids */
 	size_t sort_cap;
 };
 
@@ -105,11 +109,11 @@ static int mkdir_p(const char *path)
 }
 
 /*
- * Allocates `bytes` for a big buffer (rows, sort arrays), 2 MiB aligned and
- * advised for transparent huge pages: a first touch of a page costs ~20 µs
- * on a paravirtualized guest, and one 2 MiB page replaces 512 of them.
- * Pages are only touched when used.  Returns NULL when out of memory; free
- * with free().
+ * Allocates `bytes` for a big buffer (sort arrays, permuted columns), 2 MiB
+ * aligned and advised for transparent huge pages: a first touch of a page
+ * costs ~20 µs on a paravirtualized guest, and one 2 MiB page replaces 512
+ * of them.  Pages are only touched when used.  Returns NULL when out of
+ * memory; free with free().
  */
 static void *alloc_big(size_t bytes)
 {
@@ -120,51 +124,6 @@ static void *alloc_big(size_t bytes)
 		madvise(p, len, MADV_HUGEPAGE); /* advice only: failure is harmless */
 #endif
 	return p;
-}
-
-/*
- * Copies `len` bytes (a multiple of 8: whole ng_flow records) into the row
- * buffer with non-temporal stores where the CPU has them.  The buffer is far
- * bigger than any cache and is read back only by the next flush, so an
- * ordinary copy would first read every destination line from memory (a
- * read for ownership) and then evict the line: twice the memory traffic.
- * The caller's unlock of w->mu orders the stores for the flushing thread
- * after the sfence.
- */
-static void copy_rows(void *dst, const void *src, size_t len)
-{
-#if defined(__SSE2__) && defined(__x86_64__)
-	uint8_t *d = dst;
-	const uint8_t *s = src;
-	if (len < 256 || (len & 7) || ((uintptr_t)d & 7)) {
-		memcpy(dst, src, len);
-		return;
-	}
-	if ((uintptr_t)d & 15) { /* ng_flow is 8 (mod 16) bytes: align to 16 */
-		long long v;
-		memcpy(&v, s, 8);
-		_mm_stream_si64((long long *)d, v);
-		d += 8, s += 8, len -= 8;
-	}
-	for (; len >= 64; d += 64, s += 64, len -= 64) {
-		__m128i a = _mm_loadu_si128((const __m128i *)s);
-		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
-		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
-		__m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
-		_mm_stream_si128((__m128i *)d, a);
-		_mm_stream_si128((__m128i *)(d + 16), b);
-		_mm_stream_si128((__m128i *)(d + 32), c);
-		_mm_stream_si128((__m128i *)(d + 48), e);
-	}
-	for (; len >= 8; d += 8, s += 8, len -= 8) {
-		long long v;
-		memcpy(&v, s, 8);
-		_mm_stream_si64((long long *)d, v);
-	}
-	_mm_sfence();
-#else
-	memcpy(dst, src, len);
-#endif
 }
 
 ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
@@ -199,23 +158,41 @@ ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
 }
 
 /* A chunk from the pool, or a new one; NULL when out of memory.  Under w->mu. */
-static ng_flow *get_chunk(ng_store_writer *w)
+static ng_chunk *get_chunk(ng_store_writer *w)
 {
-	if (w->npool)
-		return w->pool[--w->npool];
-	return alloc_big(CHUNK_ROWS * sizeof(ng_flow));
+	ng_chunk *c = w->npool ? w->pool[--w->npool] : ng_chunk_new();
+	if (c)
+		ng_chunk_reset(c);
+	return c;
 }
 
-/* Gives chunks back to the pool (freeing what it cannot keep).  Under w->mu. */
-static void put_chunks(ng_store_writer *w, ng_flow **ch, size_t k)
+/* Gives chunks back to the pool.  Under w->mu. */
+static void put_chunks(ng_store_writer *w, ng_chunk **ch, size_t k)
 {
 	for (size_t i = 0; i < k; i++) {
-		if (w->npool < POOL_KEEP)
+		if (w->npool < MAX_CHUNKS)
 			w->pool[w->npool++] = ch[i];
 		else
-			free(ch[i]);
+			ng_chunk_free(ch[i]);
 		ch[i] = NULL;
 	}
+}
+
+/* Room for n more rows in the buffer's chunks, taking every chunk they
+ * need first (so rows are taken whole or not at all).  Under w->mu. */
+static int make_room(ng_store_writer *w, size_t n)
+{
+	size_t room = w->nchunks ? NG_CHUNK_ROWS - w->chunk[w->nchunks - 1]->n : 0;
+	while (room < n) {
+		if (w->nchunks == MAX_CHUNKS)
+			return -1;
+		ng_chunk *c = get_chunk(w);
+		if (!c)
+			return -1;
+		w->chunk[w->nchunks++] = c;
+		room += NG_CHUNK_ROWS;
+	}
+	return 0;
 }
 
 int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
@@ -223,32 +200,24 @@ int ng_store_writer_append(ng_store_writer *w, const ng_flow *flows, size_t n)
 	if (!n)
 		return 0;
 	pthread_mutex_lock(&w->mu);
-	if (w->n + n > MAX_BUFFERED) {
+	if (w->n + n > MAX_BUFFERED || make_room(w, n)) {
 		w->st.dropped += n;
 		pthread_mutex_unlock(&w->mu);
 		return -1;
 	}
-	/* every chunk the rows need first, so they are taken whole or not */
-	size_t need = (w->n + n + CHUNK_ROWS - 1) >> CHUNK_SHIFT;
-	while (w->nchunks < need) {
-		ng_flow *c = get_chunk(w);
-		if (!c) {
-			w->st.dropped += n;
-			pthread_mutex_unlock(&w->mu);
-			return -1;
-		}
-		w->chunk[w->nchunks++] = c;
-	}
 	if (w->n == 0)
 		w->first_ms = ng_now_ms();
 	bool crossed = w->n < DUE_ROWS && w->n + n >= DUE_ROWS;
+	w->n += n;
+	/* the first chunk with room: the last, or (only after make_room
+	 * added chunks) the one before */
+	size_t k = w->nchunks - 1;
+	while (k > 0 && w->chunk[k - 1]->n < NG_CHUNK_ROWS)
+		k--;
 	while (n) {
-		size_t at = w->n & (CHUNK_ROWS - 1), k = CHUNK_ROWS - at;
-		k = k < n ? k : n;
-		copy_rows(&w->chunk[w->n >> CHUNK_SHIFT][at], flows, k * sizeof *flows);
-		w->n += k;
-		flows += k;
-		n -= k;
+		size_t took = ng_chunk_put(w->chunk[k++], flows, n);
+		flows += took;
+		n -= took;
 	}
 	pthread_mutex_unlock(&w->mu);
 	return crossed ? 1 : 0;
@@ -284,13 +253,11 @@ static int sort_reserve(ng_store_writer *w, size_t n)
 	free(w->keys_tmp);
 	free(w->order);
 	free(w->order_tmp);
-	free(w->ptrs);
 	w->keys = alloc_big(n * 8);
 	w->keys_tmp = alloc_big(n * 8);
 	w->order = alloc_big(n * 4);
 	w->order_tmp = alloc_big(n * 4);
-	w->ptrs = alloc_big(n * sizeof *w->ptrs);
-	if (!w->keys || !w->keys_tmp || !w->order || !w->order_tmp || !w->ptrs) {
+	if (!w->keys || !w->keys_tmp || !w->order || !w->order_tmp) {
 		w->sort_cap = 0;
 		return -1;
 	}
@@ -298,36 +265,41 @@ static int sort_reserve(ng_store_writer *w, size_t n)
 	return 0;
 }
 
-/* Row i of the chunks being flushed. */
-static const ng_flow *frow(const ng_store_writer *w, size_t i)
+/* The flow_start of a row being flushed. */
+static uint64_t row_start(const ng_store_writer *w, uint32_t id)
 {
-	return &w->fchunk[i >> CHUNK_SHIFT][i & (CHUNK_ROWS - 1)];
+	uint64_t v;
+	memcpy(&v, w->fchunk[ROW_CHUNK(id)]->col[NG_F_FLOW_START] + ROW_IN(id) * 8, 8);
+	return v;
 }
 
 /*
- * Fills w->ptrs with the rows being flushed (n) in flow_start order
- * (stable).  LSD radix sort on flow_start - min in 11-bit digits: only as
- * many passes as the range needs (an hour of ms is 22 bits: 2 passes);
- * rows that are already sorted cost one check.
+ * Fills w->order with the ids of the n rows being flushed in flow_start
+ * order (stable).  LSD radix sort on flow_start - min in 11-bit digits:
+ * only as many passes as the range needs (an hour of ms is 22 bits: 2
+ * passes); rows that are already sorted cost one check.
  */
-static void sort_rows(ng_store_writer *w, size_t n)
+static void sort_rows(ng_store_writer *w)
 {
 	uint64_t mn = UINT64_MAX, mx = 0;
 	bool sorted = true;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = frow(w, i)->flow_start;
-		w->order[i] = (uint32_t)i;
-		w->keys[i] = k;
-		if (i && k < w->keys[i - 1])
-			sorted = false;
-		mn = k < mn ? k : mn;
-		mx = k > mx ? k : mx;
+	size_t n = 0;
+	for (size_t k = 0; k < w->nfchunks; k++) {
+		const ng_chunk *c = w->fchunk[k];
+		const uint8_t *col = c->col[NG_F_FLOW_START];
+		for (size_t r = 0; r < c->n; r++, n++) {
+			uint64_t v;
+			memcpy(&v, col + r * 8, 8);
+			w->order[n] = ROW_ID(k, r);
+			w->keys[n] = v;
+			if (n && v < w->keys[n - 1])
+				sorted = false;
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
+		}
 	}
-	if (sorted) {
-		for (size_t i = 0; i < n; i++)
-			w->ptrs[i] = frow(w, i);
+	if (sorted)
 		return;
-	}
 	for (size_t i = 0; i < n; i++)
 		w->keys[i] -= mn;
 	uint64_t range = mx - mn;
@@ -355,11 +327,11 @@ static void sort_rows(ng_store_writer *w, size_t n)
 		key = key2;
 		key2 = tk;
 	}
-	for (size_t i = 0; i < n; i++)
-		w->ptrs[i] = frow(w, ord[i]);
+	if (ord != w->order)
+		memcpy(w->order, ord, n * 4);
 }
 
-/* ---- writing one segment ------------------------------------------------ */
+/* ---- writing segments --------------------------------------------------- */
 
 static int fsync_dir(const char *path)
 {
@@ -430,22 +402,62 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 	return 0;
 }
 
-/* Encodes and writes *w->ptrs[lo..hi) (one hour) as segments of at most
+/* Column f of rows order[0..m) into w->pcol[f], in that order.  Returns 0
+ * or -1 when out of memory. */
+static int permute(ng_store_writer *w, size_t f, const uint32_t *order, size_t m)
+{
+	const size_t sz = ng_fields[f].size;
+	if (m > w->pcap[f]) {
+		size_t cap = m < BUF_ROWS ? BUF_ROWS : m;
+		free(w->pcol[f]);
+		w->pcap[f] = 0;
+		if (!(w->pcol[f] = alloc_big(cap * sz)))
+			return -1;
+		w->pcap[f] = cap;
+	}
+	uint8_t *dst = w->pcol[f];
+	ng_chunk *const *ch = w->fchunk;
+#define PERMUTE(W)                                                                            \
+	for (size_t i = 0; i < m; i++)                                                        \
+		memcpy(dst + i * (W), ch[ROW_CHUNK(order[i])]->col[f] + ROW_IN(order[i]) * (W), (W))
+	switch (sz) {
+	case 1: PERMUTE(1); break;
+	case 2: PERMUTE(2); break;
+	case 4: PERMUTE(4); break;
+	case 8: PERMUTE(8); break;
+	case 16: PERMUTE(16); break;
+	default: PERMUTE(sz); break;
+	}
+#undef PERMUTE
+	return 0;
+}
+
+/* Encodes and writes rows order[lo..hi) (one hour) as segments of at most
  * MAX_SEGMENT_ROWS, adding to *done the rows made durable.  Returns 0 or -1. */
 static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uint64_t *segments,
 		     uint64_t *bytes)
 {
 	for (size_t a = lo; a < hi; a += MAX_SEGMENT_ROWS) {
 		size_t b = hi - a > MAX_SEGMENT_ROWS ? a + MAX_SEGMENT_ROWS : hi;
+		const uint8_t *cols[NG_FIELD_COUNT] = {0};
+		for (uint64_t bits = w->fmask; bits; bits &= bits - 1) {
+			size_t f = (size_t)__builtin_ctzll(bits);
+			if (permute(w, f, w->order + a, b - a)) {
+				ng_error("store: out of memory sorting %zu rows", b - a);
+				return -1;
+			}
+			cols[f] = w->pcol[f];
+		}
 		const uint8_t *img;
 		size_t len;
 		char err[256];
-		if (ng_seg_encode_ptrs(w->enc, ng_fields, NG_FIELD_COUNT, w->ptrs + a, b - a, &img,
-				       &len, err, sizeof err)) {
+		if (ng_seg_encode_cols(w->enc, ng_fields, NG_FIELD_COUNT, cols, b - a, &img, &len,
+				       err, sizeof err)) {
 			ng_error("store: %s", err);
 			return -1;
 		}
-		if (write_segment(w, img, len, w->ptrs[a]->flow_start, w->ptrs[b - 1]->flow_start))
+		if (write_segment(w, img, len, row_start(w, w->order[a]),
+				  row_start(w, w->order[b - 1])))
 			return -1;
 		*done += b - a;
 		*segments += 1;
@@ -455,7 +467,7 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 }
 
 /* Writes the n rows being flushed in flow_start order, one hour at a time.
- * *done is the number of rows made durable: the first *done of w->ptrs. */
+ * *done is the number of rows made durable: the first *done of w->order. */
 static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segments,
 		      uint64_t *bytes)
 {
@@ -464,12 +476,17 @@ static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segm
 		ng_error("store: out of memory sorting %zu rows", n);
 		return -1;
 	}
-	sort_rows(w, n);
+	w->fmask = 0;
+	for (size_t k = 0; k < w->nfchunks; k++)
+		w->fmask |= w->fchunk[k]->mask;
+	for (size_t k = 0; k < w->nfchunks; k++)
+		ng_chunk_pad(w->fchunk[k], w->fmask | UINT64_C(1) << NG_F_FLOW_START);
+	sort_rows(w);
 	size_t lo = 0;
 	while (lo < n) {
-		uint64_t hour = w->ptrs[lo]->flow_start / HOUR_MS;
+		uint64_t hour = row_start(w, w->order[lo]) / HOUR_MS;
 		size_t hi = lo + 1;
-		while (hi < n && w->ptrs[hi]->flow_start / HOUR_MS == hour)
+		while (hi < n && row_start(w, w->order[hi]) / HOUR_MS == hour)
 			hi++;
 		if (write_run(w, lo, hi, done, segments, bytes))
 			return -1;
@@ -478,34 +495,37 @@ static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segm
 	return 0;
 }
 
-/* After a failed flush: the rows not yet durable, *w->ptrs[done..n),
- * followed by those appended meanwhile, become the buffer again (under
- * w->mu; fresh chunks, the old ones go back to the pool). */
+/* After a failed flush: the rows not yet durable, order[done..n), in new
+ * chunks, followed by the chunks appended meanwhile, become the buffer
+ * again (under w->mu); the flushed chunks go back to the pool. */
 static void keep_for_retry(ng_store_writer *w, size_t n, size_t done)
 {
-	size_t left = n - done, total = left + w->n;
-	size_t k = (total + CHUNK_ROWS - 1) >> CHUNK_SHIFT;
-	ng_flow *ch[MAX_CHUNKS];
-	size_t got = 0;
-	while (got < k && (ch[got] = get_chunk(w)))
-		got++;
-	if (got < k) {
+	ng_chunk *ch[MAX_CHUNKS];
+	size_t k = 0, left = n - done;
+	size_t need = (left + NG_CHUNK_ROWS - 1) / NG_CHUNK_ROWS;
+	if (need + w->nchunks > MAX_CHUNKS) {
+		need = 0; /* cannot happen: MAX_CHUNKS is twice MAX_BUFFERED's */
+		left = 0;
+	}
+	while (k < need && (ch[k] = get_chunk(w)))
+		k++;
+	if (k < need) {
 		ng_error("store: out of memory keeping %zu rows for a retry: dropped", left);
 		w->st.dropped += left;
-		put_chunks(w, ch, got);
+		put_chunks(w, ch, k);
 		put_chunks(w, w->fchunk, w->nfchunks);
 		return;
 	}
-	for (size_t i = 0; i < total; i++) {
-		const ng_flow *r = i < left ? w->ptrs[done + i] : &w->chunk[(i - left) >> CHUNK_SHIFT]
-							   [(i - left) & (CHUNK_ROWS - 1)];
-		ch[i >> CHUNK_SHIFT][i & (CHUNK_ROWS - 1)] = *r;
+	uint64_t mask = w->fmask | UINT64_C(1) << NG_F_FLOW_START;
+	for (size_t i = 0; i < left; i++) {
+		uint32_t id = w->order[done + i];
+		ng_chunk_copy_row(ch[i / NG_CHUNK_ROWS], w->fchunk[ROW_CHUNK(id)], ROW_IN(id), mask);
 	}
 	put_chunks(w, w->fchunk, w->nfchunks);
-	put_chunks(w, w->chunk, w->nchunks);
+	memmove(w->chunk + k, w->chunk, w->nchunks * sizeof *w->chunk);
 	memcpy(w->chunk, ch, k * sizeof *ch);
-	w->nchunks = k;
-	w->n = total;
+	w->nchunks += k;
+	w->n += left;
 }
 
 int ng_store_writer_flush(ng_store_writer *w)
@@ -516,7 +536,6 @@ int ng_store_writer_flush(ng_store_writer *w)
 	uint64_t first_ms = w->first_ms;
 	w->nfchunks = w->nchunks;
 	memcpy(w->fchunk, w->chunk, w->nchunks * sizeof *w->chunk);
-	memset(w->chunk, 0, w->nchunks * sizeof *w->chunk);
 	w->nchunks = 0;
 	w->n = 0;
 	pthread_mutex_unlock(&w->mu);
@@ -553,14 +572,15 @@ int ng_store_writer_close(ng_store_writer *w)
 	pthread_mutex_destroy(&w->mu);
 	pthread_mutex_destroy(&w->flush_mu);
 	for (size_t i = 0; i < w->nchunks; i++)
-		free(w->chunk[i]);
+		ng_chunk_free(w->chunk[i]);
 	for (size_t i = 0; i < w->npool; i++)
-		free(w->pool[i]);
+		ng_chunk_free(w->pool[i]);
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		free(w->pcol[f]);
 	free(w->keys);
 	free(w->keys_tmp);
 	free(w->order);
 	free(w->order_tmp);
-	free(w->ptrs);
 	ng_seg_encoder_free(w->enc);
 	free(w->dir);
 	free(w);

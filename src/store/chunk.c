@@ -1,0 +1,173 @@
+/*
+ * chunk.c — a column chunk (see chunk.h).
+ */
+#include "store/chunk.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+_Static_assert(sizeof(ng_flow) % 8 == 0, "ng_flow is read as 8-byte words");
+
+enum { WORDS = sizeof(ng_flow) / 8, BLOCK = 64 };
+
+#define HUGE_ALIGN ((size_t)2 << 20)
+
+/* Bytes of one row across all columns. */
+static size_t row_width(void)
+{
+	size_t w = 0;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		w += ng_fields[f].size;
+	return w;
+}
+
+ng_chunk *ng_chunk_new(void)
+{
+	ng_chunk *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	size_t len = (row_width() * NG_CHUNK_ROWS + HUGE_ALIGN - 1) / HUGE_ALIGN * HUGE_ALIGN;
+	c->data = aligned_alloc(HUGE_ALIGN, len);
+	if (!c->data) {
+		free(c);
+		return NULL;
+	}
+#ifdef MADV_HUGEPAGE
+	/* a first touch of a 4 KiB page costs ~20 µs on a paravirtualized
+	 * guest; one 2 MiB page replaces 512 of them (advice only) */
+	madvise(c->data, len, MADV_HUGEPAGE);
+#endif
+	size_t off = 0;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		c->col[f] = c->data + off;
+		off += ng_fields[f].size * NG_CHUNK_ROWS;
+	}
+	return c;
+}
+
+void ng_chunk_free(ng_chunk *c)
+{
+	if (!c)
+		return;
+	free(c->data);
+	free(c);
+}
+
+void ng_chunk_reset(ng_chunk *c)
+{
+	c->n = 0;
+	c->mask = 0;
+	memset(c->filled, 0, sizeof c->filled);
+}
+
+/* Bit f set when field f is non-zero in some record of records[0..n):
+ * the records OR-ed together word by word, then each field's bytes. */
+static uint64_t present(const ng_flow *records, size_t n)
+{
+	uint64_t acc[WORDS] = {0};
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w[WORDS];
+		memcpy(w, &records[i], sizeof w);
+		for (size_t k = 0; k < WORDS; k++)
+			acc[k] |= w[k];
+	}
+	const uint8_t *b = (const uint8_t *)acc;
+	uint64_t mask = 0;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		const uint8_t *p = b + ng_fields[f].offset;
+		for (size_t k = 0; k < ng_fields[f].size; k++)
+			if (p[k]) {
+				mask |= UINT64_C(1) << f;
+				break;
+			}
+	}
+	return mask;
+}
+
+/* col[at + i] = field (off, w) of records[i], for i < k. */
+static void transpose(uint8_t *col, size_t at, const ng_flow *records, size_t k, size_t off,
+		      size_t w)
+{
+	const uint8_t *src = (const uint8_t *)records + off;
+	uint8_t *dst = col + at * w;
+	switch (w) {
+	case 1:
+		for (size_t i = 0; i < k; i++)
+			dst[i] = src[i * sizeof(ng_flow)];
+		break;
+	case 2:
+		for (size_t i = 0; i < k; i++)
+			memcpy(dst + i * 2, src + i * sizeof(ng_flow), 2);
+		break;
+	case 4:
+		for (size_t i = 0; i < k; i++)
+			memcpy(dst + i * 4, src + i * sizeof(ng_flow), 4);
+		break;
+	case 8:
+		for (size_t i = 0; i < k; i++)
+			memcpy(dst + i * 8, src + i * sizeof(ng_flow), 8);
+		break;
+	case 16:
+		for (size_t i = 0; i < k; i++)
+			memcpy(dst + i * 16, src + i * sizeof(ng_flow), 16);
+		break;
+	default:
+		for (size_t i = 0; i < k; i++)
+			memcpy(dst + i * w, src + i * sizeof(ng_flow), w);
+		break;
+	}
+}
+
+/* Writes the implicit zeros of column f up to row `to`. */
+static void fill_zeros(ng_chunk *c, size_t f, size_t to)
+{
+	size_t w = ng_fields[f].size;
+	if (c->filled[f] < to)
+		memset(c->col[f] + c->filled[f] * w, 0, (to - c->filled[f]) * w);
+	c->filled[f] = (uint32_t)to;
+}
+
+size_t ng_chunk_put(ng_chunk *c, const ng_flow *records, size_t n)
+{
+	size_t room = NG_CHUNK_ROWS - c->n;
+	n = n < room ? n : room;
+	/* blocks of rows that stay in L1 while every present field is
+	 * copied out of them */
+	for (size_t lo = 0; lo < n; lo += BLOCK) {
+		size_t k = n - lo < BLOCK ? n - lo : BLOCK;
+		uint64_t m = present(records + lo, k);
+		for (uint64_t bits = m; bits; bits &= bits - 1) {
+			size_t f = (size_t)__builtin_ctzll(bits);
+			fill_zeros(c, f, c->n);
+			transpose(c->col[f], c->n, records + lo, k, ng_fields[f].offset,
+				  ng_fields[f].size);
+			c->filled[f] = (uint32_t)(c->n + k);
+		}
+		c->mask |= m;
+		c->n += k;
+	}
+	return n;
+}
+
+void ng_chunk_pad(ng_chunk *c, uint64_t mask)
+{
+	for (uint64_t bits = mask; bits; bits &= bits - 1)
+		fill_zeros(c, (size_t)__builtin_ctzll(bits), c->n);
+	c->mask |= mask;
+}
+
+int ng_chunk_copy_row(ng_chunk *dst, const ng_chunk *src, size_t r, uint64_t mask)
+{
+	if (dst->n >= NG_CHUNK_ROWS)
+		return -1;
+	for (uint64_t bits = mask; bits; bits &= bits - 1) {
+		size_t f = (size_t)__builtin_ctzll(bits), w = ng_fields[f].size;
+		fill_zeros(dst, f, dst->n);
+		memcpy(dst->col[f] + dst->n * w, src->col[f] + r * w, w);
+		dst->filled[f] = (uint32_t)(dst->n + 1);
+	}
+	dst->mask |= mask;
+	dst->n++;
+	return 0;
+}
