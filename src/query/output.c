@@ -274,6 +274,9 @@ void ng_output_summary(FILE *out, const ng_query_result *res)
 		", bytes read: %" PRIu64 "\n",
 		res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
 		res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read);
+	if (res->scan.blocks_decoded < res->scan.blocks_scanned) /* late materialization */
+		fprintf(out, "Blocks: %" PRIu64 " scanned, %" PRIu64 " with a match decoded whole\n",
+			res->scan.blocks_scanned, res->scan.blocks_decoded);
 	fprintf(out, "Elapsed: %.3f s", res->elapsed_s);
 	if (res->elapsed_s > 0)
 		fprintf(out, " (%.1f M rows/s)", (double)res->scan.rows_scanned / res->elapsed_s / 1e6);

@@ -279,7 +279,6 @@ typedef struct run_ctx {
 	ng_flow *list;      /* heap (limit) or array */
 	uint64_t *seq;      /* arrival order, for a stable result */
 	size_t nlist, list_cap;
-	uint64_t next_seq;
 	/* group-by */
 	agg_table t;
 	int either;         /* index of the either key, or -1 */
@@ -294,6 +293,7 @@ typedef struct run_ctx {
 	uint16_t *k16;
 	size_t idx_cap;
 	ng_filter_ctx *fctx; /* this worker's filter evaluation state */
+	bool presel;         /* the scan's select ran the filter: batches hold matches only */
 } run_ctx;
 
 /* Applies the keys' prefixes and time buckets to a built key. */
@@ -375,7 +375,8 @@ static int list_row(run_ctx *c, const ng_column_batch *b, size_t i)
 	size_t limit = c->q->limit;
 	ng_flow r;
 	row_to_flow(b, i, &r);
-	uint64_t seq = c->next_seq++;
+	/* the scan's order, the same for a serial and a parallel scan */
+	uint64_t seq = b->segment << 32 | ng_batch_row(b, i);
 	if (limit && c->nlist == limit) {
 		if (!list_before(&r, seq, &c->list[0], c->seq[0]))
 			return 0;
@@ -482,8 +483,6 @@ static bool want_segment(const ng_segment_info *s, void *arg)
 	return !(c->q->limit && c->nlist == c->q->limit && s->start_min >= c->list[0].flow_start);
 }
 
-/* Sets c->match for batch b (NULL: no filter).  Returns -1 when out of
- * memory. */
 /* True (and c->timed_out set) once q->deadline_ms has passed: checked
  * once a batch (≤ 16384 rows), a clock read is nothing beside it. */
 static bool past_deadline(run_ctx *c)
@@ -498,10 +497,12 @@ static bool past_deadline(run_ctx *c)
 	return c->timed_out;
 }
 
+/* Sets c->match for batch b (NULL: no filter, or the scan's select ran
+ * it already).  Returns -1 when out of memory. */
 static int eval_filter(run_ctx *c, const ng_column_batch *b, const uint8_t **match)
 {
 	*match = NULL;
-	if (!c->q->filter)
+	if (!c->q->filter || c->presel)
 		return 0;
 	if (b->n > c->match_cap) {
 		uint8_t *m = realloc(c->match, b->n);
@@ -523,6 +524,45 @@ static bool may_match(const ng_zone_map *z, void *arg)
 {
 	const run_ctx *c = arg;
 	return ng_filter_may_match(c->q->filter, z);
+}
+
+/* ng_scan_opts.select: the filter on its own columns, before the scan
+ * decodes the others (late materialization).  `arg` is the array of the
+ * workers' contexts (one for a serial scan). */
+static int select_rows(const ng_column_batch *b, unsigned worker, void *arg, uint32_t *sel,
+		       size_t *nsel)
+{
+	run_ctx *c = (run_ctx *)arg + worker;
+	const uint8_t *match;
+	if (past_deadline(c))
+		return 1;
+	c->presel = false;
+	int rc = eval_filter(c, b, &match);
+	c->presel = true;
+	if (rc) {
+		c->oom = true;
+		return 1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++) { /* branch-free compaction */
+		sel[n] = (uint32_t)i;
+		n += match[i];
+	}
+	*nsel = n;
+	return 0;
+}
+
+/* Late materialization for a query with a filter: the scan evaluates it
+ * on its columns first and decodes the rest only for blocks with a match.
+ * `ctx` are the nw contexts select_rows gets. */
+static void use_select(ng_scan_opts *so, run_ctx *ctx, unsigned nw)
+{
+	if (!ctx->q->filter)
+		return;
+	so->select = select_rows;
+	so->select_columns = ng_filter_columns(ctx->q->filter);
+	for (unsigned i = 0; i < nw; i++)
+		ctx[i].presel = true;
 }
 
 static int on_batch_list(const ng_column_batch *b, void *arg)
@@ -672,6 +712,12 @@ static int on_batch_par(const ng_column_batch *b, unsigned worker, void *arg)
 	return on_batch_agg(b, &w[worker]);
 }
 
+static int on_batch_list_par(const ng_column_batch *b, unsigned worker, void *arg)
+{
+	run_ctx *w = arg;
+	return on_batch_list(b, &w[worker]);
+}
+
 /* Adds the values of one group into row r. */
 static void merge_vals(ng_agg_row *r, uint64_t flows, uint64_t packets, uint64_t bytes,
 		       uint64_t first, uint64_t last)
@@ -681,6 +727,16 @@ static void merge_vals(ng_agg_row *r, uint64_t flows, uint64_t packets, uint64_t
 	r->bytes += bytes;
 	r->first = first < r->first ? first : r->first;
 	r->last = last > r->last ? last : r->last;
+}
+
+/* Adds a worker's totals (flows, packets, bytes, first, last) to res. */
+static void add_totals(ng_query_result *res, const ng_query_result *part)
+{
+	res->flows_total += part->flows_total;
+	res->packets_total += part->packets_total;
+	res->bytes_total += part->bytes_total;
+	res->first = part->first < res->first ? part->first : res->first;
+	res->last = part->last > res->last ? part->last : res->last;
 }
 
 /* Folds the fast-path tables of c into its generic table. */
@@ -904,6 +960,7 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 			   .fn_par = on_batch_par, .threads = nw, .arg = w};
 	if (q->filter && !q->no_prune)
 		so.may_match = may_match;
+	use_select(&so, w, nw);
 	rc = ng_store_scan_opts(dir, &so, &res->scan);
 	if (rc == -1)
 		goto out;
@@ -917,11 +974,7 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 	for (unsigned i = 1; i < nw && rc == 0; i++) {
 		if (merge_table(&w[0].t, &w[i].t))
 			rc = -2;
-		res->flows_total += part[i].flows_total;
-		res->packets_total += part[i].packets_total;
-		res->bytes_total += part[i].bytes_total;
-		res->first = part[i].first < res->first ? part[i].first : res->first;
-		res->last = part[i].last > res->last ? part[i].last : res->last;
+		add_totals(res, &part[i]);
 	}
 	if (rc == 0 && finish_top(&w[0]))
 		rc = -2;
@@ -931,6 +984,94 @@ out:
 	free(w);
 	free(part);
 	return w ? rc : -2;
+}
+
+/* A listing of the first q->limit flows: one segment after another in
+ * time order, so that the segments after the kept flows go unread
+ * (want_segment). */
+static int run_listing_first(const char *dir, run_ctx *c, uint64_t cols, ng_query_result *res)
+{
+	const ng_query *q = c->q;
+	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
+			   .fn = on_batch_list, .want = want_segment, .arg = c};
+	if (q->filter && !q->no_prune)
+		so.may_match = may_match;
+	use_select(&so, c, 1);
+	int rc = ng_store_scan_opts(dir, &so, &res->scan);
+	if (rc != -1)
+		rc = c->timed_out ? -3 : c->oom || finish_listing(c) ? -2 : 0;
+	free_ctx(c);
+	return rc;
+}
+
+/* Moves worker w's kept flows to the end of dst's list. */
+static int append_list(run_ctx *dst, run_ctx *w)
+{
+	size_t n = dst->nlist + w->nlist;
+	if (n > dst->list_cap) {
+		ng_flow *l = realloc(dst->list, n * sizeof *l);
+		uint64_t *s = realloc(dst->seq, n * sizeof *s);
+		if (l)
+			dst->list = l;
+		if (s)
+			dst->seq = s;
+		if (!l || !s)
+			return -1;
+		dst->list_cap = n;
+	}
+	if (w->nlist) {
+		memcpy(dst->list + dst->nlist, w->list, w->nlist * sizeof *w->list);
+		memcpy(dst->seq + dst->nlist, w->seq, w->nlist * sizeof *w->seq);
+	}
+	dst->nlist = n;
+	return 0;
+}
+
+/* A listing of every matching flow: segments scanned in parallel, each
+ * worker keeping its flows with their place in the scan order, then all
+ * sorted by (flow_start, scan order): the serial scan's order. */
+static int run_listing_all(const char *dir, run_ctx *proto, uint64_t cols, ng_query_result *res)
+{
+	const ng_query *q = proto->q;
+	unsigned nw = ng_store_scan_threads(q->threads);
+	run_ctx *w = calloc(nw, sizeof *w);
+	ng_query_result *part = calloc(nw, sizeof *part);
+	int rc = -2;
+	if (!w || !part)
+		goto out;
+	for (unsigned i = 0; i < nw; i++) {
+		w[i] = *proto;
+		w[i].res = i == 0 ? res : &part[i];
+		w[i].res->first = UINT64_MAX;
+	}
+	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
+			   .fn_par = on_batch_list_par, .threads = nw, .arg = w};
+	if (q->filter && !q->no_prune)
+		so.may_match = may_match;
+	use_select(&so, w, nw);
+	rc = ng_store_scan_opts(dir, &so, &res->scan);
+	if (rc == -1)
+		goto out;
+	rc = 0;
+	for (unsigned i = 0; i < nw; i++)
+		if (w[i].timed_out)
+			rc = -3;
+	for (unsigned i = 0; i < nw && rc == 0; i++)
+		if (w[i].oom)
+			rc = -2;
+	for (unsigned i = 1; i < nw && rc == 0; i++) {
+		if (append_list(&w[0], &w[i]))
+			rc = -2;
+		add_totals(res, &part[i]);
+	}
+	if (rc == 0 && finish_listing(&w[0]))
+		rc = -2;
+out:
+	for (unsigned i = 0; w && i < nw; i++)
+		free_ctx(&w[i]);
+	free(w);
+	free(part);
+	return rc;
 }
 
 int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err,
@@ -967,15 +1108,10 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 	int rc;
 	if (q->nkeys) {
 		rc = run_grouped(dir, &c, cols, res);
+	} else if (q->limit) {
+		rc = run_listing_first(dir, &c, cols, res);
 	} else {
-		ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
-				   .fn = on_batch_list, .want = want_segment, .arg = &c};
-		if (q->filter && !q->no_prune)
-			so.may_match = may_match;
-		rc = ng_store_scan_opts(dir, &so, &res->scan);
-		if (rc != -1)
-			rc = c.timed_out ? -3 : c.oom || finish_listing(&c) ? -2 : 0;
-		free_ctx(&c);
+		rc = run_listing_all(dir, &c, cols, res);
 	}
 	if (rc == -1)
 		snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir, dir);

@@ -51,6 +51,7 @@ typedef struct dir_entry {
 typedef struct job {
 	int fd;                  /* -1: open by path when run */
 	uint64_t a, b;           /* flow_start range from the name */
+	uint64_t ord;            /* position in scan order (ng_column_batch.segment) */
 	char path[4096];
 } job;
 
@@ -60,7 +61,13 @@ typedef struct worker {
 	scan *s;
 	unsigned idx;
 	ng_seg_reader rd;
-	void *col[NG_FIELD_COUNT];
+	void *col[NG_FIELD_COUNT];   /* one decoded block per column */
+	void *gcol[NG_FIELD_COUNT];  /* select: the kept rows, gathered */
+	uint32_t *sel, *pos;         /* select: kept rows' indexes in the batch, segment */
+	void *scratch;               /* select: one decoded block of any column */
+	uint64_t counted;            /* columns counted in bytes_read for this segment */
+	uint64_t seg;                /* ordinal of the segment being read */
+	uint64_t prev;               /* last flow_start seen in it (order check) */
 	ng_scan_stats st;
 	pthread_t th;
 } worker;
@@ -69,6 +76,7 @@ struct scan {
 	const ng_scan_opts *o;
 	uint64_t from, to, columns;
 	ng_scan_stats st;        /* the planner's counts */
+	uint64_t nseg;           /* segments handed out so far (job.ord) */
 	bool parallel;
 	unsigned nw;
 	worker *w;
@@ -172,38 +180,201 @@ static void zone_map(const ng_seg_reader *rd, ng_zone_map *z)
 	}
 }
 
-/* Decodes the requested columns of block b and passes rows [lo, hi) on. */
-static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t hi, uint64_t cols,
-		      bool *bad)
+/* Decodes block b of field f into out (w->col[f], or the scratch block).
+ * flow_start is checked to be in order (from the last value seen in this
+ * segment).  A column's stored bytes are counted in bytes_read when the
+ * segment first uses it.  Returns 0, or -1 (reported) on corrupt data. */
+static int read_col(worker *w, const char *path, size_t b, size_t f, void *out)
 {
-	scan *s = w->s;
 	char err[256];
-	ng_column_batch batch = {.n = hi - lo};
+	if (ng_seg_read_block(&w->rd, &ng_fields[f], b, out, err, sizeof err)) {
+		report(w, path, err);
+		return -1;
+	}
+	if (!(w->counted & NG_COL(f))) {
+		int idx = w->rd.col_of_field[f];
+		w->counted |= NG_COL(f);
+		if (idx >= 0)
+			w->st.bytes_read += w->rd.h.cols[idx].stored;
+	}
+	if (f != NG_F_FLOW_START)
+		return 0;
+	const uint64_t *start = out;
+	for (size_t i = 0, n = ng_seg_block_rows(&w->rd, b); i < n; i++) {
+		if (start[i] < w->prev) {
+			report(w, path, "rows not in flow_start order");
+			return -1;
+		}
+		w->prev = start[i];
+	}
+	return 0;
+}
+
+/* Decodes the columns of `want` that *have lacks into the worker's block
+ * buffers.  Returns 0 or -1 (reported). */
+static int read_cols(worker *w, const char *path, size_t b, uint64_t want, uint64_t *have)
+{
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		if (!(want & NG_COL(f)) || (*have & NG_COL(f)))
+			continue;
+		if (read_col(w, path, b, f, w->col[f]))
+			return -1;
+		*have |= NG_COL(f);
+	}
+	return 0;
+}
+
+/* Points batch at rows [lo, ...) of the decoded columns in `cols`. */
+static void point_batch(worker *w, ng_column_batch *batch, uint64_t cols, size_t lo)
+{
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		if (cols & NG_COL(f))
+			batch->col[f] = (const uint8_t *)w->col[f] + lo * ng_fields[f].size;
+}
+
+/* out[m] = in[sel[m]] for m < k, values of sz bytes. */
+static void pick(uint8_t *out, const uint8_t *in, const uint32_t *sel, size_t k, size_t sz)
+{
+	switch (sz) { /* constant sizes: the copies compile to single moves */
+	case 1:
+		for (size_t m = 0; m < k; m++)
+			out[m] = in[sel[m]];
+		break;
+	case 2:
+		for (size_t m = 0; m < k; m++)
+			memcpy(out + m * 2, in + (size_t)sel[m] * 2, 2);
+		break;
+	case 4:
+		for (size_t m = 0; m < k; m++)
+			memcpy(out + m * 4, in + (size_t)sel[m] * 4, 4);
+		break;
+	case 8:
+		for (size_t m = 0; m < k; m++)
+			memcpy(out + m * 8, in + (size_t)sel[m] * 8, 8);
+		break;
+	case 16:
+		for (size_t m = 0; m < k; m++)
+			memcpy(out + m * 16, in + (size_t)sel[m] * 16, 16);
+		break;
+	default:
+		for (size_t m = 0; m < k; m++)
+			memcpy(out + m * sz, in + (size_t)sel[m] * sz, sz);
+	}
+}
+
+/* The kept rows sel[0..k) of block b (rows [lo, ...) are the batch's) of
+ * each column of `cols` into the worker's gather buffers, the batch
+ * pointed at them.  A column not decoded yet is decoded into one scratch
+ * block, reused for every column: few kept rows touch little memory.
+ * Returns 0 or -1 (reported). */
+static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_batch *batch,
+		  uint64_t cols, uint64_t have, size_t k)
+{
+	const uint32_t *sel = w->sel;
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 		if (!(cols & NG_COL(f)))
 			continue;
-		if (f != NG_F_FLOW_START &&
-		    ng_seg_read_block(&w->rd, &ng_fields[f], b, w->col[f], err, sizeof err)) {
-			report(w, path, err);
+		const size_t sz = ng_fields[f].size;
+		const uint8_t *in = w->col[f];
+		if (!(have & NG_COL(f))) {
+			if (read_col(w, path, b, f, w->scratch))
+				return -1;
+			in = w->scratch;
+		}
+		pick(w->gcol[f], in + lo * sz, sel, k, sz);
+		batch->col[f] = w->gcol[f];
+	}
+	for (size_t m = 0; m < k; m++)
+		w->pos[m] = (uint32_t)(batch->row0 + sel[m]);
+	batch->pos = w->pos;
+	batch->n = k;
+	return 0;
+}
+
+static int deliver(worker *w, const ng_column_batch *batch)
+{
+	scan *s = w->s;
+	if (s->parallel)
+		return s->o->fn_par(batch, w->idx, s->o->arg);
+	return s->o->fn(batch, s->o->arg);
+}
+
+/* Rows [lo, hi) of block b are in the time range (the columns in *have
+ * are decoded already).  Without select: decodes the requested columns
+ * and passes the rows on.  With select: decodes the select columns, asks
+ * which rows to keep, and only when some are decodes the other columns
+ * and passes the kept rows on (late materialization: a rare filter reads
+ * little more than its own columns). */
+static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t hi, uint64_t *have,
+		      bool *bad)
+{
+	scan *s = w->s;
+	const uint64_t cols = s->columns;
+	ng_column_batch batch = {.n = hi - lo, .segment = w->seg,
+				 .row0 = (uint64_t)b * NG_SEG_BLOCK_ROWS + lo};
+	w->st.rows_scanned += batch.n;
+	w->st.blocks_scanned++;
+	size_t k = batch.n;
+	if (s->o->select) {
+		const uint64_t sc = s->o->select_columns;
+		if (read_cols(w, path, b, sc, have)) {
 			*bad = true;
 			return 0;
 		}
-		batch.col[f] = (const uint8_t *)w->col[f] + lo * ng_fields[f].size;
+		point_batch(w, &batch, sc, lo);
+		int rc = s->o->select(&batch, s->parallel ? w->idx : 0, s->o->arg, w->sel, &k);
+		if (rc || k == 0)
+			return rc;
 	}
-	w->st.rows_scanned += batch.n;
-	if (s->parallel)
-		return s->o->fn_par(&batch, w->idx, s->o->arg);
-	return s->o->fn(&batch, s->o->arg);
+	w->st.blocks_decoded++;
+	if (k < batch.n) {
+		if (gather(w, path, b, lo, &batch, cols, *have, k)) {
+			*bad = true;
+			return 0;
+		}
+		return deliver(w, &batch);
+	}
+	if (read_cols(w, path, b, cols, have)) {
+		*bad = true;
+		return 0;
+	}
+	point_batch(w, &batch, cols, lo);
+	return deliver(w, &batch);
+}
+
+/* The worker's block buffers for the columns of `cols` (and the gather
+ * buffers when selecting).  Returns false when out of memory. */
+static bool alloc_buffers(worker *w, uint64_t cols, bool select)
+{
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		if (!(cols & NG_COL(f)))
+			continue;
+		size_t sz = NG_SEG_BLOCK_ROWS * ng_fields[f].size;
+		if (!w->col[f] && !(w->col[f] = malloc(sz)))
+			return false;
+		if (select && !w->gcol[f] && !(w->gcol[f] = malloc(sz)))
+			return false;
+	}
+	if (select && !w->sel) {
+		w->sel = malloc(NG_SEG_BLOCK_ROWS * sizeof *w->sel);
+		w->pos = malloc(NG_SEG_BLOCK_ROWS * sizeof *w->pos);
+		size_t widest = 0;
+		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+			widest = ng_fields[f].size > widest ? ng_fields[f].size : widest;
+		w->scratch = malloc(NG_SEG_BLOCK_ROWS * widest);
+	}
+	return !select || (w->sel && w->pos && w->scratch);
 }
 
 /* Reads the rows of one open segment block by block (the columns of a
  * block stay in cache while the callback works on them).  flow_start is
- * decoded first; it is sorted, so the rows in range are one slice of each
- * block, and a block wholly after the range ends the segment. */
+ * sorted, so the rows in range are one slice of each block, and a block
+ * wholly after the range ends the segment.  A segment wholly inside the
+ * range needs no flow_start to find them: with select it is decoded only
+ * for the blocks that keep a row. */
 static int read_segment(worker *w, const char *path)
 {
 	scan *s = w->s;
-	char err[256];
 	const ng_seg_header *h = &w->rd.h;
 	if (h->rows == 0 || h->start_max < s->from || h->start_min >= s->to) {
 		w->st.segments_skipped++;
@@ -218,46 +389,35 @@ static int read_segment(worker *w, const char *path)
 			return 0;
 		}
 	}
-	uint64_t cols = s->columns | NG_COL(NG_F_FLOW_START);
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(cols & NG_COL(f)) || w->col[f])
-			continue;
-		if (!(w->col[f] = malloc(NG_SEG_BLOCK_ROWS * ng_fields[f].size))) {
-			report(w, path, "out of memory");
-			return 0;
-		}
+	const bool select = s->o->select != NULL;
+	if (!alloc_buffers(w, s->columns | (select ? s->o->select_columns : 0), select)) {
+		report(w, path, "out of memory");
+		return 0;
 	}
 	w->st.bytes_read += h->header_size;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		int idx = w->rd.col_of_field[f];
-		if ((cols & NG_COL(f)) && idx >= 0)
-			w->st.bytes_read += h->cols[idx].stored;
-	}
+	w->counted = 0;
+	w->prev = 0;
+	const bool inside = h->start_min >= s->from && h->start_max < s->to;
 	const size_t nb = ng_seg_blocks(&w->rd);
-	uint64_t *start = w->col[NG_F_FLOW_START], prev = 0;
+	const uint64_t *start = w->col[NG_F_FLOW_START];
 	int rc = 0;
 	bool bad = false;
 	for (size_t b = 0; b < nb && rc == 0 && !bad && !stopped(s); b++) {
-		size_t n = ng_seg_block_rows(&w->rd, b);
-		if (ng_seg_read_block(&w->rd, &ng_fields[NG_F_FLOW_START], b, start, err,
-				      sizeof err)) {
-			report(w, path, err);
-			bad = true;
-			break;
-		}
-		for (size_t i = 0; i < n; i++) {
-			if (start[i] < prev) {
-				report(w, path, "rows not in flow_start order");
+		size_t n = ng_seg_block_rows(&w->rd, b), lo = 0, hi = n;
+		uint64_t have = 0;
+		if (!inside || !select) {
+			if (read_col(w, path, b, NG_F_FLOW_START, w->col[NG_F_FLOW_START])) {
 				bad = true;
 				break;
 			}
-			prev = start[i];
+			have = NG_COL(NG_F_FLOW_START);
+			if (start[0] >= s->to)
+				break;
+			lo = lower_bound(start, n, s->from);
+			hi = lower_bound(start, n, s->to);
 		}
-		if (bad || start[0] >= s->to)
-			break;
-		size_t lo = lower_bound(start, n, s->from), hi = lower_bound(start, n, s->to);
 		if (lo < hi)
-			rc = scan_block(w, path, b, lo, hi, cols, &bad);
+			rc = scan_block(w, path, b, lo, hi, &have, &bad);
 	}
 	if (!bad)
 		w->st.segments_read++;
@@ -288,6 +448,7 @@ static int run_job(worker *w, job *j)
 		report(w, j->path, err);
 		return 0;
 	}
+	w->seg = j->ord;
 	int rc = read_segment(w, j->path);
 	ng_seg_close(&w->rd);
 	return rc;
@@ -425,6 +586,7 @@ static int on_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 		return 0;
 	}
 	for (size_t k = 0; k < nj; k++) {
+		h->jobs[k].ord = s->nseg++;
 		int rc = submit(s, &h->jobs[k]);
 		if (rc)
 			set_rc(s, rc);
@@ -442,6 +604,8 @@ static void add_stats(ng_scan_stats *a, const ng_scan_stats *b)
 	a->errors += b->errors;
 	a->segments_pruned += b->segments_pruned;
 	a->segments_replaced += b->segments_replaced;
+	a->blocks_scanned += b->blocks_scanned;
+	a->blocks_decoded += b->blocks_decoded;
 }
 
 int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st)
@@ -455,7 +619,9 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	if ((size_t)snprintf(path, sizeof path, "%s/flows", dir) >= sizeof path ||
 	    stat(path, &sb) || !S_ISDIR(sb.st_mode))
 		return -1;
-	scan s = {.o = o, .from = o->from_ms, .to = o->to_ms, .columns = o->columns};
+	scan s = {.o = o, .from = o->from_ms, .to = o->to_ms,
+		  .columns = o->columns | NG_COL(NG_F_FLOW_START) |
+			     (o->select ? o->select_columns : 0)};
 	s.parallel = o->fn_par && !o->fn && !o->want;
 	s.nw = s.parallel ? ng_store_scan_threads(o->threads) : 1;
 	s.w = calloc(s.nw, sizeof *s.w);
@@ -498,8 +664,13 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	for (unsigned i = 0; i < s.nw; i++) {
 		add_stats(st, &s.w[i].st);
 		ng_seg_reader_free(&s.w[i].rd);
-		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 			free(s.w[i].col[f]);
+			free(s.w[i].gcol[f]);
+		}
+		free(s.w[i].sel);
+		free(s.w[i].pos);
+		free(s.w[i].scratch);
 	}
 	st->threads = s.parallel ? started : 1;
 	pthread_mutex_destroy(&s.mu);

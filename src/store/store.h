@@ -84,7 +84,20 @@ int ng_store_writer_close(ng_store_writer *w);
 typedef struct ng_column_batch {
 	size_t n;
 	const void *col[NG_FIELD_COUNT];
+	/* Where the rows sit in the scan's order (a parallel listing sorts
+	 * by it to give the serial order): `segment` counts the segments in
+	 * scan order from 0; row i is row pos[i] of that segment, or row0 + i
+	 * when pos is NULL (consecutive rows). */
+	uint64_t segment;
+	uint64_t row0;
+	const uint32_t *pos;
 } ng_column_batch;
+
+/* Row i of b's index within its segment (see ng_column_batch). */
+static inline uint64_t ng_batch_row(const ng_column_batch *b, size_t i)
+{
+	return b->pos ? b->pos[i] : b->row0 + i;
+}
 
 typedef struct ng_scan_stats {
 	uint64_t segments_total;
@@ -96,6 +109,9 @@ typedef struct ng_scan_stats {
 	uint64_t segments_pruned;   /* of segments_skipped: by may_match (zone maps) */
 	uint64_t segments_replaced; /* superseded by a compacted segment: not counted in total */
 	unsigned threads;           /* workers that scanned */
+	uint64_t blocks_scanned;    /* blocks with rows in the time range */
+	uint64_t blocks_decoded;    /* of these, blocks whose every requested column
+	                             * was decoded (ng_scan_opts.select kept a row) */
 } ng_scan_stats;
 
 /* Per-column zone map of a segment: integer columns' smallest and largest
@@ -160,6 +176,18 @@ typedef struct ng_scan_opts {
 	 * them after the scan.  Batches come in no particular order. */
 	int (*fn_par)(const ng_column_batch *b, unsigned worker, void *arg);
 	unsigned threads;
+	/* Optional late materialization (a selective filter): when set, each
+	 * block's `select_columns` are decoded first (flow_start only when
+	 * among them, or when the block straddles the time range) and passed
+	 * to select, which writes the indexes of the rows to keep, ascending,
+	 * into sel[0..*nsel) (room for b->n) and returns 0, or non-zero to
+	 * stop the scan (returned as fn's would be).  The block's other
+	 * columns are decoded only when it keeps a row, and fn / fn_par then
+	 * get the kept rows alone (b->n = *nsel; pos set).  Called by the
+	 * worker that reads the block (`worker` as for fn_par; 0 serial). */
+	int (*select)(const ng_column_batch *b, unsigned worker, void *arg, uint32_t *sel,
+		      size_t *nsel);
+	uint64_t select_columns; /* NG_COL bits; fn gets these and `columns` */
 } ng_scan_opts;
 
 int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st);
