@@ -415,6 +415,46 @@ static bool all_v4(const uint8_t *col, size_t n)
 	return true;
 }
 
+/* Min and max of an unsigned column of n values of w bytes: one loop per
+ * width, so the compiler keeps it branch-free (and vectorizes it). */
+static void min_max(const uint8_t *col, size_t n, unsigned w, uint64_t *mn, uint64_t *mx)
+{
+#define MIN_MAX(T)                                                                            \
+	do {                                                                                  \
+		T lo = (T)~(T)0, hi = 0;                                                      \
+		for (size_t i = 0; i < n; i++) {                                              \
+			T v;                                                                  \
+			memcpy(&v, col + i * sizeof(T), sizeof(T));                           \
+			lo = v < lo ? v : lo;                                                 \
+			hi = v > hi ? v : hi;                                                 \
+		}                                                                             \
+		*mn = lo;                                                                     \
+		*mx = hi;                                                                     \
+	} while (0)
+	switch (w) {
+	case 1: MIN_MAX(uint8_t); break;
+	case 2: MIN_MAX(uint16_t); break;
+	case 4: MIN_MAX(uint32_t); break;
+	default: MIN_MAX(uint64_t); break;
+	}
+#undef MIN_MAX
+}
+
+/* True when two unsigned columns hold the same numbers row by row. */
+static bool same_values(const uint8_t *a, unsigned wa, const uint8_t *b, unsigned wb, size_t n)
+{
+	if (wa == 8 && wb == 8) {
+		uint64_t d = 0;
+		for (size_t i = 0; i < n; i++)
+			d |= get64(a + i * 8) ^ get64(b + i * 8);
+		return !d;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (load_uint(a + i * wa, wa) != load_uint(b + i * wb, wb))
+			return false;
+	return true;
+}
+
 /* The column a field is stored as a difference from (DIFF), or -1.  Flow
  * end and receive times sit close to the start: their differences are a
  * few bytes, where their own deltas, once rows are in flow_start order,
@@ -455,12 +495,8 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 	if (!col) /* all zero: the zone map and constant stay zero */
 		return NG_ENC_CONST;
 	if (is_int_type(f->type)) {
-		uint64_t mn = UINT64_MAX, mx = 0;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t v = load_uint(col + i * w, w);
-			mn = v < mn ? v : mn;
-			mx = v > mx ? v : mx;
-		}
+		uint64_t mn, mx;
+		min_max(col, n, w, &mn, &mx);
 		put64(ent + 64, mn);
 		put64(ent + 72, mx);
 		if (mn == mx)
@@ -481,10 +517,7 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 			return NG_ENC_DIFF;
 		const ng_field *rf = &e->fields[*ref];
 		const uint8_t *rc = e->colv[*ref];
-		bool zero = true;
-		for (size_t i = 0; i < n && zero; i++)
-			zero = load_uint(col + i * w, w) == load_uint(rc + i * rf->size, rf->size);
-		if (zero)
+		if (same_values(col, w, rc, rf->size, n))
 			return NG_ENC_DIFF;
 	}
 	if (f->type == NG_FT_TIME)

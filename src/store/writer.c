@@ -416,10 +416,25 @@ static int permute(ng_store_writer *w, size_t f, const uint32_t *order, size_t m
 		w->pcap[f] = cap;
 	}
 	uint8_t *dst = w->pcol[f];
-	ng_chunk *const *ch = w->fchunk;
+	const uint8_t *base[MAX_CHUNKS]; /* the column in each chunk */
+	for (size_t k = 0; k < w->nfchunks; k++)
+		base[k] = w->fchunk[k]->col[f];
+	/* the reads are random (rows in flow_start order come from anywhere
+	 * in the buffer): fetch the row AHEAD places on while this one is
+	 * copied, or every read waits for memory */
+	enum { AHEAD = 64 };
+	size_t i = 0;
 #define PERMUTE(W)                                                                            \
-	for (size_t i = 0; i < m; i++)                                                        \
-		memcpy(dst + i * (W), ch[ROW_CHUNK(order[i])]->col[f] + ROW_IN(order[i]) * (W), (W))
+	do {                                                                                  \
+		for (; i + AHEAD < m; i++) {                                                  \
+			uint32_t p = order[i + AHEAD], o = order[i];                          \
+			__builtin_prefetch(base[ROW_CHUNK(p)] + ROW_IN(p) * (W));             \
+			memcpy(dst + i * (W), base[ROW_CHUNK(o)] + ROW_IN(o) * (W), (W));      \
+		}                                                                             \
+		for (; i < m; i++)                                                            \
+			memcpy(dst + i * (W), base[ROW_CHUNK(order[i])] + ROW_IN(order[i]) * (W), \
+			       (W));                                                          \
+	} while (0)
 	switch (sz) {
 	case 1: PERMUTE(1); break;
 	case 2: PERMUTE(2); break;
