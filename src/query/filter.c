@@ -1163,22 +1163,52 @@ uint64_t ng_filter_columns(const ng_filter *f) { return f->columns; }
 
 /* ---- evaluation --------------------------------------------------------- */
 
+/* One loop per value width, operator and or_in (all constants in the
+ * loop, so each compiles to straight vector code): the filter's most
+ * common term, run over every row of a block. */
+#define CMP_ROWS(T, COND, OR)                                                            \
+	for (size_t i = 0; i < cnt; i++) {                                               \
+		T t_;                                                                    \
+		memcpy(&t_, col + i * sizeof(T), sizeof(T));                             \
+		uint64_t v = (uint64_t)t_ >> shift;                                      \
+		out[i] = (uint8_t)(((OR) ? out[i] : 0) | (COND));                        \
+	}
+#define CMP_OPS(T, OR)                                                                   \
+	switch (op) {                                                                    \
+	case OP_EQ: CMP_ROWS(T, v == x, OR) break;                                       \
+	case OP_NE: CMP_ROWS(T, v != x, OR) break;                                       \
+	case OP_LT: CMP_ROWS(T, v < x, OR) break;                                        \
+	case OP_GT: CMP_ROWS(T, v > x, OR) break;                                        \
+	case OP_LE: CMP_ROWS(T, v <= x, OR) break;                                       \
+	case OP_GE: CMP_ROWS(T, v >= x, OR) break;                                       \
+	case OP_ALL: CMP_ROWS(T, (v & x) == x, OR) break;                                \
+	case OP_NONE: CMP_ROWS(T, (v & x) == 0, OR) break;                               \
+	default:                                                                         \
+		if (!(OR))                                                               \
+			memset(out, 0, cnt);                                             \
+		break;                                                                   \
+	}
+#define CMP_SIDE(T)                                                                      \
+	do {                                                                             \
+		if (or_in)                                                               \
+			CMP_OPS(T, 1)                                                    \
+		else                                                                     \
+			CMP_OPS(T, 0)                                                    \
+	} while (0)
+
 /* out[i] (|)= field f of row i compares true; `or_in` keeps earlier bits. */
 static void eval_cmp(const node *n, int fi, const ng_column_batch *b, uint8_t *out, bool or_in)
 {
 	const size_t cnt = b->n;
 	const uint8_t *col = b->col[fi];
-	const unsigned sz = ng_fields[fi].size;
-	for (size_t i = 0; i < cnt; i++) {
-		uint64_t v;
-		switch (sz) {
-		case 1: v = col[i]; break;
-		case 2: { uint16_t x; memcpy(&x, col + i * 2, 2); v = x; break; }
-		case 4: { uint32_t x; memcpy(&x, col + i * 4, 4); v = x; break; }
-		default: memcpy(&v, col + i * 8, 8); break;
-		}
-		uint8_t m = cmp(n->op, v >> n->shift, n->val);
-		out[i] = or_in ? (out[i] | m) : m;
+	const enum op op = n->op;
+	const unsigned shift = n->shift;
+	const uint64_t x = n->val;
+	switch (ng_fields[fi].size) {
+	case 1: CMP_SIDE(uint8_t); break;
+	case 2: CMP_SIDE(uint16_t); break;
+	case 4: CMP_SIDE(uint32_t); break;
+	default: CMP_SIDE(uint64_t); break;
 	}
 }
 

@@ -294,6 +294,7 @@ typedef struct run_ctx {
 	size_t idx_cap;
 	ng_filter_ctx *fctx; /* this worker's filter evaluation state */
 	bool presel;         /* the scan's select ran the filter: batches hold matches only */
+	size_t nmatch;       /* rows of the last batch that passed the filter */
 } run_ctx;
 
 /* Applies the keys' prefixes and time buckets to a built key. */
@@ -498,10 +499,12 @@ static bool past_deadline(run_ctx *c)
 }
 
 /* Sets c->match for batch b (NULL: no filter, or the scan's select ran
- * it already).  Returns -1 when out of memory. */
+ * it already) and c->nmatch to the rows that pass.  Returns -1 when out
+ * of memory. */
 static int eval_filter(run_ctx *c, const ng_column_batch *b, const uint8_t **match)
 {
 	*match = NULL;
+	c->nmatch = b->n;
 	if (!c->q->filter || c->presel)
 		return 0;
 	if (b->n > c->match_cap) {
@@ -515,6 +518,7 @@ static int eval_filter(run_ctx *c, const ng_column_batch *b, const uint8_t **mat
 		return -1;
 	size_t k = ng_filter_eval_ctx(c->q->filter, c->fctx, b, c->match);
 	*match = c->match;
+	c->nmatch = k;
 	return k == (size_t)-1 ? -1 : 0;
 }
 
@@ -544,7 +548,7 @@ static int select_rows(const ng_column_batch *b, unsigned worker, void *arg, uin
 		return 1;
 	}
 	size_t n = 0;
-	for (size_t i = 0; i < b->n; i++) { /* branch-free compaction */
+	for (size_t i = 0; c->nmatch && i < b->n; i++) { /* branch-free compaction */
 		sel[n] = (uint32_t)i;
 		n += match[i];
 	}
