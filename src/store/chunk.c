@@ -38,11 +38,6 @@ ng_chunk *ng_chunk_new(void)
 	 * guest; one 2 MiB page replaces 512 of them (advice only) */
 	madvise(c->data, len, MADV_HUGEPAGE);
 #endif
-	size_t off = 0;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		c->col[f] = c->data + off;
-		off += ng_fields[f].size * NG_CHUNK_ROWS;
-	}
 	return c;
 }
 
@@ -58,7 +53,21 @@ void ng_chunk_reset(ng_chunk *c)
 {
 	c->n = 0;
 	c->mask = 0;
+	c->used = 0;
 	memset(c->filled, 0, sizeof c->filled);
+	memset(c->col, 0, sizeof c->col);
+}
+
+/* Column f's storage, placed after the columns already in use: the
+ * columns an exporter fills sit together at the start of `data`, and the
+ * pages beyond them are never touched. */
+static uint8_t *col_of(ng_chunk *c, size_t f)
+{
+	if (!c->col[f]) {
+		c->col[f] = c->data + c->used;
+		c->used += ng_fields[f].size * NG_CHUNK_ROWS;
+	}
+	return c->col[f];
 }
 
 /* Bit f set when field f is non-zero in some record of records[0..n):
@@ -123,8 +132,9 @@ static void transpose(uint8_t *col, size_t at, const ng_flow *records, size_t k,
 static void fill_zeros(ng_chunk *c, size_t f, size_t to)
 {
 	size_t w = ng_fields[f].size;
+	uint8_t *col = col_of(c, f);
 	if (c->filled[f] < to)
-		memset(c->col[f] + c->filled[f] * w, 0, (to - c->filled[f]) * w);
+		memset(col + c->filled[f] * w, 0, (to - c->filled[f]) * w);
 	c->filled[f] = (uint32_t)to;
 }
 

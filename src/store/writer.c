@@ -54,6 +54,7 @@
  * rows' last chunk may be part full), hence room for twice as many */
 #define MAX_CHUNKS (2 * MAX_BUFFERED / NG_CHUNK_ROWS)
 #define BUF_ROWS (2 * DUE_ROWS) /* sort arrays: allocated once at this size */
+#define FLUSH_CHUNKS (DUE_ROWS / NG_CHUNK_ROWS) /* a flush writes this many at a time */
 #define HUGE_ALIGN ((size_t)2 << 20)
 
 /* Row r of chunk k as one 32-bit index: the sort's unit. */
@@ -543,16 +544,27 @@ static void keep_for_retry(ng_store_writer *w, size_t n, size_t done)
 	w->n += left;
 }
 
-int ng_store_writer_flush(ng_store_writer *w)
+/* Takes up to FLUSH_CHUNKS chunks from the front of the buffer into
+ * w->fchunk; returns their row count.  Under w->mu. */
+static size_t take_group(ng_store_writer *w, size_t max_chunks)
 {
-	pthread_mutex_lock(&w->flush_mu);
+	size_t k = w->nchunks < max_chunks ? w->nchunks : max_chunks, n = 0;
+	for (size_t i = 0; i < k; i++)
+		n += w->chunk[i]->n;
+	memcpy(w->fchunk, w->chunk, k * sizeof *w->chunk);
+	memmove(w->chunk, w->chunk + k, (w->nchunks - k) * sizeof *w->chunk);
+	w->nchunks -= k;
+	w->nfchunks = k;
+	w->n -= n;
+	return n;
+}
+
+/* Writes one group of chunks; on failure keeps its rows for a retry. */
+static int flush_group(ng_store_writer *w, size_t max_chunks)
+{
 	pthread_mutex_lock(&w->mu);
-	size_t n = w->n;
 	uint64_t first_ms = w->first_ms;
-	w->nfchunks = w->nchunks;
-	memcpy(w->fchunk, w->chunk, w->nchunks * sizeof *w->chunk);
-	w->nchunks = 0;
-	w->n = 0;
+	size_t n = take_group(w, max_chunks);
 	pthread_mutex_unlock(&w->mu);
 
 	int rc = 0;
@@ -575,6 +587,28 @@ int ng_store_writer_flush(ng_store_writer *w)
 	}
 	w->nfchunks = 0;
 	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+/*
+ * Writes what the buffer holds when called, FLUSH_CHUNKS chunks (2^18 rows)
+ * at a time: a flush that fell behind never builds bigger sort arrays and
+ * columns than the usual ones (memory touched for the first time is what
+ * made a late flush later still), and segments keep their usual size.
+ * Rows appended meanwhile wait for the next call.
+ */
+int ng_store_writer_flush(ng_store_writer *w)
+{
+	pthread_mutex_lock(&w->flush_mu);
+	pthread_mutex_lock(&w->mu);
+	size_t left = w->nchunks;
+	pthread_mutex_unlock(&w->mu);
+	int rc = 0;
+	do {
+		size_t k = left < FLUSH_CHUNKS ? left : FLUSH_CHUNKS;
+		rc = flush_group(w, k);
+		left -= k;
+	} while (rc == 0 && left);
 	pthread_mutex_unlock(&w->flush_mu);
 	return rc;
 }
