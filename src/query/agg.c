@@ -16,7 +16,8 @@ static inline size_t slot_of(const ng_agg32 *t, uint32_t k)
 	return (size_t)(((uint64_t)k * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift);
 }
 
-/* Doubles the slots (or makes the first 4096) and re-inserts every key. */
+/* Doubles the slots (or makes the first 4096) and re-inserts every key,
+ * prefetching slots ahead (each is a cache miss in a large table). */
 static int grow_slots(ng_agg32 *t)
 {
 	size_t cap = t->slots ? (t->mask + 1) * 2 : 4096;
@@ -27,7 +28,10 @@ static int grow_slots(ng_agg32 *t)
 	t->slots = s;
 	t->mask = cap - 1;
 	t->shift = 64 - (unsigned)__builtin_ctzll(cap);
+	enum { AHEAD = 16 };
 	for (size_t i = 0; i < t->n; i++) {
+		if (i + AHEAD < t->n)
+			__builtin_prefetch(&s[slot_of(t, t->keys[i + AHEAD])], 1);
 		size_t p = slot_of(t, t->keys[i]);
 		while (s[p])
 			p = (p + 1) & t->mask;
@@ -101,6 +105,40 @@ int ng_agg32_add(ng_agg32 *t, const uint32_t *key, const ng_agg_in *in)
 			__builtin_prefetch(&vals[(uint32_t)s - 1], 1);
 			__builtin_prefetch((const char *)&vals[(uint32_t)s - 1] + 39, 1);
 		}
+	}
+	return 0;
+}
+
+int ng_agg32_merge(ng_agg32 *dst, const ng_agg32 *src)
+{
+	while (!dst->slots || (dst->n + src->n) * 2 > dst->mask + 1)
+		if (grow_slots(dst))
+			return -1;
+	while (dst->n + src->n > dst->cap)
+		if (grow_dense(dst))
+			return -1;
+	enum { AHEAD = 16 };
+	for (size_t i = 0; i < src->n; i++) {
+		if (i + AHEAD < src->n)
+			__builtin_prefetch(&dst->slots[slot_of(dst, src->keys[i + AHEAD])]);
+		const uint32_t k = src->keys[i];
+		size_t p = slot_of(dst, k);
+		uint64_t s;
+		while ((s = dst->slots[p]) && (uint32_t)(s >> 32) != k)
+			p = (p + 1) & dst->mask;
+		if (!s) {
+			dst->keys[dst->n] = k;
+			dst->v[dst->n] = (ng_agg_vals){0, 0, 0, UINT64_MAX, 0};
+			s = (uint64_t)k << 32 | (uint64_t)++dst->n;
+			dst->slots[p] = s;
+		}
+		ng_agg_vals *d = &dst->v[(uint32_t)s - 1];
+		const ng_agg_vals *v = &src->v[i];
+		d->flows += v->flows;
+		d->packets += v->packets;
+		d->bytes += v->bytes;
+		d->first = v->first < d->first ? v->first : d->first;
+		d->last = v->last > d->last ? v->last : d->last;
 	}
 	return 0;
 }

@@ -45,6 +45,10 @@ typedef struct ng_agg32 {
 int ng_agg32_add(ng_agg32 *t, const uint32_t *key, const ng_agg_in *in);
 void ng_agg32_free(ng_agg32 *t);
 
+/* Adds every group of src into dst (values summed, first/last widened).
+ * Returns 0, or -1 when out of memory (dst stays valid, partly merged). */
+int ng_agg32_merge(ng_agg32 *dst, const ng_agg32 *src);
+
 typedef struct ng_aggdirect {
 	ng_agg_vals *v;   /* 65536 entries once used; flows == 0: unused */
 } ng_aggdirect;

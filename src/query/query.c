@@ -150,18 +150,25 @@ const char *ng_order_name(enum ng_order o)
 	return (unsigned)o < sizeof order_names / sizeof order_names[0] ? order_names[o] : "?";
 }
 
-double ng_agg_metric(const ng_agg_row *r, enum ng_order o)
+/* The metric `o` of a group's values (see ng_agg_metric). */
+static double vals_metric(const ng_agg_vals *v, enum ng_order o)
 {
-	double secs = r->last > r->first ? (double)(r->last - r->first) / 1000.0 : 0;
+	double secs = v->last > v->first ? (double)(v->last - v->first) / 1000.0 : 0;
 	switch (o) {
-	case NG_ORDER_FLOWS: return (double)r->flows;
-	case NG_ORDER_PACKETS: return (double)r->packets;
-	case NG_ORDER_BYTES: return (double)r->bytes;
-	case NG_ORDER_PPS: return secs > 0 ? (double)r->packets / secs : 0;
-	case NG_ORDER_BPS: return secs > 0 ? 8.0 * (double)r->bytes / secs : 0;
-	case NG_ORDER_BPP: return r->packets ? (double)r->bytes / (double)r->packets : 0;
+	case NG_ORDER_FLOWS: return (double)v->flows;
+	case NG_ORDER_PACKETS: return (double)v->packets;
+	case NG_ORDER_BYTES: return (double)v->bytes;
+	case NG_ORDER_PPS: return secs > 0 ? (double)v->packets / secs : 0;
+	case NG_ORDER_BPS: return secs > 0 ? 8.0 * (double)v->bytes / secs : 0;
+	case NG_ORDER_BPP: return v->packets ? (double)v->bytes / (double)v->packets : 0;
 	}
 	return 0;
+}
+
+double ng_agg_metric(const ng_agg_row *r, enum ng_order o)
+{
+	ng_agg_vals v = {r->flows, r->packets, r->bytes, r->first, r->last};
+	return vals_metric(&v, o);
 }
 
 size_t ng_query_key_len(const ng_query *q)
@@ -821,38 +828,43 @@ static int finish_listing(run_ctx *c)
 	return 0;
 }
 
+/* Candidates for a top-N: each one's order metric, and its key for ties
+ * (smaller first): generic rows (klen bytes) or IPv4 numbers (k32). */
 typedef struct top_ctx {
+	const double *met;
 	const ng_agg_row *rows;
-	enum ng_order order;
 	size_t klen;
+	const uint32_t *k32;
 } top_ctx;
 
-/* True when row a ranks before row b: higher metric, then smaller key. */
-static bool ranks_before(const top_ctx *t, const ng_agg_row *a, const ng_agg_row *b)
+/* True when candidate a ranks before b: higher metric, then smaller key.
+ * An IPv4 number's order is its v4-mapped key bytes' order. */
+static bool ranks_before(const top_ctx *t, size_t a, size_t b)
 {
-	double ma = ng_agg_metric(a, t->order), mb = ng_agg_metric(b, t->order);
-	if (ma != mb)
-		return ma > mb;
-	return memcmp(a->key, b->key, t->klen) < 0;
+	if (t->met[a] != t->met[b])
+		return t->met[a] > t->met[b];
+	if (t->k32)
+		return t->k32[a] < t->k32[b];
+	return memcmp(t->rows[a].key, t->rows[b].key, t->klen) < 0;
 }
 
 static int cmp_rank(const void *a, const void *b, void *arg)
 {
 	const top_ctx *t = arg;
-	const ng_agg_row *x = &t->rows[*(const size_t *)a], *y = &t->rows[*(const size_t *)b];
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 	if (ranks_before(t, x, y))
 		return -1;
 	return ranks_before(t, y, x) ? 1 : 0;
 }
 
-/* Min-heap (worst ranked at the root) of row indices. */
+/* Min-heap (worst ranked at the root) of candidate indices. */
 static void top_down(const top_ctx *t, size_t *h, size_t n, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && ranks_before(t, &t->rows[h[m]], &t->rows[h[l]]))
+		if (l < n && ranks_before(t, h[m], h[l]))
 			m = l;
-		if (r < n && ranks_before(t, &t->rows[h[m]], &t->rows[h[r]]))
+		if (r < n && ranks_before(t, h[m], h[r]))
 			m = r;
 		if (m == i)
 			return;
@@ -863,45 +875,101 @@ static void top_down(const top_ctx *t, size_t *h, size_t n, size_t i)
 	}
 }
 
-/* Keeps the best `limit` groups (all when 0) into res->rows, best first. */
-static int finish_top(run_ctx *c)
+static void top_up(const top_ctx *t, size_t *h, size_t j)
 {
-	const ng_query *q = c->q;
-	size_t n = c->t.n, keep = q->limit && q->limit < n ? q->limit : n;
-	top_ctx t = {c->t.rows, q->order, ng_query_key_len(q)};
-	size_t *h = malloc((n ? n : 1) * sizeof *h);
-	if (!h)
-		return -1;
+	while (j) {
+		size_t p = (j - 1) / 2;
+		if (!ranks_before(t, h[p], h[j]))
+			return;
+		size_t x = h[p];
+		h[p] = h[j];
+		h[j] = x;
+		j = p;
+	}
+}
+
+/* The best `keep` of n candidates into h[0..keep), best first.  Most
+ * candidates cost one comparison with the heap's root. */
+static void select_top(const top_ctx *t, size_t n, size_t keep, size_t *h)
+{
 	size_t hn = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (hn < keep) {
 			h[hn] = i;
-			/* sift up */
-			for (size_t j = hn++; j;) {
-				size_t p = (j - 1) / 2;
-				if (!ranks_before(&t, &t.rows[h[p]], &t.rows[h[j]]))
-					break;
-				size_t x = h[p];
-				h[p] = h[j];
-				h[j] = x;
-				j = p;
-			}
-		} else if (keep && ranks_before(&t, &t.rows[i], &t.rows[h[0]])) {
+			top_up(t, h, hn++);
+		} else if (keep && ranks_before(t, i, h[0])) {
 			h[0] = i;
-			top_down(&t, h, hn, 0);
+			top_down(t, h, hn, 0);
 		}
 	}
-	qsort_r(h, hn, sizeof *h, cmp_rank, &t);
-	ng_agg_row *out = malloc((hn ? hn : 1) * sizeof *out);
-	if (!out) {
+	qsort_r(h, hn, sizeof *h, cmp_rank, (void *)t);
+}
+
+/* Keeps the best `limit` groups of c's generic table (all when 0) into
+ * res->rows, best first. */
+static int finish_top(run_ctx *c)
+{
+	const ng_query *q = c->q;
+	size_t n = c->t.n, keep = q->limit && q->limit < n ? q->limit : n;
+	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
+	double *met = malloc((n ? n : 1) * sizeof *met);
+	ng_agg_row *out = malloc((keep ? keep : 1) * sizeof *out);
+	if (!h || !met || !out) {
 		free(h);
+		free(met);
+		free(out);
 		return -1;
 	}
-	for (size_t i = 0; i < hn; i++)
+	for (size_t i = 0; i < n; i++)
+		met[i] = ng_agg_metric(&c->t.rows[i], q->order);
+	top_ctx t = {.met = met, .rows = c->t.rows, .klen = ng_query_key_len(q)};
+	select_top(&t, n, keep, h);
+	for (size_t i = 0; i < keep; i++)
 		out[i] = c->t.rows[h[i]];
 	free(h);
+	free(met);
 	c->res->rows = out;
-	c->res->nrows = hn;
+	c->res->nrows = keep;
+	c->res->groups = n;
+	return 0;
+}
+
+/* finish_top for a query whose every group sits in c's IPv4 table (one
+ * address key, no IPv6 row): the top is chosen there, and only its
+ * groups become rows (no generic table of every group). */
+static int finish_top32(run_ctx *c)
+{
+	const ng_query *q = c->q;
+	const ng_agg32 *t32 = &c->t32;
+	size_t n = t32->n, keep = q->limit && q->limit < n ? q->limit : n;
+	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
+	double *met = malloc((n ? n : 1) * sizeof *met);
+	ng_agg_row *out = calloc(keep ? keep : 1, sizeof *out);
+	if (!h || !met || !out) {
+		free(h);
+		free(met);
+		free(out);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		met[i] = vals_metric(&t32->v[i], q->order);
+	top_ctx t = {.met = met, .k32 = t32->keys};
+	select_top(&t, n, keep, h);
+	for (size_t i = 0; i < keep; i++) {
+		const ng_agg_vals *v = &t32->v[h[i]];
+		uint32_t be = __builtin_bswap32(t32->keys[h[i]]);
+		out[i].key[10] = out[i].key[11] = 0xff;
+		memcpy(out[i].key + 12, &be, 4);
+		out[i].flows = v->flows;
+		out[i].packets = v->packets;
+		out[i].bytes = v->bytes;
+		out[i].first = v->first;
+		out[i].last = v->last;
+	}
+	free(h);
+	free(met);
+	c->res->rows = out;
+	c->res->nrows = keep;
 	c->res->groups = n;
 	return 0;
 }
@@ -941,6 +1009,43 @@ static void choose_fast(run_ctx *c)
 	}
 }
 
+/* True when every group of the workers sits in their IPv4 tables. */
+static bool only_v4(const run_ctx *w, unsigned nw)
+{
+	for (unsigned i = 0; i < nw; i++)
+		if (w[i].fast != FAST_V4 || w[i].t.n)
+			return false;
+	return true;
+}
+
+/* Merges the workers' IPv4 tables and totals into w[0] and picks the top
+ * there.  Returns 0 or -2 (out of memory). */
+static int merge_v4(run_ctx *w, unsigned nw, const ng_query_result *part)
+{
+	for (unsigned i = 1; i < nw; i++) {
+		if (ng_agg32_merge(&w[0].t32, &w[i].t32))
+			return -2;
+		ng_agg32_free(&w[i].t32);
+		add_totals(w[0].res, &part[i]);
+	}
+	return finish_top32(&w[0]) ? -2 : 0;
+}
+
+/* Folds every worker's fast tables into its generic table, merges those
+ * and the totals into w[0], and picks the top.  Returns 0 or -2. */
+static int merge_generic(run_ctx *w, unsigned nw, const ng_query_result *part)
+{
+	for (unsigned i = 0; i < nw; i++)
+		if (fold_fast(&w[i]))
+			return -2;
+	for (unsigned i = 1; i < nw; i++) {
+		if (merge_table(&w[0].t, &w[i].t))
+			return -2;
+		add_totals(w[0].res, &part[i]);
+	}
+	return finish_top(&w[0]) ? -2 : 0;
+}
+
 /*
  * Group-by on `nw` scan workers, each with its own tables and totals,
  * merged into workers[0] (whose res is the caller's) at the end.
@@ -951,7 +1056,7 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 	unsigned nw = ng_store_scan_threads(q->threads);
 	run_ctx *w = calloc(nw, sizeof *w);
 	ng_query_result *part = calloc(nw, sizeof *part);
-	int rc = -1;
+	int rc = -2;
 	if (!w || !part)
 		goto out;
 	for (unsigned i = 0; i < nw; i++) {
@@ -973,21 +1078,16 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 		if (w[i].timed_out)
 			rc = -3;
 	for (unsigned i = 0; i < nw && rc == 0; i++)
-		if (w[i].oom || fold_fast(&w[i]))
+		if (w[i].oom)
 			rc = -2;
-	for (unsigned i = 1; i < nw && rc == 0; i++) {
-		if (merge_table(&w[0].t, &w[i].t))
-			rc = -2;
-		add_totals(res, &part[i]);
-	}
-	if (rc == 0 && finish_top(&w[0]))
-		rc = -2;
+	if (rc == 0)
+		rc = only_v4(w, nw) ? merge_v4(w, nw, part) : merge_generic(w, nw, part);
 out:
 	for (unsigned i = 0; w && i < nw; i++)
 		free_ctx(&w[i]);
 	free(w);
 	free(part);
-	return w ? rc : -2;
+	return rc;
 }
 
 /* A listing of the first q->limit flows: one segment after another in
