@@ -385,6 +385,11 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 		unlink(tmp);
 		return -1;
 	}
+	/* the file is on disk: hand its page-cache pages back now, so the
+	 * next segment's write reuses them.  Fresh pages cost ~2.6 ms a MB
+	 * here (a paravirtualized guest pays for every page it touches for
+	 * the first time) against ~0.4 for reused ones.  Advice only. */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	close(fd);
 	for (int tries = 0;; tries++) {
 		snprintf(final, sizeof final, "%s/%llu-%llu-%llu.seg", hdir,
