@@ -151,6 +151,98 @@ void ng_agg32_free(ng_agg32 *t)
 	memset(t, 0, sizeof *t);
 }
 
+static inline size_t slot64_of(const ng_agg64 *t, uint64_t k)
+{
+	k ^= k >> 29; /* packed fields: mix the high bytes into the kept bits */
+	return (size_t)((k * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift);
+}
+
+static int grow_slots64(ng_agg64 *t)
+{
+	size_t cap = t->slots ? (t->mask + 1) * 2 : 4096;
+	ng_agg64_slot *s = calloc(cap, sizeof *s);
+	if (!s)
+		return -1;
+	free(t->slots);
+	t->slots = s;
+	t->mask = cap - 1;
+	t->shift = 64 - (unsigned)__builtin_ctzll(cap);
+	for (size_t i = 0; i < t->n; i++) {
+		size_t p = slot64_of(t, t->keys[i]);
+		while (s[p].idx)
+			p = (p + 1) & t->mask;
+		s[p] = (ng_agg64_slot){t->keys[i], i + 1};
+	}
+	return 0;
+}
+
+static int grow_dense64(ng_agg64 *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	uint64_t *k = realloc(t->keys, cap * sizeof *k);
+	if (k)
+		t->keys = k;
+	ng_agg_vals *v = realloc(t->v, cap * sizeof *v);
+	if (v)
+		t->v = v;
+	if (!k || !v)
+		return -1;
+	t->cap = cap;
+	return 0;
+}
+
+/* The dense index of key k, added when new (room made by the caller). */
+static inline size_t find64(ng_agg64 *t, uint64_t k)
+{
+	size_t p = slot64_of(t, k);
+	for (;; p = (p + 1) & t->mask) {
+		const ng_agg64_slot *s = &t->slots[p];
+		if (s->idx && s->key == k)
+			return s->idx - 1;
+		if (!s->idx)
+			break;
+	}
+	t->keys[t->n] = k;
+	t->v[t->n] = (ng_agg_vals){0, 0, 0, UINT64_MAX, 0};
+	t->slots[p] = (ng_agg64_slot){k, ++t->n};
+	return t->n - 1;
+}
+
+int ng_agg64_add(ng_agg64 *t, const uint64_t *key, const ng_agg_in *in)
+{
+	const size_t n = in->n;
+	while (!t->slots || (t->n + n) * 2 > t->mask + 1)
+		if (grow_slots64(t))
+			return -1;
+	while (t->n + n > t->cap)
+		if (grow_dense64(t))
+			return -1;
+	/* the same pipeline as ng_agg32_add */
+	enum { AHEAD = 32 };
+	uint32_t vi[AHEAD];
+	for (size_t m = 0; m < n + AHEAD; m++) {
+		if (m >= AHEAD)
+			add_row(&t->v[vi[(m - AHEAD) % AHEAD]], in, in->idx[m - AHEAD]);
+		if (m + AHEAD < n)
+			__builtin_prefetch(&t->slots[slot64_of(t, key[m + AHEAD])]);
+		if (m < n) {
+			size_t d = find64(t, key[m]);
+			vi[m % AHEAD] = (uint32_t)d;
+			__builtin_prefetch(&t->v[d], 1);
+			__builtin_prefetch((const char *)&t->v[d] + 39, 1);
+		}
+	}
+	return 0;
+}
+
+void ng_agg64_free(ng_agg64 *t)
+{
+	free(t->slots);
+	free(t->keys);
+	free(t->v);
+	memset(t, 0, sizeof *t);
+}
+
 int ng_aggdirect_add(ng_aggdirect *d, const uint16_t *key, const ng_agg_in *in)
 {
 	if (!d->v) {

@@ -6,6 +6,8 @@
  *   ng_agg32      one IPv4 address (or any u32) key: open addressing with
  *                 linear probing over 8-byte slots (key, dense index), the
  *                 values dense beside; 2^17 slots fit in 1 MB of cache.
+ *   ng_agg64      a key of ≤ 8 bytes (one field or several packed), the
+ *                 same scheme over 16-byte slots.
  *   ng_aggdirect  one key of ≤ 16 bits (ports, protocol, ToS, masks): a
  *                 direct array indexed by the key, no hashing at all.
  *
@@ -48,6 +50,27 @@ void ng_agg32_free(ng_agg32 *t);
 /* Adds every group of src into dst (values summed, first/last widened).
  * Returns 0, or -1 when out of memory (dst stays valid, partly merged). */
 int ng_agg32_merge(ng_agg32 *dst, const ng_agg32 *src);
+
+/* One composite key of ≤ 8 bytes (srcas,dstas; proto,dstport; an AS),
+ * its bytes as one word: open addressing over 16-byte slots holding the
+ * key and its dense index. */
+typedef struct ng_agg64_slot {
+	uint64_t key;
+	uint64_t idx; /* dense index + 1; 0: empty */
+} ng_agg64_slot;
+
+typedef struct ng_agg64 {
+	ng_agg64_slot *slots;
+	size_t mask;
+	unsigned shift;
+	uint64_t *keys; /* dense, in insertion order */
+	ng_agg_vals *v;
+	size_t n, cap;
+} ng_agg64;
+
+/* As ng_agg32_add with 64-bit keys. */
+int ng_agg64_add(ng_agg64 *t, const uint64_t *key, const ng_agg_in *in);
+void ng_agg64_free(ng_agg64 *t);
 
 typedef struct ng_aggdirect {
 	ng_agg_vals *v;   /* 65536 entries once used; flows == 0: unused */

@@ -291,13 +291,15 @@ typedef struct run_ctx {
 	int either;         /* index of the either key, or -1 */
 	bool xform;         /* some key has a prefix or a time bucket */
 	/* group-by fast paths (agg.c) for one key, folded into t at the end */
-	enum { FAST_NONE, FAST_V4, FAST_DIRECT } fast;
+	enum { FAST_NONE, FAST_V4, FAST_DIRECT, FAST_64 } fast;
 	uint32_t mask4;     /* FAST_V4: the key's IPv4 prefix mask */
 	ng_agg32 t32;
 	ng_aggdirect td;
+	ng_agg64 t64;
 	uint32_t *idx;      /* the batch's matching rows */
 	uint32_t *k32;      /* their keys */
 	uint16_t *k16;
+	uint64_t *k64;
 	size_t idx_cap;
 	ng_filter_ctx *fctx; /* this worker's filter evaluation state */
 	bool presel;         /* the scan's select ran the filter: batches hold matches only */
@@ -621,6 +623,39 @@ static bool rows_v4(const uint8_t *col, const uint32_t *idx, size_t n)
 	return acc == 0;
 }
 
+/* c->k64[m] = the key of row idx[m], its fields' bytes packed into one
+ * word as the generic table lays them out (FAST_64: ≤ 8 bytes).  Field
+ * after field, with constant-size copies. */
+static void pack_keys(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, size_t n)
+{
+	uint64_t *k = c->k64;
+	memset(k, 0, n * sizeof *k);
+	size_t off = 0;
+	for (size_t j = 0; j < c->q->nkeys; j++) {
+		enum ng_field_id f = c->q->keys[j].field;
+		const uint8_t *col = b->col[f];
+		const size_t sz = ng_fields[f].size;
+		switch (sz) {
+		case 1:
+			for (size_t m = 0; m < n; m++)
+				((uint8_t *)&k[m])[off] = col[idx[m]];
+			break;
+		case 2:
+			for (size_t m = 0; m < n; m++)
+				memcpy((uint8_t *)&k[m] + off, col + (size_t)idx[m] * 2, 2);
+			break;
+		case 4:
+			for (size_t m = 0; m < n; m++)
+				memcpy((uint8_t *)&k[m] + off, col + (size_t)idx[m] * 4, 4);
+			break;
+		default:
+			for (size_t m = 0; m < n; m++)
+				memcpy((uint8_t *)&k[m] + off, col + (size_t)idx[m] * sz, sz);
+		}
+		off += sz;
+	}
+}
+
 /* Adds rows idx[0..n) through a fast path, the either key's `alt` side
  * when alt_side.  Returns 1 when the batch does not suit it (IPv6 rows
  * for FAST_V4: the generic table takes them), 0 done, -1 out of memory. */
@@ -632,6 +667,10 @@ static int agg_fast(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, s
 	const uint8_t *col = b->col[f];
 	ng_agg_in in = {b->col[NG_F_FLOW_START], b->col[NG_F_FLOW_END], b->col[NG_F_PACKETS],
 			b->col[NG_F_BYTES], idx, n};
+	if (c->fast == FAST_64) {
+		pack_keys(c, b, idx, n);
+		return ng_agg64_add(&c->t64, c->k64, &in);
+	}
 	if (c->fast == FAST_DIRECT) {
 		if (ng_fields[f].size == 1)
 			for (size_t m = 0; m < n; m++)
@@ -685,7 +724,10 @@ static int on_batch_agg(const ng_column_batch *b, void *arg)
 			c->k32 = k;
 		if (k && (h = realloc(c->k16, b->n * sizeof *h)))
 			c->k16 = h;
-		if (!h)
+		uint64_t *w = h ? realloc(c->k64, b->n * sizeof *w) : NULL;
+		if (w)
+			c->k64 = w;
+		if (!w)
 			goto oom;
 		c->idx_cap = b->n;
 	}
@@ -778,8 +820,18 @@ static int fold_fast(run_ctx *c)
 			return -1;
 		merge_vals(r, v->flows, v->packets, v->bytes, v->first, v->last);
 	}
+	for (size_t i = 0; i < c->t64.n; i++) {
+		memset(k, 0, c->t.kwords * 8);
+		memcpy(k, &c->t64.keys[i], 8); /* FAST_64: kwords is 1 */
+		ng_agg_row *r = table_get(&c->t, k, hash_key(k, c->t.kwords));
+		if (!r)
+			return -1;
+		const ng_agg_vals *v = &c->t64.v[i];
+		merge_vals(r, v->flows, v->packets, v->bytes, v->first, v->last);
+	}
 	ng_agg32_free(&c->t32);
 	ng_aggdirect_free(&c->td);
+	ng_agg64_free(&c->t64);
 	return 0;
 }
 
@@ -986,16 +1038,21 @@ static void free_ctx(run_ctx *c)
 	free(c->idx);
 	free(c->k32);
 	free(c->k16);
+	free(c->k64);
 	ng_agg32_free(&c->t32);
 	ng_aggdirect_free(&c->td);
+	ng_agg64_free(&c->t64);
 }
 
 /* The fast path for q's keys, if any: one key (or one either key) of
- * ≤ 16 bits, or one address key (IPv4 rows; an IPv4 prefix allowed). */
+ * ≤ 16 bits, one address key (IPv4 rows; an IPv4 prefix allowed), or
+ * one-sided keys of ≤ 8 bytes in all, without prefix or time bucket. */
 static void choose_fast(run_ctx *c)
 {
 	const ng_query *q = c->q;
 	c->fast = FAST_NONE;
+	if (!c->xform && c->either < 0 && ng_query_key_len(q) <= 8)
+		c->fast = FAST_64;
 	if (q->nkeys != 1 || q->keys[0].bucket_ms)
 		return;
 	const ng_group_key *g = &q->keys[0];
