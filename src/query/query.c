@@ -1165,7 +1165,7 @@ static int run_listing_first(const char *dir, run_ctx *c, uint64_t cols, ng_quer
 	return rc;
 }
 
-/* Moves worker w's kept flows to the end of dst's list. */
+/* Moves worker w's kept flows to the end of dst's list (w's freed). */
 static int append_list(run_ctx *dst, run_ctx *w)
 {
 	size_t n = dst->nlist + w->nlist;
@@ -1185,6 +1185,11 @@ static int append_list(run_ctx *dst, run_ctx *w)
 		memcpy(dst->seq + dst->nlist, w->seq, w->nlist * sizeof *w->seq);
 	}
 	dst->nlist = n;
+	free(w->list); /* a long listing is held once, not twice */
+	free(w->seq);
+	w->list = NULL;
+	w->seq = NULL;
+	w->nlist = w->list_cap = 0;
 	return 0;
 }
 
