@@ -22,7 +22,7 @@
 #include "core/strtab.h"
 #include "enrich/enrich_int.h"
 
-#define C4_BITS 14
+#define C4_BITS 16
 #define C6_BITS 12
 
 struct c4 {

@@ -584,14 +584,10 @@ static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int re
  * row i, e->dict = the entries (u8 length, bytes), in order of first use.
  * Returns the entry count K, or 0 when out of memory; *dlen = dict bytes.
  */
-static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
+/* Sizes the DICT hash table for `cap` slots (a power of two), empty.
+ * Returns 0 or -1 when out of memory. */
+static int dict_table(ng_seg_encoder *e, size_t cap)
 {
-	const uint8_t *col = e->colv[ci];
-	size_t cap = 1024;
-	while (cap < 2 * n && cap < ((size_t)1 << 26))
-		cap *= 2;
-	if (reserve((uint8_t **)&e->didx, &e->didxcap, n * 4))
-		return 0;
 	if (cap > e->hcap) {
 		free(e->hkey);
 		free(e->hval);
@@ -599,15 +595,38 @@ static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 		e->hval = malloc(cap * 4);
 		e->hcap = e->hkey && e->hval ? cap : 0;
 		if (!e->hcap)
-			return 0;
+			return -1;
 	}
 	memset(e->hval, 0, cap * 4);
-	size_t k = 0, pos = 0, mask = cap - 1;
+	return 0;
+}
+
+static size_t dict_slot(const ng_seg_encoder *e, uint32_t id, size_t mask)
+{
+	size_t h = (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & mask;
+	while (e->hval[h] && e->hkey[h] != id)
+		h = (h + 1) & mask;
+	return h;
+}
+
+/*
+ * Builds the dictionary of string column ci: e->didx[i] = the entry of
+ * row i, e->dict = the entries (u8 length, bytes), in order of first use.
+ * Returns the entry count K, or 0 when out of memory; *dlen = dict bytes.
+ * The hash table starts small and doubles at half full: a column holds a
+ * few hundred strings at most, and clearing a table sized for every row
+ * cost more than the lookups.
+ */
+static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
+{
+	const uint8_t *col = e->colv[ci];
+	size_t cap = 1024;
+	if (reserve((uint8_t **)&e->didx, &e->didxcap, n * 4) || dict_table(e, cap))
+		return 0;
+	size_t k = 0, pos = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = get32(col + i * 4);
-		size_t h = (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & mask;
-		while (e->hval[h] && e->hkey[h] != id)
-			h = (h + 1) & mask;
+		size_t h = dict_slot(e, id, cap - 1);
 		if (!e->hval[h]) {
 			size_t len = ng_str_len(id);
 			if (reserve(&e->dict, &e->dictcap, pos + 1 + len))
@@ -617,6 +636,20 @@ static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 			pos += 1 + len;
 			e->hkey[h] = id;
 			e->hval[h] = (uint32_t)++k;
+			if (2 * k > cap) { /* rebuild twice as big from the entries so far */
+				cap *= 2;
+				if (dict_table(e, cap))
+					return 0;
+				for (size_t j = 0; j < i; j++) {
+					uint32_t v = get32(col + j * 4);
+					size_t g = dict_slot(e, v, cap - 1);
+					e->hkey[g] = v;
+					e->hval[g] = e->didx[j] + 1;
+				}
+				h = dict_slot(e, id, cap - 1);
+				e->hkey[h] = id;
+				e->hval[h] = (uint32_t)k;
+			}
 		}
 		e->didx[i] = e->hval[h] - 1;
 	}
