@@ -2,11 +2,15 @@
  * query.c — running a query (see query.h) over ng_store_scan.
  *
  * The scan hands over one segment's matching time slice at a time as
- * column arrays.  The filter turns it into a 0/1 vector; a listing copies
- * the matching rows out as records (keeping only the first `limit` by
- * flow_start in a max-heap), an aggregation folds them into a hash table
- * keyed by the concatenated key bytes.  Ties in a top-N are broken by the
- * key bytes, ascending, so results are deterministic.
+ * column arrays.  A filter runs inside the scan (select_rows) on its own
+ * columns, so the other columns are decoded only for blocks with a match
+ * and the batches hold matching rows only.  A listing copies the rows
+ * out as records (the first `limit` by flow_start in a max-heap, read
+ * serially; without a limit, in parallel, sorted by flow_start and scan
+ * order), an aggregation folds them into hash tables (agg.c for one IPv4
+ * address, a ≤ 16-bit or a ≤ 8-byte key; else a generic table keyed by
+ * the concatenated key bytes).  Ties in a top-N are broken by the key
+ * bytes, ascending, so results are deterministic.
  */
 #include "query/query.h"
 

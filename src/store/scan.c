@@ -19,6 +19,9 @@
  * when [start, end] misses the range; otherwise its header is read and
  * checked again, then only the requested columns are decoded.  Rows are
  * sorted by flow_start, so the rows in range are one slice of each column.
+ * With a select callback (a filter), a block's filter columns are decoded
+ * first and its other columns only when some row passes; the passing rows
+ * are gathered through one scratch block (late materialization).
  */
 #include "store/store.h"
 
