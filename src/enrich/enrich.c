@@ -6,8 +6,10 @@
  * AS and network together.  Each answer holds for a whole prefix (the
  * database's network, the trie's descent depth); the entry keeps the
  * longest of those prefixes, so any address inside it may reuse the entry:
- * the IPv4 cache is indexed by the /24 and the IPv6 cache by the /48, and
- * a hit is checked against the stored prefix, never assumed.
+ * the IPv4 cache is indexed by the /24 (a set of four entries in one cache
+ * line, so the sub-networks of a /24 that a database splits finer do not
+ * evict each other) and the IPv6 cache by the /48, and a hit is checked
+ * against the stored prefix, never assumed.
  */
 #include "enrich/enrich.h"
 
@@ -22,13 +24,18 @@
 #include "core/strtab.h"
 #include "enrich/enrich_int.h"
 
-#define C4_BITS 16
+#define C4_BITS 14 /* sets of C4_WAYS entries: 1 MiB */
+#define C4_WAYS 4
 #define C6_BITS 12
 
 struct c4 {
 	uint32_t net;
-	uint32_t geo, as, netv;
-	uint8_t plen1; /* prefix length + 1; 0 = empty */
+	uint32_t geo, as;
+	uint32_t netv_plen; /* network value << 6 | (prefix length + 1); 0 = empty */
+};
+
+struct c4set {
+	_Alignas(64) struct c4 w[C4_WAYS]; /* most recently filled first */
 };
 
 struct c6 {
@@ -58,7 +65,7 @@ struct ng_enricher {
 	char *paths[3];
 	size_t npaths;
 	const char *geo_path, *asn_path; /* into paths */
-	struct c4 *c4;
+	struct c4set *c4;
 	struct c6 *c6;
 	ng_enrich_stats st;
 };
@@ -124,7 +131,9 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 	ng_enricher *e = calloc(1, sizeof *e);
 	if (!e)
 		goto nomem;
-	e->c4 = calloc((size_t)1 << C4_BITS, sizeof *e->c4);
+	e->c4 = aligned_alloc(64, ((size_t)1 << C4_BITS) * sizeof *e->c4);
+	if (e->c4)
+		memset(e->c4, 0, ((size_t)1 << C4_BITS) * sizeof *e->c4);
 	e->c6 = calloc((size_t)1 << C6_BITS, sizeof *e->c6);
 	e->nets = ng_nettrie_new();
 	if (!e->c4 || !e->c6 || !e->nets)
@@ -230,6 +239,37 @@ static inline uint64_t be64(const uint8_t *p)
 	return __builtin_bswap64(v);
 }
 
+/* The IPv4 cache's answer for address x (host order), when it has one. */
+static bool c4_probe(ng_enricher *e, uint32_t x, uint32_t *geo, uint32_t *as, uint32_t *netv)
+{
+	const struct c4set *set = &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
+	for (int i = 0; i < C4_WAYS; i++) {
+		const struct c4 *c = &set->w[i];
+		unsigned plen1 = c->netv_plen & 63;
+		uint32_t m = plen1 > 1 ? ~0u << (33 - plen1) : 0;
+		if (plen1 && !((x ^ c->net) & m)) {
+			e->st.cache_hits++;
+			*geo = c->geo, *as = c->as, *netv = c->netv_plen >> 6;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Keeps the answers for x's prefix of length p in its set, evicting the
+ * least recently filled entry.  A network value too big to pack is not
+ * cached (it is looked up every time: correct, only slower). */
+static void c4_fill(ng_enricher *e, uint32_t x, unsigned p, uint32_t geo, uint32_t as,
+                    uint32_t netv)
+{
+	if (netv >= (UINT32_C(1) << 26))
+		return;
+	struct c4set *set = &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
+	memmove(&set->w[1], &set->w[0], (C4_WAYS - 1) * sizeof set->w[0]);
+	uint32_t m = p ? ~0u << (32 - p) : 0;
+	set->w[0] = (struct c4){.net = x & m, .geo = geo, .as = as, .netv_plen = netv << 6 | (p + 1)};
+}
+
 static void addr_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)
 {
 	static const uint8_t v4pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -237,20 +277,10 @@ static void addr_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)
 	if (!memcmp(a, v4pre, 12)) {
 		uint32_t x = ((uint32_t)a[12] << 24) | ((uint32_t)a[13] << 16) |
 		             ((uint32_t)a[14] << 8) | a[15];
-		struct c4 *c = &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
-		uint32_t m = c->plen1 > 1 ? ~0u << (33 - c->plen1) : 0;
-		if (c->plen1 && !((x ^ c->net) & m)) {
-			e->st.cache_hits++;
-			geo = c->geo, as = c->as, netv = c->netv;
-		} else {
+		if (!c4_probe(e, x, &geo, &as, &netv)) {
 			e->st.cache_misses++;
 			unsigned p = lookup_all(e, a, &geo, &as, &netv);
-			m = p ? ~0u << (32 - p) : 0;
-			*c = (struct c4){.net = x & m,
-			                 .geo = geo,
-			                 .as = as,
-			                 .netv = netv,
-			                 .plen1 = (uint8_t)(p + 1)};
+			c4_fill(e, x, p, geo, as, netv);
 		}
 	} else {
 		uint64_t hi = be64(a), lo = be64(a + 8);
