@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,35 @@
 
 #define HOUR UINT64_C(3600000)
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
+
+/* Out of memory on demand: the writer's big buffers (chunks, sort arrays,
+ * permuted columns) come from aligned_alloc; while fail_left > 0, a call
+ * for fail_size bytes fails. */
+static int fail_left;
+static size_t fail_size;
+
+void *aligned_alloc(size_t align, size_t size)
+{
+	static void *(*real)(size_t, size_t);
+	if (!real) {
+		void *sym = dlsym(RTLD_NEXT, "aligned_alloc");
+		memcpy(&real, &sym, sizeof sym);
+	}
+	if (fail_left > 0 && size == fail_size) {
+		fail_left--;
+		return NULL;
+	}
+	return real(align, size);
+}
+
+/* What ng_chunk_new asks aligned_alloc for (chunk.c). */
+static size_t chunk_bytes(void)
+{
+	size_t w = 0, huge = (size_t)2 << 20;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		w += ng_fields[f].size;
+	return (w * NG_CHUNK_ROWS + huge - 1) / huge * huge;
+}
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
@@ -946,8 +976,8 @@ typedef struct race {
 	ng_store_writer *w;
 	const ng_flow *in;
 	size_t n;
-	volatile size_t appended; /* published progress of the appender */
-	volatile int stop;
+	size_t appended; /* published progress of the appender (atomic) */
+	int stop; /* atomic */
 	int flushes, failures;
 } race;
 
@@ -972,7 +1002,7 @@ static void *race_appender(void *p)
 static void *race_flusher(void *p)
 {
 	race *r = p;
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		int rc = ng_store_writer_flush(r->w);
 		r->flushes++;
 		r->failures += rc != 0;
@@ -1016,7 +1046,7 @@ static void test_race_with_failures(void **state)
 	}
 	pthread_join(ta, NULL);
 	usleep(5000);
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(tf, NULL);
 	assert_int_equal(ng_store_writer_flush(w), 0);
 	ng_store_writer_stats st = stats_of(w);
@@ -1029,6 +1059,81 @@ static void test_race_with_failures(void **state)
 	free(in);
 	rm_rf(dir);
 	free(dir);
+}
+
+/* ---- out of memory and close ------------------------------------------- */
+
+/*
+ * No memory for a new chunk: the append is refused whole and counted in
+ * dropped, the rows before it stay; a failed flush that cannot get chunks
+ * to keep its rows in counts them as dropped (and they are not written
+ * later); close with a flush that fails frees everything (ASan: no leak).
+ */
+static void test_out_of_memory_and_close(void **state)
+{
+	(void)state;
+	enum { N = 20000 };
+	/* a chunk's size is not one of the sort arrays' or permuted
+	 * columns' (2^19 rows × 1, 2, 4, 8 or 16 bytes, 2 MiB rounded) */
+	for (size_t sz = 1; sz <= 16; sz *= 2)
+		assert_true(chunk_bytes() != ((((size_t)sz << 19) + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1)));
+	char *dir = make_store();
+	ng_store_writer *w = open_writer(dir);
+	ng_flow *in = calloc(N, sizeof *in);
+	assert_non_null(in);
+	for (size_t i = 0; i < N; i++)
+		light_flow(&in[i], T0, HOUR, i);
+	assert_int_equal(ng_store_writer_append(w, in, 16000), 0); /* one chunk */
+	fail_size = chunk_bytes();
+	fail_left = 1;
+	assert_int_equal(ng_store_writer_append(w, in + 16000, 1000), -1); /* needs a 2nd chunk */
+	fail_left = 0;
+	ng_store_writer_stats st = stats_of(w);
+	assert_int_equal(st.dropped, 1000);
+	assert_int_equal(ng_store_writer_append(w, in + 17000, 300), 0); /* fits the first */
+	assert_int_equal(ng_store_writer_flush(w), 0);
+	st = stats_of(w);
+	assert_int_equal(st.rows, 16300);
+	assert_int_equal(tags_on_disk(dir, N), 16300);
+
+	/* a failing flush, and no chunk to keep its rows: dropped, counted */
+	char *dir2 = make_store();
+	ng_store_writer *w2 = open_writer(dir2);
+	assert_int_equal(ng_store_writer_append(w2, in, 500), 0);
+	char path[512];
+	snprintf(path, sizeof path, "%s/flows/2025", dir2);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	fail_size = chunk_bytes();
+	fail_left = 1;
+	assert_int_equal(ng_store_writer_flush(w2), -1);
+	fail_left = 0;
+	st = stats_of(w2);
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(st.dropped, 500);
+	assert_false(ng_store_writer_due(w2, ng_now_ms() + 60000)); /* nothing kept */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(ng_store_writer_flush(w2), 0);
+	assert_int_equal(stats_of(w2).rows, 0);
+
+	/* close while the flush fails: -1, rows freed with the writer */
+	assert_int_equal(ng_store_writer_append(w2, in, 3000), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(ng_store_writer_flush(w2), -1);
+	assert_int_equal(ng_store_writer_append(w2, in + 3000, 100), 0);
+	assert_int_equal(ng_store_writer_close(w2), -1);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(tags_on_disk(dir2, N), 0);
+
+	assert_int_equal(ng_store_writer_close(w), 0);
+	free(in);
+	rm_rf(dir);
+	rm_rf(dir2);
+	free(dir);
+	free(dir2);
 }
 
 int main(int argc, char **argv)
@@ -1048,6 +1153,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dict_many_strings),
 		cmocka_unit_test(test_chunk_copy_row),
 		cmocka_unit_test(test_race_with_failures),
+		cmocka_unit_test(test_out_of_memory_and_close),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
