@@ -266,8 +266,12 @@ struct ng_seg_encoder {
 	size_t outcap;
 	uint32_t *didx; /* DICT: every row's dictionary index */
 	size_t didxcap;
-	uint32_t *hkey, *hval; /* DICT: string ID → index + 1, open addressing */
-	size_t hcap;
+	/* DICT: string ID → (generation, index): indexed by the ID itself
+	 * (IDs are dense, below ng_strtab_count()); an entry counts only when
+	 * it carries the current column's generation, so nothing is cleared */
+	struct dslot { uint32_t gen, idx; } *dmap;
+	size_t dmapcap;
+	uint32_t dgen;
 	uint8_t *dict; /* DICT: the dictionary's bytes */
 	size_t dictcap;
 	const ng_flow **ptrs; /* ng_seg_encode_fields: a pointer to each row */
@@ -305,8 +309,7 @@ void ng_seg_encoder_free(ng_seg_encoder *e)
 	free(e->z);
 	free(e->out);
 	free(e->didx);
-	free(e->hkey);
-	free(e->hval);
+	free(e->dmap);
 	free(e->dict);
 	free(e->ptrs);
 	free(e);
@@ -584,74 +587,65 @@ static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int re
  * row i, e->dict = the entries (u8 length, bytes), in order of first use.
  * Returns the entry count K, or 0 when out of memory; *dlen = dict bytes.
  */
-/* Sizes the DICT hash table for `cap` slots (a power of two), empty.
- * Returns 0 or -1 when out of memory. */
-static int dict_table(ng_seg_encoder *e, size_t cap)
+/* Makes e->dmap index every ID below `ids` and starts a new generation.
+ * Returns 0 or -1 when out of memory.  calloc: the pages of IDs a column
+ * never holds are never touched. */
+static int dict_map(ng_seg_encoder *e, size_t ids)
 {
-	if (cap > e->hcap) {
-		free(e->hkey);
-		free(e->hval);
-		e->hkey = malloc(cap * 4);
-		e->hval = malloc(cap * 4);
-		e->hcap = e->hkey && e->hval ? cap : 0;
-		if (!e->hcap)
+	if (ids > e->dmapcap) {
+		size_t cap = e->dmapcap ? e->dmapcap : 4096;
+		while (cap < ids)
+			cap *= 2;
+		free(e->dmap);
+		e->dmap = calloc(cap, sizeof *e->dmap);
+		e->dmapcap = e->dmap ? cap : 0;
+		e->dgen = 0;
+		if (!e->dmap)
 			return -1;
 	}
-	memset(e->hval, 0, cap * 4);
+	if (++e->dgen == 0) { /* wrapped: old stamps would look current */
+		memset(e->dmap, 0, e->dmapcap * sizeof *e->dmap);
+		e->dgen = 1;
+	}
 	return 0;
-}
-
-static size_t dict_slot(const ng_seg_encoder *e, uint32_t id, size_t mask)
-{
-	size_t h = (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & mask;
-	while (e->hval[h] && e->hkey[h] != id)
-		h = (h + 1) & mask;
-	return h;
 }
 
 /*
  * Builds the dictionary of string column ci: e->didx[i] = the entry of
  * row i, e->dict = the entries (u8 length, bytes), in order of first use.
  * Returns the entry count K, or 0 when out of memory; *dlen = dict bytes.
- * The hash table starts small and doubles at half full: a column holds a
- * few hundred strings at most, and clearing a table sized for every row
- * cost more than the lookups.
+ * String IDs map to entries through a table indexed by the ID: one load a
+ * row, no hashing.  An ID past the string table's limit (2^24) cannot have
+ * been interned: it is stored as "" (which ng_str would show it as).
  */
 static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 {
 	const uint8_t *col = e->colv[ci];
-	size_t cap = 1024;
-	if (reserve((uint8_t **)&e->didx, &e->didxcap, n * 4) || dict_table(e, cap))
+	const uint32_t LIMIT = UINT32_C(1) << 24;
+	uint32_t maxid = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = get32(col + i * 4);
+		maxid = id > maxid ? id : maxid;
+	}
+	maxid = maxid < LIMIT ? maxid : LIMIT;
+	if (reserve((uint8_t **)&e->didx, &e->didxcap, n * 4) || dict_map(e, (size_t)maxid + 1))
 		return 0;
+	const uint32_t gen = e->dgen;
 	size_t k = 0, pos = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = get32(col + i * 4);
-		size_t h = dict_slot(e, id, cap - 1);
-		if (!e->hval[h]) {
+		struct dslot *d = &e->dmap[id < LIMIT ? id : 0];
+		if (d->gen != gen) {
+			id = id < LIMIT ? id : 0;
 			size_t len = ng_str_len(id);
 			if (reserve(&e->dict, &e->dictcap, pos + 1 + len))
 				return 0;
 			e->dict[pos] = (uint8_t)len;
 			memcpy(e->dict + pos + 1, ng_str(id), len);
 			pos += 1 + len;
-			e->hkey[h] = id;
-			e->hval[h] = (uint32_t)++k;
-			if (2 * k > cap) { /* rebuild twice as big from the entries so far */
-				cap *= 2;
-				if (dict_table(e, cap))
-					return 0;
-				for (size_t j = 0; j < i; j++) {
-					uint32_t v = get32(col + j * 4);
-					size_t g = dict_slot(e, v, cap - 1);
-					e->hkey[g] = v;
-					e->hval[g] = e->didx[j] + 1;
-				}
-				h = dict_slot(e, id, cap - 1);
-				e->hkey[h] = id;
-				e->hval[h] = (uint32_t)k;
-			}
+			*d = (struct dslot){gen, (uint32_t)k++};
 		}
-		e->didx[i] = e->hval[h] - 1;
+		e->didx[i] = d->idx;
 	}
 	*dlen = pos;
 	return k;
