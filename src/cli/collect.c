@@ -143,6 +143,7 @@ struct collect {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool flusher_stop;
+	bool flush_wanted;          /* a flush became due: do not wait */
 	ng_exporters_file *pending; /* counters for the flush thread to save */
 	/* enrichment (enrich/enrich.h) */
 	ng_enrich_slot enrich;
@@ -398,7 +399,9 @@ static void *flush_main(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+		if (!c->flush_wanted) /* a wake-up sent while flushing is not lost */
+			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+		c->flush_wanted = false;
 		if (c->flusher_stop)
 			break;
 		ng_exporters_file *counters = c->pending;
@@ -477,6 +480,7 @@ static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
 	int rc = ng_store_writer_append(c->w, c->batch.flows, c->batch.n);
 	if (rc == 1) { /* a flush is due: now, not at the next 250 ms poll */
 		pthread_mutex_lock(&c->mu);
+		c->flush_wanted = true;
 		pthread_cond_signal(&c->cv);
 		pthread_mutex_unlock(&c->mu);
 	} else if (rc < 0) {
@@ -849,9 +853,6 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Final flush, template and counter state (the flush thread has
- * stopped: everything here runs in the one remaining thread).
- * Returns the exit status. */
 /* One line on what enrichment did this run, at exit. */
 static void log_enrichment(struct collect *c)
 {
@@ -868,6 +869,9 @@ static void log_enrichment(struct collect *c)
 	ng_enrich_leave(&c->enrich);
 }
 
+/* Final flush, template and counter state (the flush thread has
+ * stopped: everything here runs in the one remaining thread).
+ * Returns the exit status. */
 static int finish(struct collect *c)
 {
 	log_enrichment(c);

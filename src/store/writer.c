@@ -516,17 +516,29 @@ static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segm
 	return 0;
 }
 
-/* After a failed flush: the rows not yet durable, order[done..n), in new
- * chunks, followed by the chunks appended meanwhile, become the buffer
- * again (under w->mu); the flushed chunks go back to the pool. */
+/* After a failed flush: the rows not yet durable go back to the front of
+ * the buffer, before the chunks appended meanwhile (under w->mu).  When
+ * none was written the flushed chunks go back as they are (w->order may
+ * not even be filled: the sort arrays can be what failed); otherwise the
+ * rows order[done..n) are copied into new chunks and the flushed chunks
+ * return to the pool.  Rows that cannot be kept are counted as dropped. */
 static void keep_for_retry(ng_store_writer *w, size_t n, size_t done)
 {
 	ng_chunk *ch[MAX_CHUNKS];
 	size_t k = 0, left = n - done;
-	size_t need = (left + NG_CHUNK_ROWS - 1) / NG_CHUNK_ROWS;
+	if (done == 0) {
+		k = w->nfchunks;
+		memcpy(ch, w->fchunk, k * sizeof *ch);
+		w->nfchunks = 0;
+	}
+	size_t need = done == 0 ? k : (left + NG_CHUNK_ROWS - 1) / NG_CHUNK_ROWS;
 	if (need + w->nchunks > MAX_CHUNKS) {
-		need = 0; /* cannot happen: MAX_CHUNKS is twice MAX_BUFFERED's */
-		left = 0;
+		/* not reached: MAX_BUFFERED bounds the chunks far below this */
+		ng_error("store: no room to keep %zu rows for a retry: dropped", left);
+		w->st.dropped += left;
+		put_chunks(w, ch, k);
+		put_chunks(w, w->fchunk, w->nfchunks);
+		return;
 	}
 	while (k < need && (ch[k] = get_chunk(w)))
 		k++;
@@ -537,12 +549,15 @@ static void keep_for_retry(ng_store_writer *w, size_t n, size_t done)
 		put_chunks(w, w->fchunk, w->nfchunks);
 		return;
 	}
-	uint64_t mask = w->fmask | UINT64_C(1) << NG_F_FLOW_START;
-	for (size_t i = 0; i < left; i++) {
-		uint32_t id = w->order[done + i];
-		ng_chunk_copy_row(ch[i / NG_CHUNK_ROWS], w->fchunk[ROW_CHUNK(id)], ROW_IN(id), mask);
+	if (done) {
+		uint64_t mask = w->fmask | UINT64_C(1) << NG_F_FLOW_START;
+		for (size_t i = 0; i < left; i++) {
+			uint32_t id = w->order[done + i];
+			ng_chunk_copy_row(ch[i / NG_CHUNK_ROWS], w->fchunk[ROW_CHUNK(id)], ROW_IN(id),
+					  mask);
+		}
+		put_chunks(w, w->fchunk, w->nfchunks);
 	}
-	put_chunks(w, w->fchunk, w->nfchunks);
 	memmove(w->chunk + k, w->chunk, w->nchunks * sizeof *w->chunk);
 	memcpy(w->chunk, ch, k * sizeof *ch);
 	w->nchunks += k;

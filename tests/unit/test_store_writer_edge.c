@@ -54,6 +54,13 @@ void *aligned_alloc(size_t align, size_t size)
 	return real(align, size);
 }
 
+/* What the writer asks aligned_alloc for an array of 2^19 sort keys. */
+static size_t sort_keys_bytes(void)
+{
+	size_t huge = (size_t)2 << 20;
+	return (((size_t)8 << 19) + huge - 1) / huge * huge;
+}
+
 /* What ng_chunk_new asks aligned_alloc for (chunk.c). */
 static size_t chunk_bytes(void)
 {
@@ -1069,6 +1076,37 @@ static void test_race_with_failures(void **state)
  * to keep its rows in counts them as dropped (and they are not written
  * later); close with a flush that fails frees everything (ASan: no leak).
  */
+/* A flush whose sort arrays cannot be had fails before sorting: its rows
+ * stay buffered as they were, and the next flush stores each exactly once
+ * (it used to copy them through an order array that was never filled). */
+static void test_sort_arrays_out_of_memory(void **state)
+{
+	(void)state;
+	enum { N = 20000 };
+	char *dir = make_store();
+	ng_store_writer *w = open_writer(dir);
+	ng_flow *in = calloc(N, sizeof *in);
+	assert_non_null(in);
+	for (size_t i = 0; i < N; i++)
+		light_flow(&in[i], T0, 3 * HOUR, i);
+	assert_int_equal(ng_store_writer_append(w, in, N), 0);
+	fail_size = sort_keys_bytes();
+	fail_left = 1;
+	assert_int_equal(ng_store_writer_flush(w), -1);
+	assert_int_equal(fail_left, 0); /* the failure was the sort arrays' */
+	ng_store_writer_stats st = stats_of(w);
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.rows, 0);
+	assert_int_equal(ng_store_writer_flush(w), 0);
+	assert_int_equal(stats_of(w).rows, N);
+	assert_int_equal(ng_store_writer_close(w), 0);
+	assert_int_equal(tags_on_disk(dir, N), N);
+	free(in);
+	rm_rf(dir);
+	free(dir);
+}
+
 static void test_out_of_memory_and_close(void **state)
 {
 	(void)state;
@@ -1096,7 +1134,8 @@ static void test_out_of_memory_and_close(void **state)
 	assert_int_equal(st.rows, 16300);
 	assert_int_equal(tags_on_disk(dir, N), 16300);
 
-	/* a failing flush, and no chunk to keep its rows: dropped, counted */
+	/* a flush that fails before writing anything keeps its own chunks:
+	 * no new chunk is needed, so even with none to be had nothing is lost */
 	char *dir2 = make_store();
 	ng_store_writer *w2 = open_writer(dir2);
 	assert_int_equal(ng_store_writer_append(w2, in, 500), 0);
@@ -1111,13 +1150,19 @@ static void test_out_of_memory_and_close(void **state)
 	fail_left = 0;
 	st = stats_of(w2);
 	assert_int_equal(st.errors, 1);
-	assert_int_equal(st.dropped, 500);
-	assert_false(ng_store_writer_due(w2, ng_now_ms() + 60000)); /* nothing kept */
+	assert_int_equal(st.dropped, 0);
+	assert_true(ng_store_writer_due(w2, ng_now_ms() + 60000)); /* kept */
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(ng_store_writer_flush(w2), 0);
-	assert_int_equal(stats_of(w2).rows, 0);
+	assert_int_equal(stats_of(w2).rows, 500);
+	assert_int_equal(tags_on_disk(dir2, N), 500);
+
+	assert_int_equal(ng_store_writer_close(w2), 0);
 
 	/* close while the flush fails: -1, rows freed with the writer */
+	char *dir3 = make_store();
+	w2 = open_writer(dir3);
+	snprintf(path, sizeof path, "%s/flows/2025", dir3);
 	assert_int_equal(ng_store_writer_append(w2, in, 3000), 0);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -1126,7 +1171,9 @@ static void test_out_of_memory_and_close(void **state)
 	assert_int_equal(ng_store_writer_append(w2, in + 3000, 100), 0);
 	assert_int_equal(ng_store_writer_close(w2), -1);
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(tags_on_disk(dir2, N), 0);
+	assert_int_equal(tags_on_disk(dir3, N), 0);
+	rm_rf(dir3);
+	free(dir3);
 
 	assert_int_equal(ng_store_writer_close(w), 0);
 	free(in);
@@ -1153,6 +1200,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dict_many_strings),
 		cmocka_unit_test(test_chunk_copy_row),
 		cmocka_unit_test(test_race_with_failures),
+		cmocka_unit_test(test_sort_arrays_out_of_memory),
 		cmocka_unit_test(test_out_of_memory_and_close),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
