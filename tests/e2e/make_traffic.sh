@@ -37,7 +37,9 @@ grep -q 'listening on' "$errlog" || { cat "$errlog" >&2; exit 1; }
 
 rc=0
 python3 "$here/traffic.py" || rc=$?
-sleep 0.5
+# tcpdump stops at SIGINT without reading what the kernel still holds for
+# it: give it time to catch up (a busy machine once lost the last pings)
+sleep 2
 kill -INT "$tcpdump_pid"
 wait "$tcpdump_pid" || true
 cat "$errlog" >&2
