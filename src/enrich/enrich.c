@@ -348,43 +348,81 @@ static void set_as(const ng_enricher *e, const struct ainfo *ai, uint32_t *asn, 
 	}
 }
 
+/* The IPv4 cache set of an address (mapped or not: a wrong guess for an
+ * IPv6 address only fetches a line for nothing). */
+static const void *c4_set_of(const ng_enricher *e, const uint8_t a[16])
+{
+	uint32_t x = (uint32_t)a[12] << 16 | (uint32_t)a[13] << 8 | a[14];
+	return &e->c4[(x * 2654435761u) >> (32 - C4_BITS)];
+}
+
+/* The fields of record r from its addresses' answers. */
+static void fill(ng_enricher *e, ng_flow *r, const struct ainfo *s, const struct ainfo *d)
+{
+	r->src_country = s->geo->country;
+	r->dst_country = d->geo->country;
+	r->src_continent = s->geo->continent;
+	r->dst_continent = d->geo->continent;
+	r->src_city = s->geo->city;
+	r->dst_city = d->geo->city;
+	set_as(e, s, &r->src_as, &r->src_as_name, &r->as_source, NG_AS_SRC_DB);
+	set_as(e, d, &r->dst_as, &r->dst_as_name, &r->as_source, NG_AS_DST_DB);
+	r->src_net = s->net->name;
+	r->dst_net = d->net->name;
+	r->src_net_role = s->net->role;
+	r->dst_net_role = d->net->role;
+	r->src_net_site = s->net->site;
+	r->dst_net_site = d->net->site;
+	if (e->svc)
+		r->service = ng_services_lookup(e->svc, r->protocol, r->src_port, r->dst_port);
+}
+
+/*
+ * Three passes over blocks of BLOCK records, so that memory is waited for
+ * in parallel rather than once per record: fetch every record's cache sets,
+ * then probe them (now in cache) and fetch the database records the
+ * answers point at, then fill the fields.  The cache (1 MiB) and the AS
+ * records (MBs) do not stay in the core's caches; one record at a time, a
+ * probe and an AS record each waited for memory.
+ */
 void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 {
+	enum { BLOCK = 128 };
+	struct ainfo s[BLOCK], d[BLOCK];
 	const struct exporter *x = NULL;
 	const uint8_t *last_exp = NULL;
-	for (size_t i = 0; i < n; i++) {
-		ng_flow *r = &flows[i];
-		if (e->nexps) {
-			if (!last_exp || memcmp(last_exp, r->exporter, 16)) {
-				x = find_exporter(e, r->exporter);
-				last_exp = r->exporter;
-			}
-			if (x) {
-				r->exporter_name = x->name;
-				r->in_if_name = r->in_if ? if_name(x, r->in_if) : 0;
-				r->out_if_name = r->out_if ? if_name(x, r->out_if) : 0;
+	for (size_t lo = 0; lo < n; lo += BLOCK) {
+		size_t m = n - lo < BLOCK ? n - lo : BLOCK;
+		ng_flow *blk = flows + lo;
+		for (size_t i = 0; i < m; i++) {
+			__builtin_prefetch(c4_set_of(e, blk[i].src_addr));
+			__builtin_prefetch(c4_set_of(e, blk[i].dst_addr));
+		}
+		for (size_t i = 0; i < m; i++) {
+			addr_info(e, blk[i].src_addr, &s[i]);
+			addr_info(e, blk[i].dst_addr, &d[i]);
+			__builtin_prefetch(s[i].as);
+			__builtin_prefetch(d[i].as);
+			if (e->asn) { /* the record's own AS numbers are named from the table */
+				ng_geodb_prefetch_as_name(e->asn, blk[i].src_as);
+				ng_geodb_prefetch_as_name(e->asn, blk[i].dst_as);
 			}
 		}
-		struct ainfo s, d;
-		addr_info(e, r->src_addr, &s);
-		addr_info(e, r->dst_addr, &d);
-		r->src_country = s.geo->country;
-		r->dst_country = d.geo->country;
-		r->src_continent = s.geo->continent;
-		r->dst_continent = d.geo->continent;
-		r->src_city = s.geo->city;
-		r->dst_city = d.geo->city;
-		set_as(e, &s, &r->src_as, &r->src_as_name, &r->as_source, NG_AS_SRC_DB);
-		set_as(e, &d, &r->dst_as, &r->dst_as_name, &r->as_source, NG_AS_DST_DB);
-		r->src_net = s.net->name;
-		r->dst_net = d.net->name;
-		r->src_net_role = s.net->role;
-		r->dst_net_role = d.net->role;
-		r->src_net_site = s.net->site;
-		r->dst_net_site = d.net->site;
-		if (e->svc)
-			r->service =
-			    ng_services_lookup(e->svc, r->protocol, r->src_port, r->dst_port);
+		for (size_t i = 0; i < m; i++) {
+			ng_flow *r = &blk[i];
+			if (e->nexps) {
+				if (!last_exp || memcmp(last_exp, r->exporter, 16)) {
+					x = find_exporter(e, r->exporter);
+					last_exp = r->exporter;
+				}
+				if (x) {
+					r->exporter_name = x->name;
+					r->in_if_name = r->in_if ? if_name(x, r->in_if) : 0;
+					r->out_if_name = r->out_if ? if_name(x, r->out_if) : 0;
+				}
+			}
+			fill(e, r, &s[i], &d[i]);
+		}
 	}
 	e->st.records += n;
 }

@@ -38,6 +38,9 @@ uint32_t ng_geodb_lookup(ng_geodb *db, const uint8_t a[16], unsigned *plen);
 const ng_geo_rec *ng_geodb_rec(const ng_geodb *db, uint32_t idx);
 /* AS organisation of `asn` as the database names it (0 when unknown). */
 uint32_t ng_geodb_as_name(const ng_geodb *db, uint32_t asn);
+/* Starts fetching what ng_geodb_as_name(db, asn) will read (a hint: the
+ * table is MBs, and a batch asks for many names at once). */
+void ng_geodb_prefetch_as_name(const ng_geodb *db, uint32_t asn);
 size_t ng_geodb_nrecs(const ng_geodb *db);
 uint64_t ng_geodb_errors(const ng_geodb *db);
 /* Identity of the file when opened, for replacement checks. */

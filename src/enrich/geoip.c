@@ -409,6 +409,15 @@ uint32_t ng_geodb_as_name(const ng_geodb *db, uint32_t asn)
 	return db->askey[j] ? db->asval[j] : 0;
 }
 
+void ng_geodb_prefetch_as_name(const ng_geodb *db, uint32_t asn)
+{
+	if (!asn || !db->ascap)
+		return;
+	size_t j = mix32(asn) & (db->ascap - 1);
+	__builtin_prefetch(&db->askey[j]);
+	__builtin_prefetch(&db->asval[j]);
+}
+
 size_t ng_geodb_nrecs(const ng_geodb *db)
 {
 	return db->nrecs - 1;
