@@ -60,24 +60,24 @@
 
 /* The template: (IANA NetFlow v9 field type, length in bytes), as nfgen. */
 static const uint16_t tmpl[][2] = {
-	{8, 4},  /* IPV4_SRC_ADDR */
-	{12, 4}, /* IPV4_DST_ADDR */
-	{15, 4}, /* IPV4_NEXT_HOP */
-	{10, 2}, /* INPUT_SNMP */
-	{14, 2}, /* OUTPUT_SNMP */
-	{2, 4},  /* IN_PKTS */
-	{1, 4},  /* IN_BYTES */
-	{22, 4}, /* FIRST_SWITCHED */
-	{21, 4}, /* LAST_SWITCHED */
-	{7, 2},  /* L4_SRC_PORT */
-	{11, 2}, /* L4_DST_PORT */
-	{6, 1},  /* TCP_FLAGS */
-	{4, 1},  /* PROTOCOL */
-	{5, 1},  /* SRC_TOS */
-	{16, 2}, /* SRC_AS */
-	{17, 2}, /* DST_AS */
-	{9, 1},  /* SRC_MASK */
-	{13, 1}, /* DST_MASK */
+    {8, 4},  /* IPV4_SRC_ADDR */
+    {12, 4}, /* IPV4_DST_ADDR */
+    {15, 4}, /* IPV4_NEXT_HOP */
+    {10, 2}, /* INPUT_SNMP */
+    {14, 2}, /* OUTPUT_SNMP */
+    {2, 4},  /* IN_PKTS */
+    {1, 4},  /* IN_BYTES */
+    {22, 4}, /* FIRST_SWITCHED */
+    {21, 4}, /* LAST_SWITCHED */
+    {7, 2},  /* L4_SRC_PORT */
+    {11, 2}, /* L4_DST_PORT */
+    {6, 1},  /* TCP_FLAGS */
+    {4, 1},  /* PROTOCOL */
+    {5, 1},  /* SRC_TOS */
+    {16, 2}, /* SRC_AS */
+    {17, 2}, /* DST_AS */
+    {9, 1},  /* SRC_MASK */
+    {13, 1}, /* DST_MASK */
 };
 #define NFIELDS (sizeof tmpl / sizeof tmpl[0])
 #define REC_LEN 45
@@ -163,10 +163,10 @@ static unsigned zipf_draw(const struct zipf *z)
 
 /* ---- the record model ----------------------------------------------- */
 
-static const uint16_t tcp_ports[] = {443, 80, 22, 25, 993, 8080, 3389, 445, 143, 8443,
-				     587, 110, 21, 3306, 5432, 6443, 853, 465, 995, 5222};
-static const uint16_t udp_ports[] = {53, 443, 123, 161, 500, 4500, 1194, 51820, 514, 67,
-				     3478, 5353, 137, 1900, 69, 162, 11211, 4789, 2055, 6343};
+static const uint16_t tcp_ports[] = {443, 80,  22, 25,   993,  8080, 3389, 445, 143, 8443,
+                                     587, 110, 21, 3306, 5432, 6443, 853,  465, 995, 5222};
+static const uint16_t udp_ports[] = {53,   443,  123, 161,  500, 4500, 1194,  51820, 514,  67,
+                                     3478, 5353, 137, 1900, 69,  162,  11211, 4789,  2055, 6343};
 
 enum { NETS_IN = 1024, NETS_OUT = 8192, ASES_OUT = 3000, SITES = 8 };
 
@@ -209,8 +209,14 @@ struct rec {
 static uint8_t draw_proto(void)
 {
 	double u = unif();
-	return u < 0.78 ? 6 : u < 0.95 ? 17 : u < 0.98 ? 1 : u < 0.99 ? 47 : u < 0.997 ? 50
-	     : u < 0.998 ? 89 : u < 0.999 ? 132 : 41;
+	return u < 0.78    ? 6
+	       : u < 0.95  ? 17
+	       : u < 0.98  ? 1
+	       : u < 0.99  ? 47
+	       : u < 0.997 ? 50
+	       : u < 0.998 ? 89
+	       : u < 0.999 ? 132
+	                   : 41;
 }
 
 static void draw_record(struct rec *r, struct shape *s)
@@ -243,24 +249,24 @@ static void draw_record(struct rec *r, struct shape *s)
 	uint64_t bytes = (uint64_t)pkts * avg;
 	bool reverse = unif() < 0.45; /* server-to-client half of a conversation */
 	*r = (struct rec){
-		.src = reverse ? out : in,
-		.dst = reverse ? in : out,
-		.nexthop = 0x0a000001u,
-		.pkts = pkts,
-		.bytes = bytes > 0xffffffffu ? 0xffffffffu : (uint32_t)bytes,
-		.dur = pkts == 1 ? 0 : (uint32_t)(1000 * fmin(60.0, pkts * 0.05 * unif() + unif())),
-		.ago = rnd() % 2000,
-		.in_if = reverse ? 2 : 1 + rnd() % 8,
-		.out_if = reverse ? 1 + rnd() % 8 : 2,
-		.sport = reverse ? dport : sport,
-		.dport = reverse ? sport : dport,
-		.src_as = reverse ? s->as_out_of[no] : s->as_in[ni],
-		.dst_as = reverse ? s->as_in[ni] : s->as_out_of[no],
-		.flags = flags,
-		.proto = proto,
-		.tos = unif() < 0.9 ? 0 : 0xb8,
-		.src_mask = 24,
-		.dst_mask = 24,
+	    .src = reverse ? out : in,
+	    .dst = reverse ? in : out,
+	    .nexthop = 0x0a000001u,
+	    .pkts = pkts,
+	    .bytes = bytes > 0xffffffffu ? 0xffffffffu : (uint32_t)bytes,
+	    .dur = pkts == 1 ? 0 : (uint32_t)(1000 * fmin(60.0, pkts * 0.05 * unif() + unif())),
+	    .ago = rnd() % 2000,
+	    .in_if = reverse ? 2 : 1 + rnd() % 8,
+	    .out_if = reverse ? 1 + rnd() % 8 : 2,
+	    .sport = reverse ? dport : sport,
+	    .dport = reverse ? sport : dport,
+	    .src_as = reverse ? s->as_out_of[no] : s->as_in[ni],
+	    .dst_as = reverse ? s->as_in[ni] : s->as_out_of[no],
+	    .flags = flags,
+	    .proto = proto,
+	    .tos = unif() < 0.9 ? 0 : 0xb8,
+	    .src_mask = 24,
+	    .dst_mask = 24,
 	};
 }
 
@@ -283,8 +289,8 @@ static uint8_t *put32(uint8_t *p, uint32_t v)
 }
 
 /* RFC 3954 §5.1 packet header. */
-static uint8_t *put_header(uint8_t *p, uint16_t count, uint32_t uptime, uint32_t secs,
-			   uint32_t seq, uint32_t source)
+static uint8_t *put_header(uint8_t *p, uint16_t count, uint32_t uptime, uint32_t secs, uint32_t seq,
+                           uint32_t source)
 {
 	p = put16(p, 9);
 	p = put16(p, count);
@@ -296,7 +302,7 @@ static uint8_t *put_header(uint8_t *p, uint16_t count, uint32_t uptime, uint32_t
 
 /* A template packet (header + template flowset, RFC 3954 §5.2). */
 static size_t build_template(uint8_t *buf, uint32_t uptime, uint32_t secs, uint32_t seq,
-			     uint32_t source)
+                             uint32_t source)
 {
 	uint8_t *p = put_header(buf, 1, uptime, secs, seq, source);
 	p = put16(p, 0);
@@ -364,10 +370,10 @@ static void tsv_line(FILE *f, const struct rec *r, int64_t start_ms, uint32_t ex
 	size_t n = strlen(cached);
 	memcpy(p, cached, n);
 	p += n;
-	const uint64_t v[] = {start_ms % 1000, r->dur, exporter, r->src, r->dst, r->nexthop,
-			      r->in_if, r->out_if, r->pkts, r->bytes, r->sport, r->dport,
-			      r->flags, r->proto, r->tos, r->src_as, r->dst_as, r->src_mask,
-			      r->dst_mask};
+	const uint64_t v[] = {start_ms % 1000, r->dur,    exporter,    r->src,     r->dst,
+	                      r->nexthop,      r->in_if,  r->out_if,   r->pkts,    r->bytes,
+	                      r->sport,        r->dport,  r->flags,    r->proto,   r->tos,
+	                      r->src_as,       r->dst_as, r->src_mask, r->dst_mask};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		*p++ = '\t';
 		p = utoa(p, v[i]);
@@ -388,20 +394,20 @@ static double now_s(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: flowgen --records N --rate RECORDS_PER_S [--port PORT]... (at most %d)\n"
-		"               [--exporters K (16)] [--start EPOCH (1795910400 =\n"
-		"               2026-11-29T00:00:00Z)] [--hours H (24)]\n"
-		"               [--template-every PACKETS (100)] [--seed N] [--tsv FILE]\n"
-		"Sends NetFlow v9 (30 IPv4 records a packet) from 127.0.1.(k+1) to\n"
-		"127.0.0.1:PORT for every PORT; writes the records as TSV to FILE.\n",
-		MAX_PORTS);
+	        "usage: flowgen --records N --rate RECORDS_PER_S [--port PORT]... (at most %d)\n"
+	        "               [--exporters K (16)] [--start EPOCH (1795910400 =\n"
+	        "               2026-11-29T00:00:00Z)] [--hours H (24)]\n"
+	        "               [--template-every PACKETS (100)] [--seed N] [--tsv FILE]\n"
+	        "Sends NetFlow v9 (30 IPv4 records a packet) from 127.0.1.(k+1) to\n"
+	        "127.0.0.1:PORT for every PORT; writes the records as TSV to FILE.\n",
+	        MAX_PORTS);
 	exit(2);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){.exporters = 16, .tmpl_every = 100, .start = 1795910400,
-			   .span = 86400, .seed = 1};
+	*o = (struct opts){
+	    .exporters = 16, .tmpl_every = 100, .start = 1795910400, .span = 86400, .seed = 1};
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
 			usage();
@@ -437,7 +443,7 @@ static void parse(int argc, char **argv, struct opts *o)
 
 struct exporter {
 	int fd;
-	uint32_t addr; /* 127.0.1.(k+1) */
+	uint32_t addr;   /* 127.0.1.(k+1) */
 	int64_t boot_ms; /* epoch ms of its boot */
 	uint32_t seq;
 	unsigned since_tmpl;
@@ -464,12 +470,13 @@ static void open_exporter(struct exporter *e, unsigned k, int64_t start)
 }
 
 static uint64_t send_all(const struct opts *o, const struct exporter *e, const uint8_t *p,
-			 size_t len)
+                         size_t len)
 {
 	uint64_t errors = 0;
 	for (int i = 0; i < o->nports; i++) {
-		struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(o->ports[i]),
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		struct sockaddr_in to = {.sin_family = AF_INET,
+		                         .sin_port = htons(o->ports[i]),
+		                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 		while (sendto(e->fd, p, len, 0, (struct sockaddr *)&to, sizeof to) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -531,8 +538,8 @@ int main(int argc, char **argv)
 			int64_t now_sec = o.start + (int64_t)sim;
 			uint32_t uptime = (uint32_t)(now_sec * 1000 - e->boot_ms);
 			if (e->since_tmpl >= o.tmpl_every) {
-				size_t tl = build_template(tpkt, uptime, (uint32_t)now_sec, e->seq++,
-							   e - ex + 1);
+				size_t tl = build_template(tpkt, uptime, (uint32_t)now_sec,
+				                           e->seq++, e - ex + 1);
 				errors += send_all(&o, e, tpkt, tl);
 				e->since_tmpl = 0;
 				tsent++;
@@ -543,8 +550,8 @@ int main(int argc, char **argv)
 				n = (unsigned)(o.records - recs);
 			/* sim ms of this packet's "now": flows end before it */
 			int64_t now_ms = (o.start * 1000 + (int64_t)(sim * 1000));
-			uint8_t *p = put_header(pkt, n, uptime, (uint32_t)now_sec, e->seq++,
-						e - ex + 1);
+			uint8_t *p =
+			    put_header(pkt, n, uptime, (uint32_t)now_sec, e->seq++, e - ex + 1);
 			p = put16(p, TEMPLATE_ID);
 			size_t set = 4 + n * REC_LEN, pad = (4 - set % 4) % 4;
 			p = put16(p, (uint16_t)(set + pad));
@@ -552,7 +559,7 @@ int main(int argc, char **argv)
 				draw_record(&r[i], s);
 				int64_t last = now_ms - r[i].ago, first = last - r[i].dur;
 				put_record(p + i * REC_LEN, &r[i], (uint32_t)(first - e->boot_ms),
-					   (uint32_t)(last - e->boot_ms));
+				           (uint32_t)(last - e->boot_ms));
 				if (tsv)
 					tsv_line(tsv, &r[i], first, e->addr);
 			}

@@ -51,24 +51,24 @@
 
 /* The template: (IANA NetFlow v9 field type, length in bytes). */
 static const uint16_t tmpl[][2] = {
-	{8, 4},  /* IPV4_SRC_ADDR */
-	{12, 4}, /* IPV4_DST_ADDR */
-	{15, 4}, /* IPV4_NEXT_HOP */
-	{10, 2}, /* INPUT_SNMP */
-	{14, 2}, /* OUTPUT_SNMP */
-	{2, 4},  /* IN_PKTS */
-	{1, 4},  /* IN_BYTES */
-	{22, 4}, /* FIRST_SWITCHED */
-	{21, 4}, /* LAST_SWITCHED */
-	{7, 2},  /* L4_SRC_PORT */
-	{11, 2}, /* L4_DST_PORT */
-	{6, 1},  /* TCP_FLAGS */
-	{4, 1},  /* PROTOCOL */
-	{5, 1},  /* SRC_TOS */
-	{16, 2}, /* SRC_AS */
-	{17, 2}, /* DST_AS */
-	{9, 1},  /* SRC_MASK */
-	{13, 1}, /* DST_MASK */
+    {8, 4},  /* IPV4_SRC_ADDR */
+    {12, 4}, /* IPV4_DST_ADDR */
+    {15, 4}, /* IPV4_NEXT_HOP */
+    {10, 2}, /* INPUT_SNMP */
+    {14, 2}, /* OUTPUT_SNMP */
+    {2, 4},  /* IN_PKTS */
+    {1, 4},  /* IN_BYTES */
+    {22, 4}, /* FIRST_SWITCHED */
+    {21, 4}, /* LAST_SWITCHED */
+    {7, 2},  /* L4_SRC_PORT */
+    {11, 2}, /* L4_DST_PORT */
+    {6, 1},  /* TCP_FLAGS */
+    {4, 1},  /* PROTOCOL */
+    {5, 1},  /* SRC_TOS */
+    {16, 2}, /* SRC_AS */
+    {17, 2}, /* DST_AS */
+    {9, 1},  /* SRC_MASK */
+    {13, 1}, /* DST_MASK */
 };
 #define NFIELDS (sizeof tmpl / sizeof tmpl[0])
 #define REC_LEN 45 /* sum of the lengths above */
@@ -90,10 +90,10 @@ struct opts {
 	uint64_t records; /* 0: until --seconds */
 	unsigned sources;
 	unsigned tmpl_every;
-	unsigned pool;   /* records in the precomputed pool */
+	unsigned pool; /* records in the precomputed pool */
 	uint64_t seed;
 	int sndbuf;
-	double mark;      /* >0: print "mark records=N" after this many seconds */
+	double mark; /* >0: print "mark records=N" after this many seconds */
 };
 
 /* ---- deterministic randomness -------------------------------------- */
@@ -177,8 +177,8 @@ static uint32_t get32(const uint8_t *p)
 }
 
 /* RFC 3954 §5.1 packet header; count = records (or template records). */
-static uint8_t *put_header(uint8_t *p, uint16_t count, uint32_t uptime, uint32_t secs,
-			   uint32_t seq, uint32_t source)
+static uint8_t *put_header(uint8_t *p, uint16_t count, uint32_t uptime, uint32_t secs, uint32_t seq,
+                           uint32_t source)
 {
 	p = put16(p, 9);
 	p = put16(p, count);
@@ -204,10 +204,10 @@ static size_t build_template(uint8_t *buf, uint32_t source)
 }
 
 /* Common server ports, most used first (the Zipf law follows this order). */
-static const uint16_t tcp_ports[] = {443, 80, 22, 25, 993, 8080, 3389, 445, 143, 8443,
-				     587, 110, 21, 3306, 5432, 6443, 853, 465, 995, 5222};
-static const uint16_t udp_ports[] = {53, 443, 123, 161, 500, 4500, 1194, 51820, 514, 67,
-				     3478, 5353, 137, 1900, 69, 162, 11211, 4789, 2055, 6343};
+static const uint16_t tcp_ports[] = {443, 80,  22, 25,   993,  8080, 3389, 445, 143, 8443,
+                                     587, 110, 21, 3306, 5432, 6443, 853,  465, 995, 5222};
+static const uint16_t udp_ports[] = {53,   443,  123, 161,  500, 4500, 1194,  51820, 514,  67,
+                                     3478, 5353, 137, 1900, 69,  162,  11211, 4789,  2055, 6343};
 
 struct shape {
 	struct zipf src_net, dst_net, host, port;
@@ -320,19 +320,20 @@ static void patch_records(uint8_t *p, const uint32_t *ago, uint32_t uptime, uint
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nfgen --port PORT --rate RECORDS_PER_S (--seconds S | --records N)\n"
-			"             [--sources K (4)] [--template-every PACKETS (100)]\n"
-			"             [--pool RECORDS (1048576)] [--seed N] [--sndbuf BYTES]\n"
-			"             [--mark SECONDS]  (print \"mark records=N\" then, for\n"
-			"                               a benchmark to sample the collector)\n"
-			"Sends NetFlow v9, 30 IPv4 records a packet, to 127.0.0.1:PORT.\n");
+	fprintf(stderr,
+	        "usage: nfgen --port PORT --rate RECORDS_PER_S (--seconds S | --records N)\n"
+	        "             [--sources K (4)] [--template-every PACKETS (100)]\n"
+	        "             [--pool RECORDS (1048576)] [--seed N] [--sndbuf BYTES]\n"
+	        "             [--mark SECONDS]  (print \"mark records=N\" then, for\n"
+	        "                               a benchmark to sample the collector)\n"
+	        "Sends NetFlow v9, 30 IPv4 records a packet, to 127.0.0.1:PORT.\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){.sources = 4, .tmpl_every = 100, .pool = 1u << 20, .seed = 1,
-			   .sndbuf = 4 << 20};
+	*o = (struct opts){
+	    .sources = 4, .tmpl_every = 100, .pool = 1u << 20, .seed = 1, .sndbuf = 4 << 20};
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
 			usage();
@@ -393,7 +394,7 @@ int main(int argc, char **argv)
 			ago[(i * RECS_PER_PKT + r) * 2 + 1] = get32(rec + OFF_LAST);
 		}
 	}
-	uint8_t (*tpkt)[128] = calloc(o.sources, sizeof *tpkt);
+	uint8_t(*tpkt)[128] = calloc(o.sources, sizeof *tpkt);
 	uint32_t *seq = calloc(o.sources, sizeof *seq);
 	uint64_t *since_tmpl = calloc(o.sources, sizeof *since_tmpl);
 	if (!tpkt || !seq || !since_tmpl) {
@@ -420,7 +421,7 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t want_pkts = o.records ? (o.records + RECS_PER_PKT - 1) / RECS_PER_PKT
-				       : (uint64_t)(o.seconds * o.rate / RECS_PER_PKT + 0.5);
+	                               : (uint64_t)(o.seconds * o.rate / RECS_PER_PKT + 0.5);
 	double pps = o.rate / RECS_PER_PKT;
 	uint64_t sent = 0, tsent = 0, errors = 0, next = 0, pass = 0;
 	uint32_t uptime0 = 86400000u; /* the exporters booted a day ago */
@@ -476,8 +477,10 @@ int main(int argc, char **argv)
 					}
 					p = pool + i * PKT_LEN;
 					len = PKT_LEN;
-					put_header(p, RECS_PER_PKT, uptime, wall.tv_sec, seq[k]++, k + 1);
-					patch_records(p, ago + i * RECS_PER_PKT * 2, uptime, this_pass);
+					put_header(p, RECS_PER_PKT, uptime, wall.tv_sec, seq[k]++,
+					           k + 1);
+					patch_records(p, ago + i * RECS_PER_PKT * 2, uptime,
+					              this_pass);
 					sent++;
 				}
 				iov[n] = (struct iovec){p, len};
@@ -506,7 +509,7 @@ int main(int argc, char **argv)
 	struct rusage ru; /* the sender's CPU: loopback delivery runs here too */
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-		     ru.ru_stime.tv_usec / 1e6;
+	             ru.ru_stime.tv_usec / 1e6;
 	printf("sent records=%llu packets=%llu template_packets=%llu seconds=%.3f rate=%.0f "
 	       "send_errors=%llu cpu=%.3f\n",
 	       (unsigned long long)(sent * RECS_PER_PKT), (unsigned long long)sent,

@@ -47,7 +47,7 @@
 struct dgram {
 	uint8_t b[MAX_PER * (SAMPLE_LEN + 8) + 256];
 	size_t n;
-	size_t seq_off;               /* datagram sequence_number */
+	size_t seq_off;                 /* datagram sequence_number */
 	size_t sample_seq_off[MAX_PER]; /* each flow sample's sequence_number */
 	uint32_t sample_src[MAX_PER];   /* its source_id (ifIndex 1..48) */
 	unsigned nsamples;
@@ -92,13 +92,15 @@ static void frame(uint8_t *f, uint32_t *frame_len)
 	ip[0] = 0x45, ip[2] = (uint8_t)(len >> 8), ip[3] = (uint8_t)len, ip[8] = 64;
 	ip[9] = rnd() % 4 ? 6 : 17;
 	/* a few thousand /24s on each side */
-	ip[12] = 10, ip[13] = (uint8_t)(rnd() % 16), ip[14] = (uint8_t)rnd(), ip[15] = (uint8_t)rnd();
+	ip[12] = 10, ip[13] = (uint8_t)(rnd() % 16), ip[14] = (uint8_t)rnd(),
+	ip[15] = (uint8_t)rnd();
 	ip[16] = 172, ip[17] = (uint8_t)(16 + rnd() % 16), ip[18] = (uint8_t)rnd(),
 	ip[19] = (uint8_t)rnd();
 	uint8_t *l4 = ip + 20;
 	static const uint16_t svc[] = {443, 80, 53, 22, 123, 25, 993, 8080};
 	uint16_t sp = (uint16_t)(32768 + rnd() % 28000), dp = svc[rnd() % 8];
-	l4[0] = (uint8_t)(sp >> 8), l4[1] = (uint8_t)sp, l4[2] = (uint8_t)(dp >> 8), l4[3] = (uint8_t)dp;
+	l4[0] = (uint8_t)(sp >> 8), l4[1] = (uint8_t)sp, l4[2] = (uint8_t)(dp >> 8),
+	l4[3] = (uint8_t)dp;
 	if (ip[9] == 6)
 		l4[12] = 0x50, l4[13] = 0x10;
 	*frame_len = (uint32_t)len + 18 + 4;
@@ -188,8 +190,8 @@ int main(int argc, char **argv)
 			counter_every = (unsigned)atoi(argv[i + 1]);
 		else {
 			fprintf(stderr,
-				"usage: sfgen [--port P] [--rate SAMPLES/S] [--seconds S] [--per N]"
-				" [--counter-every N] [--decode PASSES]\n");
+			        "usage: sfgen [--port P] [--rate SAMPLES/S] [--seconds S] [--per N]"
+			        " [--counter-every N] [--decode PASSES]\n");
 			return 2;
 		}
 	}
@@ -217,9 +219,11 @@ int main(int argc, char **argv)
 				struct dgram *d = &dg[i];
 				set32(d->b + d->seq_off, (uint32_t)++dseq2);
 				for (unsigned s2 = 0; s2 < d->nsamples; s2++)
-					set32(d->b + d->sample_seq_off[s2], ++sseq2[d->sample_src[s2]]);
+					set32(d->b + d->sample_seq_off[s2],
+					      ++sseq2[d->sample_src[s2]]);
 				ng_datagram x = {.data = d->b, .len = d->n, .time_received = 1};
-				x.exporter[10] = x.exporter[11] = 0xff, x.exporter[12] = 127, x.exporter[15] = 1;
+				x.exporter[10] = x.exporter[11] = 0xff, x.exporter[12] = 127,
+				x.exporter[15] = 1;
 				recs += ng_decode(dec, &x, &out);
 				if (out.n >= 4096)
 					ng_flow_batch_clear(&out);
@@ -229,8 +233,8 @@ int main(int argc, char **argv)
 		}
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
 		double sec = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-		printf("decoded samples=%llu cpu=%.3f ns_per_sample=%.1f\n", (unsigned long long)recs, sec,
-		       recs ? sec * 1e9 / (double)recs : 0.0);
+		printf("decoded samples=%llu cpu=%.3f ns_per_sample=%.1f\n",
+		       (unsigned long long)recs, sec, recs ? sec * 1e9 / (double)recs : 0.0);
 		ng_flow_batch_free(&out);
 		ng_counter_batch_free(&ctr);
 		ng_decoder_free(dec);
@@ -265,7 +269,8 @@ int main(int argc, char **argv)
 				set32(d->b + d->seq_off, (uint32_t)++dseq);
 				set32(d->b + d->seq_off + 4, (uint32_t)(el * 1000));
 				for (unsigned s = 0; s < d->nsamples; s++)
-					set32(d->b + d->sample_seq_off[s], ++sseq[d->sample_src[s]]);
+					set32(d->b + d->sample_seq_off[s],
+					      ++sseq[d->sample_src[s]]);
 				iov[k].iov_base = d->b;
 				iov[k].iov_len = d->n;
 				msg[k].msg_hdr.msg_iov = &iov[k];
@@ -289,10 +294,11 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-		     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-	printf("sent samples=%llu datagrams=%llu seconds=%.3f rate=%.0f send_errors=%llu cpu=%.3f\n",
-	       (unsigned long long)(sent_dg * per), (unsigned long long)sent_dg, el,
-	       (double)(sent_dg * per) / el, (unsigned long long)errors, cpu);
+	             (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	printf(
+	    "sent samples=%llu datagrams=%llu seconds=%.3f rate=%.0f send_errors=%llu cpu=%.3f\n",
+	    (unsigned long long)(sent_dg * per), (unsigned long long)sent_dg, el,
+	    (double)(sent_dg * per) / el, (unsigned long long)errors, cpu);
 	free(dg);
 	close(fd);
 	return 0;

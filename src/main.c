@@ -18,12 +18,12 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *doc;
 } commands[] = {
-	{"collect", ng_cmd_collect, "receive NetFlow v5/v9, IPFIX and sFlow, store the flows"},
-	{"decode", ng_cmd_decode, "decode pcap or raw export payload files to NDJSON flows"},
-	{"query", ng_cmd_query, "list flows or top-N statistics from a flow store"},
-	{"status", ng_cmd_status, "per-exporter counters of a flow store"},
-	{"counters", ng_cmd_counters, "sFlow interface/host counter samples of a store"},
-	{"serve", ng_cmd_serve, "HTTP API and dashboards over a flow store"},
+    {"collect", ng_cmd_collect, "receive NetFlow v5/v9, IPFIX and sFlow, store the flows"},
+    {"decode", ng_cmd_decode, "decode pcap or raw export payload files to NDJSON flows"},
+    {"query", ng_cmd_query, "list flows or top-N statistics from a flow store"},
+    {"status", ng_cmd_status, "per-exporter counters of a flow store"},
+    {"counters", ng_cmd_counters, "sFlow interface/host counter samples of a store"},
+    {"serve", ng_cmd_serve, "HTTP API and dashboards over a flow store"},
 };
 
 static void usage(FILE *out)
@@ -31,7 +31,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage: nagare COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].doc);
-	fprintf(out, "\n'nagare COMMAND --help' for a command's options; see docs/ and man nagare.\n");
+	fprintf(out,
+	        "\n'nagare COMMAND --help' for a command's options; see docs/ and man nagare.\n");
 }
 
 int main(int argc, char **argv)

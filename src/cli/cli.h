@@ -9,11 +9,11 @@
 
 #define NG_VERSION "0.1.0"
 
-int ng_cmd_collect(int argc, char **argv); /* src/cli/collect.c */
-int ng_cmd_decode(int argc, char **argv);  /* src/cli/decode.c */
-int ng_cmd_query(int argc, char **argv);   /* src/cli/query.c */
-int ng_cmd_status(int argc, char **argv);  /* src/cli/status.c */
+int ng_cmd_collect(int argc, char **argv);  /* src/cli/collect.c */
+int ng_cmd_decode(int argc, char **argv);   /* src/cli/decode.c */
+int ng_cmd_query(int argc, char **argv);    /* src/cli/query.c */
+int ng_cmd_status(int argc, char **argv);   /* src/cli/status.c */
 int ng_cmd_counters(int argc, char **argv); /* src/cli/counters.c: sFlow counter samples */
-int ng_cmd_serve(int argc, char **argv);   /* src/cli/serve.c: HTTP API and dashboards */
+int ng_cmd_serve(int argc, char **argv);    /* src/cli/serve.c: HTTP API and dashboards */
 
 #endif

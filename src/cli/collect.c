@@ -154,8 +154,8 @@ struct collect {
 	ng_http_server *http;
 	pthread_mutex_t live_mu;
 	ng_exporters_file *live;
-	ng_iftab *ifs;                   /* interface names from options data */
-	char ifs_path[PATH_MAX];         /* STORE/state/interfaces.tsv, for status */
+	ng_iftab *ifs;           /* interface names from options data */
+	char ifs_path[PATH_MAX]; /* STORE/state/interfaces.tsv, for status */
 };
 
 /* ---- options ---------------------------------------------------------- */
@@ -167,13 +167,13 @@ struct collect_opts {
 	const char *json;
 	unsigned stats_interval;
 	const char *config, *geoip_db, *asn_db;
-	int geoip_optional; /* -1 not given */
-	int enrich;         /* -1 not given, 0 --no-enrich, 1 --enrich */
+	int geoip_optional;            /* -1 not given */
+	int enrich;                    /* -1 not given, 0 --no-enrich, 1 --enrich */
 	const char *http, *http_token; /* NULL: default / none */
 	bool no_http;
 	uint64_t retention_ms, max_bytes; /* 0: no limit */
 	uint64_t maint_ms;                /* hidden --maint-interval (tests); 0: 60 s */
-	ng_config cfg;      /* file + environment + flags */
+	ng_config cfg;                    /* file + environment + flags */
 };
 
 /* The configuration: the file (--config or NAGARE_CONFIG), then the
@@ -274,14 +274,14 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 			break;
 		case 'M':
 			if (!ng_parse_size_bytes(optarg, &o->max_bytes) || !o->max_bytes)
-				return ng_usage_fail("collect",
-				                     "--max-size '%s': give a size such as 50G or 500M",
-				                     optarg);
+				return ng_usage_fail(
+				    "collect", "--max-size '%s': give a size such as 50G or 500M",
+				    optarg);
 			break;
 		case 'I':
 			if (!ng_parse_duration_ms(optarg, &o->maint_ms) || !o->maint_ms)
-				return ng_usage_fail("collect", "--maint-interval '%s': bad duration",
-				                     optarg);
+				return ng_usage_fail("collect",
+				                     "--maint-interval '%s': bad duration", optarg);
 			break;
 		case 'h': fputs(collect_help, stdout); return 0;
 		default: return ng_usage_error("collect", c, argv);
@@ -524,7 +524,8 @@ static void take_interfaces(struct collect *c)
 			char a[NG_ADDR_STRLEN];
 			if (ng_iftab_set(c->ifs, in[i].exporter, in[i].index, in[i].name,
 			                 in[i].description) == 1)
-				ng_info("exporter %s: interface %" PRIu32 " is %s (%s), from options data",
+				ng_info("exporter %s: interface %" PRIu32
+				        " is %s (%s), from options data",
 				        ng_addr_format(in[i].exporter, a), in[i].index, in[i].name,
 				        in[i].description);
 		}
@@ -534,7 +535,8 @@ static void put_iface(const uint8_t ex[16], uint32_t index, const char *name, co
                       void *arg)
 {
 	char a[NG_ADDR_STRLEN];
-	fprintf(arg, "%s\t%" PRIu32 "\t%s\t%s\toptions\n", ng_addr_format(ex, a), index, name, desc);
+	fprintf(arg, "%s\t%" PRIu32 "\t%s\t%s\toptions\n", ng_addr_format(ex, a), index, name,
+	        desc);
 }
 
 /* STORE/state/interfaces.tsv for `nagare status`: exporter names and
@@ -863,7 +865,8 @@ static void log_enrichment(struct collect *c)
 		uint64_t probes = st.cache_hits + st.cache_misses;
 		ng_info("enrichment: %" PRIu64 " records, %" PRIu64 " address lookups of which "
 		        "%.1f %% answered by the cache, %" PRIu64 " lookup errors",
-		        st.records, probes, probes ? 100.0 * (double)st.cache_hits / (double)probes : 0.0,
+		        st.records, probes,
+		        probes ? 100.0 * (double)st.cache_hits / (double)probes : 0.0,
 		        st.lookup_errors);
 	}
 	ng_enrich_leave(&c->enrich);
@@ -948,14 +951,16 @@ int ng_cmd_collect(int argc, char **argv)
 		ng_config_free(&o.cfg);
 		return 1;
 	}
-	ng_maint_config mc = {.store_dir = o.store, .retention_ms = o.retention_ms,
-	                      .max_bytes = o.max_bytes, .interval_ms = o.maint_ms};
+	ng_maint_config mc = {.store_dir = o.store,
+	                      .retention_ms = o.retention_ms,
+	                      .max_bytes = o.max_bytes,
+	                      .interval_ms = o.maint_ms};
 	ng_maint *maint = ng_maint_start(&mc);
 	if (!maint)
 		ng_warn("cannot start the maintenance thread: no compaction or retention");
 	rc = receive_loop(&c, o.stats_interval) < 0 ? 1 : 0;
 	ng_maint_stop(maint); /* waits for a merge in progress */
-	stop_http(&c); /* before the decoder and writers go */
+	stop_http(&c);        /* before the decoder and writers go */
 	atomic_store(&c.enrich.closed, true);
 	ng_reloader_stop(c.reloader);
 	stop_flusher(&c);

@@ -101,7 +101,8 @@ static void rates(const struct rows *r, size_t i, double *in_bps, double *out_bp
 		*in_bps = (double)(s->in_octets - p->in_octets) * 8 / dt;
 		*out_bps = (double)(s->out_octets - p->out_octets) * 8 / dt;
 		if (s->if_speed)
-			*util = 100.0 * (*in_bps > *out_bps ? *in_bps : *out_bps) / (double)s->if_speed;
+			*util =
+			    100.0 * (*in_bps > *out_bps ? *in_bps : *out_bps) / (double)s->if_speed;
 		return;
 	}
 }
@@ -117,32 +118,35 @@ static void print_row(FILE *out, enum fmt fmt, const struct rows *r, size_t i)
 	rates(r, i, &ib, &ob, &ut);
 	switch (fmt) {
 	case FMT_NDJSON:
-		fprintf(out,
-			"{\"time_received\":\"%s\",\"exporter\":\"%s\",\"agent\":\"%s\",\"sub_agent\":%" PRIu32
-			",\"source_type\":%" PRIu32 ",\"source_index\":%" PRIu32 ",\"seq\":%" PRIu32
-			",\"if_index\":%" PRIu32 ",\"if_type\":%" PRIu32 ",\"if_speed\":%" PRIu64
-			",\"if_direction\":%" PRIu32 ",\"if_status\":%" PRIu32
-			",\"in_octets\":%" PRIu64 ",\"in_ucast\":%" PRIu32 ",\"in_mcast\":%" PRIu32
-			",\"in_bcast\":%" PRIu32 ",\"in_discards\":%" PRIu32 ",\"in_errors\":%" PRIu32
-			",\"in_unknown\":%" PRIu32 ",\"out_octets\":%" PRIu64 ",\"out_ucast\":%" PRIu32
-			",\"out_mcast\":%" PRIu32 ",\"out_bcast\":%" PRIu32 ",\"out_discards\":%" PRIu32
-			",\"out_errors\":%" PRIu32,
-			t, ex, ag, s->sub_agent, s->source_type, s->source_index, s->seq, s->if_index,
-			s->if_type, s->if_speed, s->if_direction, s->if_status, s->in_octets,
-			s->in_ucast, s->in_mcast, s->in_bcast, s->in_discards, s->in_errors,
-			s->in_unknown, s->out_octets, s->out_ucast, s->out_mcast, s->out_bcast,
-			s->out_discards, s->out_errors);
+		fprintf(
+		    out,
+		    "{\"time_received\":\"%s\",\"exporter\":\"%s\",\"agent\":\"%s\",\"sub_agent\":"
+		    "%" PRIu32 ",\"source_type\":%" PRIu32 ",\"source_index\":%" PRIu32
+		    ",\"seq\":%" PRIu32 ",\"if_index\":%" PRIu32 ",\"if_type\":%" PRIu32
+		    ",\"if_speed\":%" PRIu64 ",\"if_direction\":%" PRIu32 ",\"if_status\":%" PRIu32
+		    ",\"in_octets\":%" PRIu64 ",\"in_ucast\":%" PRIu32 ",\"in_mcast\":%" PRIu32
+		    ",\"in_bcast\":%" PRIu32 ",\"in_discards\":%" PRIu32 ",\"in_errors\":%" PRIu32
+		    ",\"in_unknown\":%" PRIu32 ",\"out_octets\":%" PRIu64 ",\"out_ucast\":%" PRIu32
+		    ",\"out_mcast\":%" PRIu32 ",\"out_bcast\":%" PRIu32 ",\"out_discards\":%" PRIu32
+		    ",\"out_errors\":%" PRIu32,
+		    t, ex, ag, s->sub_agent, s->source_type, s->source_index, s->seq, s->if_index,
+		    s->if_type, s->if_speed, s->if_direction, s->if_status, s->in_octets,
+		    s->in_ucast, s->in_mcast, s->in_bcast, s->in_discards, s->in_errors,
+		    s->in_unknown, s->out_octets, s->out_ucast, s->out_mcast, s->out_bcast,
+		    s->out_discards, s->out_errors);
 		if (s->parts & NG_CTR_ETH)
-			fprintf(out, ",\"eth_fcs_errors\":%" PRIu32 ",\"eth_alignment_errors\":%" PRIu32,
-				s->eth[1], s->eth[0]);
+			fprintf(out,
+			        ",\"eth_fcs_errors\":%" PRIu32 ",\"eth_alignment_errors\":%" PRIu32,
+			        s->eth[1], s->eth[0]);
 		if (s->parts & NG_CTR_HOST_CPU)
-			fprintf(out, ",\"load_one\":%.2f,\"cpu_num\":%" PRIu32, s->load_one, s->cpu_num);
+			fprintf(out, ",\"load_one\":%.2f,\"cpu_num\":%" PRIu32, s->load_one,
+			        s->cpu_num);
 		if (s->parts & NG_CTR_HOST_MEM)
-			fprintf(out, ",\"mem_total\":%" PRIu64 ",\"mem_free\":%" PRIu64, s->mem_total,
-				s->mem_free);
+			fprintf(out, ",\"mem_total\":%" PRIu64 ",\"mem_free\":%" PRIu64,
+			        s->mem_total, s->mem_free);
 		if (s->parts & NG_CTR_HOST_NET)
 			fprintf(out, ",\"net_bytes_in\":%" PRIu64 ",\"net_bytes_out\":%" PRIu64,
-				s->net_bytes_in, s->net_bytes_out);
+			        s->net_bytes_in, s->net_bytes_out);
 		if (ib >= 0)
 			fprintf(out, ",\"in_bps\":%.0f,\"out_bps\":%.0f", ib, ob);
 		if (ut >= 0)
@@ -151,10 +155,10 @@ static void print_row(FILE *out, enum fmt fmt, const struct rows *r, size_t i)
 		break;
 	case FMT_CSV:
 		fprintf(out,
-			"%s,%s,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32
-			",%" PRIu32 ",",
-			t, ex, ag, s->sub_agent, s->if_index, s->if_speed, s->in_octets, s->out_octets,
-			s->in_errors, s->out_errors);
+		        "%s,%s,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		        ",%" PRIu32 ",%" PRIu32 ",",
+		        t, ex, ag, s->sub_agent, s->if_index, s->if_speed, s->in_octets,
+		        s->out_octets, s->in_errors, s->out_errors);
 		if (ib >= 0)
 			fprintf(out, "%.0f,%.0f", ib, ob);
 		else
@@ -162,10 +166,11 @@ static void print_row(FILE *out, enum fmt fmt, const struct rows *r, size_t i)
 		fputs("\n", out);
 		break;
 	case FMT_TABLE:
-		fprintf(out, "%-24s %-16s %5" PRIu32 " %10" PRIu32 " %14" PRIu64 " %16" PRIu64
-			     " %16" PRIu64 " %8" PRIu32 " %8" PRIu32,
-			t, ag, s->sub_agent, s->if_index, s->if_speed, s->in_octets, s->out_octets,
-			s->in_errors, s->out_errors);
+		fprintf(out,
+		        "%-24s %-16s %5" PRIu32 " %10" PRIu32 " %14" PRIu64 " %16" PRIu64
+		        " %16" PRIu64 " %8" PRIu32 " %8" PRIu32,
+		        t, ag, s->sub_agent, s->if_index, s->if_speed, s->in_octets, s->out_octets,
+		        s->in_errors, s->out_errors);
 		if (ib >= 0)
 			fprintf(out, " %14.0f %14.0f", ib, ob);
 		fputs("\n", out);
@@ -176,11 +181,15 @@ static void print_row(FILE *out, enum fmt fmt, const struct rows *r, size_t i)
 int ng_cmd_counters(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"store", required_argument, 0, 's'}, {"from", required_argument, 0, 'F'},
-		{"to", required_argument, 0, 'T'},    {"agent", required_argument, 0, 'a'},
-		{"if", required_argument, 0, 'i'},    {"format", required_argument, 0, 'f'},
-		{"counters", no_argument, 0, 'C'},    {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+	    {"store", required_argument, 0, 's'},
+	    {"from", required_argument, 0, 'F'},
+	    {"to", required_argument, 0, 'T'},
+	    {"agent", required_argument, 0, 'a'},
+	    {"if", required_argument, 0, 'i'},
+	    {"format", required_argument, 0, 'f'},
+	    {"counters", no_argument, 0, 'C'},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
 	const char *store = NULL;
 	uint64_t now = ng_now_ms(), from = 0, to = now + 86400000ULL;
@@ -201,7 +210,8 @@ int ng_cmd_counters(int argc, char **argv)
 			break;
 		case 'a':
 			if (!ng_addr_parse(optarg, r.agent))
-				return ng_usage_fail("counters", "bad --agent address '%s'", optarg);
+				return ng_usage_fail("counters", "bad --agent address '%s'",
+				                     optarg);
 			r.by_agent = true;
 			break;
 		case 'i': {
@@ -221,8 +231,8 @@ int ng_cmd_counters(int argc, char **argv)
 			else if (!strcmp(optarg, "ndjson") || !strcmp(optarg, "json"))
 				fmt = FMT_NDJSON;
 			else
-				return ng_usage_fail("counters", "bad --format '%s' (table, csv, ndjson)",
-						     optarg);
+				return ng_usage_fail(
+				    "counters", "bad --format '%s' (table, csv, ndjson)", optarg);
 			break;
 		case 'C': break; /* `nagare query --counters` hands its argv over whole */
 		case 'h': fputs(counters_help, stdout); return 0;
@@ -244,8 +254,9 @@ int ng_cmd_counters(int argc, char **argv)
 	if (r.n)
 		qsort(r.s, r.n, sizeof *r.s, by_time);
 	if (fmt == FMT_CSV)
-		puts("time_received,exporter,agent,sub_agent,if_index,if_speed,in_octets,out_octets,"
-		     "in_errors,out_errors,in_bps,out_bps");
+		puts(
+		    "time_received,exporter,agent,sub_agent,if_index,if_speed,in_octets,out_octets,"
+		    "in_errors,out_errors,in_bps,out_bps");
 	else if (fmt == FMT_TABLE)
 		printf("%-24s %-16s %5s %10s %14s %16s %16s %8s %8s %14s %14s\n", "time", "agent",
 		       "sub", "ifindex", "speed", "in_octets", "out_octets", "in_err", "out_err",

@@ -92,14 +92,14 @@ static void retention(ng_maint *m)
 	if (!m->cfg.retention_ms && !m->cfg.max_bytes)
 		return;
 	ng_store_maint_stats st = {0};
-	if (ng_store_retention(m->cfg.store_dir, m->cfg.retention_ms, m->cfg.max_bytes,
-	                       ng_now_ms(), &st) < 0) {
+	if (ng_store_retention(m->cfg.store_dir, m->cfg.retention_ms, m->cfg.max_bytes, ng_now_ms(),
+	                       &st) < 0) {
 		ng_warn("retention: %s is not a store", m->cfg.store_dir);
 		return;
 	}
 	if (st.segments_deleted)
-		ng_info("retention: deleted %" PRIu64 " segments (%" PRIu64 " bytes); store now %" PRIu64
-		        " bytes",
+		ng_info("retention: deleted %" PRIu64 " segments (%" PRIu64
+		        " bytes); store now %" PRIu64 " bytes",
 		        st.segments_deleted, st.bytes_deleted, st.bytes_total);
 	if (st.errors)
 		ng_warn("retention: %" PRIu64 " errors (logged above)", st.errors);

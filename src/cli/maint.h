@@ -12,11 +12,11 @@
 typedef struct ng_maint ng_maint;
 
 typedef struct ng_maint_config {
-	const char *store_dir;  /* borrowed; must outlive the thread */
-	uint64_t retention_ms;  /* delete segments older than this; 0: keep */
-	uint64_t max_bytes;     /* delete the oldest above this size; 0: no limit */
-	uint64_t interval_ms;   /* between runs; 0: 60 000 */
-	uint64_t first_ms;      /* before the first run; 0: interval_ms */
+	const char *store_dir; /* borrowed; must outlive the thread */
+	uint64_t retention_ms; /* delete segments older than this; 0: keep */
+	uint64_t max_bytes;    /* delete the oldest above this size; 0: no limit */
+	uint64_t interval_ms;  /* between runs; 0: 60 000 */
+	uint64_t first_ms;     /* before the first run; 0: interval_ms */
 } ng_maint_config;
 
 /* Starts the thread (nice +10, stop signals blocked).  Each run compacts

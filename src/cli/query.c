@@ -31,50 +31,50 @@
 #include "sink/json.h"
 
 static const char query_help[] =
-	"usage: nagare query --store DIR [OPTIONS] [FILTER...]\n"
-	"\n"
-	"Lists the flows of a store, or the top N of a statistic (like nfdump -s).\n"
-	"Words after the options form an nfdump-style filter (docs/query.md).\n"
-	"\n"
-	"  -R, --store DIR        the flow store directory (required)\n"
-	"  -f, --from T           first flow_start to include (default: the beginning)\n"
-	"  -t, --to T             flow_start before which to stop (default: the end)\n"
-	"                         T: 2026-11-30T12:00:00Z, '2026-11-30 12:00',\n"
-	"                         2026/11/30.12:00:00, epoch seconds, now, -90s, -15m, -1h, -2d\n"
-	"  -s, --stat KEY[/ORDER] top N groups by KEY: srcip dstip ip srcport dstport port\n"
-	"                         proto exporter srcas dstas as inif outif conv, any field\n"
-	"                         name, or a comma list (srcip,dstport).  ORDER: flows\n"
-	"                         (default), packets, bytes, pps, bps, bpp.  Repeatable.\n"
-	"  -A, --aggregate KEYS   aggregate into records like nfdump -A: srcip,dstport;\n"
-	"                         prefixes srcip4/24, dstip6/64.  All records in time\n"
-	"                         order, or the top -n by -O ORDER\n"
-	"  -B, --bidir            conversations A <-> B, both directions in one row\n"
-	"                         (keys: -A KEYS, default proto,srcip,srcport,dstip,dstport)\n"
-	"  -I, --interval T       time series in T buckets (30s, 1m, 5m, 1h, 1d; UTC-aligned);\n"
-	"                         with -s KEY: the top -n series by KEY plus 'other'\n"
-	"  -P, --pairs SRC,DST    Sankey edges SRC -> DST (srcip,dstip; srcas,dstas;\n"
-	"                         inif,outif; ...): top -n edges plus 'other'\n"
-	"  -O, --order ORDER      default ORDER for -s, -A, -B, --pairs\n"
-	"  -n, --limit N          top N groups (default 10) or first N flows (default all)\n"
-	"  -o, --format FMT       table (default), csv, ndjson, or json (one document:\n"
-	"                         query, rows, summary)\n"
-	"      --filter-file FILE the filter from FILE (nfdump -f; '#' comments)\n"
-	"      --no-header        no title or column header lines\n"
-	"  -q, --quiet            no summary\n"
-	"  -h, --help             this help\n"
-	"\n"
-	"Examples:\n"
-	"  nagare query --store /var/lib/nagare -s srcip/bytes -n 20\n"
-	"  nagare query --store st --from -1h -s dstport proto tcp and not port 22\n"
-	"  nagare query --store st -s conv/packets 'src net 10.0.0.0/8 and bytes > 1M'\n"
-	"  nagare query --store st host 192.0.2.1 -n 100 --format ndjson\n"
-	"  nagare query --store st -A srcip4/24,dstport 'proto tcp'\n"
-	"  nagare query --store st --interval 5m -s proto/bytes -n 5 --format csv\n"
-	"  nagare query --store st --pairs srcas,dstas -n 20 --format json\n"
-	"\n"
-	"The summary (flows, bytes, packets, time window, segments read and skipped,\n"
-	"elapsed) follows a table on stdout, and goes to stderr for csv and ndjson.\n"
-	"Exit status: 0 success, 1 runtime error, 2 usage error.\n";
+    "usage: nagare query --store DIR [OPTIONS] [FILTER...]\n"
+    "\n"
+    "Lists the flows of a store, or the top N of a statistic (like nfdump -s).\n"
+    "Words after the options form an nfdump-style filter (docs/query.md).\n"
+    "\n"
+    "  -R, --store DIR        the flow store directory (required)\n"
+    "  -f, --from T           first flow_start to include (default: the beginning)\n"
+    "  -t, --to T             flow_start before which to stop (default: the end)\n"
+    "                         T: 2026-11-30T12:00:00Z, '2026-11-30 12:00',\n"
+    "                         2026/11/30.12:00:00, epoch seconds, now, -90s, -15m, -1h, -2d\n"
+    "  -s, --stat KEY[/ORDER] top N groups by KEY: srcip dstip ip srcport dstport port\n"
+    "                         proto exporter srcas dstas as inif outif conv, any field\n"
+    "                         name, or a comma list (srcip,dstport).  ORDER: flows\n"
+    "                         (default), packets, bytes, pps, bps, bpp.  Repeatable.\n"
+    "  -A, --aggregate KEYS   aggregate into records like nfdump -A: srcip,dstport;\n"
+    "                         prefixes srcip4/24, dstip6/64.  All records in time\n"
+    "                         order, or the top -n by -O ORDER\n"
+    "  -B, --bidir            conversations A <-> B, both directions in one row\n"
+    "                         (keys: -A KEYS, default proto,srcip,srcport,dstip,dstport)\n"
+    "  -I, --interval T       time series in T buckets (30s, 1m, 5m, 1h, 1d; UTC-aligned);\n"
+    "                         with -s KEY: the top -n series by KEY plus 'other'\n"
+    "  -P, --pairs SRC,DST    Sankey edges SRC -> DST (srcip,dstip; srcas,dstas;\n"
+    "                         inif,outif; ...): top -n edges plus 'other'\n"
+    "  -O, --order ORDER      default ORDER for -s, -A, -B, --pairs\n"
+    "  -n, --limit N          top N groups (default 10) or first N flows (default all)\n"
+    "  -o, --format FMT       table (default), csv, ndjson, or json (one document:\n"
+    "                         query, rows, summary)\n"
+    "      --filter-file FILE the filter from FILE (nfdump -f; '#' comments)\n"
+    "      --no-header        no title or column header lines\n"
+    "  -q, --quiet            no summary\n"
+    "  -h, --help             this help\n"
+    "\n"
+    "Examples:\n"
+    "  nagare query --store /var/lib/nagare -s srcip/bytes -n 20\n"
+    "  nagare query --store st --from -1h -s dstport proto tcp and not port 22\n"
+    "  nagare query --store st -s conv/packets 'src net 10.0.0.0/8 and bytes > 1M'\n"
+    "  nagare query --store st host 192.0.2.1 -n 100 --format ndjson\n"
+    "  nagare query --store st -A srcip4/24,dstport 'proto tcp'\n"
+    "  nagare query --store st --interval 5m -s proto/bytes -n 5 --format csv\n"
+    "  nagare query --store st --pairs srcas,dstas -n 20 --format json\n"
+    "\n"
+    "The summary (flows, bytes, packets, time window, segments read and skipped,\n"
+    "elapsed) follows a table on stdout, and goes to stderr for csv and ndjson.\n"
+    "Exit status: 0 success, 1 runtime error, 2 usage error.\n";
 
 #define MAX_STATS 16
 
@@ -117,7 +117,7 @@ static int read_filter_file(query_opts *o)
 	FILE *f = fopen(o->filter_file, "r");
 	if (!f)
 		return ng_usage_fail("query", "cannot read --filter-file %s: %s", o->filter_file,
-				     strerror(errno));
+		                     strerror(errno));
 	size_t cap = 1 << 20;
 	char *s = malloc(cap + 1);
 	size_t n = s ? fread(s, 1, cap + 1, f) : 0;
@@ -126,7 +126,7 @@ static int read_filter_file(query_opts *o)
 	if (!s || bad) {
 		free(s);
 		return ng_usage_fail("query", "--filter-file %s: unreadable or over 1 MiB",
-				     o->filter_file);
+		                     o->filter_file);
 	}
 	s[n] = 0;
 	o->filter_text = s;
@@ -138,15 +138,22 @@ static int parse_args(int argc, char **argv, query_opts *o)
 	enum { OPT_NO_HEADER = 256, OPT_FILTER_FILE };
 	/* short options follow nfdump where it has them (-A, -B, -O, -n, -o) */
 	static const struct option longopts[] = {
-		{"store", required_argument, NULL, 'R'}, {"from", required_argument, NULL, 'f'},
-		{"to", required_argument, NULL, 't'},    {"stat", required_argument, NULL, 's'},
-		{"order", required_argument, NULL, 'O'}, {"limit", required_argument, NULL, 'n'},
-		{"format", required_argument, NULL, 'o'}, {"no-header", no_argument, NULL, OPT_NO_HEADER},
-		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
-		{"aggregate", required_argument, NULL, 'A'}, {"bidir", no_argument, NULL, 'B'},
-		{"interval", required_argument, NULL, 'I'}, {"pairs", required_argument, NULL, 'P'},
-		{"filter-file", required_argument, NULL, OPT_FILTER_FILE},
-		{NULL, 0, NULL, 0},
+	    {"store", required_argument, NULL, 'R'},
+	    {"from", required_argument, NULL, 'f'},
+	    {"to", required_argument, NULL, 't'},
+	    {"stat", required_argument, NULL, 's'},
+	    {"order", required_argument, NULL, 'O'},
+	    {"limit", required_argument, NULL, 'n'},
+	    {"format", required_argument, NULL, 'o'},
+	    {"no-header", no_argument, NULL, OPT_NO_HEADER},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"aggregate", required_argument, NULL, 'A'},
+	    {"bidir", no_argument, NULL, 'B'},
+	    {"interval", required_argument, NULL, 'I'},
+	    {"pairs", required_argument, NULL, 'P'},
+	    {"filter-file", required_argument, NULL, OPT_FILTER_FILE},
+	    {NULL, 0, NULL, 0},
 	};
 	uint64_t now = ng_now_ms();
 	o->base.to_ms = UINT64_MAX;
@@ -180,39 +187,38 @@ static int parse_args(int argc, char **argv, query_opts *o)
 		case 'I':
 			if (!ng_interval_parse(optarg, &o->interval_ms))
 				return ng_usage_fail("query",
-						     "bad --interval '%s' (30s, 1m, 5m, 1h, 1d, or "
-						     "seconds; at least 1 s)",
-						     optarg);
+				                     "bad --interval '%s' (30s, 1m, 5m, 1h, 1d, or "
+				                     "seconds; at least 1 s)",
+				                     optarg);
 			break;
 		case 'O':
 			o->order_given = true;
 			if (!ng_query_parse_order(optarg, &o->base.order))
-				return ng_usage_fail("query",
-						     "unknown order '%s' (flows, packets, bytes, pps, "
-						     "bps or bpp)",
-						     optarg);
+				return ng_usage_fail(
+				    "query",
+				    "unknown order '%s' (flows, packets, bytes, pps, "
+				    "bps or bpp)",
+				    optarg);
 			break;
 		case 'n': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 0)
 				return ng_usage_fail("query", "bad -n '%s': a count, 0 for all",
-						     optarg);
+				                     optarg);
 			o->limit = v;
 			break;
 		}
 		case 'o':
 			if (!ng_format_parse(optarg, &o->fmt))
-				return ng_usage_fail("query",
-						     "unknown format '%s' (table, csv, ndjson or json)",
-						     optarg);
+				return ng_usage_fail(
+				    "query", "unknown format '%s' (table, csv, ndjson or json)",
+				    optarg);
 			break;
 		case OPT_NO_HEADER: o->header = false; break;
 		case OPT_FILTER_FILE: o->filter_file = optarg; break;
 		case 'q': o->quiet = true; break;
-		case 'h':
-			fputs(query_help, stdout);
-			return -1;
+		case 'h': fputs(query_help, stdout); return -1;
 		default: return ng_usage_error("query", c, argv);
 		}
 	}
@@ -220,17 +226,18 @@ static int parse_args(int argc, char **argv, query_opts *o)
 		return ng_usage_fail("query", "--store DIR is required");
 	if (o->base.from_ms >= o->base.to_ms)
 		return ng_usage_fail("query", "--from must be before --to");
-	int modes = (o->aggregate && !o->bidir) + o->bidir + (o->pairs != NULL) +
-		    (o->interval_ms != 0);
+	int modes =
+	    (o->aggregate && !o->bidir) + o->bidir + (o->pairs != NULL) + (o->interval_ms != 0);
 	if (modes > 1)
 		return ng_usage_fail("query", "-A, -B, --pairs and --interval do not combine "
-					      "(except -B with -A KEYS)");
+		                              "(except -B with -A KEYS)");
 	if (modes && o->nstats && !o->interval_ms)
 		return ng_usage_fail("query", "-s does not combine with -A, -B or --pairs");
 	if (o->filter_file) {
 		if (optind < argc)
-			return ng_usage_fail("query", "a filter in --filter-file and on the command "
-						      "line: give one");
+			return ng_usage_fail("query",
+			                     "a filter in --filter-file and on the command "
+			                     "line: give one");
 		return read_filter_file(o);
 	}
 	o->filter_text = join_args(argc, argv, optind);
@@ -249,7 +256,7 @@ static int finish(const query_opts *o, ng_query_result *res, int rc)
 		ng_output_summary(stderr, res);
 	if (res->scan.errors)
 		fprintf(stderr, "nagare query: %llu corrupt segment(s) skipped (see above)\n",
-			(unsigned long long)res->scan.errors);
+		        (unsigned long long)res->scan.errors);
 	if (rc || fflush(stdout)) {
 		perror("nagare query: writing the output");
 		return 1;
@@ -259,8 +266,8 @@ static int finish(const query_opts *o, ng_query_result *res, int rc)
 
 static ng_output_opts out_opts(const query_opts *o)
 {
-	return (ng_output_opts){.fmt = o->fmt, .header = o->header, .summary = !o->quiet,
-				.filter = o->filter_text};
+	return (ng_output_opts){
+	    .fmt = o->fmt, .header = o->header, .summary = !o->quiet, .filter = o->filter_text};
 }
 
 static int cmp_first_seen(const void *a, const void *b)
@@ -354,10 +361,11 @@ static int stat_keys(const char *stat, ng_query *q)
 		*slash = 0;
 	if (ng_query_parse_keys(q, spec, err, sizeof err)) {
 		if (strchr(stat, '/') && !slash)
-			return ng_usage_fail("query",
-					     "unknown order in -s %s (flows, packets, bytes, pps, bps "
-					     "or bpp)",
-					     stat);
+			return ng_usage_fail(
+			    "query",
+			    "unknown order in -s %s (flows, packets, bytes, pps, bps "
+			    "or bpp)",
+			    stat);
 		return ng_usage_fail("query", "%s", err);
 	}
 	return 0;
@@ -382,7 +390,8 @@ int ng_cmd_query(int argc, char **argv)
 		if (strchr(o.filter_text, '\n')) /* a filter file: the line is in err */
 			fprintf(stderr, "nagare query: bad filter: %s\n", err);
 		else
-			fprintf(stderr, "nagare query: bad filter at column %zu: %s\n", col + 1, err);
+			fprintf(stderr, "nagare query: bad filter at column %zu: %s\n", col + 1,
+			        err);
 		free(o.filter_text);
 		return 2;
 	}

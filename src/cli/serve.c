@@ -23,19 +23,19 @@
 #include "http/http.h"
 
 static const char serve_help[] =
-	"usage: nagare serve --store DIR [--http ADDR:PORT] [--http-token TOKEN]\n"
-	"\n"
-	"Serves the dashboards and the JSON API (docs/api.md) over the flow store DIR.\n"
-	"\n"
-	"  -s, --store DIR         the flow store directory (required)\n"
-	"      --http ADDR:PORT    where to listen (default 127.0.0.1:8080); any address\n"
-	"                          but loopback needs a token\n"
-	"      --http-token TOKEN  the token clients must give (default: $NAGARE_HTTP_TOKEN)\n"
-	"      --max-range DAYS    longest query time range (default 31)\n"
-	"      --timeout SECS      longest query run time (default 10)\n"
-	"  -h, --help              this help\n"
-	"\n"
-	"SIGTERM or SIGINT stops it.\n";
+    "usage: nagare serve --store DIR [--http ADDR:PORT] [--http-token TOKEN]\n"
+    "\n"
+    "Serves the dashboards and the JSON API (docs/api.md) over the flow store DIR.\n"
+    "\n"
+    "  -s, --store DIR         the flow store directory (required)\n"
+    "      --http ADDR:PORT    where to listen (default 127.0.0.1:8080); any address\n"
+    "                          but loopback needs a token\n"
+    "      --http-token TOKEN  the token clients must give (default: $NAGARE_HTTP_TOKEN)\n"
+    "      --max-range DAYS    longest query time range (default 31)\n"
+    "      --timeout SECS      longest query run time (default 10)\n"
+    "  -h, --help              this help\n"
+    "\n"
+    "SIGTERM or SIGINT stops it.\n";
 
 static volatile sig_atomic_t serve_stop;
 
@@ -69,13 +69,13 @@ int ng_cmd_serve(int argc, char **argv)
 {
 	enum { OPT_HTTP = 256, OPT_TOKEN, OPT_RANGE, OPT_TIMEOUT };
 	static const struct option opts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"http", required_argument, NULL, OPT_HTTP},
-		{"http-token", required_argument, NULL, OPT_TOKEN},
-		{"max-range", required_argument, NULL, OPT_RANGE},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+	    {"store", required_argument, NULL, 's'},
+	    {"http", required_argument, NULL, OPT_HTTP},
+	    {"http-token", required_argument, NULL, OPT_TOKEN},
+	    {"max-range", required_argument, NULL, OPT_RANGE},
+	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+	    {"help", no_argument, NULL, 'h'},
+	    {0, 0, 0, 0},
 	};
 	ng_http_config cfg = {.listen = "127.0.0.1:8080", .token = getenv("NAGARE_HTTP_TOKEN")};
 	optind = 0;
@@ -93,7 +93,8 @@ int ng_cmd_serve(int argc, char **argv)
 			v = strtol(optarg, &end, 10);
 			if (*end || end == optarg || v < 1 || v > 3650)
 				return ng_usage_fail("serve", "bad --%s '%s'",
-						     c == OPT_RANGE ? "max-range" : "timeout", optarg);
+				                     c == OPT_RANGE ? "max-range" : "timeout",
+				                     optarg);
 			if (c == OPT_RANGE)
 				cfg.max_range_ms = (uint64_t)v * 86400000;
 			else
@@ -124,7 +125,7 @@ int ng_cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	ng_info("dashboards and API at %s (store %s)", ng_http_url(s, url, sizeof url),
-		cfg.store_dir);
+	        cfg.store_dir);
 	while (!serve_stop)
 		pause();
 	ng_info("stopping");

@@ -14,7 +14,10 @@ void ng_addr_from_v4(uint8_t out[16], const uint8_t v4[4])
 	memcpy(out + 12, v4, 4);
 }
 
-bool ng_addr_is_v4(const uint8_t a[16]) { return memcmp(a, v4_prefix, 12) == 0; }
+bool ng_addr_is_v4(const uint8_t a[16])
+{
+	return memcmp(a, v4_prefix, 12) == 0;
+}
 
 char *ng_addr_format(const uint8_t a[16], char *buf)
 {

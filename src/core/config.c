@@ -272,8 +272,10 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		c->stats_interval = (unsigned)u;
 		return 0;
 	}
-	return fail(x, v, "collect: unknown key '%s' (store, listen, json, stats_interval, "
-		       "http, http_token)", key);
+	return fail(x, v,
+	            "collect: unknown key '%s' (store, listen, json, stats_interval, "
+	            "http, http_token)",
+	            key);
 }
 
 static int enrich_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)

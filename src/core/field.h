@@ -98,13 +98,13 @@ enum ng_field_id {
 
 typedef struct ng_field {
 	enum ng_field_id id;
-	const char *name;  /* NDJSON key and store column name, e.g. "src_addr" */
+	const char *name;       /* NDJSON key and store column name, e.g. "src_addr" */
 	const char *short_name; /* nfdump-style, e.g. "srcip"; NULL when none */
-	uint16_t ie;       /* IPFIX Information Element ID (0: none) */
+	uint16_t ie;            /* IPFIX Information Element ID (0: none) */
 	enum ng_field_type type;
-	uint16_t offset;   /* offsetof(ng_flow, …) */
-	uint8_t size;      /* bytes in ng_flow */
-	const char *doc;   /* one line for docs/fields.md and --help */
+	uint16_t offset; /* offsetof(ng_flow, …) */
+	uint8_t size;    /* bytes in ng_flow */
+	const char *doc; /* one line for docs/fields.md and --help */
 } ng_field;
 
 extern const ng_field ng_fields[NG_FIELD_COUNT];

@@ -20,7 +20,10 @@ ng_flow *ng_flow_batch_push(ng_flow_batch *b)
 	return r;
 }
 
-void ng_flow_batch_clear(ng_flow_batch *b) { b->n = 0; }
+void ng_flow_batch_clear(ng_flow_batch *b)
+{
+	b->n = 0;
+}
 
 void ng_flow_batch_free(ng_flow_batch *b)
 {

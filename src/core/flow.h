@@ -23,12 +23,12 @@
 
 /* Where a record's sampling rate came from. */
 enum ng_sampling_source {
-	NG_SAMPLING_NONE = 0,   /* no rate known: counters taken as unsampled */
-	NG_SAMPLING_RECORD,     /* a field of the record itself (IE 34/50/305+306/309+310) */
-	NG_SAMPLING_OPTIONS,    /* options data matched by sampler ID (IE 48/49/302) */
-	NG_SAMPLING_HEADER,     /* NetFlow v5 header sampling_interval */
-	NG_SAMPLING_SFLOW,      /* sFlow sample's sampling_rate */
-	NG_SAMPLING_CONFIG,     /* configured per exporter */
+	NG_SAMPLING_NONE = 0, /* no rate known: counters taken as unsampled */
+	NG_SAMPLING_RECORD,   /* a field of the record itself (IE 34/50/305+306/309+310) */
+	NG_SAMPLING_OPTIONS,  /* options data matched by sampler ID (IE 48/49/302) */
+	NG_SAMPLING_HEADER,   /* NetFlow v5 header sampling_interval */
+	NG_SAMPLING_SFLOW,    /* sFlow sample's sampling_rate */
+	NG_SAMPLING_CONFIG,   /* configured per exporter */
 	NG_SAMPLING_SOURCE_COUNT
 };
 
@@ -48,81 +48,82 @@ enum ng_direction {
 
 typedef struct ng_flow {
 	/* times, ms since the epoch */
-	uint64_t time_received;  /* collector clock when the datagram arrived */
-	uint64_t flow_start;     /* IE 152 flowStartMilliseconds */
-	uint64_t flow_end;       /* IE 153 flowEndMilliseconds */
+	uint64_t time_received; /* collector clock when the datagram arrived */
+	uint64_t flow_start;    /* IE 152 flowStartMilliseconds */
+	uint64_t flow_end;      /* IE 153 flowEndMilliseconds */
 
 	/* counters */
-	uint64_t bytes;          /* IE 1 octetDeltaCount × sampling rate */
-	uint64_t packets;        /* IE 2 packetDeltaCount × sampling rate */
-	uint64_t bytes_raw;      /* IE 1 as sent */
-	uint64_t packets_raw;    /* IE 2 as sent */
+	uint64_t bytes;       /* IE 1 octetDeltaCount × sampling rate */
+	uint64_t packets;     /* IE 2 packetDeltaCount × sampling rate */
+	uint64_t bytes_raw;   /* IE 1 as sent */
+	uint64_t packets_raw; /* IE 2 as sent */
 
 	/* addresses (16 bytes, IPv4-mapped) */
-	uint8_t exporter[16];    /* IE 130/131 exporterIPv4/IPv6Address (datagram source) */
-	uint8_t src_addr[16];    /* IE 8 / 27 */
-	uint8_t dst_addr[16];    /* IE 12 / 28 */
-	uint8_t next_hop[16];    /* IE 15 / 62 (or BGP next hop 18/63 when absent) */
+	uint8_t exporter[16]; /* IE 130/131 exporterIPv4/IPv6Address (datagram source) */
+	uint8_t src_addr[16]; /* IE 8 / 27 */
+	uint8_t dst_addr[16]; /* IE 12 / 28 */
+	uint8_t next_hop[16]; /* IE 15 / 62 (or BGP next hop 18/63 when absent) */
 
 	uint32_t observation_domain; /* IE 149 (v9: source ID) */
-	uint32_t sampling_rate;  /* packets per sample; 1 when unsampled */
-	uint32_t in_if;          /* IE 10 ingressInterface */
-	uint32_t out_if;         /* IE 14 egressInterface */
-	uint32_t src_as;         /* IE 16 bgpSourceAsNumber */
-	uint32_t dst_as;         /* IE 17 bgpDestinationAsNumber */
-	uint32_t mpls_label;     /* IE 70 mplsTopLabelStackSection: 20-bit label */
-	uint16_t sampler_id;     /* IE 48/302 */
-	uint16_t src_port;       /* IE 7 */
-	uint16_t dst_port;       /* IE 11 */
-	uint16_t src_vlan;       /* IE 58 vlanId */
-	uint16_t dst_vlan;       /* IE 59 postVlanId */
-	uint8_t src_mac[6];      /* IE 56 sourceMacAddress */
-	uint8_t dst_mac[6];      /* IE 80 destinationMacAddress (or 57 postDestination…) */
-	uint8_t protocol;        /* IE 4 protocolIdentifier */
-	uint8_t tcp_flags;       /* IE 6 tcpControlBits (low 8 bits) */
-	uint8_t tos;             /* IE 5 ipClassOfService */
-	uint8_t icmp_type;       /* IE 176/178 */
-	uint8_t icmp_code;       /* IE 177/179 */
-	uint8_t ip_version;      /* IE 60: 4 or 6, 0 unknown */
-	uint8_t direction;       /* IE 61 flowDirection, enum ng_direction */
-	uint8_t src_mask;        /* IE 9 / 29 */
-	uint8_t dst_mask;        /* IE 13 / 30 */
-	uint8_t sampling_source; /* enum ng_sampling_source */
-	uint8_t flow_version;    /* export protocol: 1, 5, 7, 9, 10 (IPFIX), 0x50 sFlow */
-	uint8_t inner_protocol;  /* sFlow header: protocol inside VXLAN/GRE/IP-in-IP, 0 none */
-	uint8_t sample_kind;     /* enum ng_sample_kind */
+	uint32_t sampling_rate;      /* packets per sample; 1 when unsampled */
+	uint32_t in_if;              /* IE 10 ingressInterface */
+	uint32_t out_if;             /* IE 14 egressInterface */
+	uint32_t src_as;             /* IE 16 bgpSourceAsNumber */
+	uint32_t dst_as;             /* IE 17 bgpDestinationAsNumber */
+	uint32_t mpls_label;         /* IE 70 mplsTopLabelStackSection: 20-bit label */
+	uint16_t sampler_id;         /* IE 48/302 */
+	uint16_t src_port;           /* IE 7 */
+	uint16_t dst_port;           /* IE 11 */
+	uint16_t src_vlan;           /* IE 58 vlanId */
+	uint16_t dst_vlan;           /* IE 59 postVlanId */
+	uint8_t src_mac[6];          /* IE 56 sourceMacAddress */
+	uint8_t dst_mac[6];          /* IE 80 destinationMacAddress (or 57 postDestination…) */
+	uint8_t protocol;            /* IE 4 protocolIdentifier */
+	uint8_t tcp_flags;           /* IE 6 tcpControlBits (low 8 bits) */
+	uint8_t tos;                 /* IE 5 ipClassOfService */
+	uint8_t icmp_type;           /* IE 176/178 */
+	uint8_t icmp_code;           /* IE 177/179 */
+	uint8_t ip_version;          /* IE 60: 4 or 6, 0 unknown */
+	uint8_t direction;           /* IE 61 flowDirection, enum ng_direction */
+	uint8_t src_mask;            /* IE 9 / 29 */
+	uint8_t dst_mask;            /* IE 13 / 30 */
+	uint8_t sampling_source;     /* enum ng_sampling_source */
+	uint8_t flow_version;        /* export protocol: 1, 5, 7, 9, 10 (IPFIX), 0x50 sFlow */
+	uint8_t inner_protocol;      /* sFlow header: protocol inside VXLAN/GRE/IP-in-IP, 0 none */
+	uint8_t sample_kind;         /* enum ng_sample_kind */
 	uint8_t pad_[1];
 
 	/* sFlow (docs/sflow.md); zero for NetFlow/IPFIX */
-	uint64_t l2_bytes;       /* IE 352 layer2OctetDeltaCount: frame length × rate */
-	uint8_t agent_addr[16];  /* sFlow agent address from the datagram header */
+	uint64_t l2_bytes;          /* IE 352 layer2OctetDeltaCount: frame length × rate */
+	uint8_t agent_addr[16];     /* sFlow agent address from the datagram header */
 	uint8_t inner_src_addr[16]; /* inner (tunnelled) source address, IPv4-mapped */
 	uint8_t inner_dst_addr[16]; /* inner (tunnelled) destination address */
-	uint32_t discard_reason; /* sFlow drop reason (ICMP unreachable code, 256+) when discarded */
+	uint32_t
+	    discard_reason; /* sFlow drop reason (ICMP unreachable code, 256+) when discarded */
 	uint16_t inner_src_port; /* inner transport source port */
 	uint16_t inner_dst_port; /* inner transport destination port */
 
 	/* enrichment (src/enrich, docs/enrichment.md): IDs of interned strings
 	 * (core/strtab.h), 0 = not known */
-	uint32_t exporter_name;  /* configured name of the exporter */
-	uint32_t in_if_name;     /* IE 82 interfaceName of in_if (options data or config) */
-	uint32_t out_if_name;    /* IE 82 interfaceName of out_if */
-	uint32_t src_country;    /* ISO 3166-1 alpha-2, from the GeoIP database */
+	uint32_t exporter_name; /* configured name of the exporter */
+	uint32_t in_if_name;    /* IE 82 interfaceName of in_if (options data or config) */
+	uint32_t out_if_name;   /* IE 82 interfaceName of out_if */
+	uint32_t src_country;   /* ISO 3166-1 alpha-2, from the GeoIP database */
 	uint32_t dst_country;
-	uint32_t src_continent;  /* two-letter continent code (AF AN AS EU NA OC SA) */
+	uint32_t src_continent; /* two-letter continent code (AF AN AS EU NA OC SA) */
 	uint32_t dst_continent;
-	uint32_t src_city;       /* city name in the configured language */
+	uint32_t src_city; /* city name in the configured language */
 	uint32_t dst_city;
-	uint32_t src_as_name;    /* AS organisation name */
+	uint32_t src_as_name; /* AS organisation name */
 	uint32_t dst_as_name;
-	uint32_t service;        /* service name of the server port (/etc/services) */
-	uint32_t src_net;        /* configured network name, else built-in class */
+	uint32_t service; /* service name of the server port (/etc/services) */
+	uint32_t src_net; /* configured network name, else built-in class */
 	uint32_t dst_net;
-	uint32_t src_net_role;   /* configured role of the network */
+	uint32_t src_net_role; /* configured role of the network */
 	uint32_t dst_net_role;
-	uint32_t src_net_site;   /* configured site of the network */
+	uint32_t src_net_site; /* configured site of the network */
 	uint32_t dst_net_site;
-	uint8_t as_source;       /* NG_AS_SRC_DB / NG_AS_DST_DB bits: AS from the database */
+	uint8_t as_source; /* NG_AS_SRC_DB / NG_AS_DST_DB bits: AS from the database */
 	uint8_t pad2_[3];
 } ng_flow;
 

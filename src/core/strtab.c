@@ -127,7 +127,10 @@ uint32_t ng_intern(const char *s, size_t len)
 	return id;
 }
 
-uint32_t ng_intern_cstr(const char *s) { return ng_intern(s, strlen(s)); }
+uint32_t ng_intern_cstr(const char *s)
+{
+	return ng_intern(s, strlen(s));
+}
 
 uint32_t ng_str_lookup(const char *s, size_t len)
 {
@@ -164,6 +167,12 @@ size_t ng_str_len(uint32_t id)
 	return e ? e->len : 0;
 }
 
-uint32_t ng_strtab_count(void) { return atomic_load(&next_id); }
+uint32_t ng_strtab_count(void)
+{
+	return atomic_load(&next_id);
+}
 
-uint64_t ng_strtab_overflows(void) { return atomic_load(&overflows); }
+uint64_t ng_strtab_overflows(void)
+{
+	return atomic_load(&overflows);
+}

@@ -71,9 +71,9 @@ bool ng_time_parse(const char *s, uint64_t now_ms, uint64_t *out)
 	int consumed = 0;
 	int sec = 0;
 	if (sscanf(s, "%d-%d-%d%*1[T ]%d:%d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-		   &tm.tm_min, &consumed) == 5 ||
+	           &tm.tm_min, &consumed) == 5 ||
 	    sscanf(s, "%d/%d/%d.%d:%d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-		   &tm.tm_min, &consumed) == 5) {
+	           &tm.tm_min, &consumed) == 5) {
 		const char *p = s + consumed;
 		if (*p == ':') {
 			int n = 0;
@@ -99,7 +99,7 @@ bool ng_time_parse(const char *s, uint64_t now_ms, uint64_t *out)
 			return false;
 		tm.tm_sec = sec;
 	} else if (sscanf(s, "%d-%d-%d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &consumed) == 3 &&
-		   !s[consumed]) {
+	           !s[consumed]) {
 		/* a date alone: midnight UTC */
 	} else {
 		return false;

@@ -96,45 +96,83 @@ static inline struct ng_hnode *ng_htab_first(const struct ng_htab *t, uint64_t h
 /* What to do with one field of a data record (see ie_registry.c). */
 enum ng_action {
 	NG_A_SKIP = 0,
-	NG_A_BYTES, NG_A_PKTS, NG_A_BYTES_TOTAL, NG_A_PKTS_TOTAL, NG_A_OUT_BYTES, NG_A_OUT_PKTS,
-	NG_A_INIT_BYTES, NG_A_INIT_PKTS, /* 231 / 298 (Cisco NSEL, RFC 5103 biflows) */
-	NG_A_SRC4, NG_A_DST4, NG_A_NH4, NG_A_BGPNH4,
-	NG_A_SRC6, NG_A_DST6, NG_A_NH6, NG_A_BGPNH6,
-	NG_A_SRC_PORT, NG_A_DST_PORT, NG_A_PROTO, NG_A_TCP_FLAGS, NG_A_TOS,
+	NG_A_BYTES,
+	NG_A_PKTS,
+	NG_A_BYTES_TOTAL,
+	NG_A_PKTS_TOTAL,
+	NG_A_OUT_BYTES,
+	NG_A_OUT_PKTS,
+	NG_A_INIT_BYTES,
+	NG_A_INIT_PKTS, /* 231 / 298 (Cisco NSEL, RFC 5103 biflows) */
+	NG_A_SRC4,
+	NG_A_DST4,
+	NG_A_NH4,
+	NG_A_BGPNH4,
+	NG_A_SRC6,
+	NG_A_DST6,
+	NG_A_NH6,
+	NG_A_BGPNH6,
+	NG_A_SRC_PORT,
+	NG_A_DST_PORT,
+	NG_A_PROTO,
+	NG_A_TCP_FLAGS,
+	NG_A_TOS,
 	NG_A_ICMP_TC, /* 32 / 139: type << 8 | code */
-	NG_A_ICMP_TYPE, NG_A_ICMP_CODE,
-	NG_A_IN_IF, NG_A_OUT_IF, NG_A_IN_PHYS, NG_A_OUT_PHYS, NG_A_DIRECTION,
-	NG_A_SRC_AS, NG_A_DST_AS, NG_A_SRC_MASK, NG_A_DST_MASK,
-	NG_A_SRC_VLAN, NG_A_DST_VLAN, NG_A_DOT1Q_VLAN, NG_A_POST_DOT1Q_VLAN,
-	NG_A_MPLS_LABEL, NG_A_SRC_MAC, NG_A_DST_MAC, NG_A_POST_SRC_MAC, NG_A_POST_DST_MAC,
+	NG_A_ICMP_TYPE,
+	NG_A_ICMP_CODE,
+	NG_A_IN_IF,
+	NG_A_OUT_IF,
+	NG_A_IN_PHYS,
+	NG_A_OUT_PHYS,
+	NG_A_DIRECTION,
+	NG_A_SRC_AS,
+	NG_A_DST_AS,
+	NG_A_SRC_MASK,
+	NG_A_DST_MASK,
+	NG_A_SRC_VLAN,
+	NG_A_DST_VLAN,
+	NG_A_DOT1Q_VLAN,
+	NG_A_POST_DOT1Q_VLAN,
+	NG_A_MPLS_LABEL,
+	NG_A_SRC_MAC,
+	NG_A_DST_MAC,
+	NG_A_POST_SRC_MAC,
+	NG_A_POST_DST_MAC,
 	NG_A_IP_VERSION,
-	NG_A_START_UPTIME, NG_A_END_UPTIME,   /* 22 / 21: ms of sysUpTime */
-	NG_A_START_SEC, NG_A_END_SEC,         /* 150 / 151 */
-	NG_A_START_MS, NG_A_END_MS,           /* 152 / 153 */
-	NG_A_START_NTP, NG_A_END_NTP,         /* 154..157 */
-	NG_A_START_DELTA_US, NG_A_END_DELTA_US, /* 158 / 159 */
-	NG_A_SYSINIT_MS,                      /* 160 */
-	NG_A_OBS_MS,                          /* 323 observationTimeMilliseconds */
-	NG_A_SAMPLING_INTERVAL,               /* 34 / 50 */
-	NG_A_SAMPLER_ID,                      /* 48 / 302 */
-	NG_A_PKT_INTERVAL, NG_A_PKT_SPACE,    /* 305 / 306 */
-	NG_A_SAMPLING_SIZE, NG_A_SAMPLING_POP, /* 309 / 310 */
+	NG_A_START_UPTIME,
+	NG_A_END_UPTIME, /* 22 / 21: ms of sysUpTime */
+	NG_A_START_SEC,
+	NG_A_END_SEC, /* 150 / 151 */
+	NG_A_START_MS,
+	NG_A_END_MS, /* 152 / 153 */
+	NG_A_START_NTP,
+	NG_A_END_NTP, /* 154..157 */
+	NG_A_START_DELTA_US,
+	NG_A_END_DELTA_US,      /* 158 / 159 */
+	NG_A_SYSINIT_MS,        /* 160 */
+	NG_A_OBS_MS,            /* 323 observationTimeMilliseconds */
+	NG_A_SAMPLING_INTERVAL, /* 34 / 50 */
+	NG_A_SAMPLER_ID,        /* 48 / 302 */
+	NG_A_PKT_INTERVAL,
+	NG_A_PKT_SPACE, /* 305 / 306 */
+	NG_A_SAMPLING_SIZE,
+	NG_A_SAMPLING_POP, /* 309 / 310 */
 	NG_A_COUNT
 };
 
 #define NG_VARLEN 0xffff
 
 struct ng_op {
-	uint16_t len;   /* bytes, or NG_VARLEN (RFC 7011 §7 length prefix) */
-	uint8_t act;    /* enum ng_action */
+	uint16_t len; /* bytes, or NG_VARLEN (RFC 7011 §7 length prefix) */
+	uint8_t act;  /* enum ng_action */
 	uint8_t pad_;
 };
 
 /* One field of a template as received. */
 struct ng_tfield {
-	uint16_t ie;    /* without the enterprise bit */
+	uint16_t ie; /* without the enterprise bit */
 	uint16_t len;
-	uint32_t pen;   /* 0: IANA */
+	uint32_t pen; /* 0: IANA */
 };
 
 struct ng_domain;
@@ -142,18 +180,18 @@ struct ng_domain;
 struct ng_tpl {
 	struct ng_hnode h;
 	struct ng_domain *dom;
-	uint8_t version;      /* 9 or 10 */
+	uint8_t version; /* 9 or 10 */
 	bool options;
 	uint16_t id;
 	uint16_t scope_count; /* options: scope fields (v9: converted to a count) */
 	uint16_t nfields;
 	uint16_t nops;
-	uint16_t nent;        /* enterprise counters */
-	uint32_t min_len;     /* minimum record length (variable fields: 1) */
+	uint16_t nent;    /* enterprise counters */
+	uint32_t min_len; /* minimum record length (variable fields: 1) */
 	bool varlen;
 	struct ng_tfield *fields;
 	struct ng_op *ops;
-	uint64_t **ent;       /* &counter of each enterprise field */
+	uint64_t **ent; /* &counter of each enterprise field */
 };
 
 /* ---- sequence tracking ---- */
@@ -182,8 +220,8 @@ struct ng_domain {
 	ng_exporter_stats st;
 	struct ng_seq seq;
 	/* options state (RFC 3954 §6.2, RFC 7011 §4) */
-	uint32_t default_rate;   /* options data without sampler ID; 0 = none */
-	uint64_t sysinit_ms;     /* systemInitTimeMilliseconds; 0 = none */
+	uint32_t default_rate; /* options data without sampler ID; 0 = none */
+	uint64_t sysinit_ms;   /* systemInitTimeMilliseconds; 0 = none */
 	unsigned nsamplers;
 	struct ng_sampler samplers[NG_MAX_SAMPLERS];
 	struct ng_tpl *last_tpl; /* lookup cache, cleared on any template change */
@@ -193,7 +231,7 @@ struct ng_domain {
 struct ng_held {
 	struct ng_held *next;
 	struct ng_domain *dom;
-	uint64_t held_at;       /* decoder clock (time_received) when held */
+	uint64_t held_at; /* decoder clock (time_received) when held */
 	uint64_t time_received;
 	uint64_t export_ms;
 	uint32_t uptime_ms;
@@ -245,9 +283,9 @@ struct ng_msg {
 	uint32_t uptime_ms;     /* v9 sysUpTime; 0 in IPFIX */
 	uint8_t version;
 	bool has_uptime;
-	bool new_templates;     /* a template arrived: replay held sets */
-	bool missed;            /* a data set found no template */
-	size_t records;         /* data records (incl. options) decoded */
+	bool new_templates; /* a template arrived: replay held sets */
+	bool missed;        /* a data set found no template */
+	size_t records;     /* data records (incl. options) decoded */
 	size_t appended;
 };
 
@@ -279,7 +317,7 @@ static inline bool ng_all_zero(const uint8_t *p, size_t n)
  * set never extends past its message: SET_OVERRUN.  Either ends the walk.
  */
 static inline bool ng_next_set(struct ng_domain *dom, const uint8_t *p, size_t len, size_t *o,
-			       uint16_t *id, const uint8_t **body, size_t *blen)
+                               uint16_t *id, const uint8_t **body, size_t *blen)
 {
 	if (len - *o < 4)
 		return false;
@@ -301,7 +339,7 @@ static inline bool ng_next_set(struct ng_domain *dom, const uint8_t *p, size_t l
 }
 void ng_domain_seen(struct ng_domain *dom, const ng_datagram *dg, size_t len, uint8_t version);
 uint64_t ng_seq_check(struct ng_seq *s, uint32_t seq, uint32_t advance, uint32_t max_gap,
-		      uint64_t *lost);
+                      uint64_t *lost);
 uint64_t *ng_ent_counter(ng_decoder *d, uint32_t pen, uint16_t ie);
 
 /* ie_registry.c */
@@ -312,7 +350,7 @@ struct ng_tpl *ng_tpl_find(ng_decoder *d, struct ng_domain *dom, uint8_t version
 /* Adds or replaces a template; `fields` is copied.  Returns 0, or a
  * decode error (TEMPLATE_BAD) when the fields cannot form a record. */
 int ng_tpl_add(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t id, bool options,
-	       uint16_t scope_count, const struct ng_tfield *fields, uint16_t nfields);
+               uint16_t scope_count, const struct ng_tfield *fields, uint16_t nfields);
 void ng_tpl_withdraw(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t id);
 void ng_tpl_withdraw_all(ng_decoder *d, struct ng_domain *dom, uint8_t version, bool options);
 void ng_tpl_free_all(ng_decoder *d);

@@ -17,13 +17,13 @@
 
 static const char *const err_names[NG_DERR_COUNT] = {
 #define X(id, name, doc) name,
-	NG_DECODE_ERRORS(X)
+    NG_DECODE_ERRORS(X)
 #undef X
 };
 
 static const char *const err_docs[NG_DERR_COUNT] = {
 #define X(id, name, doc) doc,
-	NG_DECODE_ERRORS(X)
+    NG_DECODE_ERRORS(X)
 #undef X
 };
 
@@ -236,7 +236,7 @@ void ng_count_error(struct ng_domain *dom, enum ng_decode_error e)
  * Returns the loss added (0 when none).
  */
 uint64_t ng_seq_check(struct ng_seq *s, uint32_t seq, uint32_t advance, uint32_t max_gap,
-		      uint64_t *lost)
+                      uint64_t *lost)
 {
 	if (!s->valid) {
 		s->valid = true;
@@ -253,7 +253,7 @@ uint64_t ng_seq_check(struct ng_seq *s, uint32_t seq, uint32_t advance, uint32_t
 		s->next = seq + advance;
 		return (uint32_t)dlt;
 	}
-	if (dlt < 0 && (uint32_t)-(int64_t)dlt <= max_gap) {
+	if (dlt < 0 && (uint32_t) - (int64_t)dlt <= max_gap) {
 		uint64_t back = advance < *lost ? advance : *lost;
 		*lost -= back;
 		return 0;
@@ -340,7 +340,7 @@ void ng_decoder_expire(ng_decoder *d, uint64_t now_ms)
 }
 
 void ng_decoder_foreach_stats(const ng_decoder *d,
-			      void (*fn)(const ng_exporter_stats *s, void *arg), void *arg)
+                              void (*fn)(const ng_exporter_stats *s, void *arg), void *arg)
 {
 	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next)
 		fn(&m->st, arg);
@@ -373,8 +373,8 @@ void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum)
 }
 
 void ng_decoder_foreach_enterprise(const ng_decoder *d,
-				   void (*fn)(uint32_t pen, uint16_t ie, uint64_t count, void *arg),
-				   void *arg)
+                                   void (*fn)(uint32_t pen, uint16_t ie, uint64_t count, void *arg),
+                                   void *arg)
 {
 	for (size_t i = 0; i < d->ents.nb; i++)
 		for (struct ng_hnode *n = d->ents.b[i]; n; n = n->next) {

@@ -25,9 +25,9 @@
 typedef struct ng_datagram {
 	const uint8_t *data;
 	size_t len;
-	uint8_t exporter[16];    /* source address, IPv4-mapped */
-	uint16_t exporter_port;  /* source UDP port */
-	uint64_t time_received;  /* ms since the epoch */
+	uint8_t exporter[16];   /* source address, IPv4-mapped */
+	uint16_t exporter_port; /* source UDP port */
+	uint64_t time_received; /* ms since the epoch */
 } ng_datagram;
 
 /*
@@ -35,32 +35,43 @@ typedef struct ng_datagram {
  * Each is a malformed condition of a named rule; see the decoder that
  * raises it for the RFC section.
  */
-#define NG_DECODE_ERRORS(X)                                                             \
+#define NG_DECODE_ERRORS(X)                                                                        \
 	X(UNKNOWN_VERSION, "unknown_version", "datagram version is not 1, 5, 7, 9, 10 or sFlow 5") \
-	X(SHORT_HEADER, "short_header", "datagram shorter than its protocol header")     \
-	X(BAD_LENGTH, "bad_length", "header length or record count disagrees with the datagram size") \
-	X(SET_TOO_SHORT, "set_too_short", "set/flowset length below 4 bytes")            \
-	X(SET_OVERRUN, "set_overrun", "set/flowset longer than the rest of the message")  \
-	X(BAD_SET_ID, "bad_set_id", "reserved set ID (2..255 in IPFIX, 2..255 in v9)")    \
-	X(TEMPLATE_BAD, "template_bad", "template record malformed (no fields, impossible lengths, truncated)") \
-	X(TEMPLATE_ID_BAD, "template_id_bad", "template ID below 256")                    \
-	X(RECORD_TRUNCATED, "record_truncated", "data record cut short, variable-length field past the set") \
-	X(FIELD_LENGTH, "field_length", "field length impossible for its information element") \
-	X(HELD_DROPPED, "held_dropped", "data set held for a missing template dropped (overflow or age)") \
-	X(SFLOW_BAD, "sflow_bad", "sFlow datagram or sample malformed")                 \
-	X(SFLOW_HEADER_SHORT, "sflow_header_short", "sFlow datagram shorter than its header, or bad agent address type") \
-	X(SFLOW_SAMPLE_BAD, "sflow_sample_bad", "sFlow sample longer than the datagram or shorter than its fields") \
-	X(SFLOW_RECORD_BAD, "sflow_record_bad", "sFlow flow/counter record longer than its sample or shorter than its fields") \
-	X(SFLOW_SAMPLES_LEFT, "sflow_samples_left", "sFlow datagram ended before num_samples samples") \
-	X(PKT_HEADER_CUT_IP, "pkt_header_cut_ip", "sampled packet header cut before the end of the IP header") \
-	X(PKT_HEADER_CUT_L4, "pkt_header_cut_l4", "sampled packet header cut before the transport ports/flags") \
-	X(PKT_HEADER_BAD, "pkt_header_bad", "sampled packet header malformed (IHL < 5, bad extension header)")
+	X(SHORT_HEADER, "short_header", "datagram shorter than its protocol header")               \
+	X(BAD_LENGTH, "bad_length",                                                                \
+	  "header length or record count disagrees with the datagram size")                        \
+	X(SET_TOO_SHORT, "set_too_short", "set/flowset length below 4 bytes")                      \
+	X(SET_OVERRUN, "set_overrun", "set/flowset longer than the rest of the message")           \
+	X(BAD_SET_ID, "bad_set_id", "reserved set ID (2..255 in IPFIX, 2..255 in v9)")             \
+	X(TEMPLATE_BAD, "template_bad",                                                            \
+	  "template record malformed (no fields, impossible lengths, truncated)")                  \
+	X(TEMPLATE_ID_BAD, "template_id_bad", "template ID below 256")                             \
+	X(RECORD_TRUNCATED, "record_truncated",                                                    \
+	  "data record cut short, variable-length field past the set")                             \
+	X(FIELD_LENGTH, "field_length", "field length impossible for its information element")     \
+	X(HELD_DROPPED, "held_dropped",                                                            \
+	  "data set held for a missing template dropped (overflow or age)")                        \
+	X(SFLOW_BAD, "sflow_bad", "sFlow datagram or sample malformed")                            \
+	X(SFLOW_HEADER_SHORT, "sflow_header_short",                                                \
+	  "sFlow datagram shorter than its header, or bad agent address type")                     \
+	X(SFLOW_SAMPLE_BAD, "sflow_sample_bad",                                                    \
+	  "sFlow sample longer than the datagram or shorter than its fields")                      \
+	X(SFLOW_RECORD_BAD, "sflow_record_bad",                                                    \
+	  "sFlow flow/counter record longer than its sample or shorter than its fields")           \
+	X(SFLOW_SAMPLES_LEFT, "sflow_samples_left",                                                \
+	  "sFlow datagram ended before num_samples samples")                                       \
+	X(PKT_HEADER_CUT_IP, "pkt_header_cut_ip",                                                  \
+	  "sampled packet header cut before the end of the IP header")                             \
+	X(PKT_HEADER_CUT_L4, "pkt_header_cut_l4",                                                  \
+	  "sampled packet header cut before the transport ports/flags")                            \
+	X(PKT_HEADER_BAD, "pkt_header_bad",                                                        \
+	  "sampled packet header malformed (IHL < 5, bad extension header)")
 
 enum ng_decode_error {
 #define X(id, name, doc) NG_DERR_##id,
 	NG_DECODE_ERRORS(X)
 #undef X
-	NG_DERR_COUNT
+	    NG_DERR_COUNT
 };
 
 /* Name ("set_overrun", …) and one-line description of an error. */
@@ -73,31 +84,31 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 typedef struct ng_exporter_stats {
 	uint8_t exporter[16];
 	uint32_t domain;
-	uint8_t version;              /* last seen: 1, 5, 7, 9, 10, 0x50 sFlow */
-	uint64_t packets;             /* datagrams */
-	uint64_t bytes;               /* datagram bytes */
-	uint64_t records;             /* flow records decoded */
-	uint64_t options_records;     /* options data records */
-	uint64_t templates;           /* template records received */
-	uint64_t lost;                /* v5/v9: lost packets; IPFIX/v5: lost records (sequence gaps) */
-	uint64_t template_misses;     /* data sets that arrived with no template */
-	uint64_t held;                /* of those, held and decoded later */
-	uint64_t unsupported;         /* datagrams of a protocol not decoded yet (sFlow) */
+	uint8_t version;          /* last seen: 1, 5, 7, 9, 10, 0x50 sFlow */
+	uint64_t packets;         /* datagrams */
+	uint64_t bytes;           /* datagram bytes */
+	uint64_t records;         /* flow records decoded */
+	uint64_t options_records; /* options data records */
+	uint64_t templates;       /* template records received */
+	uint64_t lost;            /* v5/v9: lost packets; IPFIX/v5: lost records (sequence gaps) */
+	uint64_t template_misses; /* data sets that arrived with no template */
+	uint64_t held;            /* of those, held and decoded later */
+	uint64_t unsupported;     /* datagrams of a protocol not decoded yet (sFlow) */
 	uint64_t errors[NG_DERR_COUNT];
 	uint64_t first_seen, last_seen; /* ms since the epoch */
-	uint32_t sampling_rate;       /* last rate seen in this domain */
+	uint32_t sampling_rate;         /* last rate seen in this domain */
 	uint8_t sampling_source;
 	/* sFlow (domain = sub-agent ID); `lost` counts lost datagrams */
-	uint64_t lost_samples;        /* sequence gaps of flow/counter samples per source_id */
-	uint64_t counter_samples;     /* counter samples decoded */
-	uint64_t discards;            /* discarded-packet events and samples */
+	uint64_t lost_samples;    /* sequence gaps of flow/counter samples per source_id */
+	uint64_t counter_samples; /* counter samples decoded */
+	uint64_t discards;        /* discarded-packet events and samples */
 } ng_exporter_stats;
 
 typedef struct ng_decoder ng_decoder;
 
 typedef struct ng_decoder_config {
-	size_t held_max_bytes;  /* per exporter, bytes of held data sets (default 1 MiB) */
-	uint64_t held_max_age;  /* ms a held data set waits for its template (default 60 s) */
+	size_t held_max_bytes; /* per exporter, bytes of held data sets (default 1 MiB) */
+	uint64_t held_max_age; /* ms a held data set waits for its template (default 60 s) */
 } ng_decoder_config;
 
 /* Creates a decoder; `cfg` may be NULL for defaults.  NULL when out of memory. */
@@ -120,7 +131,7 @@ void ng_decoder_expire(ng_decoder *d, uint64_t now_ms);
 
 /* Calls `fn` once per exporter/domain with its counters. */
 void ng_decoder_foreach_stats(const ng_decoder *d,
-			      void (*fn)(const ng_exporter_stats *s, void *arg), void *arg);
+                              void (*fn)(const ng_exporter_stats *s, void *arg), void *arg);
 
 /* Counts of decoder-wide totals (sums over every exporter). */
 void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum);
@@ -145,29 +156,29 @@ int ng_decoder_load(ng_decoder *d, const char *path);
  * `parts` says which record groups were present; absent ones are zero.
  */
 enum ng_counter_part {
-	NG_CTR_IF = 1,        /* generic interface counters (record 1) */
-	NG_CTR_ETH = 2,       /* Ethernet interface counters (record 2) */
-	NG_CTR_HOST_CPU = 4,  /* host_cpu (2003) */
-	NG_CTR_HOST_MEM = 8,  /* host_memory (2004) */
+	NG_CTR_IF = 1,         /* generic interface counters (record 1) */
+	NG_CTR_ETH = 2,        /* Ethernet interface counters (record 2) */
+	NG_CTR_HOST_CPU = 4,   /* host_cpu (2003) */
+	NG_CTR_HOST_MEM = 8,   /* host_memory (2004) */
 	NG_CTR_HOST_DISK = 16, /* host_disk_io (2005) */
-	NG_CTR_HOST_NET = 32, /* host_net_io (2006) */
+	NG_CTR_HOST_NET = 32,  /* host_net_io (2006) */
 };
 
 typedef struct ng_counter_sample {
-	uint64_t time_received;   /* ms since the epoch, collector clock */
-	uint8_t exporter[16];     /* datagram source, IPv4-mapped */
-	uint8_t agent[16];        /* agent address of the datagram header */
+	uint64_t time_received; /* ms since the epoch, collector clock */
+	uint8_t exporter[16];   /* datagram source, IPv4-mapped */
+	uint8_t agent[16];      /* agent address of the datagram header */
 	uint32_t sub_agent;
-	uint32_t source_type;     /* sFlowDataSource type: 0 ifIndex, 1 VLAN, 2 entity */
-	uint32_t source_index;    /* ifIndex (type 0) */
-	uint32_t seq;             /* sample sequence number */
-	uint32_t uptime_ms;       /* agent's sysUptime of the datagram */
-	uint32_t parts;           /* enum ng_counter_part bits */
+	uint32_t source_type;  /* sFlowDataSource type: 0 ifIndex, 1 VLAN, 2 entity */
+	uint32_t source_index; /* ifIndex (type 0) */
+	uint32_t seq;          /* sample sequence number */
+	uint32_t uptime_ms;    /* agent's sysUptime of the datagram */
+	uint32_t parts;        /* enum ng_counter_part bits */
 	/* generic interface counters (RFC 2863 ifTable/ifXTable) */
 	uint32_t if_index, if_type;
-	uint64_t if_speed;        /* bits per second */
-	uint32_t if_direction;    /* 0 unknown, 1 full, 2 half, 3 in, 4 out */
-	uint32_t if_status;       /* bit 0 admin up, bit 1 oper up */
+	uint64_t if_speed;     /* bits per second */
+	uint32_t if_direction; /* 0 unknown, 1 full, 2 half, 3 in, 4 out */
+	uint32_t if_status;    /* bit 0 admin up, bit 1 oper up */
 	uint64_t in_octets, out_octets;
 	uint32_t in_ucast, in_mcast, in_bcast, in_discards, in_errors, in_unknown;
 	uint32_t out_ucast, out_mcast, out_bcast, out_discards, out_errors, promisc;
@@ -179,7 +190,7 @@ typedef struct ng_counter_sample {
 	float load_one, load_five, load_fifteen;
 	uint32_t cpu_num, cpu_speed_mhz, host_uptime_s;
 	uint32_t cpu_user_ms, cpu_system_ms, cpu_idle_ms;
-	uint64_t mem_total, mem_free;              /* bytes */
+	uint64_t mem_total, mem_free; /* bytes */
 	uint64_t disk_total, disk_free, disk_bytes_read, disk_bytes_written;
 	uint64_t net_bytes_in, net_bytes_out;
 	uint32_t net_pkts_in, net_pkts_out;
@@ -226,7 +237,7 @@ void ng_counter_batch_free(ng_counter_batch *b);
 
 /* Enterprise-specific elements seen, per (PEN, IE): calls `fn` for each. */
 void ng_decoder_foreach_enterprise(const ng_decoder *d,
-				   void (*fn)(uint32_t pen, uint16_t ie, uint64_t count, void *arg),
-				   void *arg);
+                                   void (*fn)(uint32_t pen, uint16_t ie, uint64_t count, void *arg),
+                                   void *arg);
 
 #endif

@@ -23,76 +23,76 @@ struct ie_entry {
 };
 
 static const struct ie_entry table[] = {
-	{1, NG_A_BYTES, L_UINT},           /* octetDeltaCount */
-	{2, NG_A_PKTS, L_UINT},            /* packetDeltaCount */
-	{4, NG_A_PROTO, L_UINT},           /* protocolIdentifier */
-	{5, NG_A_TOS, L_UINT},             /* ipClassOfService */
-	{6, NG_A_TCP_FLAGS, L_UINT},       /* tcpControlBits */
-	{7, NG_A_SRC_PORT, L_UINT},        /* sourceTransportPort */
-	{8, NG_A_SRC4, L_V4},              /* sourceIPv4Address */
-	{9, NG_A_SRC_MASK, L_UINT},        /* sourceIPv4PrefixLength */
-	{10, NG_A_IN_IF, L_UINT},          /* ingressInterface */
-	{11, NG_A_DST_PORT, L_UINT},       /* destinationTransportPort */
-	{12, NG_A_DST4, L_V4},             /* destinationIPv4Address */
-	{13, NG_A_DST_MASK, L_UINT},       /* destinationIPv4PrefixLength */
-	{14, NG_A_OUT_IF, L_UINT},         /* egressInterface */
-	{15, NG_A_NH4, L_V4},              /* ipNextHopIPv4Address */
-	{16, NG_A_SRC_AS, L_UINT},         /* bgpSourceAsNumber */
-	{17, NG_A_DST_AS, L_UINT},         /* bgpDestinationAsNumber */
-	{18, NG_A_BGPNH4, L_V4},           /* bgpNextHopIPv4Address */
-	{21, NG_A_END_UPTIME, L_UINT},     /* flowEndSysUpTime (v9 LAST_SWITCHED) */
-	{22, NG_A_START_UPTIME, L_UINT},   /* flowStartSysUpTime (v9 FIRST_SWITCHED) */
-	{23, NG_A_OUT_BYTES, L_UINT},      /* postOctetDeltaCount (v9 OUT_BYTES) */
-	{24, NG_A_OUT_PKTS, L_UINT},       /* postPacketDeltaCount (v9 OUT_PKTS) */
-	{27, NG_A_SRC6, L_V6},             /* sourceIPv6Address */
-	{28, NG_A_DST6, L_V6},             /* destinationIPv6Address */
-	{29, NG_A_SRC_MASK, L_UINT},       /* sourceIPv6PrefixLength */
-	{30, NG_A_DST_MASK, L_UINT},       /* destinationIPv6PrefixLength */
-	{32, NG_A_ICMP_TC, L_UINT},        /* icmpTypeCodeIPv4 */
-	{34, NG_A_SAMPLING_INTERVAL, L_UINT}, /* samplingInterval */
-	{48, NG_A_SAMPLER_ID, L_UINT},     /* samplerId (v9 FLOW_SAMPLER_ID) */
-	{50, NG_A_SAMPLING_INTERVAL, L_UINT}, /* samplerRandomInterval */
-	{56, NG_A_SRC_MAC, L_MAC},         /* sourceMacAddress */
-	{57, NG_A_POST_DST_MAC, L_MAC},    /* postDestinationMacAddress */
-	{58, NG_A_SRC_VLAN, L_UINT},       /* vlanId */
-	{59, NG_A_DST_VLAN, L_UINT},       /* postVlanId */
-	{60, NG_A_IP_VERSION, L_UINT},     /* ipVersion */
-	{61, NG_A_DIRECTION, L_UINT},      /* flowDirection */
-	{62, NG_A_NH6, L_V6},              /* ipNextHopIPv6Address */
-	{63, NG_A_BGPNH6, L_V6},           /* bgpNextHopIPv6Address */
-	{70, NG_A_MPLS_LABEL, L_MPLS},     /* mplsTopLabelStackSection */
-	{80, NG_A_DST_MAC, L_MAC},         /* destinationMacAddress */
-	{81, NG_A_POST_SRC_MAC, L_MAC},    /* postSourceMacAddress */
-	{85, NG_A_BYTES_TOTAL, L_UINT},    /* octetTotalCount */
-	{86, NG_A_PKTS_TOTAL, L_UINT},     /* packetTotalCount */
-	{139, NG_A_ICMP_TC, L_UINT},       /* icmpTypeCodeIPv6 */
-	{150, NG_A_START_SEC, L_UINT},     /* flowStartSeconds */
-	{151, NG_A_END_SEC, L_UINT},       /* flowEndSeconds */
-	{152, NG_A_START_MS, L_UINT},      /* flowStartMilliseconds */
-	{153, NG_A_END_MS, L_UINT},        /* flowEndMilliseconds */
-	{154, NG_A_START_NTP, L_NTP},      /* flowStartMicroseconds */
-	{155, NG_A_END_NTP, L_NTP},        /* flowEndMicroseconds */
-	{156, NG_A_START_NTP, L_NTP},      /* flowStartNanoseconds */
-	{157, NG_A_END_NTP, L_NTP},        /* flowEndNanoseconds */
-	{158, NG_A_START_DELTA_US, L_UINT}, /* flowStartDeltaMicroseconds */
-	{159, NG_A_END_DELTA_US, L_UINT},  /* flowEndDeltaMicroseconds */
-	{160, NG_A_SYSINIT_MS, L_UINT},    /* systemInitTimeMilliseconds */
-	{176, NG_A_ICMP_TYPE, L_UINT},     /* icmpTypeIPv4 */
-	{177, NG_A_ICMP_CODE, L_UINT},     /* icmpCodeIPv4 */
-	{178, NG_A_ICMP_TYPE, L_UINT},     /* icmpTypeIPv6 */
-	{179, NG_A_ICMP_CODE, L_UINT},     /* icmpCodeIPv6 */
-	{231, NG_A_INIT_BYTES, L_UINT},    /* initiatorOctets (NSEL fwd bytes) */
-	{243, NG_A_DOT1Q_VLAN, L_UINT},    /* dot1qVlanId */
-	{252, NG_A_IN_PHYS, L_UINT},       /* ingressPhysicalInterface */
-	{253, NG_A_OUT_PHYS, L_UINT},      /* egressPhysicalInterface */
-	{254, NG_A_POST_DOT1Q_VLAN, L_UINT}, /* postDot1qVlanId */
-	{298, NG_A_INIT_PKTS, L_UINT},     /* initiatorPackets */
-	{302, NG_A_SAMPLER_ID, L_UINT},    /* selectorId */
-	{323, NG_A_OBS_MS, L_UINT},        /* observationTimeMilliseconds */
-	{305, NG_A_PKT_INTERVAL, L_UINT},  /* samplingPacketInterval */
-	{306, NG_A_PKT_SPACE, L_UINT},     /* samplingPacketSpace */
-	{309, NG_A_SAMPLING_SIZE, L_UINT}, /* samplingSize */
-	{310, NG_A_SAMPLING_POP, L_UINT},  /* samplingPopulation */
+    {1, NG_A_BYTES, L_UINT},              /* octetDeltaCount */
+    {2, NG_A_PKTS, L_UINT},               /* packetDeltaCount */
+    {4, NG_A_PROTO, L_UINT},              /* protocolIdentifier */
+    {5, NG_A_TOS, L_UINT},                /* ipClassOfService */
+    {6, NG_A_TCP_FLAGS, L_UINT},          /* tcpControlBits */
+    {7, NG_A_SRC_PORT, L_UINT},           /* sourceTransportPort */
+    {8, NG_A_SRC4, L_V4},                 /* sourceIPv4Address */
+    {9, NG_A_SRC_MASK, L_UINT},           /* sourceIPv4PrefixLength */
+    {10, NG_A_IN_IF, L_UINT},             /* ingressInterface */
+    {11, NG_A_DST_PORT, L_UINT},          /* destinationTransportPort */
+    {12, NG_A_DST4, L_V4},                /* destinationIPv4Address */
+    {13, NG_A_DST_MASK, L_UINT},          /* destinationIPv4PrefixLength */
+    {14, NG_A_OUT_IF, L_UINT},            /* egressInterface */
+    {15, NG_A_NH4, L_V4},                 /* ipNextHopIPv4Address */
+    {16, NG_A_SRC_AS, L_UINT},            /* bgpSourceAsNumber */
+    {17, NG_A_DST_AS, L_UINT},            /* bgpDestinationAsNumber */
+    {18, NG_A_BGPNH4, L_V4},              /* bgpNextHopIPv4Address */
+    {21, NG_A_END_UPTIME, L_UINT},        /* flowEndSysUpTime (v9 LAST_SWITCHED) */
+    {22, NG_A_START_UPTIME, L_UINT},      /* flowStartSysUpTime (v9 FIRST_SWITCHED) */
+    {23, NG_A_OUT_BYTES, L_UINT},         /* postOctetDeltaCount (v9 OUT_BYTES) */
+    {24, NG_A_OUT_PKTS, L_UINT},          /* postPacketDeltaCount (v9 OUT_PKTS) */
+    {27, NG_A_SRC6, L_V6},                /* sourceIPv6Address */
+    {28, NG_A_DST6, L_V6},                /* destinationIPv6Address */
+    {29, NG_A_SRC_MASK, L_UINT},          /* sourceIPv6PrefixLength */
+    {30, NG_A_DST_MASK, L_UINT},          /* destinationIPv6PrefixLength */
+    {32, NG_A_ICMP_TC, L_UINT},           /* icmpTypeCodeIPv4 */
+    {34, NG_A_SAMPLING_INTERVAL, L_UINT}, /* samplingInterval */
+    {48, NG_A_SAMPLER_ID, L_UINT},        /* samplerId (v9 FLOW_SAMPLER_ID) */
+    {50, NG_A_SAMPLING_INTERVAL, L_UINT}, /* samplerRandomInterval */
+    {56, NG_A_SRC_MAC, L_MAC},            /* sourceMacAddress */
+    {57, NG_A_POST_DST_MAC, L_MAC},       /* postDestinationMacAddress */
+    {58, NG_A_SRC_VLAN, L_UINT},          /* vlanId */
+    {59, NG_A_DST_VLAN, L_UINT},          /* postVlanId */
+    {60, NG_A_IP_VERSION, L_UINT},        /* ipVersion */
+    {61, NG_A_DIRECTION, L_UINT},         /* flowDirection */
+    {62, NG_A_NH6, L_V6},                 /* ipNextHopIPv6Address */
+    {63, NG_A_BGPNH6, L_V6},              /* bgpNextHopIPv6Address */
+    {70, NG_A_MPLS_LABEL, L_MPLS},        /* mplsTopLabelStackSection */
+    {80, NG_A_DST_MAC, L_MAC},            /* destinationMacAddress */
+    {81, NG_A_POST_SRC_MAC, L_MAC},       /* postSourceMacAddress */
+    {85, NG_A_BYTES_TOTAL, L_UINT},       /* octetTotalCount */
+    {86, NG_A_PKTS_TOTAL, L_UINT},        /* packetTotalCount */
+    {139, NG_A_ICMP_TC, L_UINT},          /* icmpTypeCodeIPv6 */
+    {150, NG_A_START_SEC, L_UINT},        /* flowStartSeconds */
+    {151, NG_A_END_SEC, L_UINT},          /* flowEndSeconds */
+    {152, NG_A_START_MS, L_UINT},         /* flowStartMilliseconds */
+    {153, NG_A_END_MS, L_UINT},           /* flowEndMilliseconds */
+    {154, NG_A_START_NTP, L_NTP},         /* flowStartMicroseconds */
+    {155, NG_A_END_NTP, L_NTP},           /* flowEndMicroseconds */
+    {156, NG_A_START_NTP, L_NTP},         /* flowStartNanoseconds */
+    {157, NG_A_END_NTP, L_NTP},           /* flowEndNanoseconds */
+    {158, NG_A_START_DELTA_US, L_UINT},   /* flowStartDeltaMicroseconds */
+    {159, NG_A_END_DELTA_US, L_UINT},     /* flowEndDeltaMicroseconds */
+    {160, NG_A_SYSINIT_MS, L_UINT},       /* systemInitTimeMilliseconds */
+    {176, NG_A_ICMP_TYPE, L_UINT},        /* icmpTypeIPv4 */
+    {177, NG_A_ICMP_CODE, L_UINT},        /* icmpCodeIPv4 */
+    {178, NG_A_ICMP_TYPE, L_UINT},        /* icmpTypeIPv6 */
+    {179, NG_A_ICMP_CODE, L_UINT},        /* icmpCodeIPv6 */
+    {231, NG_A_INIT_BYTES, L_UINT},       /* initiatorOctets (NSEL fwd bytes) */
+    {243, NG_A_DOT1Q_VLAN, L_UINT},       /* dot1qVlanId */
+    {252, NG_A_IN_PHYS, L_UINT},          /* ingressPhysicalInterface */
+    {253, NG_A_OUT_PHYS, L_UINT},         /* egressPhysicalInterface */
+    {254, NG_A_POST_DOT1Q_VLAN, L_UINT},  /* postDot1qVlanId */
+    {298, NG_A_INIT_PKTS, L_UINT},        /* initiatorPackets */
+    {302, NG_A_SAMPLER_ID, L_UINT},       /* selectorId */
+    {323, NG_A_OBS_MS, L_UINT},           /* observationTimeMilliseconds */
+    {305, NG_A_PKT_INTERVAL, L_UINT},     /* samplingPacketInterval */
+    {306, NG_A_PKT_SPACE, L_UINT},        /* samplingPacketSpace */
+    {309, NG_A_SAMPLING_SIZE, L_UINT},    /* samplingSize */
+    {310, NG_A_SAMPLING_POP, L_UINT},     /* samplingPopulation */
 };
 
 #define IE_MAX 324

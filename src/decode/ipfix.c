@@ -26,7 +26,7 @@
  * p[*o], bounded by len.  Returns false when they do not fit the set.
  */
 static bool parse_fields(const uint8_t *p, size_t len, size_t *o, uint16_t cnt,
-			 struct ng_tfield *fl)
+                         struct ng_tfield *fl)
 {
 	size_t off = *o;
 	for (uint16_t i = 0; i < cnt; i++) {
@@ -109,19 +109,19 @@ static void ipfix_templates(struct ng_msg *m, const uint8_t *p, size_t len, bool
 /* One message of `len` bytes (already checked to be ≥ 16 and inside the
  * datagram). */
 static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t *p, size_t len,
-			    ng_flow_batch *out)
+                            ng_flow_batch *out)
 {
 	struct ng_domain *dom = ng_domain_get(d, dg->exporter, ng_rd32(p + 12));
 	if (!dom)
 		return 0;
 	ng_domain_seen(dom, dg, len, 10);
 	struct ng_msg m = {
-		.d = d,
-		.dom = dom,
-		.out = out,
-		.time_received = dg->time_received,
-		.export_ms = (uint64_t)ng_rd32(p + 4) * 1000,
-		.version = 10,
+	    .d = d,
+	    .dom = dom,
+	    .out = out,
+	    .time_received = dg->time_received,
+	    .export_ms = (uint64_t)ng_rd32(p + 4) * 1000,
+	    .version = 10,
 	};
 	size_t o = 16, blen;
 	uint16_t id;
@@ -145,8 +145,7 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 		ng_held_replay(&m);
 	/* §3.1 sequence: records of this message move it on; a message
 	 * with undecodable sets leaves the count unknown: resynchronise */
-	ng_seq_check(&dom->seq, ng_rd32(p + 8), (uint32_t)m.records, IPFIX_MAX_GAP,
-		     &dom->st.lost);
+	ng_seq_check(&dom->seq, ng_rd32(p + 8), (uint32_t)m.records, IPFIX_MAX_GAP, &dom->st.lost);
 	if (m.missed)
 		dom->seq.valid = false;
 	return m.appended;

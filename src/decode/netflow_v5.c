@@ -37,7 +37,7 @@ struct v5_format {
 };
 
 static void v5_record(const uint8_t *r, unsigned version, ng_flow *f, uint64_t export_ms,
-		      uint32_t uptime)
+                      uint32_t uptime)
 {
 	ng_addr_from_v4(f->src_addr, r);
 	ng_addr_from_v4(f->dst_addr, r + 4);
@@ -71,8 +71,8 @@ size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	const uint8_t *p = dg->data;
 	unsigned version = ng_rd16(p);
 	struct v5_format fmt = version == 1   ? (struct v5_format){16, 48, 24}
-			       : version == 5 ? (struct v5_format){24, 48, 30}
-					      : (struct v5_format){24, 52, 28};
+	                       : version == 5 ? (struct v5_format){24, 48, 30}
+	                                      : (struct v5_format){24, 52, 28};
 	struct ng_domain *dom = ng_domain_get(d, dg->exporter, 0);
 	if (!dom)
 		return 0;
@@ -103,10 +103,10 @@ size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		}
 		/* flow_sequence: records sent before this datagram */
 		ng_seq_check(&dom->seq, ng_rd32(p + 16), (uint32_t)count, V5_MAX_GAP,
-			     &dom->st.lost);
+		             &dom->st.lost);
 	} else if (version == 7) {
 		ng_seq_check(&dom->seq, ng_rd32(p + 16), (uint32_t)count, V5_MAX_GAP,
-			     &dom->st.lost);
+		             &dom->st.lost);
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < count; i++) {

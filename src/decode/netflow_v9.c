@@ -72,7 +72,8 @@ static void v9_options(struct ng_msg *m, const uint8_t *p, size_t len)
 		o += 6;
 		/* §6.1: both lengths are multiples of the 4-byte field spec
 		 * and lie inside the FlowSet; a template needs a field */
-		if (ng_unlikely(slen % 4 || olen % 4 || slen + olen > len - o || slen + olen == 0)) {
+		if (ng_unlikely(slen % 4 || olen % 4 || slen + olen > len - o ||
+		                slen + olen == 0)) {
 			ng_count_error(m->dom, NG_DERR_TEMPLATE_BAD);
 			return;
 		}
@@ -118,14 +119,14 @@ size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	ng_domain_seen(dom, dg, len, 9);
 	ng_seq_check(&dom->seq, ng_rd32(p + 12), 1, V9_MAX_GAP, &dom->st.lost);
 	struct ng_msg m = {
-		.d = d,
-		.dom = dom,
-		.out = out,
-		.time_received = dg->time_received,
-		.export_ms = (uint64_t)ng_rd32(p + 8) * 1000,
-		.uptime_ms = ng_rd32(p + 4),
-		.version = 9,
-		.has_uptime = true,
+	    .d = d,
+	    .dom = dom,
+	    .out = out,
+	    .time_received = dg->time_received,
+	    .export_ms = (uint64_t)ng_rd32(p + 8) * 1000,
+	    .uptime_ms = ng_rd32(p + 4),
+	    .version = 9,
+	    .has_uptime = true,
 	};
 	size_t o = 20, blen;
 	uint16_t id;

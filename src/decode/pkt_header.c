@@ -36,7 +36,7 @@ static inline uint16_t rd16(const uint8_t *p)
  * (ETH_P_IPV4/IPV6, or another EtherType that is not followed).  `l2` may
  * be NULL (inner frames: MACs and tags are not kept). */
 static enum ng_pkt_status parse_l2(const uint8_t *p, size_t len, ng_pkt_info *l2, size_t *off,
-				   uint16_t *etype)
+                                   uint16_t *etype)
 {
 	if (len < 14)
 		return NG_PKT_CUT_L2;
@@ -49,8 +49,8 @@ static enum ng_pkt_status parse_l2(const uint8_t *p, size_t len, ng_pkt_info *l2
 	uint16_t t = rd16(p + o);
 	o += 2;
 	/* IEEE 802.1Q tags: TPID, then TCI (PCP 3 bits, DEI 1, VID 12) */
-	for (int i = 0; (t == ETH_P_8021Q || t == ETH_P_8021AD || t == ETH_P_QINQ_OLD) && i < MAX_TAGS;
-	     i++) {
+	for (int i = 0;
+	     (t == ETH_P_8021Q || t == ETH_P_8021AD || t == ETH_P_QINQ_OLD) && i < MAX_TAGS; i++) {
 		if (len < o + 4)
 			return NG_PKT_CUT_L2;
 		if (l2) {
@@ -69,14 +69,15 @@ static enum ng_pkt_status parse_l2(const uint8_t *p, size_t len, ng_pkt_info *l2
 			if (len < o + 4)
 				return NG_PKT_CUT_L2;
 			uint32_t e = (uint32_t)p[o] << 24 | (uint32_t)p[o + 1] << 16 |
-				     (uint32_t)p[o + 2] << 8 | p[o + 3];
+			             (uint32_t)p[o + 2] << 8 | p[o + 3];
 			if (l2 && i == 0)
 				l2->mpls_label = e >> 12;
 			o += 4;
 			if (e & 0x100)
 				break;
 			if (i + 1 >= MAX_LABELS)
-				return NG_PKT_OK; /* absurd stack: stop, not malformed enough to count */
+				return NG_PKT_OK; /* absurd stack: stop, not malformed enough to
+				                     count */
 		}
 		/* no type field after the stack: guess from the IP version nibble */
 		if (len < o + 1)
@@ -118,8 +119,7 @@ static enum ng_pkt_status parse_l4(const uint8_t *p, size_t len, ng_pkt_ip *ip)
 		ip->icmp_code = p[1];
 		ip->has_l4 = 1;
 		return NG_PKT_OK;
-	default:
-		return NG_PKT_OK; /* no transport header we read */
+	default: return NG_PKT_OK; /* no transport header we read */
 	}
 	return NG_PKT_CUT_L4;
 }
@@ -218,7 +218,7 @@ static enum ng_pkt_status parse_ipv6(const uint8_t *p, size_t len, ng_pkt_ip *ip
 }
 
 static enum ng_pkt_status parse_ip(const uint8_t *p, size_t len, uint16_t etype, ng_pkt_ip *ip,
-				   size_t *l4)
+                                   size_t *l4)
 {
 	if (etype == ETH_P_IPV4)
 		return parse_ipv4(p, len, ip, l4);
@@ -230,7 +230,7 @@ static enum ng_pkt_status parse_ip(const uint8_t *p, size_t len, uint16_t etype,
 /* IP then transport at p[0..len).  `*l4` is set to the transport header
  * offset when the IP header was read whole (else left at SIZE_MAX). */
 static enum ng_pkt_status parse_l3l4(const uint8_t *p, size_t len, uint16_t etype, ng_pkt_ip *ip,
-				     size_t *l4)
+                                     size_t *l4)
 {
 	*l4 = SIZE_MAX;
 	enum ng_pkt_status s = parse_ip(p, len, etype, ip, l4);
@@ -271,7 +271,8 @@ static enum ng_pkt_status parse_tunnel(const uint8_t *p, size_t len, size_t l4, 
 		uint16_t fl = rd16(q);
 		if ((fl & 7) != 0)
 			return NG_PKT_OK;
-		size_t h = 4 + ((fl & 0x8000) ? 4 : 0) + ((fl & 0x2000) ? 4 : 0) + ((fl & 0x1000) ? 4 : 0);
+		size_t h =
+		    4 + ((fl & 0x8000) ? 4 : 0) + ((fl & 0x2000) ? 4 : 0) + ((fl & 0x1000) ? 4 : 0);
 		etype = rd16(q + 2);
 		if (n < h)
 			return NG_PKT_CUT_L4;
@@ -291,13 +292,13 @@ static enum ng_pkt_status parse_tunnel(const uint8_t *p, size_t len, size_t l4, 
 		/* IP in IP, RFC 2003 / RFC 4213 */
 		o->tunnel = 3;
 		return parse_l3l4(q, n, ip->protocol == 4 ? ETH_P_IPV4 : ETH_P_IPV6, &o->inner,
-				  &ignored);
+		                  &ignored);
 	}
 	return NG_PKT_OK;
 }
 
 enum ng_pkt_status ng_pkt_parse(const uint8_t *p, size_t len, enum ng_pkt_start start,
-				ng_pkt_info *out)
+                                ng_pkt_info *out)
 {
 	memset(out, 0, sizeof *out);
 	size_t off = 0, l4;

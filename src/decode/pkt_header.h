@@ -30,37 +30,37 @@ enum ng_pkt_start {
 
 /* How far the parse got. */
 enum ng_pkt_status {
-	NG_PKT_OK = 0,      /* every header present was read (or not IP: nothing to read) */
-	NG_PKT_CUT_L2,      /* cut inside the Ethernet header, tags or MPLS stack */
-	NG_PKT_CUT_IP,      /* cut inside the IP header or its extension headers */
-	NG_PKT_CUT_L4,      /* cut before the transport ports / flags / ICMP type */
-	NG_PKT_BAD,         /* malformed: IPv4 IHL < 5, version mismatch */
+	NG_PKT_OK = 0, /* every header present was read (or not IP: nothing to read) */
+	NG_PKT_CUT_L2, /* cut inside the Ethernet header, tags or MPLS stack */
+	NG_PKT_CUT_IP, /* cut inside the IP header or its extension headers */
+	NG_PKT_CUT_L4, /* cut before the transport ports / flags / ICMP type */
+	NG_PKT_BAD,    /* malformed: IPv4 IHL < 5, version mismatch */
 };
 
 /* One IP layer: addresses IPv4-mapped (RFC 4291 §2.5.5.2). */
 typedef struct ng_pkt_ip {
 	uint8_t src[16], dst[16];
-	uint32_t ip_length;  /* IPv4 total length; IPv6 payload length + 40; 0 unknown */
+	uint32_t ip_length; /* IPv4 total length; IPv6 payload length + 40; 0 unknown */
 	uint16_t src_port, dst_port;
-	uint8_t version;     /* 4 or 6; 0: no IP header found */
-	uint8_t protocol;    /* transport protocol after extension headers */
-	uint8_t tos;         /* IPv4 ToS / IPv6 traffic class */
+	uint8_t version;  /* 4 or 6; 0: no IP header found */
+	uint8_t protocol; /* transport protocol after extension headers */
+	uint8_t tos;      /* IPv4 ToS / IPv6 traffic class */
 	uint8_t tcp_flags;
 	uint8_t icmp_type, icmp_code;
-	uint8_t has_l4;      /* ports/flags/ICMP type were read */
-	uint8_t fragment;    /* a non-first fragment: no transport header */
+	uint8_t has_l4;   /* ports/flags/ICMP type were read */
+	uint8_t fragment; /* a non-first fragment: no transport header */
 } ng_pkt_ip;
 
 typedef struct ng_pkt_info {
 	uint8_t src_mac[6], dst_mac[6];
-	uint16_t vlan[2];      /* outer, inner (QinQ) VLAN IDs; 0 absent */
-	uint32_t mpls_label;   /* top label, 20 bits; 0 absent */
-	uint16_t ethertype;    /* after tags */
+	uint16_t vlan[2];    /* outer, inner (QinQ) VLAN IDs; 0 absent */
+	uint32_t mpls_label; /* top label, 20 bits; 0 absent */
+	uint16_t ethertype;  /* after tags */
 	uint8_t has_mac;
-	uint8_t nvlan;         /* tags seen (may exceed 2) */
-	uint8_t tunnel;        /* 0 none, 1 VXLAN, 2 GRE, 3 IP-in-IP */
-	ng_pkt_ip ip;          /* outer IP */
-	ng_pkt_ip inner;       /* IP inside the tunnel (version 0: none) */
+	uint8_t nvlan;   /* tags seen (may exceed 2) */
+	uint8_t tunnel;  /* 0 none, 1 VXLAN, 2 GRE, 3 IP-in-IP */
+	ng_pkt_ip ip;    /* outer IP */
+	ng_pkt_ip inner; /* IP inside the tunnel (version 0: none) */
 } ng_pkt_info;
 
 /*
@@ -69,6 +69,6 @@ typedef struct ng_pkt_info {
  * still fills every field before the cut.  Never reads past `len`.
  */
 enum ng_pkt_status ng_pkt_parse(const uint8_t *p, size_t len, enum ng_pkt_start start,
-				ng_pkt_info *out);
+                                ng_pkt_info *out);
 
 #endif

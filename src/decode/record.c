@@ -17,15 +17,38 @@
 #include "core/addr.h"
 
 enum {
-	H_BYTES = 1u << 0, H_PKTS = 1u << 1, H_BYTES_TOTAL = 1u << 2, H_PKTS_TOTAL = 1u << 3,
-	H_OUT_BYTES = 1u << 4, H_OUT_PKTS = 1u << 5, H_START_UP = 1u << 6, H_END_UP = 1u << 7,
-	H_START_ABS = 1u << 8, H_END_ABS = 1u << 9, H_START_DELTA = 1u << 10,
-	H_END_DELTA = 1u << 11, H_SYSINIT = 1u << 12, H_INTERVAL = 1u << 13,
-	H_SAMPLER = 1u << 14, H_PKT_INT = 1u << 15, H_PKT_SPACE = 1u << 16, H_SIZE = 1u << 17,
-	H_POP = 1u << 18, H_IN_IF = 1u << 19, H_OUT_IF = 1u << 20, H_IN_PHYS = 1u << 21,
-	H_OUT_PHYS = 1u << 22, H_NH = 1u << 23, H_BGPNH = 1u << 24, H_SRC_MAC = 1u << 25,
-	H_DST_MAC = 1u << 26, H_POST_SRC_MAC = 1u << 27, H_POST_DST_MAC = 1u << 28,
-	H_SRC_VLAN = 1u << 29, H_DST_VLAN = 1u << 30, H_IPVER = 1u << 31,
+	H_BYTES = 1u << 0,
+	H_PKTS = 1u << 1,
+	H_BYTES_TOTAL = 1u << 2,
+	H_PKTS_TOTAL = 1u << 3,
+	H_OUT_BYTES = 1u << 4,
+	H_OUT_PKTS = 1u << 5,
+	H_START_UP = 1u << 6,
+	H_END_UP = 1u << 7,
+	H_START_ABS = 1u << 8,
+	H_END_ABS = 1u << 9,
+	H_START_DELTA = 1u << 10,
+	H_END_DELTA = 1u << 11,
+	H_SYSINIT = 1u << 12,
+	H_INTERVAL = 1u << 13,
+	H_SAMPLER = 1u << 14,
+	H_PKT_INT = 1u << 15,
+	H_PKT_SPACE = 1u << 16,
+	H_SIZE = 1u << 17,
+	H_POP = 1u << 18,
+	H_IN_IF = 1u << 19,
+	H_OUT_IF = 1u << 20,
+	H_IN_PHYS = 1u << 21,
+	H_OUT_PHYS = 1u << 22,
+	H_NH = 1u << 23,
+	H_BGPNH = 1u << 24,
+	H_SRC_MAC = 1u << 25,
+	H_DST_MAC = 1u << 26,
+	H_POST_SRC_MAC = 1u << 27,
+	H_POST_DST_MAC = 1u << 28,
+	H_SRC_VLAN = 1u << 29,
+	H_DST_VLAN = 1u << 30,
+	H_IPVER = 1u << 31,
 };
 
 /* have2 bits */
@@ -75,29 +98,85 @@ static inline bool zero16(const uint8_t *q)
 
 /* Forced inline: one copy per walker, so each switch arm sees a known
  * context and no call is paid per field. */
-static inline __attribute__((always_inline)) void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f,
-			 struct rec_ctx *c)
+static inline __attribute__((always_inline)) void apply(unsigned act, const uint8_t *q,
+                                                        unsigned len, ng_flow *f, struct rec_ctx *c)
 {
 	switch (act) {
-	case NG_A_BYTES: c->bytes = ng_rduint(q, len); c->have |= H_BYTES; break;
-	case NG_A_PKTS: c->pkts = ng_rduint(q, len); c->have |= H_PKTS; break;
-	case NG_A_BYTES_TOTAL: c->bytes_total = ng_rduint(q, len); c->have |= H_BYTES_TOTAL; break;
-	case NG_A_PKTS_TOTAL: c->pkts_total = ng_rduint(q, len); c->have |= H_PKTS_TOTAL; break;
-	case NG_A_OUT_BYTES: c->out_bytes = ng_rduint(q, len); c->have |= H_OUT_BYTES; break;
-	case NG_A_OUT_PKTS: c->out_pkts = ng_rduint(q, len); c->have |= H_OUT_PKTS; break;
-	case NG_A_INIT_BYTES: c->init_bytes = ng_rduint(q, len); c->have2 |= H2_INIT_BYTES; break;
-	case NG_A_INIT_PKTS: c->init_pkts = ng_rduint(q, len); c->have2 |= H2_INIT_PKTS; break;
+	case NG_A_BYTES:
+		c->bytes = ng_rduint(q, len);
+		c->have |= H_BYTES;
+		break;
+	case NG_A_PKTS:
+		c->pkts = ng_rduint(q, len);
+		c->have |= H_PKTS;
+		break;
+	case NG_A_BYTES_TOTAL:
+		c->bytes_total = ng_rduint(q, len);
+		c->have |= H_BYTES_TOTAL;
+		break;
+	case NG_A_PKTS_TOTAL:
+		c->pkts_total = ng_rduint(q, len);
+		c->have |= H_PKTS_TOTAL;
+		break;
+	case NG_A_OUT_BYTES:
+		c->out_bytes = ng_rduint(q, len);
+		c->have |= H_OUT_BYTES;
+		break;
+	case NG_A_OUT_PKTS:
+		c->out_pkts = ng_rduint(q, len);
+		c->have |= H_OUT_PKTS;
+		break;
+	case NG_A_INIT_BYTES:
+		c->init_bytes = ng_rduint(q, len);
+		c->have2 |= H2_INIT_BYTES;
+		break;
+	case NG_A_INIT_PKTS:
+		c->init_pkts = ng_rduint(q, len);
+		c->have2 |= H2_INIT_PKTS;
+		break;
 	/* Templates holding both IPv4 and IPv6 address fields send the unused
 	 * family as zeros (seen from Cisco IOS XR, nProbe): a zero address
 	 * never overwrites one already read. */
-	case NG_A_SRC4: if (ng_rd32(q)) { v4_mapped(f->src_addr, q); f->ip_version = 4; } break;
-	case NG_A_DST4: if (ng_rd32(q)) { v4_mapped(f->dst_addr, q); f->ip_version = 4; } break;
-	case NG_A_NH4: v4_mapped(f->next_hop, q); c->have |= H_NH; break;
-	case NG_A_BGPNH4: v4_mapped(c->bgpnh, q); c->have |= H_BGPNH; break;
-	case NG_A_SRC6: if (!zero16(q)) { memcpy(f->src_addr, q, 16); f->ip_version = 6; } break;
-	case NG_A_DST6: if (!zero16(q)) { memcpy(f->dst_addr, q, 16); f->ip_version = 6; } break;
-	case NG_A_NH6: memcpy(f->next_hop, q, 16); c->have |= H_NH; break;
-	case NG_A_BGPNH6: memcpy(c->bgpnh, q, 16); c->have |= H_BGPNH; break;
+	case NG_A_SRC4:
+		if (ng_rd32(q)) {
+			v4_mapped(f->src_addr, q);
+			f->ip_version = 4;
+		}
+		break;
+	case NG_A_DST4:
+		if (ng_rd32(q)) {
+			v4_mapped(f->dst_addr, q);
+			f->ip_version = 4;
+		}
+		break;
+	case NG_A_NH4:
+		v4_mapped(f->next_hop, q);
+		c->have |= H_NH;
+		break;
+	case NG_A_BGPNH4:
+		v4_mapped(c->bgpnh, q);
+		c->have |= H_BGPNH;
+		break;
+	case NG_A_SRC6:
+		if (!zero16(q)) {
+			memcpy(f->src_addr, q, 16);
+			f->ip_version = 6;
+		}
+		break;
+	case NG_A_DST6:
+		if (!zero16(q)) {
+			memcpy(f->dst_addr, q, 16);
+			f->ip_version = 6;
+		}
+		break;
+	case NG_A_NH6:
+		memcpy(f->next_hop, q, 16);
+		c->have |= H_NH;
+		break;
+	case NG_A_BGPNH6:
+		memcpy(c->bgpnh, q, 16);
+		c->have |= H_BGPNH;
+		break;
 	case NG_A_SRC_PORT: f->src_port = (uint16_t)ng_rduint(q, len); break;
 	case NG_A_DST_PORT: f->dst_port = (uint16_t)ng_rduint(q, len); break;
 	case NG_A_PROTO: f->protocol = (uint8_t)ng_rduint(q, len); break;
@@ -114,44 +193,137 @@ static inline __attribute__((always_inline)) void apply(unsigned act, const uint
 	}
 	case NG_A_ICMP_TYPE: f->icmp_type = (uint8_t)ng_rduint(q, len); break;
 	case NG_A_ICMP_CODE: f->icmp_code = (uint8_t)ng_rduint(q, len); break;
-	case NG_A_IN_IF: f->in_if = (uint32_t)ng_rduint(q, len); c->have |= H_IN_IF; break;
-	case NG_A_OUT_IF: f->out_if = (uint32_t)ng_rduint(q, len); c->have |= H_OUT_IF; break;
-	case NG_A_IN_PHYS: c->in_phys = ng_rduint(q, len); c->have |= H_IN_PHYS; break;
-	case NG_A_OUT_PHYS: c->out_phys = ng_rduint(q, len); c->have |= H_OUT_PHYS; break;
+	case NG_A_IN_IF:
+		f->in_if = (uint32_t)ng_rduint(q, len);
+		c->have |= H_IN_IF;
+		break;
+	case NG_A_OUT_IF:
+		f->out_if = (uint32_t)ng_rduint(q, len);
+		c->have |= H_OUT_IF;
+		break;
+	case NG_A_IN_PHYS:
+		c->in_phys = ng_rduint(q, len);
+		c->have |= H_IN_PHYS;
+		break;
+	case NG_A_OUT_PHYS:
+		c->out_phys = ng_rduint(q, len);
+		c->have |= H_OUT_PHYS;
+		break;
 	case NG_A_DIRECTION: f->direction = (uint8_t)ng_rduint(q, len); break;
 	case NG_A_SRC_AS: f->src_as = (uint32_t)ng_rduint(q, len); break;
 	case NG_A_DST_AS: f->dst_as = (uint32_t)ng_rduint(q, len); break;
 	case NG_A_SRC_MASK: f->src_mask = (uint8_t)ng_rduint(q, len); break;
 	case NG_A_DST_MASK: f->dst_mask = (uint8_t)ng_rduint(q, len); break;
-	case NG_A_SRC_VLAN: f->src_vlan = (uint16_t)ng_rduint(q, len); c->have |= H_SRC_VLAN; break;
-	case NG_A_DST_VLAN: f->dst_vlan = (uint16_t)ng_rduint(q, len); c->have |= H_DST_VLAN; break;
-	case NG_A_DOT1Q_VLAN: c->dot1q = (uint16_t)ng_rduint(q, len); c->have2 |= H2_DOT1Q; break;
-	case NG_A_POST_DOT1Q_VLAN: c->post_dot1q = (uint16_t)ng_rduint(q, len); c->have2 |= H2_POST_DOT1Q; break;
+	case NG_A_SRC_VLAN:
+		f->src_vlan = (uint16_t)ng_rduint(q, len);
+		c->have |= H_SRC_VLAN;
+		break;
+	case NG_A_DST_VLAN:
+		f->dst_vlan = (uint16_t)ng_rduint(q, len);
+		c->have |= H_DST_VLAN;
+		break;
+	case NG_A_DOT1Q_VLAN:
+		c->dot1q = (uint16_t)ng_rduint(q, len);
+		c->have2 |= H2_DOT1Q;
+		break;
+	case NG_A_POST_DOT1Q_VLAN:
+		c->post_dot1q = (uint16_t)ng_rduint(q, len);
+		c->have2 |= H2_POST_DOT1Q;
+		break;
 	/* RFC 7012 IE 70: label (20 bits), TC (3), S (1) in 3 bytes */
 	case NG_A_MPLS_LABEL: f->mpls_label = (uint32_t)(ng_rduint(q, 3) >> 4); break;
-	case NG_A_SRC_MAC: memcpy(f->src_mac, q, 6); c->have |= H_SRC_MAC; break;
-	case NG_A_DST_MAC: memcpy(f->dst_mac, q, 6); c->have |= H_DST_MAC; break;
-	case NG_A_POST_SRC_MAC: memcpy(c->post_src_mac, q, 6); c->have |= H_POST_SRC_MAC; break;
-	case NG_A_POST_DST_MAC: memcpy(c->post_dst_mac, q, 6); c->have |= H_POST_DST_MAC; break;
-	case NG_A_IP_VERSION: c->ipver = (uint8_t)ng_rduint(q, len); c->have |= H_IPVER; break;
-	case NG_A_START_UPTIME: c->start_up = ng_rduint(q, len); c->have |= H_START_UP; break;
-	case NG_A_END_UPTIME: c->end_up = ng_rduint(q, len); c->have |= H_END_UP; break;
-	case NG_A_START_SEC: c->start_abs = ng_rduint(q, len) * 1000; c->have |= H_START_ABS; break;
-	case NG_A_END_SEC: c->end_abs = ng_rduint(q, len) * 1000; c->have |= H_END_ABS; break;
-	case NG_A_START_MS: c->start_abs = ng_rduint(q, len); c->have |= H_START_ABS; break;
-	case NG_A_END_MS: c->end_abs = ng_rduint(q, len); c->have |= H_END_ABS; break;
-	case NG_A_START_NTP: c->start_abs = ntp_to_ms(ng_rd64(q)); c->have |= H_START_ABS; break;
-	case NG_A_END_NTP: c->end_abs = ntp_to_ms(ng_rd64(q)); c->have |= H_END_ABS; break;
-	case NG_A_START_DELTA_US: c->start_delta = ng_rduint(q, len); c->have |= H_START_DELTA; break;
-	case NG_A_END_DELTA_US: c->end_delta = ng_rduint(q, len); c->have |= H_END_DELTA; break;
-	case NG_A_OBS_MS: c->obs = ng_rduint(q, len); c->have2 |= H2_OBS; break;
-	case NG_A_SYSINIT_MS: c->sysinit = ng_rduint(q, len); c->have |= H_SYSINIT; break;
-	case NG_A_SAMPLING_INTERVAL: c->interval = ng_rduint(q, len); c->have |= H_INTERVAL; break;
-	case NG_A_SAMPLER_ID: c->sampler = ng_rduint(q, len); c->have |= H_SAMPLER; break;
-	case NG_A_PKT_INTERVAL: c->pkt_int = ng_rduint(q, len); c->have |= H_PKT_INT; break;
-	case NG_A_PKT_SPACE: c->pkt_space = ng_rduint(q, len); c->have |= H_PKT_SPACE; break;
-	case NG_A_SAMPLING_SIZE: c->size = ng_rduint(q, len); c->have |= H_SIZE; break;
-	case NG_A_SAMPLING_POP: c->pop = ng_rduint(q, len); c->have |= H_POP; break;
+	case NG_A_SRC_MAC:
+		memcpy(f->src_mac, q, 6);
+		c->have |= H_SRC_MAC;
+		break;
+	case NG_A_DST_MAC:
+		memcpy(f->dst_mac, q, 6);
+		c->have |= H_DST_MAC;
+		break;
+	case NG_A_POST_SRC_MAC:
+		memcpy(c->post_src_mac, q, 6);
+		c->have |= H_POST_SRC_MAC;
+		break;
+	case NG_A_POST_DST_MAC:
+		memcpy(c->post_dst_mac, q, 6);
+		c->have |= H_POST_DST_MAC;
+		break;
+	case NG_A_IP_VERSION:
+		c->ipver = (uint8_t)ng_rduint(q, len);
+		c->have |= H_IPVER;
+		break;
+	case NG_A_START_UPTIME:
+		c->start_up = ng_rduint(q, len);
+		c->have |= H_START_UP;
+		break;
+	case NG_A_END_UPTIME:
+		c->end_up = ng_rduint(q, len);
+		c->have |= H_END_UP;
+		break;
+	case NG_A_START_SEC:
+		c->start_abs = ng_rduint(q, len) * 1000;
+		c->have |= H_START_ABS;
+		break;
+	case NG_A_END_SEC:
+		c->end_abs = ng_rduint(q, len) * 1000;
+		c->have |= H_END_ABS;
+		break;
+	case NG_A_START_MS:
+		c->start_abs = ng_rduint(q, len);
+		c->have |= H_START_ABS;
+		break;
+	case NG_A_END_MS:
+		c->end_abs = ng_rduint(q, len);
+		c->have |= H_END_ABS;
+		break;
+	case NG_A_START_NTP:
+		c->start_abs = ntp_to_ms(ng_rd64(q));
+		c->have |= H_START_ABS;
+		break;
+	case NG_A_END_NTP:
+		c->end_abs = ntp_to_ms(ng_rd64(q));
+		c->have |= H_END_ABS;
+		break;
+	case NG_A_START_DELTA_US:
+		c->start_delta = ng_rduint(q, len);
+		c->have |= H_START_DELTA;
+		break;
+	case NG_A_END_DELTA_US:
+		c->end_delta = ng_rduint(q, len);
+		c->have |= H_END_DELTA;
+		break;
+	case NG_A_OBS_MS:
+		c->obs = ng_rduint(q, len);
+		c->have2 |= H2_OBS;
+		break;
+	case NG_A_SYSINIT_MS:
+		c->sysinit = ng_rduint(q, len);
+		c->have |= H_SYSINIT;
+		break;
+	case NG_A_SAMPLING_INTERVAL:
+		c->interval = ng_rduint(q, len);
+		c->have |= H_INTERVAL;
+		break;
+	case NG_A_SAMPLER_ID:
+		c->sampler = ng_rduint(q, len);
+		c->have |= H_SAMPLER;
+		break;
+	case NG_A_PKT_INTERVAL:
+		c->pkt_int = ng_rduint(q, len);
+		c->have |= H_PKT_INT;
+		break;
+	case NG_A_PKT_SPACE:
+		c->pkt_space = ng_rduint(q, len);
+		c->have |= H_PKT_SPACE;
+		break;
+	case NG_A_SAMPLING_SIZE:
+		c->size = ng_rduint(q, len);
+		c->have |= H_SIZE;
+		break;
+	case NG_A_SAMPLING_POP:
+		c->pop = ng_rduint(q, len);
+		c->have |= H_POP;
+		break;
 	default: break;
 	}
 }
@@ -172,7 +344,7 @@ static size_t walk_fixed(const struct ng_tpl *t, const uint8_t *p, ng_flow *f, s
  * 255 followed by a 2-byte length).  Returns the bytes used, or 0 when a
  * length runs past `avail`. */
 static size_t walk_var(const struct ng_tpl *t, const uint8_t *p, size_t avail, ng_flow *f,
-		       struct rec_ctx *c)
+                       struct rec_ctx *c)
 {
 	size_t off = 0;
 	for (const struct ng_op *o = t->ops, *e = t->ops + t->nops; o < e; o++) {
@@ -308,12 +480,16 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 	f->flow_version = m->version;
 	/* octetDeltaCount, else octetTotalCount (85), postOctetDeltaCount
 	 * (23, v9 OUT_BYTES), initiatorOctets (231, NSEL); packets alike */
-	f->bytes_raw = (h & H_BYTES) ? c->bytes : (h & H_BYTES_TOTAL) ? c->bytes_total
-		       : (h & H_OUT_BYTES) ? c->out_bytes
-		       : (c->have2 & H2_INIT_BYTES) ? c->init_bytes : 0;
-	f->packets_raw = (h & H_PKTS) ? c->pkts : (h & H_PKTS_TOTAL) ? c->pkts_total
-			 : (h & H_OUT_PKTS) ? c->out_pkts
-			 : (c->have2 & H2_INIT_PKTS) ? c->init_pkts : 0;
+	f->bytes_raw = (h & H_BYTES)                ? c->bytes
+	               : (h & H_BYTES_TOTAL)        ? c->bytes_total
+	               : (h & H_OUT_BYTES)          ? c->out_bytes
+	               : (c->have2 & H2_INIT_BYTES) ? c->init_bytes
+	                                            : 0;
+	f->packets_raw = (h & H_PKTS)                ? c->pkts
+	                 : (h & H_PKTS_TOTAL)        ? c->pkts_total
+	                 : (h & H_OUT_PKTS)          ? c->out_pkts
+	                 : (c->have2 & H2_INIT_PKTS) ? c->init_pkts
+	                                             : 0;
 	finish_times(m, f, c);
 	if (!(h & H_IN_IF) && (h & H_IN_PHYS))
 		f->in_if = (uint32_t)c->in_phys;
@@ -374,7 +550,7 @@ static void apply_options(struct ng_msg *m, const struct rec_ctx *c)
 		}
 	}
 	unsigned i = dom->nsamplers < NG_MAX_SAMPLERS ? dom->nsamplers++
-						      : (unsigned)(c->sampler % NG_MAX_SAMPLERS);
+	                                              : (unsigned)(c->sampler % NG_MAX_SAMPLERS);
 	dom->samplers[i].id = c->sampler;
 	dom->samplers[i].rate = rate;
 }
@@ -401,7 +577,7 @@ void ng_data_set(struct ng_msg *m, struct ng_tpl *t, const uint8_t *p, size_t le
 		c.have = 0;
 		c.have2 = 0;
 		size_t used = t->varlen ? walk_var(t, p + off, len - off, f, &c)
-					: walk_fixed(t, p + off, f, &c);
+		                        : walk_fixed(t, p + off, f, &c);
 		if (ng_unlikely(!used)) {
 			ng_count_error(m->dom, NG_DERR_RECORD_TRUNCATED);
 			if (!t->options)

@@ -178,8 +178,7 @@ struct dgram {
 	size_t appended;
 };
 
-static void track_seq(struct dgram *g, uint32_t kind, uint32_t type, uint32_t index,
-		      uint32_t seq)
+static void track_seq(struct dgram *g, uint32_t kind, uint32_t type, uint32_t index, uint32_t seq)
 {
 	struct src_key k;
 	memset(&k, 0, sizeof k);
@@ -206,9 +205,9 @@ struct fsample {
 
 /* What the records of one sample told, before it becomes a flow. */
 struct fstate {
-	uint32_t frame_length;  /* sampled header / sampled Ethernet */
-	uint32_t ip_length;     /* from the header, else sampled IPv4/IPv6 */
-	bool have_switch;       /* extended switch VLANs take precedence */
+	uint32_t frame_length; /* sampled header / sampled Ethernet */
+	uint32_t ip_length;    /* from the header, else sampled IPv4/IPv6 */
+	bool have_switch;      /* extended switch VLANs take precedence */
 	bool have_ip;
 };
 
@@ -225,8 +224,7 @@ static void count_pkt_status(struct ng_domain *dom, enum ng_pkt_status s)
 
 /* 0:1 sampled_header: header_protocol, frame_length, stripped,
  * header_length, header<> (padded to 4). */
-static void rec_header(struct dgram *g, const uint8_t *p, size_t len, ng_flow *f,
-		       struct fstate *fs)
+static void rec_header(struct dgram *g, const uint8_t *p, size_t len, ng_flow *f, struct fstate *fs)
 {
 	if (len < 16) {
 		ng_count_error(g->dom, NG_DERR_SFLOW_RECORD_BAD);
@@ -280,7 +278,7 @@ static void rec_header(struct dgram *g, const uint8_t *p, size_t len, ng_flow *f
  * protocol, src, dst, src_port, dst_port, tcp_flags, tos/priority.  Used
  * when no sampled header gave the IP fields. */
 static void rec_sampled_ip(struct dgram *g, const uint8_t *p, size_t len, bool v6, ng_flow *f,
-			   struct fstate *fs)
+                           struct fstate *fs)
 {
 	size_t alen = v6 ? 16 : 4;
 	if (len < 8 + 2 * alen + 16) {
@@ -388,8 +386,8 @@ bad:
 }
 
 /* Decodes the flow records of one sample into `f`. */
-static void flow_records(struct dgram *g, const uint8_t *p, size_t len, uint32_t nrec,
-			 ng_flow *f, struct fstate *fs)
+static void flow_records(struct dgram *g, const uint8_t *p, size_t len, uint32_t nrec, ng_flow *f,
+                         struct fstate *fs)
 {
 	for (uint32_t i = 0; i < nrec; i++) {
 		if (len < 8) {
@@ -465,8 +463,8 @@ static void interfaces(const struct fsample *s, ng_flow *f)
 }
 
 /* One flow record from a sample whose records start at p[0..len). */
-static void flow_sample_out(struct dgram *g, const struct fsample *s, const uint8_t *p,
-			    size_t len, uint32_t nrec)
+static void flow_sample_out(struct dgram *g, const struct fsample *s, const uint8_t *p, size_t len,
+                            uint32_t nrec)
 {
 	ng_flow *f = ng_flow_batch_push(g->out);
 	if (!f)
@@ -566,7 +564,7 @@ static float rd_float(const uint8_t *p)
 }
 
 static bool counter_record(struct dgram *g, uint32_t fmt, const uint8_t *p, size_t len,
-			   ng_counter_sample *c)
+                           ng_counter_sample *c)
 {
 	switch (fmt) {
 	case 1: /* generic interface counters: 88 bytes */
@@ -601,7 +599,7 @@ static bool counter_record(struct dgram *g, uint32_t fmt, const uint8_t *p, size
 			c->eth[i] = ng_rd32(p + 4 * i);
 		return true;
 	case 2003: /* host_cpu: 3 floats, then proc_run, proc_total, cpu_num,
-		    * cpu_speed, uptime, cpu_user, cpu_nice, cpu_system, cpu_idle … */
+	            * cpu_speed, uptime, cpu_user, cpu_nice, cpu_system, cpu_idle … */
 		if (len < 48)
 			return false;
 		c->parts |= NG_CTR_HOST_CPU;
@@ -623,7 +621,7 @@ static bool counter_record(struct dgram *g, uint32_t fmt, const uint8_t *p, size
 		c->mem_free = ng_rd64(p + 8);
 		return true;
 	case 2005: /* host_disk_io: disk_total, disk_free, part_max_used, reads,
-		    * bytes_read, read_time, writes, bytes_written, write_time */
+	            * bytes_read, read_time, writes, bytes_written, write_time */
 		if (len < 52)
 			return false;
 		c->parts |= NG_CTR_HOST_DISK;
@@ -633,7 +631,7 @@ static bool counter_record(struct dgram *g, uint32_t fmt, const uint8_t *p, size
 		c->disk_bytes_written = ng_rd64(p + 40);
 		return true;
 	case 2006: /* host_net_io: bytes_in, pkts_in, errs_in, drops_in,
-		    * bytes_out, packets_out, … */
+	            * bytes_out, packets_out, … */
 		if (len < 40)
 			return false;
 		c->parts |= NG_CTR_HOST_NET;
@@ -642,9 +640,7 @@ static bool counter_record(struct dgram *g, uint32_t fmt, const uint8_t *p, size
 		c->net_bytes_out = ng_rd64(p + 20);
 		c->net_pkts_out = ng_rd32(p + 28);
 		return true;
-	default:
-		(void)g;
-		return true; /* not kept: skipped by length */
+	default: (void)g; return true; /* not kept: skipped by length */
 	}
 }
 

@@ -59,7 +59,10 @@ static void put(struct wbuf *w, const void *src, size_t n)
 	w->n += n;
 }
 
-static void put_u8(struct wbuf *w, uint8_t v) { put(w, &v, 1); }
+static void put_u8(struct wbuf *w, uint8_t v)
+{
+	put(w, &v, 1);
+}
 
 static void put_u16(struct wbuf *w, uint16_t v)
 {

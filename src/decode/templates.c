@@ -58,7 +58,8 @@ static void push_op(struct ng_tpl *t, uint16_t len, enum ng_action act)
 {
 	if (act == NG_A_SKIP && len != NG_VARLEN && t->nops) {
 		struct ng_op *p = &t->ops[t->nops - 1];
-		if (p->act == NG_A_SKIP && p->len != NG_VARLEN && (uint32_t)p->len + len < NG_VARLEN) {
+		if (p->act == NG_A_SKIP && p->len != NG_VARLEN &&
+		    (uint32_t)p->len + len < NG_VARLEN) {
 			p->len = (uint16_t)(p->len + len);
 			return;
 		}
@@ -106,14 +107,14 @@ static bool compile(ng_decoder *d, struct ng_tpl *t)
 }
 
 static bool same_fields(const struct ng_tpl *t, bool options, uint16_t scope,
-			const struct ng_tfield *f, uint16_t n)
+                        const struct ng_tfield *f, uint16_t n)
 {
 	return t->options == options && t->scope_count == scope && t->nfields == n &&
 	       !memcmp(t->fields, f, n * sizeof *f);
 }
 
 int ng_tpl_add(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t id, bool options,
-	       uint16_t scope_count, const struct ng_tfield *fields, uint16_t nfields)
+               uint16_t scope_count, const struct ng_tfield *fields, uint16_t nfields)
 {
 	struct ng_tpl *old = ng_tpl_find(d, dom, version, id);
 	if (old && same_fields(old, options, scope_count, fields, nfields))

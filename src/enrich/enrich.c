@@ -267,7 +267,8 @@ static void c4_fill(ng_enricher *e, uint32_t x, unsigned p, uint32_t geo, uint32
 	struct c4set *set = &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
 	memmove(&set->w[1], &set->w[0], (C4_WAYS - 1) * sizeof set->w[0]);
 	uint32_t m = p ? ~0u << (32 - p) : 0;
-	set->w[0] = (struct c4){.net = x & m, .geo = geo, .as = as, .netv_plen = netv << 6 | (p + 1)};
+	set->w[0] =
+	    (struct c4){.net = x & m, .geo = geo, .as = as, .netv_plen = netv << 6 | (p + 1)};
 }
 
 static void addr_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)

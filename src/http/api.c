@@ -28,7 +28,7 @@
 #include "store/counters.h"
 
 const double ng_http_buckets[NG_HTTP_NBUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.2,
-						  0.5,   1,    2.5,   5,    10,  30};
+                                                  0.5,   1,    2.5,   5,    10,  30};
 
 #define DEFAULT_RANGE_MS (24ull * 3600 * 1000)
 #define MAX_SERIES_POINTS 100000 /* buckets × series in one answer */
@@ -128,7 +128,7 @@ static bool parse_count(const char *s, size_t *out)
  * frees p->q.filter).
  */
 static bool read_params(ng_http_server *s, const ng_http_req *r, params *p, size_t def_limit,
-			ng_http_resp *out)
+                        ng_http_resp *out)
 {
 	memset(p, 0, sizeof *p);
 	p->t0 = mono_ms();
@@ -137,24 +137,24 @@ static bool read_params(ng_http_server *s, const ng_http_req *r, params *p, size
 	p->q.to_ms = now;
 	if (to && !ng_time_parse(to, now, &p->q.to_ms)) {
 		ng_api_error(out, 400, "bad 'to' time",
-			     "2026-11-30T12:00:00Z, epoch seconds, now, -15m, -1h, -2d");
+		             "2026-11-30T12:00:00Z, epoch seconds, now, -15m, -1h, -2d");
 		return false;
 	}
 	p->q.from_ms = p->q.to_ms > DEFAULT_RANGE_MS ? p->q.to_ms - DEFAULT_RANGE_MS : 0;
 	if (from && !ng_time_parse(from, now, &p->q.from_ms)) {
 		ng_api_error(out, 400, "bad 'from' time",
-			     "2026-11-30T12:00:00Z, epoch seconds, now, -15m, -1h, -2d");
+		             "2026-11-30T12:00:00Z, epoch seconds, now, -15m, -1h, -2d");
 		return false;
 	}
 	if (p->q.from_ms >= p->q.to_ms) {
 		ng_api_error(out, 400, "'from' must be before 'to'",
-			     "the range is [from, to): from is its first instant");
+		             "the range is [from, to): from is its first instant");
 		return false;
 	}
 	if (p->q.to_ms - p->q.from_ms > s->max_range_ms) {
 		char hint[128];
 		snprintf(hint, sizeof hint, "ask for at most %" PRIu64 " days at once",
-			 s->max_range_ms / 86400000);
+		         s->max_range_ms / 86400000);
 		ng_api_error(out, 400, "time range too long", hint);
 		return false;
 	}
@@ -170,15 +170,14 @@ static bool read_params(ng_http_server *s, const ng_http_req *r, params *p, size
 	 * memory: 110000 flows at most (tens of MB) */
 	if (off && (!parse_count(off, &p->offset) || p->offset > 100000)) {
 		ng_api_error(out, 400, "bad 'offset'",
-			     "a count from 0 to 100000: narrow the time range or the filter to "
-			     "page further");
+		             "a count from 0 to 100000: narrow the time range or the filter to "
+		             "page further");
 		return false;
 	}
 	const char *order = r->arg(r->conn, "order");
 	p->q.order = NG_ORDER_FLOWS;
 	if (order && !ng_query_parse_order(order, &p->q.order)) {
-		ng_api_error(out, 400, "unknown order",
-			     "flows, packets, bytes, pps, bps or bpp");
+		ng_api_error(out, 400, "unknown order", "flows, packets, bytes, pps, bps or bpp");
 		return false;
 	}
 	p->filter_text = r->arg(r->conn, "filter");
@@ -228,7 +227,7 @@ static void run_error(ng_http_server *s, ng_http_resp *out, const char *err, boo
 		atomic_fetch_add(&s->m.timeouts, 1);
 		char hint[160];
 		snprintf(hint, sizeof hint,
-			 "the limit is %u ms: narrow the time range or the filter", s->timeout_ms);
+		         "the limit is %u ms: narrow the time range or the filter", s->timeout_ms);
 		ng_api_error(out, 503, "query time limit reached", hint);
 	} else {
 		ng_api_error(out, 500, err, NULL);
@@ -244,8 +243,8 @@ static FILE *body(ng_http_resp *out, const char *ctype)
 
 static ng_output_opts json_opts(const params *p)
 {
-	return (ng_output_opts){.fmt = NG_FMT_JSON, .header = true, .summary = true,
-				.filter = p->filter_text};
+	return (ng_output_opts){
+	    .fmt = NG_FMT_JSON, .header = true, .summary = true, .filter = p->filter_text};
 }
 
 /* ---- endpoints -------------------------------------------------------- */
@@ -292,7 +291,7 @@ static void api_series(ng_http_server *s, const ng_http_req *r, ng_http_resp *ou
 	}
 	if ((p.q.to_ms - p.q.from_ms) / interval * (p.limit + 1) > MAX_SERIES_POINTS) {
 		ng_api_error(out, 400, "too many points: the range holds too many intervals",
-			     "choose a longer interval or a shorter range");
+		             "choose a longer interval or a shorter range");
 		goto done;
 	}
 	if (field && *field && ng_query_parse_keys(&p.q, field, err, sizeof err)) {
@@ -371,8 +370,8 @@ static void api_flows(ng_http_server *s, const ng_http_req *r, ng_http_resp *out
 	res.nflows = n - skip;
 	p.q.limit = p.limit; /* the page size, as echoed in the JSON */
 	FILE *f = body(out, ff == NG_FMT_CSV      ? "text/csv; charset=utf-8"
-			    : ff == NG_FMT_NDJSON ? "application/x-ndjson"
-						  : "application/json");
+	                    : ff == NG_FMT_NDJSON ? "application/x-ndjson"
+	                                          : "application/json");
 	if (f) {
 		ng_output_opts o = json_opts(&p);
 		o.fmt = ff;
@@ -384,7 +383,7 @@ static void api_flows(ng_http_server *s, const ng_http_req *r, ng_http_resp *out
 	}
 	if (ff != NG_FMT_JSON)
 		snprintf(out->disposition, sizeof out->disposition,
-			 "attachment; filename=\"flows.%s\"", ff == NG_FMT_CSV ? "csv" : "ndjson");
+		         "attachment; filename=\"flows.%s\"", ff == NG_FMT_CSV ? "csv" : "ndjson");
 	res.flows = all;
 	res.nflows = n;
 	ng_query_result_free(&res);
@@ -397,7 +396,7 @@ static void put_time_kv(FILE *f, const char *key, uint64_t ms)
 {
 	char t[40];
 	fprintf(f, "\"%s\":\"%s\",\"%s_ms\":%" PRIu64, key, ms ? ng_time_format(ms, t) : "", key,
-		ms);
+	        ms);
 }
 
 static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
@@ -424,19 +423,19 @@ static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *o
 		put_time_kv(f, "from", p.q.from_ms);
 		fputc(',', f);
 		put_time_kv(f, "to", p.q.to_ms);
-		fprintf(f,
-			",\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",",
-			res.flows_total, res.packets_total, res.bytes_total);
+		fprintf(f, ",\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",",
+		        res.flows_total, res.packets_total, res.bytes_total);
 		put_time_kv(f, "first", res.first);
 		fputc(',', f);
 		put_time_kv(f, "last", res.last);
-		fprintf(f,
-			",\"bps\":%.3f,\"pps\":%.3f,\"fps\":%.3f,\"scan\":{\"segments_read\":%" PRIu64
-			",\"segments_skipped\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
-			",\"errors\":%" PRIu64 "},\"elapsed_s\":%.6f}\n",
-			res.bytes_total * 8.0 / secs, res.packets_total / secs,
-			res.flows_total / secs, res.scan.segments_read, res.scan.segments_skipped,
-			res.scan.rows_scanned, res.scan.errors, res.elapsed_s);
+		fprintf(
+		    f,
+		    ",\"bps\":%.3f,\"pps\":%.3f,\"fps\":%.3f,\"scan\":{\"segments_read\":%" PRIu64
+		    ",\"segments_skipped\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
+		    ",\"errors\":%" PRIu64 "},\"elapsed_s\":%.6f}\n",
+		    res.bytes_total * 8.0 / secs, res.packets_total / secs, res.flows_total / secs,
+		    res.scan.segments_read, res.scan.segments_skipped, res.scan.rows_scanned,
+		    res.scan.errors, res.elapsed_s);
 		fclose(f);
 	}
 	ng_query_result_free(&res);
@@ -463,18 +462,18 @@ static int on_counters(const ng_counter_sample *cs, size_t n, void *arg)
 		const ng_counter_sample *x = &cs[i];
 		char a[NG_ADDR_STRLEN], g[NG_ADDR_STRLEN], t[40];
 		fprintf(c->f,
-			"%s{\"time\":\"%s\",\"time_ms\":%" PRIu64 ",\"exporter\":\"%s\","
-			"\"agent\":\"%s\",\"sub_agent\":%" PRIu32 ",\"source_type\":%" PRIu32
-			",\"source_index\":%" PRIu32 ",\"parts\":%" PRIu32 ",\"if_index\":%" PRIu32
-			",\"if_speed\":%" PRIu64 ",\"if_status\":%" PRIu32 ",\"in_octets\":%" PRIu64
-			",\"out_octets\":%" PRIu64 ",\"in_errors\":%" PRIu32
-			",\"out_errors\":%" PRIu32 ",\"in_discards\":%" PRIu32
-			",\"out_discards\":%" PRIu32 "}",
-			c->n ? "," : "", ng_time_format(x->time_received, t), x->time_received,
-			ng_addr_format(x->exporter, a), ng_addr_format(x->agent, g), x->sub_agent,
-			x->source_type, x->source_index, x->parts, x->if_index, x->if_speed,
-			x->if_status, x->in_octets, x->out_octets, x->in_errors, x->out_errors,
-			x->in_discards, x->out_discards);
+		        "%s{\"time\":\"%s\",\"time_ms\":%" PRIu64 ",\"exporter\":\"%s\","
+		        "\"agent\":\"%s\",\"sub_agent\":%" PRIu32 ",\"source_type\":%" PRIu32
+		        ",\"source_index\":%" PRIu32 ",\"parts\":%" PRIu32 ",\"if_index\":%" PRIu32
+		        ",\"if_speed\":%" PRIu64 ",\"if_status\":%" PRIu32 ",\"in_octets\":%" PRIu64
+		        ",\"out_octets\":%" PRIu64 ",\"in_errors\":%" PRIu32
+		        ",\"out_errors\":%" PRIu32 ",\"in_discards\":%" PRIu32
+		        ",\"out_discards\":%" PRIu32 "}",
+		        c->n ? "," : "", ng_time_format(x->time_received, t), x->time_received,
+		        ng_addr_format(x->exporter, a), ng_addr_format(x->agent, g), x->sub_agent,
+		        x->source_type, x->source_index, x->parts, x->if_index, x->if_speed,
+		        x->if_status, x->in_octets, x->out_octets, x->in_errors, x->out_errors,
+		        x->in_discards, x->out_discards);
 		c->n++;
 	}
 	return 0;
@@ -493,7 +492,7 @@ static void api_counters(ng_http_server *s, const ng_http_req *r, ng_http_resp *
 	fputs("{\"samples\":[", f);
 	ng_counter_scan(s->store_dir, p.q.from_ms, p.q.to_ms, on_counters, &c, &errors);
 	fprintf(f, "],\"total\":%" PRIu64 ",\"returned\":%zu,\"errors\":%" PRIu64 "}\n", c.total,
-		c.n, errors);
+	        c.n, errors);
 	fclose(f);
 	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
 done:
@@ -528,31 +527,30 @@ static void put_exporter(FILE *f, const ng_exporter_stats *e, uint64_t now)
 {
 	char a[NG_ADDR_STRLEN];
 	fprintf(f,
-		"{\"exporter\":\"%s\",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":\"%s\","
-		"\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
-		",\"templates\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"template_misses\":%" PRIu64
-		",\"errors_total\":%" PRIu64 ",\"errors\":{",
-		ng_addr_format(e->exporter, a), e->domain, e->version, protocol_name(e->version),
-		e->packets, e->bytes, e->records, e->templates, e->lost, e->template_misses,
-		errors_total(e));
+	        "{\"exporter\":\"%s\",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":\"%s\","
+	        "\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
+	        ",\"templates\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"template_misses\":%" PRIu64
+	        ",\"errors_total\":%" PRIu64 ",\"errors\":{",
+	        ng_addr_format(e->exporter, a), e->domain, e->version, protocol_name(e->version),
+	        e->packets, e->bytes, e->records, e->templates, e->lost, e->template_misses,
+	        errors_total(e));
 	for (int i = 0, k = 0; i < NG_DERR_COUNT; i++)
 		if (e->errors[i])
 			fprintf(f, "%s\"%s\":%" PRIu64, k++ ? "," : "", ng_decode_error_name(i),
-				e->errors[i]);
-	fprintf(f, "},\"sampling_rate\":%" PRIu32 ",\"sampling_source\":\"%s\",",
-		e->sampling_rate, ng_sampling_source_name(e->sampling_source));
+			        e->errors[i]);
+	fprintf(f, "},\"sampling_rate\":%" PRIu32 ",\"sampling_source\":\"%s\",", e->sampling_rate,
+	        ng_sampling_source_name(e->sampling_source));
 	put_time_kv(f, "first_seen", e->first_seen);
 	fputc(',', f);
 	put_time_kv(f, "last_seen", e->last_seen);
 	/* healthy: heard from in the last 5 minutes, no loss or errors */
 	const char *health = now > e->last_seen + 300000 ? "silent"
-			     : (e->lost || errors_total(e) || e->template_misses > e->held)
-				     ? "degraded"
-				     : "ok";
+	                     : (e->lost || errors_total(e) || e->template_misses > e->held)
+	                         ? "degraded"
+	                         : "ok";
 	fprintf(f,
-		",\"lost_samples\":%" PRIu64 ",\"counter_samples\":%" PRIu64
-		",\"health\":\"%s\"}",
-		e->lost_samples, e->counter_samples, health);
+	        ",\"lost_samples\":%" PRIu64 ",\"counter_samples\":%" PRIu64 ",\"health\":\"%s\"}",
+	        e->lost_samples, e->counter_samples, health);
 }
 
 /* Takes a snapshot; false with the answer set when none can be had. */
@@ -562,8 +560,8 @@ static bool snapshot(ng_http_server *s, ng_http_exporters *x, ng_http_resp *out)
 	char err[512] = "no exporter counters";
 	if (!s->exporters || s->exporters(s->exporters_arg, x, err, sizeof err) < 0) {
 		ng_api_error(out, 503, err,
-			     "exporter counters come from the running collector, or from "
-			     "STORE/state/exporters.json once it has written it");
+		             "exporter counters come from the running collector, or from "
+		             "STORE/state/exporters.json once it has written it");
 		return false;
 	}
 	return true;
@@ -583,14 +581,14 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 		fputc(',', f);
 		put_time_kv(f, "started", x.started_ms);
 		fprintf(f,
-			",\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64
-			",\"drops\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64
-			"},\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64
-			",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64
-			"},\"exporters\":[",
-			x.listener.datagrams, x.listener.bytes, x.listener.drops,
-			x.listener.truncated, x.listener.errors, x.store.rows, x.store.segments,
-			x.store.bytes, x.store.errors, x.store.dropped);
+		        ",\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64
+		        ",\"drops\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64
+		        "},\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64
+		        ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64
+		        "},\"exporters\":[",
+		        x.listener.datagrams, x.listener.bytes, x.listener.drops,
+		        x.listener.truncated, x.listener.errors, x.store.rows, x.store.segments,
+		        x.store.bytes, x.store.errors, x.store.dropped);
 		for (size_t i = 0; i < x.n; i++) {
 			if (i)
 				fputc(',', f);
@@ -644,22 +642,26 @@ static void metric_exporters(FILE *f, const ng_http_exporters *x)
 		const char *name, *help;
 		size_t off;
 	} m[] = {
-		{"packets", "export datagrams received", offsetof(ng_exporter_stats, packets)},
-		{"records", "flow records decoded", offsetof(ng_exporter_stats, records)},
-		{"lost", "records or packets lost (sequence gaps)", offsetof(ng_exporter_stats, lost)},
-		{"template_misses", "data sets without a template",
-		 offsetof(ng_exporter_stats, template_misses)},
+	    {"packets", "export datagrams received", offsetof(ng_exporter_stats, packets)},
+	    {"records", "flow records decoded", offsetof(ng_exporter_stats, records)},
+	    {"lost", "records or packets lost (sequence gaps)", offsetof(ng_exporter_stats, lost)},
+	    {"template_misses", "data sets without a template",
+	     offsetof(ng_exporter_stats, template_misses)},
 	};
 	char a[NG_ADDR_STRLEN];
 	for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
-		fprintf(f, "# HELP nagare_exporter_%s_total %s\n# TYPE nagare_exporter_%s_total counter\n",
-			m[k].name, m[k].help, m[k].name);
+		fprintf(
+		    f,
+		    "# HELP nagare_exporter_%s_total %s\n# TYPE nagare_exporter_%s_total counter\n",
+		    m[k].name, m[k].help, m[k].name);
 		for (size_t i = 0; i < x->n; i++) {
 			uint64_t v;
 			memcpy(&v, (const char *)&x->rows[i] + m[k].off, sizeof v);
-			fprintf(f, "nagare_exporter_%s_total{exporter=\"%s\",domain=\"%" PRIu32
-				   "\"} %" PRIu64 "\n",
-				m[k].name, ng_addr_format(x->rows[i].exporter, a), x->rows[i].domain, v);
+			fprintf(f,
+			        "nagare_exporter_%s_total{exporter=\"%s\",domain=\"%" PRIu32
+			        "\"} %" PRIu64 "\n",
+			        m[k].name, ng_addr_format(x->rows[i].exporter, a),
+			        x->rows[i].domain, v);
 		}
 	}
 	fputs("# HELP nagare_exporter_errors_total decode errors\n"
@@ -668,26 +670,27 @@ static void metric_exporters(FILE *f, const ng_http_exporters *x)
 	for (size_t i = 0; i < x->n; i++)
 		for (int e = 0; e < NG_DERR_COUNT; e++)
 			if (x->rows[i].errors[e])
-				fprintf(f,
-					"nagare_exporter_errors_total{exporter=\"%s\",domain=\"%" PRIu32
-					"\",error=\"%s\"} %" PRIu64 "\n",
-					ng_addr_format(x->rows[i].exporter, a), x->rows[i].domain,
-					ng_decode_error_name(e), x->rows[i].errors[e]);
+				fprintf(
+				    f,
+				    "nagare_exporter_errors_total{exporter=\"%s\",domain=\"%" PRIu32
+				    "\",error=\"%s\"} %" PRIu64 "\n",
+				    ng_addr_format(x->rows[i].exporter, a), x->rows[i].domain,
+				    ng_decode_error_name(e), x->rows[i].errors[e]);
 	fprintf(f,
-		"# HELP nagare_socket_drops_total datagrams dropped by the kernel\n"
-		"# TYPE nagare_socket_drops_total counter\nnagare_socket_drops_total %" PRIu64 "\n"
-		"# HELP nagare_datagrams_total datagrams received\n"
-		"# TYPE nagare_datagrams_total counter\nnagare_datagrams_total %" PRIu64 "\n"
-		"# HELP nagare_store_rows_total rows stored (this run)\n"
-		"# TYPE nagare_store_rows_total counter\nnagare_store_rows_total %" PRIu64 "\n"
-		"# HELP nagare_store_segments_written_total segments written (this run)\n"
-		"# TYPE nagare_store_segments_written_total counter\n"
-		"nagare_store_segments_written_total %" PRIu64 "\n"
-		"# HELP nagare_store_rows_dropped_total rows the store could not take (this run)\n"
-		"# TYPE nagare_store_rows_dropped_total counter\n"
-		"nagare_store_rows_dropped_total %" PRIu64 "\n",
-		x->listener.drops, x->listener.datagrams, x->store.rows, x->store.segments,
-		x->store.dropped);
+	        "# HELP nagare_socket_drops_total datagrams dropped by the kernel\n"
+	        "# TYPE nagare_socket_drops_total counter\nnagare_socket_drops_total %" PRIu64 "\n"
+	        "# HELP nagare_datagrams_total datagrams received\n"
+	        "# TYPE nagare_datagrams_total counter\nnagare_datagrams_total %" PRIu64 "\n"
+	        "# HELP nagare_store_rows_total rows stored (this run)\n"
+	        "# TYPE nagare_store_rows_total counter\nnagare_store_rows_total %" PRIu64 "\n"
+	        "# HELP nagare_store_segments_written_total segments written (this run)\n"
+	        "# TYPE nagare_store_segments_written_total counter\n"
+	        "nagare_store_segments_written_total %" PRIu64 "\n"
+	        "# HELP nagare_store_rows_dropped_total rows the store could not take (this run)\n"
+	        "# TYPE nagare_store_rows_dropped_total counter\n"
+	        "nagare_store_rows_dropped_total %" PRIu64 "\n",
+	        x->listener.drops, x->listener.datagrams, x->store.rows, x->store.segments,
+	        x->store.dropped);
 }
 
 /* Segments and bytes under STORE/flows (a walk: /metrics is scraped
@@ -722,53 +725,55 @@ static void api_metrics(ng_http_server *s, ng_http_resp *out)
 	walk_segs = walk_bytes = 0;
 	nftw(dir, on_file, 16, FTW_PHYS);
 	fprintf(f,
-		"# HELP nagare_store_segments segments in the store\n# TYPE nagare_store_segments "
-		"gauge\nnagare_store_segments %" PRIu64 "\n"
-		"# HELP nagare_store_bytes bytes of segments in the store\n"
-		"# TYPE nagare_store_bytes gauge\nnagare_store_bytes %" PRIu64 "\n",
-		walk_segs, walk_bytes);
-	fprintf(f,
-		"# HELP nagare_http_requests_total HTTP requests\n# TYPE nagare_http_requests_total "
-		"counter\nnagare_http_requests_total %" PRIu64 "\n"
-		"# HELP nagare_http_unauthorized_total requests refused for a missing or wrong "
-		"token\n# TYPE nagare_http_unauthorized_total counter\n"
-		"nagare_http_unauthorized_total %" PRIu64 "\n"
-		"# HELP nagare_query_errors_total queries that failed\n"
-		"# TYPE nagare_query_errors_total counter\nnagare_query_errors_total %" PRIu64 "\n"
-		"# HELP nagare_query_timeouts_total queries stopped at the time limit\n"
-		"# TYPE nagare_query_timeouts_total counter\nnagare_query_timeouts_total %" PRIu64
-		"\n# HELP nagare_query_duration_seconds API query latency\n"
-		"# TYPE nagare_query_duration_seconds histogram\n",
-		(uint64_t)s->m.requests, (uint64_t)s->m.unauthorized, (uint64_t)s->m.query_errors,
-		(uint64_t)s->m.timeouts);
+	        "# HELP nagare_store_segments segments in the store\n# TYPE nagare_store_segments "
+	        "gauge\nnagare_store_segments %" PRIu64 "\n"
+	        "# HELP nagare_store_bytes bytes of segments in the store\n"
+	        "# TYPE nagare_store_bytes gauge\nnagare_store_bytes %" PRIu64 "\n",
+	        walk_segs, walk_bytes);
+	fprintf(
+	    f,
+	    "# HELP nagare_http_requests_total HTTP requests\n# TYPE nagare_http_requests_total "
+	    "counter\nnagare_http_requests_total %" PRIu64 "\n"
+	    "# HELP nagare_http_unauthorized_total requests refused for a missing or wrong "
+	    "token\n# TYPE nagare_http_unauthorized_total counter\n"
+	    "nagare_http_unauthorized_total %" PRIu64 "\n"
+	    "# HELP nagare_query_errors_total queries that failed\n"
+	    "# TYPE nagare_query_errors_total counter\nnagare_query_errors_total %" PRIu64 "\n"
+	    "# HELP nagare_query_timeouts_total queries stopped at the time limit\n"
+	    "# TYPE nagare_query_timeouts_total counter\nnagare_query_timeouts_total %" PRIu64
+	    "\n# HELP nagare_query_duration_seconds API query latency\n"
+	    "# TYPE nagare_query_duration_seconds histogram\n",
+	    (uint64_t)s->m.requests, (uint64_t)s->m.unauthorized, (uint64_t)s->m.query_errors,
+	    (uint64_t)s->m.timeouts);
 	uint64_t cum = 0;
 	for (int i = 0; i <= NG_HTTP_NBUCKETS; i++) {
 		cum += s->m.lat_bucket[i];
 		if (i < NG_HTTP_NBUCKETS)
 			fprintf(f, "nagare_query_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
-				ng_http_buckets[i], cum);
+			        ng_http_buckets[i], cum);
 		else
-			fprintf(f, "nagare_query_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
-				cum);
+			fprintf(f,
+			        "nagare_query_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
+			        cum);
 	}
 	fprintf(f,
-		"nagare_query_duration_seconds_sum %.6f\nnagare_query_duration_seconds_count "
-		"%" PRIu64 "\n",
-		(double)s->m.lat_sum_us / 1e6, (uint64_t)s->m.queries);
+	        "nagare_query_duration_seconds_sum %.6f\nnagare_query_duration_seconds_count "
+	        "%" PRIu64 "\n",
+	        (double)s->m.lat_sum_us / 1e6, (uint64_t)s->m.queries);
 	fclose(f);
 }
 
 /* ---- static pages ------------------------------------------------------ */
 
 static const char no_dashboards[] =
-	"<!doctype html><html><head><meta charset=\"utf-8\"><title>nagare</title></head>"
-	"<body style=\"font-family:sans-serif;max-width:40em;margin:2em auto\">"
-	"<h1>nagare</h1><p>The dashboards were not built into this binary.</p>"
-	"<p>Build them with <code>cd web &amp;&amp; npm ci &amp;&amp; npm run build</code>, "
-	"then rebuild nagare (cmake --build build): the assets are embedded at build "
-	"time.</p><p>The JSON API works without them: <a href=\"/api/v1/summary\">/api/v1/"
-	"summary</a>, <a href=\"/api/v1/fields\">/api/v1/fields</a>, <a href=\"/metrics\">"
-	"/metrics</a> (docs/api.md).</p></body></html>\n";
+    "<!doctype html><html><head><meta charset=\"utf-8\"><title>nagare</title></head>"
+    "<body style=\"font-family:sans-serif;max-width:40em;margin:2em auto\">"
+    "<h1>nagare</h1><p>The dashboards were not built into this binary.</p>"
+    "<p>Build them with <code>cd web &amp;&amp; npm ci &amp;&amp; npm run build</code>, "
+    "then rebuild nagare (cmake --build build): the assets are embedded at build "
+    "time.</p><p>The JSON API works without them: <a href=\"/api/v1/summary\">/api/v1/"
+    "summary</a>, <a href=\"/api/v1/fields\">/api/v1/fields</a>, <a href=\"/metrics\">"
+    "/metrics</a> (docs/api.md).</p></body></html>\n";
 
 static void serve_static(const ng_http_req *r, ng_http_resp *out)
 {
@@ -812,7 +817,7 @@ static bool enter_gate(ng_http_server *s, ng_http_resp *out)
 		if (errno != EINTR) {
 			atomic_fetch_add(&s->m.timeouts, 1);
 			ng_api_error(out, 503, "busy: every query slot stayed taken",
-				     "other queries are running; try again");
+			             "other queries are running; try again");
 			return false;
 		}
 	return true;
@@ -820,8 +825,8 @@ static bool enter_gate(ng_http_server *s, ng_http_resp *out)
 
 static bool is_query(const char *p)
 {
-	static const char *q[] = {"/api/v1/top", "/api/v1/series", "/api/v1/pairs",
-				  "/api/v1/flows", "/api/v1/summary", "/api/v1/counters"};
+	static const char *q[] = {"/api/v1/top",   "/api/v1/series",  "/api/v1/pairs",
+	                          "/api/v1/flows", "/api/v1/summary", "/api/v1/counters"};
 	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
 		if (!strcmp(p, q[i]))
 			return true;
@@ -870,8 +875,8 @@ static void dispatch(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 		api_fields(out);
 	} else if (!strncmp(p, "/api/", 5)) {
 		ng_api_error(out, 404, "unknown endpoint",
-			     "top, series, pairs, flows, summary, counters, exporters, fields "
-			     "under /api/v1/ (docs/api.md)");
+		             "top, series, pairs, flows, summary, counters, exporters, fields "
+		             "under /api/v1/ (docs/api.md)");
 	} else {
 		serve_static(r, out);
 	}

@@ -40,19 +40,18 @@ typedef struct ng_http_exporters {
 /* Fills *out (zeroed by the caller) with a copy of the counters.  Called
  * from server threads: must be thread-safe.  Returns 0, or -1 with a
  * message in err[errlen] (e.g. no exporters.json yet). */
-typedef int (*ng_http_exporters_fn)(void *arg, ng_http_exporters *out, char *err,
-				    size_t errlen);
+typedef int (*ng_http_exporters_fn)(void *arg, ng_http_exporters *out, char *err, size_t errlen);
 
 typedef struct ng_http_config {
-	const char *store_dir;    /* the flow store queried */
-	const char *listen;       /* "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080" */
-	const char *token;        /* NULL/"" : none (loopback only) */
-	uint64_t max_range_ms;    /* longest query time range; 0: 31 days */
-	size_t max_rows;          /* rows per page at most; 0: 10000 */
-	unsigned timeout_ms;      /* a query's run time at most; 0: 10000 */
-	unsigned threads;         /* queries run at once (each scans on every
-				   * core); 0: 4.  Others wait, up to the
-				   * time limit (then 503) */
+	const char *store_dir;          /* the flow store queried */
+	const char *listen;             /* "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080" */
+	const char *token;              /* NULL/"" : none (loopback only) */
+	uint64_t max_range_ms;          /* longest query time range; 0: 31 days */
+	size_t max_rows;                /* rows per page at most; 0: 10000 */
+	unsigned timeout_ms;            /* a query's run time at most; 0: 10000 */
+	unsigned threads;               /* queries run at once (each scans on every
+	                                 * core); 0: 4.  Others wait, up to the
+	                                 * time limit (then 503) */
 	ng_http_exporters_fn exporters; /* may be NULL */
 	void *exporters_arg;
 } ng_http_config;

@@ -34,7 +34,7 @@ struct ng_http_server {
 	void *exporters_arg;
 	uint16_t port;
 	ng_http_metrics m;
-	sem_t qgate;     /* queries running at once at most (config threads) */
+	sem_t qgate; /* queries running at once at most (config threads) */
 	bool qgate_init;
 };
 
@@ -52,7 +52,7 @@ typedef struct ng_http_resp {
 	char *body;
 	size_t len;
 	const char *ctype;
-	char disposition[128]; /* Content-Disposition, "" for none */
+	char disposition[128];            /* Content-Disposition, "" for none */
 	const unsigned char *static_body; /* instead of body: borrowed (assets) */
 } ng_http_resp;
 

@@ -93,8 +93,8 @@ static bool authorized(ng_http_server *s, struct MHD_Connection *conn, bool *set
 	*set_cookie = false;
 	if (s->loopback && !s->token)
 		return true;
-	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						    MHD_HTTP_HEADER_AUTHORIZATION);
+	const char *h =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (h && !strncasecmp(h, "Bearer ", 7))
 		return ng_http_token_equal(h + 7, s->token);
 	if (h && !strncasecmp(h, "Basic ", 6)) {
@@ -115,38 +115,38 @@ static bool authorized(ng_http_server *s, struct MHD_Connection *conn, bool *set
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, ng_http_resp *r, bool cookie,
-				 ng_http_server *s)
+                                 ng_http_server *s)
 {
 	struct MHD_Response *mr;
 	if (r->static_body)
 		mr = MHD_create_response_from_buffer(r->len, (void *)r->static_body,
-						     MHD_RESPMEM_PERSISTENT);
+		                                     MHD_RESPMEM_PERSISTENT);
 	else
 		mr = MHD_create_response_from_buffer(r->len, r->body ? r->body : "",
-						     r->body ? MHD_RESPMEM_MUST_FREE
-							     : MHD_RESPMEM_PERSISTENT);
+		                                     r->body ? MHD_RESPMEM_MUST_FREE
+		                                             : MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
 		free(r->body);
 		return MHD_NO;
 	}
 	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
-				r->ctype ? r->ctype : "application/json");
+	                        r->ctype ? r->ctype : "application/json");
 	MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(mr, "Cache-Control", "no-store");
 	MHD_add_response_header(mr, "Content-Security-Policy",
-				"default-src 'self'; style-src 'self' 'unsafe-inline'; "
-				"img-src 'self' data:");
+	                        "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+	                        "img-src 'self' data:");
 	if (r->disposition[0])
 		MHD_add_response_header(mr, "Content-Disposition", r->disposition);
 	if (r->status == 405)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	if (r->status == 401)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					"Bearer realm=\"nagare\"");
+		                        "Bearer realm=\"nagare\"");
 	if (cookie) {
 		char c[512];
 		snprintf(c, sizeof c, "nagare_token=%s; Path=/; HttpOnly; SameSite=Strict",
-			 s->token);
+		         s->token);
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_SET_COOKIE, c);
 	}
 	enum MHD_Result rc = MHD_queue_response(conn, r->status, mr);
@@ -155,9 +155,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, ng_http_resp *r, b
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_data_size,
-				  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
 	(void)version;
 	(void)upload_data;
@@ -170,22 +169,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	ng_http_resp r = {.status = 200};
 	bool cookie = false;
 	bool head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
-	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *te =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	const char *cl =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && !head) {
 		ng_api_error(&r, 405, "method not allowed: the API is read-only",
-			     "use GET or HEAD");
+		             "use GET or HEAD");
 	} else if (*upload_data_size || te || (cl && strcmp(cl, "0"))) {
 		*upload_data_size = 0;
 		ng_api_error(&r, 413, "request bodies are not accepted",
-			     "give parameters in the URL's query string");
+		             "give parameters in the URL's query string");
 	} else if (strcmp(url, "/healthz") && !authorized(s, conn, &cookie)) {
 		atomic_fetch_add(&s->m.unauthorized, 1);
 		ng_api_error(&r, 401, "missing or wrong token",
-			     "send 'Authorization: Bearer TOKEN', HTTP basic auth with the "
-			     "token as password, or open the dashboard once with ?token=TOKEN");
+		             "send 'Authorization: Bearer TOKEN', HTTP basic auth with the "
+		             "token as password, or open the dashboard once with ?token=TOKEN");
 	} else {
 		ng_http_req req = {.path = url, .arg = get_arg, .conn = conn, .head = head};
 		ng_api_handle(s, &req, &r);
@@ -200,24 +199,25 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	socklen_t sl;
 	if (!parse_listen(listen, &ss, &sl)) {
 		snprintf(err, errlen,
-			 "bad HTTP address '%s': give ADDR:PORT, e.g. 127.0.0.1:8080 or "
-			 "[::1]:8080",
-			 listen);
+		         "bad HTTP address '%s': give ADDR:PORT, e.g. 127.0.0.1:8080 or "
+		         "[::1]:8080",
+		         listen);
 		return NULL;
 	}
 	bool loop = ng_http_is_loopback(listen);
 	bool has_token = cfg->token && *cfg->token;
 	if (!loop && !has_token) {
 		snprintf(err, errlen,
-			 "refusing to serve HTTP on %s without a token: a non-loopback address "
-			 "needs one (--http-token TOKEN, NAGARE_HTTP_TOKEN, or http_token under "
-			 "collect: in the configuration), or listen on 127.0.0.1",
-			 listen);
+		         "refusing to serve HTTP on %s without a token: a non-loopback address "
+		         "needs one (--http-token TOKEN, NAGARE_HTTP_TOKEN, or http_token under "
+		         "collect: in the configuration), or listen on 127.0.0.1",
+		         listen);
 		return NULL;
 	}
 	if (has_token && strpbrk(cfg->token, ";, \t\r\n\"\\")) {
-		snprintf(err, errlen, "the HTTP token may not contain spaces, quotes, ';', "
-				      "',' or backslashes");
+		snprintf(err, errlen,
+		         "the HTTP token may not contain spaces, quotes, ';', "
+		         "',' or backslashes");
 		return NULL;
 	}
 	ng_http_server *s = calloc(1, sizeof *s);
@@ -238,21 +238,21 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	/* a thread per connection: a cheap request (exporters, metrics, a
 	 * static file) never waits behind a long scan on a shared thread;
 	 * MAX_CONNECTIONS bounds the threads, the query gate the scans */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_ERROR_LOG;
+	unsigned flags =
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	uint16_t port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-						      : ((struct sockaddr_in6 *)&ss)->sin6_port);
-	s->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-				(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				(size_t)CONN_MEMORY, MHD_OPTION_CONNECTION_LIMIT,
-				(unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, 60u,
-				MHD_OPTION_END);
+	                                              : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	s->d = MHD_start_daemon(
+	    flags, port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
 	if (!s->d) {
-		snprintf(err, errlen, "cannot listen for HTTP on %s (address in use, or not "
-				      "an address of this host?)",
-			 listen);
+		snprintf(err, errlen,
+		         "cannot listen for HTTP on %s (address in use, or not "
+		         "an address of this host?)",
+		         listen);
 		ng_http_stop(s);
 		return NULL;
 	}
@@ -276,7 +276,7 @@ char *ng_http_url(const ng_http_server *s, char *buf, size_t len)
 	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr != htonl(INADDR_ANY))
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
 	bool v6 = ss.ss_family == AF_INET6 &&
-		  !IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+	          !IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr);
 	if (v6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof host);
 	snprintf(buf, len, "http://%s%s%s:%u/", v6 ? "[" : "", host, v6 ? "]" : "", s->port);

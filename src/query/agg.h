@@ -34,10 +34,10 @@ typedef struct ng_agg_in {
 } ng_agg_in;
 
 typedef struct ng_agg32 {
-	uint64_t *slots;  /* (key << 32) | (dense index + 1); 0: empty */
-	size_t mask;      /* slot count - 1 */
-	unsigned shift;   /* 64 - log2(slot count) */
-	uint32_t *keys;   /* dense, in insertion order */
+	uint64_t *slots; /* (key << 32) | (dense index + 1); 0: empty */
+	size_t mask;     /* slot count - 1 */
+	unsigned shift;  /* 64 - log2(slot count) */
+	uint32_t *keys;  /* dense, in insertion order */
 	ng_agg_vals *v;
 	size_t n, cap;
 } ng_agg32;
@@ -73,7 +73,7 @@ int ng_agg64_add(ng_agg64 *t, const uint64_t *key, const ng_agg_in *in);
 void ng_agg64_free(ng_agg64 *t);
 
 typedef struct ng_aggdirect {
-	ng_agg_vals *v;   /* 65536 entries once used; flows == 0: unused */
+	ng_agg_vals *v; /* 65536 entries once used; flows == 0: unused */
 } ng_aggdirect;
 
 /* As ng_agg32_add with keys < 65536.  Returns 0 or -1 (out of memory). */

@@ -37,35 +37,47 @@ enum op { OP_EQ, OP_NE, OP_LT, OP_GT, OP_LE, OP_GE, OP_ALL, OP_NONE, OP_LIKE };
  * N_MAC     MAC field equal to mac
  * N_STR     string field (interned ID) equal to str, or containing it
  */
-enum node_kind { N_TRUE, N_FALSE, N_AND, N_OR, N_NOT, N_CMP, N_NET, N_SET, N_ADDRSET, N_CALC,
-		 N_MAC, N_STR };
+enum node_kind {
+	N_TRUE,
+	N_FALSE,
+	N_AND,
+	N_OR,
+	N_NOT,
+	N_CMP,
+	N_NET,
+	N_SET,
+	N_ADDRSET,
+	N_CALC,
+	N_MAC,
+	N_STR
+};
 
 enum calc { C_DURATION, C_PPS, C_BPS, C_BPP };
 
 typedef struct node {
 	enum node_kind kind;
 	struct node *l, *r;
-	int f1, f2;      /* fields; f2 = -1 unless "either side" */
+	int f1, f2; /* fields; f2 = -1 unless "either side" */
 	enum op op;
 	uint8_t shift;   /* N_CMP: compare field >> shift (dscp) */
 	enum calc calc;  /* N_CALC */
 	uint64_t val;    /* N_CMP, N_CALC */
 	uint8_t net[16]; /* N_NET, host bits clear */
 	uint8_t mask[16];
-	uint8_t mac[6];  /* N_MAC */
-	uint64_t *vals;  /* N_SET */
+	uint8_t mac[6];                    /* N_MAC */
+	uint64_t *vals;                    /* N_SET */
 	uint8_t (*addrs)[16], (*nets)[32]; /* N_ADDRSET: hosts; net then mask */
 	size_t nvals, naddrs, nnets;
-	char *str;       /* N_STR, lower case */
-	bool substr;     /* N_STR: contains (else equals), case-insensitive */
-	unsigned slot;   /* N_STR: its string cache in an ng_filter_ctx */
+	char *str;     /* N_STR, lower case */
+	bool substr;   /* N_STR: contains (else equals), case-insensitive */
+	unsigned slot; /* N_STR: its string cache in an ng_filter_ctx */
 } node;
 
 struct ng_filter {
 	node *root;
 	uint64_t columns;
-	unsigned depth;   /* of the tree: scratch vectors needed */
-	unsigned nstr;    /* N_STR nodes */
+	unsigned depth;     /* of the tree: scratch vectors needed */
+	unsigned nstr;      /* N_STR nodes */
 	ng_filter_ctx *own; /* ng_filter_eval's state */
 };
 
@@ -73,19 +85,31 @@ struct ng_filter {
  * answer for each string ID seen (0 unknown, 1 no, 2 yes). */
 struct ng_filter_ctx {
 	unsigned depth, nstr;
-	bool oom;         /* set by an evaluation that ran out of memory */
+	bool oom; /* set by an evaluation that ran out of memory */
 	uint8_t **scratch;
 	size_t scratch_cap;
 	struct str_cache {
 		uint8_t *c;
 		size_t cap;
-	} *str;
+	} * str;
 };
 
 /* ---- tokens ----------------------------------------------------------- */
 
-enum tok_kind { T_END, T_WORD, T_LPAREN, T_RPAREN, T_LBRACK, T_RBRACK, T_COMMA, T_NOT, T_AND,
-		T_OR, T_OP, T_BADQUOTE };
+enum tok_kind {
+	T_END,
+	T_WORD,
+	T_LPAREN,
+	T_RPAREN,
+	T_LBRACK,
+	T_RBRACK,
+	T_COMMA,
+	T_NOT,
+	T_AND,
+	T_OR,
+	T_OP,
+	T_BADQUOTE
+};
 
 typedef struct tok {
 	enum tok_kind kind;
@@ -96,7 +120,7 @@ typedef struct tok {
 
 typedef struct parser {
 	const char *text;
-	tok t;       /* current token */
+	tok t; /* current token */
 	char *err;
 	size_t errlen;
 	size_t err_col;
@@ -223,7 +247,7 @@ static node *fail(parser *p, const char *fmt, ...)
 		int col = (int)(pos - start);
 		if (strchr(p->text, '\n'))
 			snprintf(p->err, p->errlen, "%s (line %zu)\n  %.*s\n  %*s^", what, line,
-				 (int)(end - start), p->text + start, col, "");
+			         (int)(end - start), p->text + start, col, "");
 		else
 			snprintf(p->err, p->errlen, "%s\n  %s\n  %*s^", what, p->text, col, "");
 	}
@@ -362,9 +386,12 @@ static bool parse_number(const parser *p, uint64_t *out)
 /* An optional comparison operator (default ==). */
 static enum op parse_op(parser *p)
 {
-	static const struct { const char *w; enum op op; } words[] = {
-		{"eq", OP_EQ}, {"ne", OP_NE}, {"lt", OP_LT},
-		{"gt", OP_GT}, {"le", OP_LE}, {"ge", OP_GE},
+	static const struct {
+		const char *w;
+		enum op op;
+	} words[] = {
+	    {"eq", OP_EQ}, {"ne", OP_NE}, {"lt", OP_LT},
+	    {"gt", OP_GT}, {"le", OP_LE}, {"ge", OP_GE},
 	};
 	if (p->t.kind == T_OP && p->t.op != OP_LIKE) {
 		enum op op = p->t.op;
@@ -408,14 +435,15 @@ static node *number_list(parser *p, int f1, int f2, const char *what, uint64_t m
 		uint64_t v;
 		if (!parse_number(p, &v)) {
 			free_node(n);
-			return fail(p, p->t.kind == T_END ? "expected ']' to close the list"
-							   : "expected %s in the list",
-				    what);
+			return fail(p,
+			            p->t.kind == T_END ? "expected ']' to close the list"
+			                               : "expected %s in the list",
+			            what);
 		}
 		if (v > max) {
 			free_node(n);
 			return fail(p, "%s %llu out of range (at most %llu)", what,
-				    (unsigned long long)v, (unsigned long long)max);
+			            (unsigned long long)v, (unsigned long long)max);
 		}
 		if (n->nvals == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -439,7 +467,7 @@ static node *number_list(parser *p, int f1, int f2, const char *what, uint64_t m
  * `what` names the expected value in the error, `after` the keyword
  * before it. */
 static node *number_term(parser *p, int f1, int f2, const char *what, const char *after,
-			 uint64_t max)
+                         uint64_t max)
 {
 	if (is_kw(p, "in")) {
 		next(p);
@@ -451,7 +479,7 @@ static node *number_term(parser *p, int f1, int f2, const char *what, const char
 		return fail(p, "expected %s after '%s'", what, after);
 	if (v > max)
 		return fail(p, "%s %llu out of range (at most %llu)", what, (unsigned long long)v,
-			    (unsigned long long)max);
+		            (unsigned long long)max);
 	next(p);
 	return cmp_node(p, f1, f2, op, v);
 }
@@ -459,10 +487,13 @@ static node *number_term(parser *p, int f1, int f2, const char *what, const char
 /* A protocol by name: the common ones, then /etc/protocols. */
 static int proto_number(const char *s)
 {
-	static const struct { const char *name; int num; } names[] = {
-		{"icmp", 1}, {"igmp", 2}, {"tcp", 6}, {"udp", 17}, {"gre", 47}, {"esp", 50},
-		{"ah", 51}, {"icmp6", 58}, {"ipv6-icmp", 58}, {"ospf", 89}, {"pim", 103},
-		{"sctp", 132},
+	static const struct {
+		const char *name;
+		int num;
+	} names[] = {
+	    {"icmp", 1},       {"igmp", 2},  {"tcp", 6},   {"udp", 17},
+	    {"gre", 47},       {"esp", 50},  {"ah", 51},   {"icmp6", 58},
+	    {"ipv6-icmp", 58}, {"ospf", 89}, {"pim", 103}, {"sctp", 132},
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcasecmp(s, names[i].name))
@@ -488,7 +519,7 @@ static node *proto_term(parser *p)
 	int num = p->t.kind == T_WORD ? proto_number(tok_text(p, buf, sizeof buf)) : -1;
 	if (num < 0)
 		return fail(p, "expected a protocol (tcp, udp, icmp, icmp6, gre, esp, sctp, a "
-			       "name of /etc/protocols or 0..255) after 'proto'");
+		               "name of /etc/protocols or 0..255) after 'proto'");
 	next(p);
 	return cmp_node(p, NG_F_PROTOCOL, -1, op, (uint64_t)num);
 }
@@ -523,7 +554,8 @@ static node *addr_term(parser *p, int f1, int f2, bool want_prefix, const char *
 			/* nfdump's "net 10.0.0.0 255.0.0.0"; a lone address is a host */
 			tok at = p->t;
 			next(p);
-			int len = p->t.kind == T_WORD ? dotted_mask(tok_text(p, buf, sizeof buf)) : -1;
+			int len =
+			    p->t.kind == T_WORD ? dotted_mask(tok_text(p, buf, sizeof buf)) : -1;
 			if (len >= 0) {
 				next(p);
 				return net_node(p, f1, f2, net, 96 + (unsigned)len);
@@ -531,29 +563,35 @@ static node *addr_term(parser *p, int f1, int f2, bool want_prefix, const char *
 			uint8_t junk[16];
 			size_t al = strlen(after);
 			bool is_net = al >= 3 && !strcmp(after + al - 3, "net");
-			if (is_net && p->t.kind == T_WORD && strchr(buf, '.') && ng_addr_parse(buf, junk)) {
+			if (is_net && p->t.kind == T_WORD && strchr(buf, '.') &&
+			    ng_addr_parse(buf, junk)) {
 				p->t = at; /* a bad mask: point at the network */
-				return fail(p, "expected a network A.B.C.D/LEN, A.B.C.D MASK or "
-					       "X:X::/LEN after '%s' (the mask is not contiguous)",
-					    after);
+				return fail(p,
+				            "expected a network A.B.C.D/LEN, A.B.C.D MASK or "
+				            "X:X::/LEN after '%s' (the mask is not contiguous)",
+				            after);
 			}
 			p->t = at;
 			tok_text(p, buf, sizeof buf);
 		}
 		ok = want_prefix ? ng_prefix_parse(buf, net, &plen)
-				 : (!strchr(buf, '/') && ng_addr_parse(buf, net));
+		                 : (!strchr(buf, '/') && ng_addr_parse(buf, net));
 		if (ok) {
 			next(p);
 			return net_node(p, f1, f2, net, plen);
 		}
 	}
-	return fail(p, want_prefix ? "expected a network A.B.C.D/LEN, A.B.C.D MASK or X:X::/LEN "
-				     "after '%s'"
-				   : "expected an IPv4 or IPv6 address after '%s'",
-		    after);
+	return fail(p,
+	            want_prefix ? "expected a network A.B.C.D/LEN, A.B.C.D MASK or X:X::/LEN "
+	                          "after '%s'"
+	                        : "expected an IPv4 or IPv6 address after '%s'",
+	            after);
 }
 
-static int cmp_addr(const void *a, const void *b) { return memcmp(a, b, 16); }
+static int cmp_addr(const void *a, const void *b)
+{
+	return memcmp(a, b, 16);
+}
 
 /* "[ADDR ADDR/LEN, ...]" against f1 (and f2): nfdump's ip list.  The
  * current token is the '['. */
@@ -578,11 +616,12 @@ static node *addr_list(parser *p, int f1, int f2)
 		char buf[128];
 		uint8_t a[16];
 		unsigned plen = 128;
-		if (p->t.kind != T_WORD || !ng_prefix_parse(tok_text(p, buf, sizeof buf), a, &plen)) {
+		if (p->t.kind != T_WORD ||
+		    !ng_prefix_parse(tok_text(p, buf, sizeof buf), a, &plen)) {
 			free_node(n);
 			return fail(p, p->t.kind == T_END ? "expected ']' to close the list"
-							   : "expected an address or a network "
-							     "ADDR/LEN in the list");
+			                                  : "expected an address or a network "
+			                                    "ADDR/LEN in the list");
 		}
 		bool host = plen == 128;
 		size_t *cnt = host ? &n->naddrs : &n->nnets, *cap = host ? &acap : &ncap;
@@ -641,8 +680,9 @@ static node *mac_term(parser *p, int f1, int f2, const char *after)
 	unsigned m[6];
 	char extra;
 	if (p->t.kind != T_WORD ||
-	    sscanf(tok_text(p, buf, sizeof buf), "%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%c",
-		   &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &extra) != 6 ||
+	    sscanf(tok_text(p, buf, sizeof buf),
+	           "%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%c", &m[0], &m[1], &m[2], &m[3],
+	           &m[4], &m[5], &extra) != 6 ||
 	    strlen(buf) != 17)
 		return fail(p, "expected a MAC address XX:XX:XX:XX:XX:XX after '%s'", after);
 	next(p);
@@ -664,7 +704,8 @@ static node *mac_term(parser *p, int f1, int f2, const char *after)
 static node *str_term(parser *p, int f1, int f2, const char *after)
 {
 	const ng_field *fd = &ng_fields[f1];
-	bool substr = strstr(fd->name, "name") || (fd->short_name && strstr(fd->short_name, "name"));
+	bool substr =
+	    strstr(fd->name, "name") || (fd->short_name && strstr(fd->short_name, "name"));
 	bool neg = false;
 	if (p->t.kind == T_OP) {
 		if (p->t.op == OP_LIKE)
@@ -676,9 +717,10 @@ static node *str_term(parser *p, int f1, int f2, const char *after)
 		next(p);
 	}
 	if (p->t.kind != T_WORD)
-		return fail(p, p->t.kind == T_BADQUOTE ? "unterminated quote"
-						       : "expected a name after '%s'",
-			    after);
+		return fail(p,
+		            p->t.kind == T_BADQUOTE ? "unterminated quote"
+		                                    : "expected a name after '%s'",
+		            after);
 	node *n = new_node(p, N_STR);
 	if (!n)
 		return NULL;
@@ -709,10 +751,8 @@ static node *field_term(parser *p, const ng_field *f, int f2)
 		if (f2 >= 0)
 			return fail(p, "expected 'src' or 'dst' before '%s'", name);
 		return addr_op_term(p, f->id, true, name);
-	case NG_FT_MAC:
-		return mac_term(p, f->id, f2, name);
-	case NG_FT_STR:
-		return str_term(p, f->id, f2, name);
+	case NG_FT_MAC: return mac_term(p, f->id, f2, name);
+	case NG_FT_STR: return str_term(p, f->id, f2, name);
 	default: {
 		uint64_t max = f->size >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * f->size)) - 1;
 		if (f->id == NG_F_PROTOCOL)
@@ -782,21 +822,22 @@ static node *directed_term(parser *p, int dir)
 	if (is_kw(p, "port")) {
 		next(p);
 		return number_term(p, SIDE(NG_F_SRC_PORT, NG_F_DST_PORT), "a port number", "port",
-				   65535);
+		                   65535);
 	}
 	if (is_kw(p, "as")) {
 		next(p);
 		return number_term(p, SIDE(NG_F_SRC_AS, NG_F_DST_AS), "an AS number", "as",
-				   UINT32_MAX);
+		                   UINT32_MAX);
 	}
 	if (is_kw(p, "mask")) {
 		next(p);
 		return number_term(p, SIDE(NG_F_SRC_MASK, NG_F_DST_MASK), "a prefix length", "mask",
-				   128);
+		                   128);
 	}
 	if (is_kw(p, "vlan")) {
 		next(p);
-		return number_term(p, SIDE(NG_F_SRC_VLAN, NG_F_DST_VLAN), "a VLAN ID", "vlan", 4095);
+		return number_term(p, SIDE(NG_F_SRC_VLAN, NG_F_DST_VLAN), "a VLAN ID", "vlan",
+		                   4095);
 	}
 	if (is_kw(p, "mac")) {
 		snprintf(after, sizeof after, "%smac", d);
@@ -812,24 +853,29 @@ static node *directed_term(parser *p, int dir)
 			return field_term(p, f, -1);
 		}
 	}
-	return fail(p, "expected host, ip, net, port, as, mask, vlan, mac or a field name after '%s'",
-		    dir == 1 ? "src" : "dst");
+	return fail(p,
+	            "expected host, ip, net, port, as, mask, vlan, mac or a field name after '%s'",
+	            dir == 1 ? "src" : "dst");
 }
 
 /* Counters and rates: bytes packets flows duration bps pps bpp. */
 static node *counter_term(parser *p)
 {
-	static const struct { const char *kw; int field; int calc; } ks[] = {
-		{"bytes", NG_F_BYTES, -1},     {"packets", NG_F_PACKETS, -1},
-		{"duration", -1, C_DURATION},  {"pps", -1, C_PPS},
-		{"bps", -1, C_BPS},            {"bpp", -1, C_BPP},
+	static const struct {
+		const char *kw;
+		int field;
+		int calc;
+	} ks[] = {
+	    {"bytes", NG_F_BYTES, -1},    {"packets", NG_F_PACKETS, -1},
+	    {"duration", -1, C_DURATION}, {"pps", -1, C_PPS},
+	    {"bps", -1, C_BPS},           {"bpp", -1, C_BPP},
 	};
 	if (is_kw(p, "flows") || is_kw(p, "flow")) {
 		/* one stored record is one flow (nfdump: "set to 1 unless the
 		 * exporter sends" a count, which nagare does not store) */
 		next(p);
 		node *c = number_term(p, NG_F_BYTES, -1, "a number (optionally with k, M or G)",
-				      "flows", UINT64_MAX);
+		                      "flows", UINT64_MAX);
 		if (!c)
 			return NULL;
 		bool yes;
@@ -845,12 +891,14 @@ static node *counter_term(parser *p)
 			continue;
 		next(p);
 		if (ks[i].field >= 0)
-			return number_term(p, ks[i].field, -1, "a number (optionally with k, M or G)",
-					   ks[i].kw, UINT64_MAX);
-		node *n = number_term(p, NG_F_FLOW_START, -1,
-				      ks[i].calc == C_DURATION ? "a duration in ms"
-							       : "a number (optionally with k, M or G)",
-				      ks[i].kw, UINT64_MAX);
+			return number_term(p, ks[i].field, -1,
+			                   "a number (optionally with k, M or G)", ks[i].kw,
+			                   UINT64_MAX);
+		node *n =
+		    number_term(p, NG_F_FLOW_START, -1,
+		                ks[i].calc == C_DURATION ? "a duration in ms"
+		                                         : "a number (optionally with k, M or G)",
+		                ks[i].kw, UINT64_MAX);
 		if (!n)
 			return NULL;
 		if (n->kind == N_SET) {
@@ -886,9 +934,10 @@ static node *flags_term(parser *p)
 		else if (at && *c)
 			v |= UINT64_C(1) << (at - letters);
 		else
-			return fail(p, "expected TCP flags (some of FSRPAUEC, or X for all) after "
-				       "'flags', not '%c'",
-				    *c);
+			return fail(p,
+			            "expected TCP flags (some of FSRPAUEC, or X for all) after "
+			            "'flags', not '%c'",
+			            *c);
 	}
 	next(p);
 	return cmp_node(p, NG_F_TCP_FLAGS, -1, OP_ALL, v);
@@ -898,12 +947,12 @@ static node *flags_term(parser *p)
 static node *icmp_term(parser *p, bool type)
 {
 	node *c = number_term(p, type ? NG_F_ICMP_TYPE : NG_F_ICMP_CODE, -1,
-			      type ? "an ICMP type" : "an ICMP code", type ? "icmp-type" : "icmp-code",
-			      255);
+	                      type ? "an ICMP type" : "an ICMP code",
+	                      type ? "icmp-type" : "icmp-code", 255);
 	if (!c)
 		return NULL;
 	node *icmp = binary(p, N_OR, cmp_node(p, NG_F_PROTOCOL, -1, OP_EQ, 1),
-			    cmp_node(p, NG_F_PROTOCOL, -1, OP_EQ, 58));
+	                    cmp_node(p, NG_F_PROTOCOL, -1, OP_EQ, 58));
 	return binary(p, N_AND, icmp, c);
 }
 
@@ -912,7 +961,7 @@ static node *term(parser *p)
 	char buf[64];
 	if (p->t.kind == T_END)
 		return fail(p, "expected a filter term (e.g. 'proto tcp', 'host 192.0.2.1') at the "
-			       "end of the filter");
+		               "end of the filter");
 	if (p->t.kind == T_BADQUOTE)
 		return fail(p, "unterminated quote");
 	if (p->t.kind != T_WORD || is_kw(p, "and") || is_kw(p, "or"))
@@ -949,20 +998,21 @@ static node *term(parser *p)
 			return directed_term(p, 0);
 		if (is_kw(p, "bytes") || is_kw(p, "packets")) {
 			if (!in)
-				return fail(p, "reverse-direction counters ('out %s') are not stored",
-					    tok_text(p, buf, sizeof buf));
+				return fail(p,
+				            "reverse-direction counters ('out %s') are not stored",
+				            tok_text(p, buf, sizeof buf));
 			return counter_term(p);
 		}
 		if (!is_kw(p, "if"))
 			return fail(p, "expected 'if' after '%s'", in ? "in" : "out");
 		next(p);
 		return number_term(p, in ? NG_F_IN_IF : NG_F_OUT_IF, -1, "an interface index",
-				   in ? "in if" : "out if", UINT32_MAX);
+		                   in ? "in if" : "out if", UINT32_MAX);
 	}
 	if (is_kw(p, "if")) {
 		next(p);
 		return number_term(p, NG_F_IN_IF, NG_F_OUT_IF, "an interface index", "if",
-				   UINT32_MAX);
+		                   UINT32_MAX);
 	}
 	if (is_kw(p, "prev") || is_kw(p, "next")) {
 		bool nxt = is_kw(p, "next");
@@ -972,10 +1022,12 @@ static node *term(parser *p)
 			return addr_op_term(p, NG_F_NEXT_HOP, true, "next ip");
 		}
 		if (is_kw(p, "as"))
-			return fail(p, "the %s adjacent AS is not stored by nagare (use src as / dst "
-				       "as)",
-				    nxt ? "next" : "previous");
-		return fail(p, nxt ? "expected 'ip' or 'as' after 'next'" : "expected 'as' after 'prev'");
+			return fail(p,
+			            "the %s adjacent AS is not stored by nagare (use src as / dst "
+			            "as)",
+			            nxt ? "next" : "previous");
+		return fail(p, nxt ? "expected 'ip' or 'as' after 'next'"
+		                   : "expected 'as' after 'prev'");
 	}
 	if (is_kw(p, "router")) {
 		next(p);
@@ -1020,7 +1072,9 @@ static node *term(parser *p)
 	}
 	if (is_kw(p, "flowdir")) {
 		next(p);
-		int v = is_kw(p, "ingress") || is_kw(p, "0") ? 0 : is_kw(p, "egress") || is_kw(p, "1") ? 1 : -1;
+		int v = is_kw(p, "ingress") || is_kw(p, "0")  ? 0
+		        : is_kw(p, "egress") || is_kw(p, "1") ? 1
+		                                              : -1;
 		if (v < 0)
 			return fail(p, "expected ingress, egress, 0 or 1 after 'flowdir'");
 		next(p);
@@ -1159,41 +1213,44 @@ void ng_filter_free(ng_filter *f)
 	free(f);
 }
 
-uint64_t ng_filter_columns(const ng_filter *f) { return f->columns; }
+uint64_t ng_filter_columns(const ng_filter *f)
+{
+	return f->columns;
+}
 
 /* ---- evaluation --------------------------------------------------------- */
 
 /* One loop per value width, operator and or_in (all constants in the
  * loop, so each compiles to straight vector code): the filter's most
  * common term, run over every row of a block. */
-#define CMP_ROWS(T, COND, OR)                                                            \
-	for (size_t i = 0; i < cnt; i++) {                                               \
-		T t_;                                                                    \
-		memcpy(&t_, col + i * sizeof(T), sizeof(T));                             \
-		uint64_t v = (uint64_t)t_ >> shift;                                      \
-		out[i] = (uint8_t)(((OR) ? out[i] : 0) | (COND));                        \
+#define CMP_ROWS(T, COND, OR)                                                                      \
+	for (size_t i = 0; i < cnt; i++) {                                                         \
+		T t_;                                                                              \
+		memcpy(&t_, col + i * sizeof(T), sizeof(T));                                       \
+		uint64_t v = (uint64_t)t_ >> shift;                                                \
+		out[i] = (uint8_t)(((OR) ? out[i] : 0) | (COND));                                  \
 	}
-#define CMP_OPS(T, OR)                                                                   \
-	switch (op) {                                                                    \
-	case OP_EQ: CMP_ROWS(T, v == x, OR) break;                                       \
-	case OP_NE: CMP_ROWS(T, v != x, OR) break;                                       \
-	case OP_LT: CMP_ROWS(T, v < x, OR) break;                                        \
-	case OP_GT: CMP_ROWS(T, v > x, OR) break;                                        \
-	case OP_LE: CMP_ROWS(T, v <= x, OR) break;                                       \
-	case OP_GE: CMP_ROWS(T, v >= x, OR) break;                                       \
-	case OP_ALL: CMP_ROWS(T, (v & x) == x, OR) break;                                \
-	case OP_NONE: CMP_ROWS(T, (v & x) == 0, OR) break;                               \
-	default:                                                                         \
-		if (!(OR))                                                               \
-			memset(out, 0, cnt);                                             \
-		break;                                                                   \
+#define CMP_OPS(T, OR)                                                                             \
+	switch (op) {                                                                              \
+	case OP_EQ: CMP_ROWS(T, v == x, OR) break;                                                 \
+	case OP_NE: CMP_ROWS(T, v != x, OR) break;                                                 \
+	case OP_LT: CMP_ROWS(T, v < x, OR) break;                                                  \
+	case OP_GT: CMP_ROWS(T, v > x, OR) break;                                                  \
+	case OP_LE: CMP_ROWS(T, v <= x, OR) break;                                                 \
+	case OP_GE: CMP_ROWS(T, v >= x, OR) break;                                                 \
+	case OP_ALL: CMP_ROWS(T, (v & x) == x, OR) break;                                          \
+	case OP_NONE: CMP_ROWS(T, (v & x) == 0, OR) break;                                         \
+	default:                                                                                   \
+		if (!(OR))                                                                         \
+			memset(out, 0, cnt);                                                       \
+		break;                                                                             \
 	}
-#define CMP_SIDE(T)                                                                      \
-	do {                                                                             \
-		if (or_in)                                                               \
-			CMP_OPS(T, 1)                                                    \
-		else                                                                     \
-			CMP_OPS(T, 0)                                                    \
+#define CMP_SIDE(T)                                                                                \
+	do {                                                                                       \
+		if (or_in)                                                                         \
+			CMP_OPS(T, 1)                                                              \
+		else                                                                               \
+			CMP_OPS(T, 0)                                                              \
 	} while (0)
 
 /* out[i] (|)= field f of row i compares true; `or_in` keeps earlier bits. */
@@ -1216,9 +1273,21 @@ static inline uint64_t col_uint(const uint8_t *col, unsigned sz, size_t i)
 {
 	switch (sz) {
 	case 1: return col[i];
-	case 2: { uint16_t x; memcpy(&x, col + i * 2, 2); return x; }
-	case 4: { uint32_t x; memcpy(&x, col + i * 4, 4); return x; }
-	default: { uint64_t x; memcpy(&x, col + i * 8, 8); return x; }
+	case 2: {
+		uint16_t x;
+		memcpy(&x, col + i * 2, 2);
+		return x;
+	}
+	case 4: {
+		uint32_t x;
+		memcpy(&x, col + i * 4, 4);
+		return x;
+	}
+	default: {
+		uint64_t x;
+		memcpy(&x, col + i * 8, 8);
+		return x;
+	}
 	}
 }
 
@@ -1233,8 +1302,7 @@ static void eval_set(const node *n, int fi, const ng_column_batch *b, uint8_t *o
 	}
 }
 
-static void eval_addrset(const node *n, int fi, const ng_column_batch *b, uint8_t *out,
-			 bool or_in)
+static void eval_addrset(const node *n, int fi, const ng_column_batch *b, uint8_t *out, bool or_in)
 {
 	const uint8_t *col = b->col[fi];
 	for (size_t i = 0; i < b->n; i++) {
@@ -1289,7 +1357,7 @@ static bool contains_ci(const char *hay, const char *needle)
 /* String IDs are compared once each and the answer cached by ID: the IDs
  * of a store's strings are only known as its segments are read. */
 static int eval_str(const node *n, struct str_cache *sc, int fi, const ng_column_batch *b,
-		    uint8_t *out, bool or_in)
+                    uint8_t *out, bool or_in)
 {
 	const uint32_t *col = b->col[fi];
 	for (size_t i = 0; i < b->n; i++) {
@@ -1307,7 +1375,8 @@ static int eval_str(const node *n, struct str_cache *sc, int fi, const ng_column
 		}
 		if (!sc->c[id]) {
 			const char *s = ng_str(id);
-			sc->c[id] = 1 + (n->substr ? contains_ci(s, n->str) : !strcasecmp(s, n->str));
+			sc->c[id] =
+			    1 + (n->substr ? contains_ci(s, n->str) : !strcasecmp(s, n->str));
 		}
 		uint8_t m = sc->c[id] - 1;
 		out[i] = or_in ? (out[i] | m) : m;
@@ -1336,7 +1405,7 @@ static void eval_net(const node *n, int fi, const ng_column_batch *b, uint8_t *o
  * `as` … match the source or the destination side): the second side is
  * OR-ed into the first's result. */
 typedef void (*side_eval)(const node *n, int fi, const ng_column_batch *b, uint8_t *out,
-			  bool or_in);
+                          bool or_in);
 
 static void eval_sides(side_eval fn, const node *n, const ng_column_batch *b, uint8_t *out)
 {
@@ -1346,19 +1415,15 @@ static void eval_sides(side_eval fn, const node *n, const ng_column_batch *b, ui
 }
 
 static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b, uint8_t *out,
-		      unsigned level)
+                      unsigned level)
 {
 	switch (n->kind) {
 	case N_TRUE:
-	case N_FALSE:
-		memset(out, n->kind == N_TRUE, b->n);
-		return;
+	case N_FALSE: memset(out, n->kind == N_TRUE, b->n); return;
 	case N_SET: eval_sides(eval_set, n, b, out); return;
 	case N_ADDRSET: eval_sides(eval_addrset, n, b, out); return;
 	case N_MAC: eval_sides(eval_mac, n, b, out); return;
-	case N_CALC:
-		eval_calc(n, b, out);
-		return;
+	case N_CALC: eval_calc(n, b, out); return;
 	case N_STR:
 		if (eval_str(n, &f->str[n->slot], n->f1, b, out, false) ||
 		    (n->f2 >= 0 && eval_str(n, &f->str[n->slot], n->f2, b, out, true)))
@@ -1417,7 +1482,7 @@ void ng_filter_ctx_free(ng_filter_ctx *c)
 }
 
 size_t ng_filter_eval_ctx(const ng_filter *f, ng_filter_ctx *c, const ng_column_batch *b,
-			  uint8_t *match)
+                          uint8_t *match)
 {
 	if (b->n > c->scratch_cap) {
 		for (unsigned i = 0; i < c->depth; i++) {
@@ -1446,7 +1511,10 @@ typedef struct maybe {
 
 static const maybe ANY = {true, true};
 
-static maybe either(maybe a, maybe b) { return (maybe){a.t || b.t, a.f && b.f}; }
+static maybe either(maybe a, maybe b)
+{
+	return (maybe){a.t || b.t, a.f && b.f};
+}
 
 /* field >> shift op x over values in [lo, hi]. */
 static maybe cmp_range(enum op op, uint64_t lo, uint64_t hi, uint64_t x)
@@ -1499,10 +1567,10 @@ static maybe v4_net(const uint8_t net[16], const uint8_t mask[16], uint64_t lo, 
 	for (unsigned j = 0; j < 12; j++)
 		if ((pre[j] & mask[j]) != net[j])
 			return (maybe){false, true};
-	uint32_t n4 = (uint32_t)net[12] << 24 | (uint32_t)net[13] << 16 | (uint32_t)net[14] << 8 |
-		      net[15];
+	uint32_t n4 =
+	    (uint32_t)net[12] << 24 | (uint32_t)net[13] << 16 | (uint32_t)net[14] << 8 | net[15];
 	uint32_t m4 = (uint32_t)mask[12] << 24 | (uint32_t)mask[13] << 16 |
-		      (uint32_t)mask[14] << 8 | mask[15];
+	              (uint32_t)mask[14] << 8 | mask[15];
 	uint64_t nlo = n4 & m4, nhi = nlo | (~m4 & 0xffffffffu);
 	bool overlap = nlo <= hi && lo <= nhi;
 	bool inside = nlo <= lo && hi <= nhi;
@@ -1521,7 +1589,7 @@ static maybe zone_addrset(const node *n, int fi, const ng_zone_map *z)
 	if (!z->v4[fi])
 		return ANY;
 	static const uint8_t full[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	                                 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	maybe r = {false, true};
 	for (size_t k = 0; k < n->naddrs && !r.t; k++)
 		r.t = v4_net(n->addrs[k], full, z->min[fi], z->max[fi]).t;

@@ -81,7 +81,7 @@ void ng_filter_ctx_free(ng_filter_ctx *c);
 
 /* ng_filter_eval with the state in `c` (from ng_filter_ctx_new(f)). */
 size_t ng_filter_eval_ctx(const ng_filter *f, ng_filter_ctx *c, const ng_column_batch *b,
-			  uint8_t *match);
+                          uint8_t *match);
 
 /*
  * False only when no row of a segment with zone map `z` can pass `f`

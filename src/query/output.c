@@ -30,9 +30,21 @@ static uint64_t get_uint(const uint8_t *p, unsigned sz)
 {
 	switch (sz) {
 	case 1: return *p;
-	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-	default: { uint64_t v; memcpy(&v, p, 8); return v; }
+	case 2: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case 4: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	default: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
 	}
 }
 
@@ -101,12 +113,24 @@ static void table_value(const ng_field *f, const uint8_t *p, char *buf)
 
 static const char *key_title(const ng_group_key *g)
 {
-	static const struct { const char *label, *title; } titles[] = {
-		{"srcip", "Src IP Addr"}, {"dstip", "Dst IP Addr"}, {"ip", "IP Addr"},
-		{"srcport", "Src Port"},  {"dstport", "Dst Port"},  {"port", "Port"},
-		{"proto", "Proto"},       {"exporter", "Exporter"}, {"srcas", "Src AS"},
-		{"dstas", "Dst AS"},      {"as", "AS"},             {"inif", "Input If"},
-		{"outif", "Output If"},   {"if", "Interface"},      {"nexthop", "Next Hop"},
+	static const struct {
+		const char *label, *title;
+	} titles[] = {
+	    {"srcip", "Src IP Addr"},
+	    {"dstip", "Dst IP Addr"},
+	    {"ip", "IP Addr"},
+	    {"srcport", "Src Port"},
+	    {"dstport", "Dst Port"},
+	    {"port", "Port"},
+	    {"proto", "Proto"},
+	    {"exporter", "Exporter"},
+	    {"srcas", "Src AS"},
+	    {"dstas", "Dst AS"},
+	    {"as", "AS"},
+	    {"inif", "Input If"},
+	    {"outif", "Output If"},
+	    {"if", "Interface"},
+	    {"nexthop", "Next Hop"},
 	};
 	for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
 		if (!strcmp(g->label, titles[i].label))
@@ -116,7 +140,7 @@ static const char *key_title(const ng_group_key *g)
 
 /* The field of key j whose bytes are at key offset *off. */
 static const ng_field *key_field(const ng_query *q, size_t j, size_t *off, const uint8_t **p,
-				 const ng_agg_row *r)
+                                 const ng_agg_row *r)
 {
 	const ng_field *f = &ng_fields[q->keys[j].field];
 	*p = r->key + *off;
@@ -166,7 +190,7 @@ static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, b
 		for (size_t j = 0; j < q->nkeys; j++)
 			fprintf(out, " %*s", width[j], key_title(&q->keys[j]));
 		fprintf(out, " %14s %16s %16s %10s %10s %6s\n", "Flows(%)", "Packets(%)",
-			"Bytes(%)", "pps", "bps", "bpp");
+		        "Bytes(%)", "pps", "bps", "bpp");
 	}
 	for (size_t i = 0; i < res->nrows; i++) {
 		const ng_agg_row *r = &res->rows[i];
@@ -180,11 +204,11 @@ static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, b
 		}
 		char c1[32], c2[32], c3[32], c4[32], c5[32], c6[32];
 		pct_cell(c1, sizeof c1, ng_format_scaled((double)r->flows, c4),
-			 pct(r->flows, res->flows_total));
+		         pct(r->flows, res->flows_total));
 		pct_cell(c2, sizeof c2, ng_format_scaled((double)r->packets, c5),
-			 pct(r->packets, res->packets_total));
+		         pct(r->packets, res->packets_total));
 		pct_cell(c3, sizeof c3, ng_format_scaled((double)r->bytes, c6),
-			 pct(r->bytes, res->bytes_total));
+		         pct(r->bytes, res->bytes_total));
 		fprintf(out, " %14s %16s %16s", c1, c2, c3);
 		fprintf(out, " %10s", ng_format_scaled(ng_agg_metric(r, NG_ORDER_PPS), c4));
 		fprintf(out, " %10s", ng_format_scaled(ng_agg_metric(r, NG_ORDER_BPS), c5));
@@ -194,7 +218,7 @@ static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, b
 }
 
 int ng_output_top(FILE *out, const ng_query *q, const ng_query_result *res, enum ng_format fmt,
-		  bool header)
+                  bool header)
 {
 	ng_output_opts o = {.fmt = fmt, .header = header};
 	return ng_write_top(out, q, res, &o);
@@ -213,8 +237,8 @@ static int list_table(FILE *out, const ng_query_result *res, bool header)
 {
 	if (header)
 		fprintf(out, "%-23s %10s %-5s %24s    %-24s %8s %8s %5s\n", "Date first seen",
-			"Duration", "Proto", "Src IP Addr:Port", "Dst IP Addr:Port", "Packets",
-			"Bytes", "Flows");
+		        "Duration", "Proto", "Src IP Addr:Port", "Dst IP Addr:Port", "Packets",
+		        "Bytes", "Flows");
 	for (size_t i = 0; i < res->nflows; i++) {
 		const ng_flow *r = &res->flows[i];
 		char t[40], s[64], d[64], pb[16], p1[32], p2[32];
@@ -223,12 +247,14 @@ static int list_table(FILE *out, const ng_query_result *res, bool header)
 			snprintf(pb, sizeof pb, "%u", r->protocol);
 			pn = pb;
 		}
-		double dur = r->flow_end > r->flow_start ? (double)(r->flow_end - r->flow_start) / 1e3
-							 : 0;
+		double dur =
+		    r->flow_end > r->flow_start ? (double)(r->flow_end - r->flow_start) / 1e3 : 0;
 		fprintf(out, "%-23s %10.3f %-5s %24s -> %-24s %8s %8s %5u\n",
-			table_time(r->flow_start, t), dur, pn, addr_port(r->src_addr, r->src_port, s),
-			addr_port(r->dst_addr, r->dst_port, d), ng_format_scaled((double)r->packets, p1),
-			ng_format_scaled((double)r->bytes, p2), 1u);
+		        table_time(r->flow_start, t), dur, pn,
+		        addr_port(r->src_addr, r->src_port, s),
+		        addr_port(r->dst_addr, r->dst_port, d),
+		        ng_format_scaled((double)r->packets, p1),
+		        ng_format_scaled((double)r->bytes, p2), 1u);
 	}
 	return ferror(out) ? -1 : 0;
 }
@@ -238,10 +264,12 @@ static int list_csv(FILE *out, const ng_query_result *res, bool header)
 	char buf[64];
 	if (header)
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-			fprintf(out, "%s%c", ng_fields[f].name, f + 1 < NG_FIELD_COUNT ? ',' : '\n');
+			fprintf(out, "%s%c", ng_fields[f].name,
+			        f + 1 < NG_FIELD_COUNT ? ',' : '\n');
 	for (size_t i = 0; i < res->nflows; i++) {
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-			ng_format_value(&ng_fields[f], ng_field_ptr(&ng_fields[f], &res->flows[i]), buf);
+			ng_format_value(&ng_fields[f], ng_field_ptr(&ng_fields[f], &res->flows[i]),
+			                buf);
 			fprintf(out, "%s%c", buf, f + 1 < NG_FIELD_COUNT ? ',' : '\n');
 		}
 	}
@@ -258,28 +286,31 @@ void ng_output_summary(FILE *out, const ng_query_result *res)
 	char b[32], t1[40], t2[40];
 	double secs = res->last > res->first ? (double)(res->last - res->first) / 1e3 : 0;
 	fprintf(out, "Summary: total flows: %" PRIu64 ", total bytes: %s, total packets: %" PRIu64,
-		res->flows_total, ng_format_scaled((double)res->bytes_total, b), res->packets_total);
+	        res->flows_total, ng_format_scaled((double)res->bytes_total, b),
+	        res->packets_total);
 	fprintf(out, ", avg bps: %.0f, avg pps: %.0f, avg bpp: %.0f\n",
-		secs > 0 ? 8.0 * (double)res->bytes_total / secs : 0,
-		secs > 0 ? (double)res->packets_total / secs : 0,
-		res->packets_total ? (double)res->bytes_total / (double)res->packets_total : 0);
+	        secs > 0 ? 8.0 * (double)res->bytes_total / secs : 0,
+	        secs > 0 ? (double)res->packets_total / secs : 0,
+	        res->packets_total ? (double)res->bytes_total / (double)res->packets_total : 0);
 	if (res->flows_total)
 		fprintf(out, "Time window: %s - %s\n", table_time(res->first, t1),
-			table_time(res->last, t2));
+		        table_time(res->last, t2));
 	else
 		fprintf(out, "Time window: no flows\n");
 	fprintf(out,
-		"Rows scanned: %" PRIu64 ", segments read: %" PRIu64 ", skipped: %" PRIu64
-		" (by the filter's zone maps: %" PRIu64 "), corrupt: %" PRIu64
-		", bytes read: %" PRIu64 "\n",
-		res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
-		res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read);
+	        "Rows scanned: %" PRIu64 ", segments read: %" PRIu64 ", skipped: %" PRIu64
+	        " (by the filter's zone maps: %" PRIu64 "), corrupt: %" PRIu64
+	        ", bytes read: %" PRIu64 "\n",
+	        res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
+	        res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read);
 	if (res->scan.blocks_decoded < res->scan.blocks_scanned) /* late materialization */
-		fprintf(out, "Blocks: %" PRIu64 " scanned, %" PRIu64 " with a match decoded whole\n",
-			res->scan.blocks_scanned, res->scan.blocks_decoded);
+		fprintf(out,
+		        "Blocks: %" PRIu64 " scanned, %" PRIu64 " with a match decoded whole\n",
+		        res->scan.blocks_scanned, res->scan.blocks_decoded);
 	fprintf(out, "Elapsed: %.3f s", res->elapsed_s);
 	if (res->elapsed_s > 0)
-		fprintf(out, " (%.1f M rows/s)", (double)res->scan.rows_scanned / res->elapsed_s / 1e6);
+		fprintf(out, " (%.1f M rows/s)",
+		        (double)res->scan.rows_scanned / res->elapsed_s / 1e6);
 	fprintf(out, "\n");
 }
 
@@ -315,7 +346,7 @@ typedef struct mrow {
 } mrow;
 
 static void mr_add(mrow *m, const char *name, bool quoted, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static void mr_add(mrow *m, const char *name, bool quoted, const char *fmt, ...)
 {
 	if (m->n == MR_COLS)
@@ -328,7 +359,10 @@ static void mr_add(mrow *m, const char *name, bool quoted, const char *fmt, ...)
 	m->quoted[m->n++] = quoted;
 }
 
-static void mr_u64(mrow *m, const char *name, uint64_t v) { mr_add(m, name, false, "%" PRIu64, v); }
+static void mr_u64(mrow *m, const char *name, uint64_t v)
+{
+	mr_add(m, name, false, "%" PRIu64, v);
+}
 
 static void json_string(FILE *out, const char *s)
 {
@@ -432,19 +466,19 @@ static void json_summary(FILE *out, const ng_query_result *res)
 	ng_time_format(res->first, t1);
 	ng_time_format(res->last, t2);
 	fprintf(out,
-		"{\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
-		",\"first\":\"%s\",\"last\":\"%s\",\"groups\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
-		",\"segments_read\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
-		",\"segments_pruned\":%" PRIu64 ",\"segments_corrupt\":%" PRIu64
-		",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
-		res->flows_total, res->packets_total, res->bytes_total, t1, t2, res->groups,
-		res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
-		res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read, res->elapsed_s);
+	        "{\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
+	        ",\"first\":\"%s\",\"last\":\"%s\",\"groups\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
+	        ",\"segments_read\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
+	        ",\"segments_pruned\":%" PRIu64 ",\"segments_corrupt\":%" PRIu64
+	        ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
+	        res->flows_total, res->packets_total, res->bytes_total, t1, t2, res->groups,
+	        res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
+	        res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read, res->elapsed_s);
 }
 
 /* {"query":{...},"rows":[ */
 static void json_begin(FILE *out, const char *kind, const ng_query *q, const ng_output_opts *o,
-		       uint64_t interval_ms)
+                       uint64_t interval_ms)
 {
 	char t[40];
 	fprintf(out, "{\"query\":{\"kind\":\"%s\",\"filter\":", kind);
@@ -487,8 +521,7 @@ static int finish(FILE *out, const ng_output_opts *o, const ng_query_result *res
 	return ferror(out) ? -1 : 0;
 }
 
-int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res,
-		 const ng_output_opts *o)
+int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
 {
 	if (o->fmt == NG_FMT_TABLE) {
 		top_table(out, q, res, o->header);
@@ -510,8 +543,7 @@ int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res,
 	return ferror(out) ? -1 : 0;
 }
 
-int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res,
-		 const ng_output_opts *o)
+int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
 {
 	if (o->fmt != NG_FMT_TABLE) {
 		if (o->fmt == NG_FMT_JSON)
@@ -555,20 +587,20 @@ int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res,
 		fprintf(out, "%-23s %10.3f", table_time(r->first, t), dur);
 		size_t off = 0;
 		for (size_t j = 0; j < q->nkeys; j++) {
-			fprintf(out, " %*s", width[j], ng_format_key(q, j, r->key + off, true, buf));
+			fprintf(out, " %*s", width[j],
+			        ng_format_key(q, j, r->key + off, true, buf));
 			off += ng_fields[q->keys[j].field].size;
 		}
 		fprintf(out, " %9s %9s %9s %6s %7s\n", ng_format_scaled((double)r->packets, a),
-			ng_format_scaled((double)r->bytes, b),
-			ng_format_scaled(ng_agg_metric(r, NG_ORDER_BPS), c),
-			ng_format_scaled(ng_agg_metric(r, NG_ORDER_BPP), d),
-			ng_format_scaled((double)r->flows, t));
+		        ng_format_scaled((double)r->bytes, b),
+		        ng_format_scaled(ng_agg_metric(r, NG_ORDER_BPS), c),
+		        ng_format_scaled(ng_agg_metric(r, NG_ORDER_BPP), d),
+		        ng_format_scaled((double)r->flows, t));
 	}
 	return finish(out, o, res);
 }
 
-int ng_write_list(FILE *out, const ng_query *q, const ng_query_result *res,
-		  const ng_output_opts *o)
+int ng_write_list(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
 {
 	if (o->fmt == NG_FMT_TABLE) {
 		list_table(out, res, o->header);
@@ -583,8 +615,8 @@ int ng_write_list(FILE *out, const ng_query *q, const ng_query_result *res,
 			char buf[96];
 			ng_format_value(fd, ng_field_ptr(fd, &res->flows[i]), buf);
 			bool quoted = fd->type == NG_FT_ADDR || fd->type == NG_FT_MAC ||
-				      fd->type == NG_FT_TIME || fd->type == NG_FT_STR ||
-				      fd->id == NG_F_SAMPLING_SOURCE;
+			              fd->type == NG_FT_TIME || fd->type == NG_FT_STR ||
+			              fd->id == NG_F_SAMPLING_SOURCE;
 			mr_add(&m, fd->name, quoted, "%s", buf);
 		}
 		mr_write(out, o, &m, i);
@@ -596,7 +628,7 @@ int ng_write_list(FILE *out, const ng_query *q, const ng_query_result *res,
 
 /* The label of series i ("other" for s->nseries) into buf. */
 static const char *series_label(const ng_query *q, const ng_series *s, size_t i, char *buf,
-				size_t len)
+                                size_t len)
 {
 	if (i >= s->nseries)
 		return "other";
@@ -632,22 +664,23 @@ int ng_write_series(FILE *out, const ng_query *q, const ng_series *s, const ng_o
 				for (size_t j = 0; j < q->nkeys; j++)
 					fprintf(out, "%s%s", j ? "," : "", q->keys[j].label);
 				fprintf(out, " by %s%s", ng_order_name(q->order),
-					s->has_other ? " and other" : "");
+				        s->has_other ? " and other" : "");
 			}
 			fprintf(out, ":\n%-19s %-*s %9s %9s %9s %9s %9s\n", "Time (UTC)", w,
-				q->nkeys ? "Key" : "Series", "Flows", "Packets", "Bytes", "bps", "pps");
+			        q->nkeys ? "Key" : "Series", "Flows", "Packets", "Bytes", "bps",
+			        "pps");
 		}
 		for (size_t i = 0; i < s->npoints; i++) {
 			const ng_series_point *p = &s->points[i];
 			table_time(p->t, t);
 			t[19] = 0; /* whole seconds */
 			fprintf(out, "%-19s %-*s %9s %9s %9s %9s %9s\n", t, w,
-				series_label(q, s, p->series, label, sizeof label),
-				ng_format_scaled((double)p->flows, a),
-				ng_format_scaled((double)p->packets, b),
-				ng_format_scaled((double)p->bytes, c),
-				ng_format_scaled(8.0 * (double)p->bytes / secs, d),
-				ng_format_scaled((double)p->packets / secs, e));
+			        series_label(q, s, p->series, label, sizeof label),
+			        ng_format_scaled((double)p->flows, a),
+			        ng_format_scaled((double)p->packets, b),
+			        ng_format_scaled((double)p->bytes, c),
+			        ng_format_scaled(8.0 * (double)p->bytes / secs, d),
+			        ng_format_scaled((double)p->packets / secs, e));
 		}
 		return finish(out, o, &s->res);
 	}
@@ -685,7 +718,8 @@ int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_out
 			rows[res->nrows] = p->other;
 			r2.rows = rows;
 		}
-		int w0 = (int)strlen(key_title(&q->keys[0])), w1 = (int)strlen(key_title(&q->keys[1]));
+		int w0 = (int)strlen(key_title(&q->keys[0])),
+		    w1 = (int)strlen(key_title(&q->keys[1]));
 		char k0[96], k1[96], a[32], b[32], c[32];
 		size_t o1 = ng_fields[q->keys[0].field].size;
 		for (size_t i = 0; i < res->nrows; i++) {
@@ -695,11 +729,11 @@ int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_out
 			w1 = l1 > w1 ? l1 : w1;
 		}
 		if (o->header) {
-			fprintf(out, "Top %zu pairs %s -> %s by %s%s:\n", res->nrows, q->keys[0].label,
-				q->keys[1].label, ng_order_name(q->order),
-				p->has_other ? ", and the rest as other" : "");
+			fprintf(out, "Top %zu pairs %s -> %s by %s%s:\n", res->nrows,
+			        q->keys[0].label, q->keys[1].label, ng_order_name(q->order),
+			        p->has_other ? ", and the rest as other" : "");
 			fprintf(out, "%*s    %-*s %14s %16s %16s\n", w0, key_title(&q->keys[0]), w1,
-				key_title(&q->keys[1]), "Flows(%)", "Packets(%)", "Bytes(%)");
+			        key_title(&q->keys[1]), "Flows(%)", "Packets(%)", "Bytes(%)");
 		}
 		size_t n = res->nrows + (p->has_other ? 1 : 0);
 		for (size_t i = 0; i < n; i++) {
@@ -707,14 +741,16 @@ int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_out
 			bool other = i == res->nrows;
 			char c1[48], c2[48], c3[48];
 			snprintf(c1, sizeof c1, "%s(%4.1f)", ng_format_scaled((double)r->flows, a),
-				 pct(r->flows, res->flows_total));
-			snprintf(c2, sizeof c2, "%s(%4.1f)", ng_format_scaled((double)r->packets, b),
-				 pct(r->packets, res->packets_total));
+			         pct(r->flows, res->flows_total));
+			snprintf(c2, sizeof c2, "%s(%4.1f)",
+			         ng_format_scaled((double)r->packets, b),
+			         pct(r->packets, res->packets_total));
 			snprintf(c3, sizeof c3, "%s(%4.1f)", ng_format_scaled((double)r->bytes, c),
-				 pct(r->bytes, res->bytes_total));
+			         pct(r->bytes, res->bytes_total));
 			fprintf(out, "%*s -> %-*s %14s %16s %16s\n", w0,
-				other ? "other" : ng_format_key(q, 0, r->key, true, k0), w1,
-				other ? "other" : ng_format_key(q, 1, r->key + o1, true, k1), c1, c2, c3);
+			        other ? "other" : ng_format_key(q, 0, r->key, true, k0), w1,
+			        other ? "other" : ng_format_key(q, 1, r->key + o1, true, k1), c1,
+			        c2, c3);
 		}
 		free(rows);
 		return finish(out, o, res);
@@ -731,9 +767,11 @@ int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_out
 			mr_add(&m, "target", true, "other");
 		} else {
 			char k[96];
-			mr_add(&m, "source", key_quoted(q, 0), "%s", ng_format_key(q, 0, r->key, false, k));
+			mr_add(&m, "source", key_quoted(q, 0), "%s",
+			       ng_format_key(q, 0, r->key, false, k));
 			mr_add(&m, "target", key_quoted(q, 1), "%s",
-			       ng_format_key(q, 1, r->key + ng_fields[q->keys[0].field].size, false, k));
+			       ng_format_key(q, 1, r->key + ng_fields[q->keys[0].field].size, false,
+			                     k));
 		}
 		mr_u64(&m, "flows", r->flows);
 		mr_u64(&m, "packets", r->packets);
@@ -758,19 +796,20 @@ int ng_write_bidir(FILE *out, const ng_query *q0, const ng_bidir *b, const ng_ou
 		for (size_t i = 0; i < b->nrows; i++) {
 			size_t off = 0;
 			for (size_t j = 0; j < q->nkeys; j++) {
-				int l = (int)strlen(ng_format_key(q, j, b->rows[i].key + off, true, buf));
+				int l = (int)strlen(
+				    ng_format_key(q, j, b->rows[i].key + off, true, buf));
 				off += ng_fields[q->keys[j].field].size;
 				width[j] = l > width[j] ? l : width[j];
 			}
 		}
 		if (o->header) {
-			fprintf(out, "Top %zu of %" PRIu64 " conversations (A <-> B) by %s:\n", b->nrows,
-				b->conversations, ng_order_name(q0->order));
+			fprintf(out, "Top %zu of %" PRIu64 " conversations (A <-> B) by %s:\n",
+			        b->nrows, b->conversations, ng_order_name(q0->order));
 			fprintf(out, "%-23s %10s", "Date first seen", "Duration");
 			for (size_t j = 0; j < q->nkeys; j++)
 				fprintf(out, " %*s", width[j], key_title(&q->keys[j]));
 			fprintf(out, " %7s %9s %9s %7s %9s %9s\n", "Fl A>B", "Pkt A>B", "Byt A>B",
-				"Fl B>A", "Pkt B>A", "Byt B>A");
+			        "Fl B>A", "Pkt B>A", "Byt B>A");
 		}
 		for (size_t i = 0; i < b->nrows; i++) {
 			const ng_bidir_row *r = &b->rows[i];
@@ -779,19 +818,20 @@ int ng_write_bidir(FILE *out, const ng_query *q0, const ng_bidir *b, const ng_ou
 			uint64_t first = f1 < f2 ? f1 : f2;
 			uint64_t last = r->ab.last > r->ba.last ? r->ab.last : r->ba.last;
 			fprintf(out, "%-23s %10.3f", table_time(first, t),
-				last > first ? (double)(last - first) / 1e3 : 0);
+			        last > first ? (double)(last - first) / 1e3 : 0);
 			size_t off = 0;
 			for (size_t j = 0; j < q->nkeys; j++) {
-				fprintf(out, " %*s", width[j], ng_format_key(q, j, r->key + off, true, buf));
+				fprintf(out, " %*s", width[j],
+				        ng_format_key(q, j, r->key + off, true, buf));
 				off += ng_fields[q->keys[j].field].size;
 			}
 			fprintf(out, " %7s %9s %9s %7s %9s %9s\n",
-				ng_format_scaled((double)r->ab.flows, x[0]),
-				ng_format_scaled((double)r->ab.packets, x[1]),
-				ng_format_scaled((double)r->ab.bytes, x[2]),
-				ng_format_scaled((double)r->ba.flows, x[3]),
-				ng_format_scaled((double)r->ba.packets, x[4]),
-				ng_format_scaled((double)r->ba.bytes, x[5]));
+			        ng_format_scaled((double)r->ab.flows, x[0]),
+			        ng_format_scaled((double)r->ab.packets, x[1]),
+			        ng_format_scaled((double)r->ab.bytes, x[2]),
+			        ng_format_scaled((double)r->ba.flows, x[3]),
+			        ng_format_scaled((double)r->ba.packets, x[4]),
+			        ng_format_scaled((double)r->ba.bytes, x[5]));
 		}
 		return finish(out, o, &b->res);
 	}

@@ -36,7 +36,7 @@ char *ng_format_scaled(double v, char *buf);
 /* Writes the top-N groups of res.  `header`: the title and column header
  * lines (table), the header line (CSV).  Returns 0, -1 on a write error. */
 int ng_output_top(FILE *out, const ng_query *q, const ng_query_result *res, enum ng_format fmt,
-		  bool header);
+                  bool header);
 
 /* Writes the listed flows of res as a table or CSV (not NDJSON: see
  * above).  Returns 0, -1 on a write error. */
@@ -71,16 +71,14 @@ typedef struct ng_output_opts {
 char *ng_format_key(const ng_query *q, size_t j, const uint8_t *k, bool names, char *buf);
 
 /* -s: the top-N table, percentages of the totals (nfdump -s). */
-int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res,
-		 const ng_output_opts *o);
+int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o);
 
 /* -A: aggregated records (nfdump -A), in the order of res->rows. */
-int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res,
-		 const ng_output_opts *o);
+int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o);
 
 /* A listing of flows (every field in CSV, NDJSON and JSON). */
 int ng_write_list(FILE *out, const ng_query *q, const ng_query_result *res,
-		  const ng_output_opts *o);
+                  const ng_output_opts *o);
 
 /* --interval: one row a (bucket, series): time, key, flows, packets,
  * bytes, bps, pps (over the bucket). */

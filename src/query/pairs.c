@@ -14,16 +14,18 @@ int ng_pairs_parse(ng_query *q, const char *spec, char *err, size_t errlen)
 	if (ng_query_parse_keys(&t, spec, err, errlen))
 		return -1;
 	if (t.nkeys != 2) {
-		snprintf(err, errlen, "--pairs takes two fields, SOURCE,DESTINATION (e.g. srcip,dstip), "
-				      "not '%s'",
-			 spec);
+		snprintf(err, errlen,
+		         "--pairs takes two fields, SOURCE,DESTINATION (e.g. srcip,dstip), "
+		         "not '%s'",
+		         spec);
 		return -1;
 	}
 	for (size_t i = 0; i < 2; i++)
 		if (t.keys[i].alt >= 0) {
-			snprintf(err, errlen,
-				 "--pairs needs one-sided fields (srcip, dstas, inif, ...), not '%s'",
-				 t.keys[i].label);
+			snprintf(
+			    err, errlen,
+			    "--pairs needs one-sided fields (srcip, dstas, inif, ...), not '%s'",
+			    t.keys[i].label);
 			return -1;
 		}
 	memcpy(q->keys, t.keys, sizeof t.keys);
@@ -65,11 +67,15 @@ void ng_pairs_free(ng_pairs *p)
 /* ---- conversations --------------------------------------------------------- */
 
 static const enum ng_field_id partners[][2] = {
-	{NG_F_SRC_ADDR, NG_F_DST_ADDR}, {NG_F_SRC_PORT, NG_F_DST_PORT},
-	{NG_F_SRC_AS, NG_F_DST_AS},     {NG_F_IN_IF, NG_F_OUT_IF},
-	{NG_F_SRC_MASK, NG_F_DST_MASK}, {NG_F_SRC_VLAN, NG_F_DST_VLAN},
-	{NG_F_SRC_MAC, NG_F_DST_MAC},   {NG_F_INNER_SRC_ADDR, NG_F_INNER_DST_ADDR},
-	{NG_F_INNER_SRC_PORT, NG_F_INNER_DST_PORT},
+    {NG_F_SRC_ADDR, NG_F_DST_ADDR},
+    {NG_F_SRC_PORT, NG_F_DST_PORT},
+    {NG_F_SRC_AS, NG_F_DST_AS},
+    {NG_F_IN_IF, NG_F_OUT_IF},
+    {NG_F_SRC_MASK, NG_F_DST_MASK},
+    {NG_F_SRC_VLAN, NG_F_DST_VLAN},
+    {NG_F_SRC_MAC, NG_F_DST_MAC},
+    {NG_F_INNER_SRC_ADDR, NG_F_INNER_DST_ADDR},
+    {NG_F_INNER_SRC_PORT, NG_F_INNER_DST_PORT},
 };
 
 static int partner_of(enum ng_field_id f)
@@ -88,9 +94,12 @@ void ng_bidir_keys(const ng_query *q, ng_query *w)
 	*w = *q;
 	if (q->nkeys)
 		return;
-	static const struct { enum ng_field_id f; const char *label; } def[] = {
-		{NG_F_PROTOCOL, "proto"}, {NG_F_SRC_ADDR, "srcip"}, {NG_F_SRC_PORT, "srcport"},
-		{NG_F_DST_ADDR, "dstip"}, {NG_F_DST_PORT, "dstport"},
+	static const struct {
+		enum ng_field_id f;
+		const char *label;
+	} def[] = {
+	    {NG_F_PROTOCOL, "proto"}, {NG_F_SRC_ADDR, "srcip"},   {NG_F_SRC_PORT, "srcport"},
+	    {NG_F_DST_ADDR, "dstip"}, {NG_F_DST_PORT, "dstport"},
 	};
 	_Static_assert(NG_QUERY_MAX_KEYS >= 5, "the 5-tuple is a key");
 	for (size_t i = 0; i < 5; i++)
@@ -132,9 +141,10 @@ static int cmp_half(const void *a, const void *b, void *arg)
 double ng_bidir_metric(const ng_bidir_row *r, enum ng_order o)
 {
 	ng_agg_row s = {.flows = r->ab.flows + r->ba.flows,
-			.packets = r->ab.packets + r->ba.packets,
-			.bytes = r->ab.bytes + r->ba.bytes};
-	uint64_t f1 = r->ab.flows ? r->ab.first : UINT64_MAX, f2 = r->ba.flows ? r->ba.first : UINT64_MAX;
+	                .packets = r->ab.packets + r->ba.packets,
+	                .bytes = r->ab.bytes + r->ba.bytes};
+	uint64_t f1 = r->ab.flows ? r->ab.first : UINT64_MAX,
+	         f2 = r->ba.flows ? r->ba.first : UINT64_MAX;
 	s.first = f1 < f2 ? f1 : f2;
 	s.last = r->ab.last > r->ba.last ? r->ab.last : r->ba.last;
 	return ng_agg_metric(&s, o);
@@ -200,7 +210,8 @@ int ng_bidir_run(const char *dir, const ng_query *q0, ng_bidir *out, char *err, 
 	ng_bidir_keys(q0, &q);
 	for (size_t j = 0; j < q.nkeys; j++)
 		if (q.keys[j].alt >= 0) {
-			snprintf(err, errlen, "-B needs one-sided fields, not '%s'", q.keys[j].label);
+			snprintf(err, errlen, "-B needs one-sided fields, not '%s'",
+			         q.keys[j].label);
 			return -1;
 		}
 	q.limit = 0;

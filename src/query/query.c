@@ -30,14 +30,14 @@ static const struct {
 	const char *name;
 	enum ng_field_id a, b;
 } either_keys[] = {
-	{"ip", NG_F_SRC_ADDR, NG_F_DST_ADDR},  {"port", NG_F_SRC_PORT, NG_F_DST_PORT},
-	{"as", NG_F_SRC_AS, NG_F_DST_AS},      {"if", NG_F_IN_IF, NG_F_OUT_IF},
-	{"mask", NG_F_SRC_MASK, NG_F_DST_MASK}, {"vlan", NG_F_SRC_VLAN, NG_F_DST_VLAN},
-	{"mac", NG_F_SRC_MAC, NG_F_DST_MAC},
+    {"ip", NG_F_SRC_ADDR, NG_F_DST_ADDR},   {"port", NG_F_SRC_PORT, NG_F_DST_PORT},
+    {"as", NG_F_SRC_AS, NG_F_DST_AS},       {"if", NG_F_IN_IF, NG_F_OUT_IF},
+    {"mask", NG_F_SRC_MASK, NG_F_DST_MASK}, {"vlan", NG_F_SRC_VLAN, NG_F_DST_VLAN},
+    {"mac", NG_F_SRC_MAC, NG_F_DST_MAC},
 };
 
 static int add_key(ng_query *q, enum ng_field_id f, int alt, const char *label, char *err,
-		   size_t errlen)
+                   size_t errlen)
 {
 	if (q->nkeys >= NG_QUERY_MAX_KEYS) {
 		snprintf(err, errlen, "at most %d group-by fields", NG_QUERY_MAX_KEYS);
@@ -112,23 +112,25 @@ int ng_query_parse_keys(ng_query *q, const char *spec, char *err, size_t errlen)
 				continue;
 			if (have_either) {
 				snprintf(err, errlen,
-					 "only one either-side key (ip, port, as, if, ...) per group-by");
+				         "only one either-side key (ip, port, as, if, ...) per "
+				         "group-by");
 				return -1;
 			}
 			have_either = found = true;
 			if (add_key(q, either_keys[i].a, (int)either_keys[i].b, either_keys[i].name,
-				    err, errlen))
+			            err, errlen))
 				return -1;
 		}
 		if (found)
 			continue;
 		const ng_field *f = ng_field_by_name(t);
 		if (!f) {
-			snprintf(err, errlen,
-				 "unknown group-by field '%s' (try srcip, dstip, ip, srcport, dstport, "
-				 "port, proto, exporter, srcas, dstas, inif, outif, conv or a field "
-				 "name from docs/fields.md)",
-				 t);
+			snprintf(
+			    err, errlen,
+			    "unknown group-by field '%s' (try srcip, dstip, ip, srcport, dstport, "
+			    "port, proto, exporter, srcas, dstas, inif, outif, conv or a field "
+			    "name from docs/fields.md)",
+			    t);
 			return -1;
 		}
 		if (add_key(q, f->id, -1, f->short_name ? f->short_name : f->name, err, errlen))
@@ -191,12 +193,12 @@ typedef struct agg_slot {
 } agg_slot;
 
 typedef struct agg_table {
-	ng_agg_row *rows;  /* dense, in insertion order */
+	ng_agg_row *rows; /* dense, in insertion order */
 	size_t n, rows_cap;
-	agg_slot *slots;   /* 8 bytes a slot: a large table still fits in cache */
-	uint64_t *hashes;  /* per row, to rehash without rereading keys */
-	size_t mask;       /* slots - 1 (a power of two minus one) */
-	size_t kwords;     /* key length in 8-byte words */
+	agg_slot *slots;  /* 8 bytes a slot: a large table still fits in cache */
+	uint64_t *hashes; /* per row, to rehash without rereading keys */
+	size_t mask;      /* slots - 1 (a power of two minus one) */
+	size_t kwords;    /* key length in 8-byte words */
 } agg_table;
 
 /* One multiply a word, then murmur3's finalizer so that every key bit
@@ -285,23 +287,23 @@ typedef struct run_ctx {
 	uint8_t *match;
 	size_t match_cap;
 	bool oom;
-	bool timed_out;     /* q->deadline_ms passed: the scan stopped */
+	bool timed_out; /* q->deadline_ms passed: the scan stopped */
 	/* listing */
-	ng_flow *list;      /* heap (limit) or array */
-	uint64_t *seq;      /* arrival order, for a stable result */
+	ng_flow *list; /* heap (limit) or array */
+	uint64_t *seq; /* arrival order, for a stable result */
 	size_t nlist, list_cap;
 	/* group-by */
 	agg_table t;
-	int either;         /* index of the either key, or -1 */
-	bool xform;         /* some key has a prefix or a time bucket */
+	int either; /* index of the either key, or -1 */
+	bool xform; /* some key has a prefix or a time bucket */
 	/* group-by fast paths (agg.c) for one key, folded into t at the end */
 	enum { FAST_NONE, FAST_V4, FAST_DIRECT, FAST_64 } fast;
-	uint32_t mask4;     /* FAST_V4: the key's IPv4 prefix mask */
+	uint32_t mask4; /* FAST_V4: the key's IPv4 prefix mask */
 	ng_agg32 t32;
 	ng_aggdirect td;
 	ng_agg64 t64;
-	uint32_t *idx;      /* the batch's matching rows */
-	uint32_t *k32;      /* their keys */
+	uint32_t *idx; /* the batch's matching rows */
+	uint32_t *k32; /* their keys */
 	uint16_t *k16;
 	uint64_t *k64;
 	size_t idx_cap;
@@ -323,7 +325,7 @@ static void key_xform(const ng_query *q, uint8_t *kp)
 			memcpy(kp, &v, 8);
 		} else if ((g->plen4 || g->plen6) && sz == 16) {
 			unsigned plen = ng_addr_is_v4(kp) ? (g->plen4 ? 96u + g->plen4 : 128u)
-							  : (g->plen6 ? g->plen6 : 128u);
+			                                  : (g->plen6 ? g->plen6 : 128u);
 			for (unsigned i = 0; i < 16; i++) {
 				unsigned bits = plen > i * 8 ? plen - i * 8 : 0;
 				kp[i] &= bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
@@ -381,7 +383,8 @@ static void row_to_flow(const ng_column_batch *b, size_t i, ng_flow *r)
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		if (b->col[f])
 			memcpy((uint8_t *)r + ng_fields[f].offset,
-			       (const uint8_t *)b->col[f] + i * ng_fields[f].size, ng_fields[f].size);
+			       (const uint8_t *)b->col[f] + i * ng_fields[f].size,
+			       ng_fields[f].size);
 }
 
 static int list_row(run_ctx *c, const ng_column_batch *b, size_t i)
@@ -428,7 +431,7 @@ enum { AGG_BLOCK = 32 };
  * misses of a large table overlap instead of coming one after another.
  */
 static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, size_t n,
-		     bool alt_side)
+                     bool alt_side)
 {
 	uint64_t keys[AGG_BLOCK][NG_QUERY_KEY_MAX / 8];
 	uint64_t hs[AGG_BLOCK];
@@ -547,7 +550,7 @@ static bool may_match(const ng_zone_map *z, void *arg)
  * decodes the others (late materialization).  `arg` is the array of the
  * workers' contexts (one for a serial scan). */
 static int select_rows(const ng_column_batch *b, unsigned worker, void *arg, uint32_t *sel,
-		       size_t *nsel)
+                       size_t *nsel)
 {
 	run_ctx *c = (run_ctx *)arg + worker;
 	const uint8_t *match;
@@ -664,13 +667,17 @@ static void pack_keys(run_ctx *c, const ng_column_batch *b, const uint32_t *idx,
  * when alt_side.  Returns 1 when the batch does not suit it (IPv6 rows
  * for FAST_V4: the generic table takes them), 0 done, -1 out of memory. */
 static int agg_fast(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, size_t n,
-		    bool alt_side)
+                    bool alt_side)
 {
 	const ng_group_key *g = &c->q->keys[0];
 	int f = alt_side ? g->alt : (int)g->field;
 	const uint8_t *col = b->col[f];
-	ng_agg_in in = {b->col[NG_F_FLOW_START], b->col[NG_F_FLOW_END], b->col[NG_F_PACKETS],
-			b->col[NG_F_BYTES], idx, n};
+	ng_agg_in in = {b->col[NG_F_FLOW_START],
+	                b->col[NG_F_FLOW_END],
+	                b->col[NG_F_PACKETS],
+	                b->col[NG_F_BYTES],
+	                idx,
+	                n};
 	if (c->fast == FAST_64) {
 		pack_keys(c, b, idx, n);
 		return ng_agg64_add(&c->t64, c->k64, &in);
@@ -777,7 +784,7 @@ static int on_batch_list_par(const ng_column_batch *b, unsigned worker, void *ar
 
 /* Adds the values of one group into row r. */
 static void merge_vals(ng_agg_row *r, uint64_t flows, uint64_t packets, uint64_t bytes,
-		       uint64_t first, uint64_t last)
+                       uint64_t first, uint64_t last)
 {
 	r->flows += flows;
 	r->packets += packets;
@@ -844,8 +851,8 @@ static int merge_table(agg_table *dst, const agg_table *src)
 {
 	for (size_t i = 0; i < src->n; i++) {
 		const ng_agg_row *s = &src->rows[i];
-		ng_agg_row *r = table_get(dst, (const uint64_t *)(const void *)s->key,
-					  src->hashes[i]);
+		ng_agg_row *r =
+		    table_get(dst, (const uint64_t *)(const void *)s->key, src->hashes[i]);
 		if (!r)
 			return -1;
 		merge_vals(r, s->flows, s->packets, s->bytes, s->first, s->last);
@@ -1126,8 +1133,12 @@ static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_
 		w[i].res->first = UINT64_MAX;
 		choose_fast(&w[i]);
 	}
-	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
-			   .fn_par = on_batch_par, .threads = nw, .arg = w};
+	ng_scan_opts so = {.from_ms = q->from_ms,
+	                   .to_ms = q->to_ms,
+	                   .columns = cols,
+	                   .fn_par = on_batch_par,
+	                   .threads = nw,
+	                   .arg = w};
 	if (q->filter && !q->no_prune)
 		so.may_match = may_match;
 	use_select(&so, w, nw);
@@ -1157,8 +1168,12 @@ out:
 static int run_listing_first(const char *dir, run_ctx *c, uint64_t cols, ng_query_result *res)
 {
 	const ng_query *q = c->q;
-	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
-			   .fn = on_batch_list, .want = want_segment, .arg = c};
+	ng_scan_opts so = {.from_ms = q->from_ms,
+	                   .to_ms = q->to_ms,
+	                   .columns = cols,
+	                   .fn = on_batch_list,
+	                   .want = want_segment,
+	                   .arg = c};
 	if (q->filter && !q->no_prune)
 		so.may_match = may_match;
 	use_select(&so, c, 1);
@@ -1214,8 +1229,12 @@ static int run_listing_all(const char *dir, run_ctx *proto, uint64_t cols, ng_qu
 		w[i].res = i == 0 ? res : &part[i];
 		w[i].res->first = UINT64_MAX;
 	}
-	ng_scan_opts so = {.from_ms = q->from_ms, .to_ms = q->to_ms, .columns = cols,
-			   .fn_par = on_batch_list_par, .threads = nw, .arg = w};
+	ng_scan_opts so = {.from_ms = q->from_ms,
+	                   .to_ms = q->to_ms,
+	                   .columns = cols,
+	                   .fn_par = on_batch_list_par,
+	                   .threads = nw,
+	                   .arg = w};
 	if (q->filter && !q->no_prune)
 		so.may_match = may_match;
 	use_select(&so, w, nw);
@@ -1244,15 +1263,14 @@ out:
 	return rc;
 }
 
-int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err,
-		 size_t errlen)
+int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err, size_t errlen)
 {
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof *res);
 	run_ctx c = {.q = q, .res = res, .either = -1};
 	uint64_t cols = NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_PACKETS) |
-			NG_COL(NG_F_BYTES);
+	                NG_COL(NG_F_BYTES);
 	if (q->filter)
 		cols |= ng_filter_columns(q->filter);
 	if (q->nkeys == 0) {

@@ -30,8 +30,14 @@
 #define NG_QUERY_MAX_KEYS 6
 #define NG_QUERY_KEY_MAX 64 /* bytes of one composite key */
 
-enum ng_order { NG_ORDER_FLOWS, NG_ORDER_PACKETS, NG_ORDER_BYTES, NG_ORDER_PPS, NG_ORDER_BPS,
-		NG_ORDER_BPP };
+enum ng_order {
+	NG_ORDER_FLOWS,
+	NG_ORDER_PACKETS,
+	NG_ORDER_BYTES,
+	NG_ORDER_PPS,
+	NG_ORDER_BPS,
+	NG_ORDER_BPP
+};
 
 typedef struct ng_group_key {
 	enum ng_field_id field;
@@ -46,13 +52,13 @@ typedef struct ng_group_key {
 } ng_group_key;
 
 typedef struct ng_query {
-	uint64_t from_ms, to_ms;  /* flow_start in [from, to) */
-	ng_filter *filter;        /* borrowed; NULL: every flow */
-	size_t nkeys;             /* 0: list flows */
+	uint64_t from_ms, to_ms; /* flow_start in [from, to) */
+	ng_filter *filter;       /* borrowed; NULL: every flow */
+	size_t nkeys;            /* 0: list flows */
 	ng_group_key keys[NG_QUERY_MAX_KEYS];
-	enum ng_order order;      /* group-by only: descending by this metric */
-	size_t limit;             /* 0: no limit */
-	unsigned threads;         /* group-by scan workers; 0: every online CPU */
+	enum ng_order order; /* group-by only: descending by this metric */
+	size_t limit;        /* 0: no limit */
+	unsigned threads;    /* group-by scan workers; 0: every online CPU */
 	/* CLOCK_MONOTONIC ms after which the scan stops and the run fails
 	 * with errno ETIMEDOUT (the HTTP API's run-time limit); 0: none */
 	uint64_t deadline_ms;
@@ -64,7 +70,7 @@ typedef struct ng_query {
 typedef struct ng_agg_row {
 	uint8_t key[NG_QUERY_KEY_MAX]; /* the key fields' values, concatenated */
 	uint64_t flows, packets, bytes;
-	uint64_t first, last;          /* min flow_start, max flow_end (ms) */
+	uint64_t first, last; /* min flow_start, max flow_end (ms) */
 } ng_agg_row;
 
 typedef struct ng_query_result {
@@ -74,12 +80,12 @@ typedef struct ng_query_result {
 	/* group-by: the top groups, best first */
 	ng_agg_row *rows;
 	size_t nrows;
-	uint64_t groups;       /* distinct keys seen */
+	uint64_t groups; /* distinct keys seen */
 	/* totals over every matching flow (each flow once, even for either keys) */
 	uint64_t flows_total, packets_total, bytes_total;
-	uint64_t first, last;  /* min flow_start, max flow_end; 0 when none */
+	uint64_t first, last; /* min flow_start, max flow_end; 0 when none */
 	ng_scan_stats scan;
-	double elapsed_s;      /* wall clock of the run */
+	double elapsed_s; /* wall clock of the run */
 } ng_query_result;
 
 /*
@@ -113,7 +119,7 @@ size_t ng_query_key_len(const ng_query *q);
  * and counted in res->scan.errors.
  */
 int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err,
-		 size_t errlen);
+                 size_t errlen);
 
 void ng_query_result_free(ng_query_result *res);
 

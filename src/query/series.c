@@ -80,7 +80,7 @@ static int cmp_point(const void *a, const void *b)
 
 /* Totals per distinct value key (rows sorted by value key in idx). */
 static ng_agg_row *key_totals(const ng_agg_row *rows, const size_t *idx, size_t n, size_t klen,
-			      size_t *nkeys)
+                              size_t *nkeys)
 {
 	ng_agg_row *k = malloc((n ? n : 1) * sizeof *k);
 	if (!k)
@@ -183,7 +183,7 @@ static int make_points(ng_series *s, const ng_agg_row *rows, size_t n, size_t kl
 }
 
 int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
-		  char *err, size_t errlen)
+                  char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	if (interval_ms < 1000) {
@@ -192,12 +192,12 @@ int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_s
 	}
 	if (q->nkeys >= NG_QUERY_MAX_KEYS) {
 		snprintf(err, errlen, "a time series takes at most %d key fields",
-			 NG_QUERY_MAX_KEYS - 1);
+		         NG_QUERY_MAX_KEYS - 1);
 		return -1;
 	}
 	ng_query bq = *q;
-	bq.keys[0] = (ng_group_key){.field = NG_F_FLOW_START, .alt = -1, .label = "time",
-				    .bucket_ms = interval_ms};
+	bq.keys[0] = (ng_group_key){
+	    .field = NG_F_FLOW_START, .alt = -1, .label = "time", .bucket_ms = interval_ms};
 	memcpy(&bq.keys[1], q->keys, q->nkeys * sizeof q->keys[0]);
 	bq.nkeys = q->nkeys + 1;
 	bq.limit = 0;

@@ -21,7 +21,7 @@
 /* One series point: bucket start, series index (0..nseries-1, or
  * nseries for "other"), totals. */
 typedef struct ng_series_point {
-	uint64_t t;      /* bucket start, ms since the epoch, a multiple of interval */
+	uint64_t t; /* bucket start, ms since the epoch, a multiple of interval */
 	size_t series;
 	uint64_t flows, packets, bytes;
 } ng_series_point;
@@ -32,10 +32,10 @@ typedef struct ng_series {
 	 * and totals over the range; none when the query has no keys */
 	ng_agg_row *top;
 	size_t nseries;
-	bool has_other;        /* some point belongs to "other" */
+	bool has_other;          /* some point belongs to "other" */
 	ng_series_point *points; /* by time, then series */
 	size_t npoints;
-	ng_query_result res;   /* totals, scan statistics (rows: none) */
+	ng_query_result res; /* totals, scan statistics (rows: none) */
 } ng_series;
 
 /*
@@ -48,7 +48,7 @@ typedef struct ng_series {
  * keys).
  */
 int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
-		  char *err, size_t errlen);
+                  char *err, size_t errlen);
 
 void ng_series_free(ng_series *s);
 

@@ -46,11 +46,11 @@ size_t ng_json_format_value(const ng_field *f, const ng_flow *r, char *buf)
 		return (size_t)sprintf(buf, "\"%s\"", ng_mac_format(ng_field_ptr(f, r), tmp));
 	case NG_FT_TIME:
 		return (size_t)sprintf(buf, "\"%s\"", ng_time_format(ng_field_get_uint(f, r), tmp));
-	case NG_FT_STR:
-		return json_string(ng_str((uint32_t)ng_field_get_uint(f, r)), buf);
+	case NG_FT_STR: return json_string(ng_str((uint32_t)ng_field_get_uint(f, r)), buf);
 	default:
 		if (f->id == NG_F_SAMPLING_SOURCE)
-			return (size_t)sprintf(buf, "\"%s\"", ng_sampling_source_name(r->sampling_source));
+			return (size_t)sprintf(buf, "\"%s\"",
+			                       ng_sampling_source_name(r->sampling_source));
 		return (size_t)sprintf(buf, "%" PRIu64, ng_field_get_uint(f, r));
 	}
 }

@@ -96,7 +96,7 @@ static uint64_t present(const ng_flow *records, size_t n)
 
 /* col[at + i] = field (off, w) of records[i], for i < k. */
 static void transpose(uint8_t *col, size_t at, const ng_flow *records, size_t k, size_t off,
-		      size_t w)
+                      size_t w)
 {
 	const uint8_t *src = (const uint8_t *)records + off;
 	uint8_t *dst = col + at * w;
@@ -151,7 +151,7 @@ size_t ng_chunk_put(ng_chunk *c, const ng_flow *records, size_t n)
 			size_t f = (size_t)__builtin_ctzll(bits);
 			fill_zeros(c, f, c->n);
 			transpose(c->col[f], c->n, records + lo, k, ng_fields[f].offset,
-				  ng_fields[f].size);
+			          ng_fields[f].size);
 			c->filled[f] = (uint32_t)(c->n + k);
 		}
 		c->mask |= m;

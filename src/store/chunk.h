@@ -30,13 +30,13 @@
 _Static_assert(NG_FIELD_COUNT <= 64, "ng_chunk.mask holds one bit per field");
 
 typedef struct ng_chunk {
-	size_t n;                         /* rows held */
-	uint64_t mask;                    /* bit f: column f written */
-	uint32_t filled[NG_FIELD_COUNT];  /* rows of column f with their values */
-	uint8_t *col[NG_FIELD_COUNT];     /* NG_CHUNK_ROWS × ng_fields[f].size bytes,
-	                                   * NULL until the column is first written */
-	uint8_t *data;                    /* one allocation for every column ... */
-	size_t used;                      /* ... of which the first `used` bytes hold them */
+	size_t n;                        /* rows held */
+	uint64_t mask;                   /* bit f: column f written */
+	uint32_t filled[NG_FIELD_COUNT]; /* rows of column f with their values */
+	uint8_t *col[NG_FIELD_COUNT];    /* NG_CHUNK_ROWS × ng_fields[f].size bytes,
+	                                  * NULL until the column is first written */
+	uint8_t *data;                   /* one allocation for every column ... */
+	size_t used;                     /* ... of which the first `used` bytes hold them */
 } ng_chunk;
 
 /* A new, empty chunk (about 5.4 MB reserved, 2 MiB aligned and advised

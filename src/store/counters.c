@@ -104,12 +104,12 @@ static int write_file(ng_counter_store *w, const ng_counter_sample *s, size_t n)
 	gmtime_r(&t, &tm);
 	char hdir[4096], path[4200], tmp[4300];
 	snprintf(hdir, sizeof hdir, "%s/%04d/%02d/%02d/%02d", w->dir, tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
+	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
 	if (mkdir_p(hdir))
 		return -1;
 	snprintf(path, sizeof path, "%s/%llu-%llu-%u.ctr", hdir,
-		 (unsigned long long)s[0].time_received,
-		 (unsigned long long)s[n - 1].time_received, w->seq++);
+	         (unsigned long long)s[0].time_received, (unsigned long long)s[n - 1].time_received,
+	         w->seq++);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -123,7 +123,7 @@ static int write_file(ng_counter_store *w, const ng_counter_sample *s, size_t n)
 	memcpy(hdr + 24, &s[n - 1].time_received, 8);
 	size_t body = n * sizeof *s;
 	int ok = write(fd, hdr, HDR_SIZE) == HDR_SIZE && write(fd, s, body) == (ssize_t)body &&
-		 fsync(fd) == 0;
+	         fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, path)) {
 		unlink(tmp);
@@ -282,8 +282,8 @@ static int scan_dir(struct scan *sc, const char *dir, int depth)
 }
 
 int ng_counter_scan(const char *dir, uint64_t from_ms, uint64_t to_ms,
-		    int (*fn)(const ng_counter_sample *s, size_t n, void *arg), void *arg,
-		    uint64_t *errors)
+                    int (*fn)(const ng_counter_sample *s, size_t n, void *arg), void *arg,
+                    uint64_t *errors)
 {
 	char root[4096];
 	snprintf(root, sizeof root, "%s/counters", dir);

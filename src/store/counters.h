@@ -49,7 +49,7 @@ int ng_counter_store_close(ng_counter_store *w);
  * absent.  `*errors` (may be NULL) counts unreadable files.
  */
 int ng_counter_scan(const char *dir, uint64_t from_ms, uint64_t to_ms,
-		    int (*fn)(const ng_counter_sample *s, size_t n, void *arg), void *arg,
-		    uint64_t *errors);
+                    int (*fn)(const ng_counter_sample *s, size_t n, void *arg), void *arg,
+                    uint64_t *errors);
 
 #endif

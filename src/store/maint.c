@@ -33,7 +33,7 @@
 #include "store/segment.h"
 #include "store/tree.h"
 
-#define SMALL_ROWS (1u << 18)     /* a segment below this is worth merging */
+#define SMALL_ROWS (1u << 18) /* a segment below this is worth merging */
 /* rows of a compacted segment, at most: the merge holds them as records
  * (≈ 330 bytes each, ≈ 350 MB at this size) */
 #define GROUP_ROWS (1u << 20)
@@ -126,7 +126,7 @@ typedef struct cand {
  * table).  Returns 0, or -1 (logged) when it cannot be read whole or has
  * columns this build does not know (they would be lost). */
 static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t *n, size_t cap,
-		     uint8_t *colbuf)
+                     uint8_t *colbuf)
 {
 	char err[256];
 	if (ng_seg_open(rd, path, err, sizeof err)) {
@@ -181,7 +181,7 @@ typedef struct compact_ctx {
 
 /* Merges segments g[0..k) (rows in total) of hour directory `path`. */
 static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k, uint64_t rows,
-		       uint64_t next_seq)
+                       uint64_t next_seq)
 {
 	ng_flow *buf = malloc((size_t)rows * sizeof *buf);
 	uint32_t *order = malloc((size_t)rows * sizeof *order);
@@ -189,7 +189,8 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 	int rc = -1;
 	char tmp[4200], final[4200], mk[4300], mktmp[4400];
 	if (!buf || !order || !colbuf) {
-		ng_error("store: compaction: out of memory for %llu rows", (unsigned long long)rows);
+		ng_error("store: compaction: out of memory for %llu rows",
+		         (unsigned long long)rows);
 		goto out;
 	}
 	size_t n = 0;
@@ -211,7 +212,7 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 	}
 	uint64_t a = buf[order[0]].flow_start, b = buf[order[n - 1]].flow_start;
 	snprintf(tmp, sizeof tmp, "%s/%llu-%llu-%llu.seg.c.tmp", path, (unsigned long long)a,
-		 (unsigned long long)b, (unsigned long long)next_seq);
+	         (unsigned long long)b, (unsigned long long)next_seq);
 	if (write_file(tmp, img, len)) {
 		ng_error("store: compaction: cannot write %s: %s", tmp, strerror(errno));
 		unlink(tmp);
@@ -226,7 +227,7 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 		mlen += (size_t)sprintf(mtext + mlen, "%s\n", g[i].name);
 	for (uint64_t seq = next_seq;; seq++) {
 		snprintf(final, sizeof final, "%s/%llu-%llu-%llu.seg", path, (unsigned long long)a,
-			 (unsigned long long)b, (unsigned long long)seq);
+		         (unsigned long long)b, (unsigned long long)seq);
 		snprintf(mk, sizeof mk, "%s%s", final, NG_MARKER_SUFFIX);
 		snprintf(mktmp, sizeof mktmp, "%s.tmp", mk);
 		if (write_file(mktmp, mtext, mlen) || rename(mktmp, mk)) {
@@ -328,7 +329,7 @@ static int compact_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 }
 
 int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_groups,
-		     ng_store_maint_stats *st)
+                     ng_store_maint_stats *st)
 {
 	char root[4096];
 	struct stat sb;
@@ -354,7 +355,7 @@ int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsig
 
 typedef struct seg_file {
 	char path[4200];
-	uint64_t last;  /* last row's flow_start (ms), from the name */
+	uint64_t last; /* last row's flow_start (ms), from the name */
 	uint64_t size;
 } seg_file;
 
@@ -422,7 +423,7 @@ static int prune_dirs(const char *path, uint64_t t0, uint64_t t1, void *arg)
 }
 
 int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
-		       ng_store_maint_stats *st)
+                       ng_store_maint_stats *st)
 {
 	char root[4096];
 	struct stat sb;
@@ -447,7 +448,7 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
 		if (unlink(r.v[i].path) && errno != ENOENT) {
 			st->errors++;
 			ng_error("store: retention: cannot delete %s: %s", r.v[i].path,
-				 strerror(errno));
+			         strerror(errno));
 			continue;
 		}
 		st->segments_deleted++;
@@ -489,12 +490,13 @@ static bool parse_scaled(const char *s, const char *units, const uint64_t *mult,
 bool ng_parse_duration_ms(const char *s, uint64_t *ms)
 {
 	static const uint64_t mult[] = {1000, 60000, 3600000, 86400000, 604800000};
-	return parse_scaled(s, "smhdw", mult, ms) && (s[strlen(s) - 1] < '0' || s[strlen(s) - 1] > '9');
+	return parse_scaled(s, "smhdw", mult, ms) &&
+	       (s[strlen(s) - 1] < '0' || s[strlen(s) - 1] > '9');
 }
 
 bool ng_parse_size_bytes(const char *s, uint64_t *bytes)
 {
 	static const uint64_t mult[] = {UINT64_C(1) << 10, UINT64_C(1) << 20, UINT64_C(1) << 30,
-					UINT64_C(1) << 40};
+	                                UINT64_C(1) << 40};
 	return parse_scaled(s, "kmgt", mult, bytes);
 }

@@ -46,15 +46,14 @@ typedef struct dir_entry {
 	char name[256];
 } dir_entry;
 
-
-#define QUEUE_CAP 64       /* segments opened ahead of the workers */
-#define MAX_OPEN_HOUR 768  /* descriptors held for one hour; later ones open lazily */
+#define QUEUE_CAP 64      /* segments opened ahead of the workers */
+#define MAX_OPEN_HOUR 768 /* descriptors held for one hour; later ones open lazily */
 #define LIST_TRIES 4
 
 typedef struct job {
-	int fd;                  /* -1: open by path when run */
-	uint64_t a, b;           /* flow_start range from the name */
-	uint64_t ord;            /* position in scan order (ng_column_batch.segment) */
+	int fd;        /* -1: open by path when run */
+	uint64_t a, b; /* flow_start range from the name */
+	uint64_t ord;  /* position in scan order (ng_column_batch.segment) */
 	char path[4096];
 } job;
 
@@ -64,13 +63,13 @@ typedef struct worker {
 	scan *s;
 	unsigned idx;
 	ng_seg_reader rd;
-	void *col[NG_FIELD_COUNT];   /* one decoded block per column */
-	void *gcol[NG_FIELD_COUNT];  /* select: the kept rows, gathered */
-	uint32_t *sel, *pos;         /* select: kept rows' indexes in the batch, segment */
-	void *scratch;               /* select: one decoded block of any column */
-	uint64_t counted;            /* columns counted in bytes_read for this segment */
-	uint64_t seg;                /* ordinal of the segment being read */
-	uint64_t prev;               /* last flow_start seen in it (order check) */
+	void *col[NG_FIELD_COUNT];  /* one decoded block per column */
+	void *gcol[NG_FIELD_COUNT]; /* select: the kept rows, gathered */
+	uint32_t *sel, *pos;        /* select: kept rows' indexes in the batch, segment */
+	void *scratch;              /* select: one decoded block of any column */
+	uint64_t counted;           /* columns counted in bytes_read for this segment */
+	uint64_t seg;               /* ordinal of the segment being read */
+	uint64_t prev;              /* last flow_start seen in it (order check) */
 	ng_scan_stats st;
 	pthread_t th;
 } worker;
@@ -78,17 +77,17 @@ typedef struct worker {
 struct scan {
 	const ng_scan_opts *o;
 	uint64_t from, to, columns;
-	ng_scan_stats st;        /* the planner's counts */
-	uint64_t nseg;           /* segments handed out so far (job.ord) */
+	ng_scan_stats st; /* the planner's counts */
+	uint64_t nseg;    /* segments handed out so far (job.ord) */
 	bool parallel;
 	unsigned nw;
 	worker *w;
 	pthread_mutex_t mu;
 	pthread_cond_t nonempty, nonfull;
-	job *q;                  /* ring of QUEUE_CAP jobs */
+	job *q; /* ring of QUEUE_CAP jobs */
 	size_t qhead, qn;
 	bool done;
-	int rc;                  /* first non-zero callback value */
+	int rc; /* first non-zero callback value */
 };
 
 unsigned ng_store_scan_threads(unsigned n)
@@ -271,7 +270,7 @@ static void pick(uint8_t *out, const uint8_t *in, const uint32_t *sel, size_t k,
  * block, reused for every column: few kept rows touch little memory.
  * Returns 0 or -1 (reported). */
 static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_batch *batch,
-		  uint64_t cols, uint64_t have, size_t k)
+                  uint64_t cols, uint64_t have, size_t k)
 {
 	const uint32_t *sel = w->sel;
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
@@ -309,12 +308,12 @@ static int deliver(worker *w, const ng_column_batch *batch)
  * and passes the kept rows on (late materialization: a rare filter reads
  * little more than its own columns). */
 static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t hi, uint64_t *have,
-		      bool *bad)
+                      bool *bad)
 {
 	scan *s = w->s;
 	const uint64_t cols = s->columns;
-	ng_column_batch batch = {.n = hi - lo, .segment = w->seg,
-				 .row0 = (uint64_t)b * NG_SEG_BLOCK_ROWS + lo};
+	ng_column_batch batch = {
+	    .n = hi - lo, .segment = w->seg, .row0 = (uint64_t)b * NG_SEG_BLOCK_ROWS + lo};
 	w->st.rows_scanned += batch.n;
 	w->st.blocks_scanned++;
 	size_t k = batch.n;
@@ -491,7 +490,8 @@ static int submit(scan *s, const job *j)
 {
 	if (!s->parallel) {
 		job copy = *j;
-		return stopped(s) ? (copy.fd >= 0 ? close(copy.fd) : 0, 0) : run_job(&s->w[0], &copy);
+		return stopped(s) ? (copy.fd >= 0 ? close(copy.fd) : 0, 0)
+		                  : run_job(&s->w[0], &copy);
 	}
 	pthread_mutex_lock(&s->mu);
 	while (s->qn == QUEUE_CAP)
@@ -622,9 +622,11 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	if ((size_t)snprintf(path, sizeof path, "%s/flows", dir) >= sizeof path ||
 	    stat(path, &sb) || !S_ISDIR(sb.st_mode))
 		return -1;
-	scan s = {.o = o, .from = o->from_ms, .to = o->to_ms,
-		  .columns = o->columns | NG_COL(NG_F_FLOW_START) |
-			     (o->select ? o->select_columns : 0)};
+	scan s = {.o = o,
+	          .from = o->from_ms,
+	          .to = o->to_ms,
+	          .columns =
+	              o->columns | NG_COL(NG_F_FLOW_START) | (o->select ? o->select_columns : 0)};
 	s.parallel = o->fn_par && !o->fn && !o->want;
 	s.nw = s.parallel ? ng_store_scan_threads(o->threads) : 1;
 	s.w = calloc(s.nw, sizeof *s.w);
@@ -685,9 +687,9 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 }
 
 int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,
-		  int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st)
+                  int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st)
 {
-	ng_scan_opts o = {.from_ms = from_ms, .to_ms = to_ms, .columns = columns, .fn = fn,
-			  .arg = arg};
+	ng_scan_opts o = {
+	    .from_ms = from_ms, .to_ms = to_ms, .columns = columns, .fn = fn, .arg = arg};
 	return ng_store_scan_opts(dir, &o, st);
 }

@@ -126,14 +126,39 @@
 
 static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
-static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
-static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static void put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return v;
+}
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
 
-static void msg(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void msg(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void msg(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -166,26 +191,29 @@ void ng_seg_reseal(uint8_t *img)
 	put64(img + 56, header_checksum(img, get32(img + 12)));
 }
 
-static bool is_int_type(unsigned t) { return t <= NG_FT_TIME; }
+static bool is_int_type(unsigned t)
+{
+	return t <= NG_FT_TIME;
+}
 
 /* ---- byte-plane shuffle ----------------------------------------------- */
 
 /* Transposes an 8×8 byte matrix held as 8 little-endian words: byte j of
  * word k moves to byte k of word j (three rounds of swapping 1-, 2- and
  * 4-byte blocks between word pairs), all in registers. */
-#define SWAP_BLOCKS(x, y, sh, m)                                                          \
-	do {                                                                              \
-		uint64_t t_ = (((x) >> (sh)) ^ (y)) & (m);                                \
-		(y) ^= t_;                                                                \
-		(x) ^= t_ << (sh);                                                        \
+#define SWAP_BLOCKS(x, y, sh, m)                                                                   \
+	do {                                                                                       \
+		uint64_t t_ = (((x) >> (sh)) ^ (y)) & (m);                                         \
+		(y) ^= t_;                                                                         \
+		(x) ^= t_ << (sh);                                                                 \
 	} while (0)
 
 static inline __attribute__((always_inline)) void transpose8(uint64_t a[8])
 {
 	const uint64_t m1 = UINT64_C(0x00FF00FF00FF00FF), m2 = UINT64_C(0x0000FFFF0000FFFF),
-		       m4 = UINT64_C(0x00000000FFFFFFFF);
+	               m4 = UINT64_C(0x00000000FFFFFFFF);
 	uint64_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5], a6 = a[6],
-		 a7 = a[7];
+	         a7 = a[7];
 	SWAP_BLOCKS(a0, a1, 8, m1);
 	SWAP_BLOCKS(a2, a3, 8, m1);
 	SWAP_BLOCKS(a4, a5, 8, m1);
@@ -258,18 +286,20 @@ struct ng_seg_encoder {
 	ZSTD_CCtx *cctx;
 	uint8_t *cols; /* all columns gathered: field f at col_off[f] × n */
 	size_t colcap;
-	uint8_t *tmp;  /* one transformed column */
+	uint8_t *tmp; /* one transformed column */
 	size_t tmpcap;
-	uint64_t *z;   /* zigzag deltas or differences of one column */
+	uint64_t *z; /* zigzag deltas or differences of one column */
 	size_t zcap;
-	uint8_t *out;  /* the segment image */
+	uint8_t *out; /* the segment image */
 	size_t outcap;
 	uint32_t *didx; /* DICT: every row's dictionary index */
 	size_t didxcap;
 	/* DICT: string ID → (generation, index): indexed by the ID itself
 	 * (IDs are dense, below ng_strtab_count()); an entry counts only when
 	 * it carries the current column's generation, so nothing is cleared */
-	struct dslot { uint32_t gen, idx; } *dmap;
+	struct dslot {
+		uint32_t gen, idx;
+	} * dmap;
 	size_t dmapcap;
 	uint32_t dgen;
 	uint8_t *dict; /* DICT: the dictionary's bytes */
@@ -278,9 +308,9 @@ struct ng_seg_encoder {
 	size_t ptrscap;
 	const ng_field *fields; /* the columns of the segment being encoded */
 	size_t nfields;
-	size_t col_off[NG_SEG_MAX_COLUMNS]; /* byte offset of a column per row */
+	size_t col_off[NG_SEG_MAX_COLUMNS];      /* byte offset of a column per row */
 	const uint8_t *colv[NG_SEG_MAX_COLUMNS]; /* each column's n values, or NULL: all zero */
-	size_t row_width;                   /* sum of field sizes */
+	size_t row_width;                        /* sum of field sizes */
 };
 
 ng_seg_encoder *ng_seg_encoder_new(int level)
@@ -350,7 +380,7 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need)
 /* Copies one field of *rows[lo..hi) into its column: blocks of rows keep
  * the source rows in cache while every field is gathered. */
 static void gather_field(uint8_t *col, const ng_field *f, const ng_flow *const *rows, size_t lo,
-			 size_t hi)
+                         size_t hi)
 {
 	const size_t sz = f->size, off = f->offset;
 	for (size_t i = lo; i < hi; i++) {
@@ -422,17 +452,17 @@ static bool all_v4(const uint8_t *col, size_t n)
  * width, so the compiler keeps it branch-free (and vectorizes it). */
 static void min_max(const uint8_t *col, size_t n, unsigned w, uint64_t *mn, uint64_t *mx)
 {
-#define MIN_MAX(T)                                                                            \
-	do {                                                                                  \
-		T lo = (T)~(T)0, hi = 0;                                                      \
-		for (size_t i = 0; i < n; i++) {                                              \
-			T v;                                                                  \
-			memcpy(&v, col + i * sizeof(T), sizeof(T));                           \
-			lo = v < lo ? v : lo;                                                 \
-			hi = v > hi ? v : hi;                                                 \
-		}                                                                             \
-		*mn = lo;                                                                     \
-		*mx = hi;                                                                     \
+#define MIN_MAX(T)                                                                                 \
+	do {                                                                                       \
+		T lo = (T) ~(T)0, hi = 0;                                                          \
+		for (size_t i = 0; i < n; i++) {                                                   \
+			T v;                                                                       \
+			memcpy(&v, col + i * sizeof(T), sizeof(T));                                \
+			lo = v < lo ? v : lo;                                                      \
+			hi = v > hi ? v : hi;                                                      \
+		}                                                                                  \
+		*mn = lo;                                                                          \
+		*mx = hi;                                                                          \
 	} while (0)
 	switch (w) {
 	case 1: MIN_MAX(uint8_t); break;
@@ -482,8 +512,14 @@ static int pos_of(const ng_seg_encoder *e, int id)
 	return -1;
 }
 
-static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
-static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
+static uint64_t zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+static uint64_t unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
 
 /* Chooses column f's encoding from all its n rows, filling the zone map
  * or constant in `ent`.  *ref is the reference column for DIFF. */
@@ -495,7 +531,7 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 	*ref = is_int_type(f->type) ? pos_of(e, diff_ref(f->id)) : -1;
 	if (*ref >= 0 && !e->colv[*ref])
 		*ref = -1; /* an all-zero reference: the column is its own best form */
-	if (!col) /* all zero: the zone map and constant stay zero */
+	if (!col)          /* all zero: the zone map and constant stay zero */
 		return NG_ENC_CONST;
 	if (is_int_type(f->type)) {
 		uint64_t mn, mx;
@@ -543,21 +579,20 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 /* Fills e->tmp with rows [lo, hi) of column f in encoding `enc`, before
  * compression.  Returns the byte count. */
 static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int ref, size_t lo,
-			      size_t hi)
+                              size_t hi)
 {
 	const ng_field *f = &e->fields[ci];
 	const unsigned w = f->size;
 	const uint8_t *col = e->colv[ci] + lo * w;
 	const size_t m = hi - lo;
 	switch (enc) {
-	case NG_ENC_DICT:
-		shuffle(e->tmp, (const uint8_t *)(e->didx + lo), m, 4);
-		return m * 4;
+	case NG_ENC_DICT: shuffle(e->tmp, (const uint8_t *)(e->didx + lo), m, 4); return m * 4;
 	case NG_ENC_DIFF: {
 		const ng_field *rf = &e->fields[ref];
 		const uint8_t *rc = e->colv[ref] + lo * rf->size;
 		for (size_t i = 0; i < m; i++)
-			e->z[i] = zigzag(load_uint(col + i * w, w) - load_uint(rc + i * rf->size, rf->size));
+			e->z[i] = zigzag(load_uint(col + i * w, w) -
+			                 load_uint(rc + i * rf->size, rf->size));
 		shuffle(e->tmp, (const uint8_t *)e->z, m, 8);
 		return m * 8;
 	}
@@ -576,9 +611,7 @@ static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int re
 			for (unsigned k = 0; k < 4; k++)
 				e->tmp[k * m + i] = col[i * 16 + 12 + k];
 		return m * 4;
-	default:
-		shuffle(e->tmp, col, m, w);
-		return m * w;
+	default: shuffle(e->tmp, col, m, w); return m * w;
 	}
 }
 
@@ -654,7 +687,7 @@ static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 /* Appends one zstd frame of src[0..raw) at e->out[*pos], its size at
  * e->out[table]. */
 static int put_frame(ng_seg_encoder *e, const ng_field *f, const void *src, size_t raw,
-		     size_t table, size_t *pos, char *err, size_t errlen)
+                     size_t table, size_t *pos, char *err, size_t errlen)
 {
 	size_t bound = ZSTD_compressBound(raw);
 	if (reserve(&e->out, &e->outcap, *pos + bound)) {
@@ -677,7 +710,7 @@ static int put_frame(ng_seg_encoder *e, const ng_field *f, const void *src, size
  * dictionary frame, then one zstd frame per block of NG_SEG_BLOCK_ROWS
  * rows (none for a DICT column of one entry). */
 static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, size_t *len,
-			 char *err, size_t errlen)
+                         char *err, size_t errlen)
 {
 	const ng_field *f = &e->fields[ci];
 	memset(ent, 0, NG_SEG_ENTRY_SIZE);
@@ -726,11 +759,14 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 }
 
 /* Reads the first or last value of an 8-byte column that may be NULL. */
-static uint64_t col64(const uint8_t *col, size_t i) { return col ? get64(col + i * 8) : 0; }
+static uint64_t col64(const uint8_t *col, size_t i)
+{
+	return col ? get64(col + i * 8) : 0;
+}
 
 int ng_seg_encode_cols(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-		       const uint8_t *const *cols, size_t n, const uint8_t **img, size_t *len,
-		       char *err, size_t errlen)
+                       const uint8_t *const *cols, size_t n, const uint8_t **img, size_t *len,
+                       char *err, size_t errlen)
 {
 	if (n == 0 || n > NG_SEG_MAX_ROWS) {
 		msg(err, errlen, "segment row count %zu out of range", n);
@@ -787,8 +823,8 @@ int ng_seg_encode_cols(ng_seg_encoder *e, const ng_field *fields, size_t nfields
 }
 
 int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-		       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
-		       char *err, size_t errlen)
+                       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
+                       char *err, size_t errlen)
 {
 	if (n == 0 || n > NG_SEG_MAX_ROWS || nfields == 0 || nfields > NG_SEG_MAX_COLUMNS) {
 		msg(err, errlen, "segment of %zu rows and %zu columns out of range", n, nfields);
@@ -813,8 +849,8 @@ int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields
 }
 
 int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-			 const ng_flow *rows, const uint32_t *order, size_t n,
-			 const uint8_t **img, size_t *len, char *err, size_t errlen)
+                         const ng_flow *rows, const uint32_t *order, size_t n, const uint8_t **img,
+                         size_t *len, char *err, size_t errlen)
 {
 	if (n == 0 || n > NG_SEG_MAX_ROWS) {
 		msg(err, errlen, "segment row count %zu out of range", n);
@@ -830,10 +866,10 @@ int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfiel
 }
 
 int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
-		  const uint8_t **img, size_t *len, char *err, size_t errlen)
+                  const uint8_t **img, size_t *len, char *err, size_t errlen)
 {
 	return ng_seg_encode_fields(e, ng_fields, NG_FIELD_COUNT, rows, order, n, img, len, err,
-				    errlen);
+	                            errlen);
 }
 
 /* ---- reader ----------------------------------------------------------- */
@@ -866,7 +902,7 @@ static bool width_fits_type(unsigned type, unsigned w)
 
 /* Validates one directory entry against the header and the file size. */
 static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_size,
-		       ng_seg_column *c, char *err, size_t errlen)
+                       ng_seg_column *c, char *err, size_t errlen)
 {
 	memcpy(c->name, p, 32);
 	if (c->name[NG_SEG_NAME_MAX] != 0 || c->name[0] == 0) {
@@ -897,9 +933,8 @@ static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_s
 	}
 	if (c->encoding == NG_ENC_DICT) {
 		uint32_t k = get32(c->minmax), dlen = get32(c->minmax + 4);
-		if (c->type != NG_FT_STR || k == 0 || (uint64_t)k > h->rows ||
-		    dlen < k || dlen > (uint64_t)k * (NG_STR_MAX + 1) ||
-		    (c->decoded == 0 && k != 1)) {
+		if (c->type != NG_FT_STR || k == 0 || (uint64_t)k > h->rows || dlen < k ||
+		    dlen > (uint64_t)k * (NG_STR_MAX + 1) || (c->decoded == 0 && k != 1)) {
 			msg(err, errlen, "column %s: bad dictionary (%u entries, %u bytes)",
 			    c->name, k, dlen);
 			return -1;
@@ -907,7 +942,8 @@ static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_s
 		if (c->decoded == 0)
 			goto range; /* one entry: no index frames */
 	}
-	if (c->encoding > NG_ENC_DICT || (c->encoding == NG_ENC_DICT && c->type != NG_FT_STR) || (c->encoding == NG_ENC_DELTA && c->width != 8) ||
+	if (c->encoding > NG_ENC_DICT || (c->encoding == NG_ENC_DICT && c->type != NG_FT_STR) ||
+	    (c->encoding == NG_ENC_DELTA && c->width != 8) ||
 	    (c->encoding == NG_ENC_V4 && c->width != 16) ||
 	    (c->encoding == NG_ENC_DIFF && (!is_int_type(c->type) || c->ref >= h->ncols))) {
 		msg(err, errlen, "column %s: unknown encoding %u for width %u", c->name,
@@ -937,7 +973,7 @@ range:
 }
 
 int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg_header *h,
-			char *err, size_t errlen)
+                        char *err, size_t errlen)
 {
 	memset(h, 0, sizeof *h);
 	if (len < NG_SEG_FIXED_SIZE || memcmp(p, NG_SEG_MAGIC, 8)) {
@@ -980,7 +1016,7 @@ int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg
 	}
 	for (uint32_t i = 0; i < h->ncols; i++) {
 		if (parse_entry(p + NG_SEG_FIXED_SIZE + (size_t)i * NG_SEG_ENTRY_SIZE, h, file_size,
-				&h->cols[i], err, errlen))
+		                &h->cols[i], err, errlen))
 			goto bad;
 	}
 	/* a DIFF column refers to an integer column that is not itself DIFF:
@@ -1055,8 +1091,8 @@ int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen)
 		goto fail;
 	}
 	uint32_t hsize = get32(fixed + 12);
-	if (memcmp(fixed, NG_SEG_MAGIC, 8) || hsize < NG_SEG_FIXED_SIZE ||
-	    hsize > r->file_size || hsize > NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * NG_SEG_MAX_COLUMNS) {
+	if (memcmp(fixed, NG_SEG_MAGIC, 8) || hsize < NG_SEG_FIXED_SIZE || hsize > r->file_size ||
+	    hsize > NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * NG_SEG_MAX_COLUMNS) {
 		/* let the parser name the fault */
 		ng_seg_parse_header(fixed, sizeof fixed, r->file_size, &r->h, err, errlen);
 		if (!memcmp(fixed, NG_SEG_MAGIC, 8))
@@ -1154,7 +1190,7 @@ static void fill_const(const ng_field *f, const ng_seg_column *c, uint8_t *out, 
 /* Turns the n decompressed rows of planes in r->raw into field values at
  * `out` (DIFF: plus the reference values `refv`). */
 static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_column *c,
-			  size_t n, const uint64_t *refv, uint8_t *out)
+                          size_t n, const uint64_t *refv, uint8_t *out)
 {
 	const uint8_t *in = r->raw;
 	if (c->encoding == NG_ENC_V4) {
@@ -1163,8 +1199,8 @@ static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_se
 		const uint32_t mid = UINT32_C(0xffff0000); /* bytes 8..11: 00 00 ff ff */
 		for (size_t i = 0; i < n; i++) {
 			uint8_t *o = out + i * 16;
-			uint32_t v = (uint32_t)p0[i] | (uint32_t)p1[i] << 8 | (uint32_t)p2[i] << 16 |
-				     (uint32_t)p3[i] << 24;
+			uint32_t v = (uint32_t)p0[i] | (uint32_t)p1[i] << 8 |
+			             (uint32_t)p2[i] << 16 | (uint32_t)p3[i] << 24;
 			memcpy(o, &lo, 8);
 			memcpy(o + 8, &mid, 4);
 			memcpy(o + 12, &v, 4);
@@ -1224,7 +1260,7 @@ static size_t column_frames(const ng_seg_reader *r, const ng_seg_column *c)
 }
 
 static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t fr, size_t want, char *err,
-			 size_t errlen);
+                         size_t errlen);
 
 /* Decompresses a DICT column's dictionary and interns its strings:
  * cb->dict[i] = the process-wide ID of entry i. */
@@ -1242,8 +1278,8 @@ static int load_dict(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	const uint8_t *p = r->raw, *end = p + dlen;
 	for (uint32_t i = 0; i < k; i++) {
 		if (p >= end || p[0] > end - p - 1) {
-			msg(err, errlen, "column %s: dictionary entry %u beyond its %u bytes", c->name,
-			    i, dlen);
+			msg(err, errlen, "column %s: dictionary entry %u beyond its %u bytes",
+			    c->name, i, dlen);
 			return -1;
 		}
 		cb->dict[i] = ng_intern((const char *)p + 1, p[0]);
@@ -1301,13 +1337,12 @@ static int load_column(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 
 /* Decompresses frame b of column idx into r->raw (exactly `want` bytes). */
 static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, char *err,
-			 size_t errlen)
+                         size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
 	if (load_column(r, idx, err, errlen))
 		return -1;
-	if (want > NG_SEG_BLOCK_ROWS * 16 &&
-	    reserve((uint8_t **)&r->raw, &r->rawcap, want)) {
+	if (want > NG_SEG_BLOCK_ROWS * 16 && reserve((uint8_t **)&r->raw, &r->rawcap, want)) {
 		msg(err, errlen, "out of memory");
 		return -1;
 	}
@@ -1338,8 +1373,8 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 }
 
 /* Block b of DICT column idx: the dictionary's IDs of the rows' entries. */
-static int read_dict_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b,
-			   size_t n, void *out, char *err, size_t errlen)
+static int read_dict_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, size_t n,
+                           void *out, char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
 	uint32_t *o = out, k = get32(c->minmax);
@@ -1368,8 +1403,8 @@ static int read_dict_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, si
 
 /* Decodes block b of directory entry idx as values of f's type and size;
  * `depth` is the level in a DIFF chain (0 for the column asked for). */
-static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b,
-			    void *out, int depth, char *err, size_t errlen)
+static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
+                            int depth, char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
 	const size_t n = ng_seg_block_rows(r, b);
@@ -1413,7 +1448,7 @@ int ng_seg_find_column(const ng_seg_reader *r, const char *name)
 }
 
 int ng_seg_read_entry(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
-		      char *err, size_t errlen)
+                      char *err, size_t errlen)
 {
 	if (b >= ng_seg_blocks(r) || idx >= r->h.ncols) {
 		msg(err, errlen, "block %zu or column %u beyond the segment", b, idx);
@@ -1427,7 +1462,7 @@ int ng_seg_read_entry(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t 
 }
 
 int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, char *err,
-		      size_t errlen)
+                      size_t errlen)
 {
 	int idx = r->col_of_field[f->id];
 	if (b >= ng_seg_blocks(r)) {
@@ -1458,8 +1493,8 @@ int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err
 {
 	const size_t nb = ng_seg_blocks(r);
 	for (size_t b = 0; b < nb; b++)
-		if (ng_seg_read_block(r, f, b, (uint8_t *)out + b * NG_SEG_BLOCK_ROWS * f->size, err,
-				      errlen))
+		if (ng_seg_read_block(r, f, b, (uint8_t *)out + b * NG_SEG_BLOCK_ROWS * f->size,
+		                      err, errlen))
 			return -1;
 	return 0;
 }

@@ -18,9 +18,9 @@
 
 #define NG_SEG_MAGIC "NGFLOWSG"
 #define NG_SEG_VERSION 1
-#define NG_SEG_FIXED_SIZE 64   /* fixed part of the header */
-#define NG_SEG_ENTRY_SIZE 80   /* one column directory entry */
-#define NG_SEG_NAME_MAX 31     /* longest column name */
+#define NG_SEG_FIXED_SIZE 64 /* fixed part of the header */
+#define NG_SEG_ENTRY_SIZE 80 /* one column directory entry */
+#define NG_SEG_NAME_MAX 31   /* longest column name */
 #define NG_SEG_MAX_COLUMNS 1024
 #define NG_SEG_MAX_ROWS (UINT64_C(1) << 28)
 #define NG_SEG_BLOCK_ROWS 16384 /* rows per zstd frame of a column */
@@ -38,15 +38,15 @@ enum ng_seg_encoding {
 
 typedef struct ng_seg_column {
 	char name[NG_SEG_NAME_MAX + 1];
-	uint8_t type;     /* enum ng_field_type when written */
-	uint8_t width;    /* bytes per value (1, 2, 4, 8, 6 or 16) */
-	uint8_t encoding; /* enum ng_seg_encoding */
-	uint16_t ref;     /* DIFF: directory index of the reference column */
-	uint64_t offset;  /* of the stored bytes, from the start of the file */
-	uint64_t stored;  /* bytes in the file */
-	uint64_t decoded; /* bytes after zstd decompression */
+	uint8_t type;       /* enum ng_field_type when written */
+	uint8_t width;      /* bytes per value (1, 2, 4, 8, 6 or 16) */
+	uint8_t encoding;   /* enum ng_seg_encoding */
+	uint16_t ref;       /* DIFF: directory index of the reference column */
+	uint64_t offset;    /* of the stored bytes, from the start of the file */
+	uint64_t stored;    /* bytes in the file */
+	uint64_t decoded;   /* bytes after zstd decompression */
 	uint8_t minmax[16]; /* integers: min (LE u64) then max; CONST addr/mac: the value;
-			     * DICT: entries (u32), dictionary bytes (u32) */
+	                     * DICT: entries (u32), dictionary bytes (u32) */
 } ng_seg_column;
 
 typedef struct ng_seg_header {
@@ -84,30 +84,30 @@ void ng_seg_encoder_free(ng_seg_encoder *e);
  * a message in err[errlen].  1 ≤ n ≤ NG_SEG_MAX_ROWS.
  */
 int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
-		  const uint8_t **img, size_t *len, char *err, size_t errlen);
+                  const uint8_t **img, size_t *len, char *err, size_t errlen);
 
 /* As ng_seg_encode with a column for each of fields[0..nfields) instead of
  * the whole table (tests, rollups): each entry names a column and where its
  * value sits in ng_flow (offset, size, type).  The table must hold
  * flow_start; 1 ≤ nfields ≤ NG_SEG_MAX_COLUMNS. */
 int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-			 const ng_flow *rows, const uint32_t *order, size_t n,
-			 const uint8_t **img, size_t *len, char *err, size_t errlen);
+                         const ng_flow *rows, const uint32_t *order, size_t n, const uint8_t **img,
+                         size_t *len, char *err, size_t errlen);
 
 /* As ng_seg_encode_fields with the rows given as pointers, *rows[0], …,
  * *rows[n-1], already in flow_start order (the writer's rows sit in
  * separate chunks).  The pointers and rows are only read. */
 int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-		       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
-		       char *err, size_t errlen);
+                       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
+                       char *err, size_t errlen);
 
 /* As ng_seg_encode_fields with the rows given column by column: cols[f]
  * holds the n values of fields[f] (fields[f].size bytes each, in
  * flow_start order), or is NULL when every value is zero (the column is
  * stored as a constant without being read).  Only read. */
 int ng_seg_encode_cols(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-		       const uint8_t *const *cols, size_t n, const uint8_t **img, size_t *len,
-		       char *err, size_t errlen);
+                       const uint8_t *const *cols, size_t n, const uint8_t **img, size_t *len,
+                       char *err, size_t errlen);
 
 /* ---- reading ---------------------------------------------------------- */
 
@@ -117,8 +117,8 @@ typedef struct ng_seg_colbuf {
 	size_t zcap;
 	uint64_t *frame_off; /* offset of each block's frame in z; one more at the end */
 	size_t offcap;
-	uint64_t gen;        /* the reader's open count when loaded; 0: never */
-	uint32_t *dict;      /* DICT: process-wide string ID of each entry */
+	uint64_t gen;   /* the reader's open count when loaded; 0: never */
+	uint32_t *dict; /* DICT: process-wide string ID of each entry */
 	size_t dictcap;
 } ng_seg_colbuf;
 
@@ -130,9 +130,9 @@ typedef struct ng_seg_reader {
 	uint64_t gen;                     /* bumped by each open */
 	ng_seg_colbuf *cb;                /* per directory index */
 	size_t cbcap;
-	void *zbuf;                       /* the header */
+	void *zbuf; /* the header */
 	size_t zcap;
-	void *raw;                        /* one decompressed block */
+	void *raw; /* one decompressed block */
 	size_t rawcap;
 	/* a block of a DIFF column's reference, per level of the DIFF chain
 	 * (time_received → flow_end → flow_start), and what it holds */
@@ -142,7 +142,7 @@ typedef struct ng_seg_reader {
 		size_t block;
 		uint64_t gen;
 	} ref[NG_SEG_MAX_DIFF_DEPTH];
-	void *dctx;                       /* ZSTD_DCtx */
+	void *dctx; /* ZSTD_DCtx */
 } ng_seg_reader;
 
 /* Zeroes a reader; call once before the first ng_seg_open. */
@@ -160,7 +160,7 @@ int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen);
 /* Parses and validates a header from memory (the first `len` bytes of a
  * file of `file_size` bytes).  Returns 0 or -1 with a message. */
 int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg_header *h,
-			char *err, size_t errlen);
+                        char *err, size_t errlen);
 
 /* Number of blocks (zstd frames per column) of the open segment, and the
  * rows of block b (NG_SEG_BLOCK_ROWS, the last one fewer). */
@@ -170,7 +170,7 @@ size_t ng_seg_block_rows(const ng_seg_reader *r, size_t b);
 /* Decodes block b of field f's column into out[block_rows × f->size];
  * otherwise as ng_seg_read_column. */
 int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, char *err,
-		      size_t errlen);
+                      size_t errlen);
 
 /* Directory index of the column named `name`, or -1. */
 int ng_seg_find_column(const ng_seg_reader *r, const char *name);
@@ -178,7 +178,7 @@ int ng_seg_find_column(const ng_seg_reader *r, const char *name);
 /* Decodes block b of directory entry `idx` as values of f's type and size
  * (f->id is not used): for columns outside the field table (tests). */
 int ng_seg_read_entry(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
-		      char *err, size_t errlen);
+                      char *err, size_t errlen);
 
 /* Decodes field `f`'s column into out[h.rows × f->size].  A column the
  * segment lacks (or holds with an incompatible type) reads as zeros.

@@ -36,12 +36,12 @@
 typedef struct ng_store_writer ng_store_writer;
 
 typedef struct ng_store_writer_stats {
-	uint64_t rows;        /* rows made durable */
-	uint64_t segments;    /* segments written */
-	uint64_t bytes;       /* segment bytes written */
-	uint64_t errors;      /* failed segment writes (rows kept for retry) */
-	uint64_t dropped;     /* rows refused by append: flushes fell behind
-	                       * (2^22 rows waiting) or memory ran out */
+	uint64_t rows;     /* rows made durable */
+	uint64_t segments; /* segments written */
+	uint64_t bytes;    /* segment bytes written */
+	uint64_t errors;   /* failed segment writes (rows kept for retry) */
+	uint64_t dropped;  /* rows refused by append: flushes fell behind
+	                    * (2^22 rows waiting) or memory ran out */
 } ng_store_writer_stats;
 
 /* Opens (creating when absent) the store at `dir` for appending.
@@ -101,7 +101,7 @@ static inline uint64_t ng_batch_row(const ng_column_batch *b, size_t i)
 
 typedef struct ng_scan_stats {
 	uint64_t segments_total;
-	uint64_t segments_skipped;  /* by time range, `want` or zone maps */
+	uint64_t segments_skipped; /* by time range, `want` or zone maps */
 	uint64_t segments_read;
 	uint64_t rows_scanned;
 	uint64_t bytes_read;
@@ -145,7 +145,7 @@ _Static_assert(NG_FIELD_COUNT <= 64, "column masks (NG_COL) hold at most 64 fiel
  * Returns 0, a callback's non-zero value, or -1 when `dir` is not a store.
  */
 int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,
-		  int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st);
+                  int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st);
 
 /* What a scan knows of a segment before opening it (from its file name:
  * the first and last row's flow_start). */
@@ -186,7 +186,7 @@ typedef struct ng_scan_opts {
 	 * get the kept rows alone (b->n = *nsel; pos set).  Called by the
 	 * worker that reads the block (`worker` as for fn_par; 0 serial). */
 	int (*select)(const ng_column_batch *b, unsigned worker, void *arg, uint32_t *sel,
-		      size_t *nsel);
+	              size_t *nsel);
 	uint64_t select_columns; /* NG_COL bits; fn gets these and `columns` */
 } ng_scan_opts;
 
@@ -224,24 +224,24 @@ typedef struct ng_store_maint_stats {
 	uint64_t rows;                      /* compaction: rows rewritten */
 	uint64_t segments_deleted;          /* retention */
 	uint64_t bytes_deleted;
-	uint64_t bytes_total;               /* retention: store size after */
-	uint64_t errors;                    /* logged */
+	uint64_t bytes_total; /* retention: store size after */
+	uint64_t errors;      /* logged */
 } ng_store_maint_stats;
 
 /* Merges small segments (< 2^18 rows each) of hour directories whose hour
  * ended ≥ `settle_ms` before now_ms (0: any), into segments of up to 2^20
- * rows (the merge holds them in memory: ≈ 330 bytes a row), doing at most `max_groups` merges (0: no limit).  Adds to *st.
- * Returns 0, or -1 when `dir` is not a store (other failures are logged,
+ * rows (the merge holds them in memory: ≈ 330 bytes a row), doing at most `max_groups` merges (0:
+ * no limit).  Adds to *st. Returns 0, or -1 when `dir` is not a store (other failures are logged,
  * counted in st->errors, and leave the old segments in place). */
 int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_groups,
-		     ng_store_maint_stats *st);
+                     ng_store_maint_stats *st);
 
 /* Deletes the segments whose last flow_start is older than now_ms -
  * max_age_ms (0: no age limit), then the oldest ones while the flow
  * segments total more than max_bytes (0: no size limit).  Adds to *st.
  * Returns 0, or -1 when `dir` is not a store. */
 int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
-		       ng_store_maint_stats *st);
+                       ng_store_maint_stats *st);
 
 /* Parses a duration "30d", "12h", "90m", "45s", "2w" into ms; a size
  * "50G", "500M", "1T", "4096" (bytes; K/M/G/T powers of 1024) into

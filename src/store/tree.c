@@ -193,7 +193,7 @@ bool ng_tree_dir_span(const unsigned parts[4], int level, uint64_t *t0, uint64_t
 }
 
 static int walk(const char *path, int level, unsigned parts[4], uint64_t from, uint64_t to,
-		int (*fn)(const char *, uint64_t, uint64_t, void *), void *arg)
+                int (*fn)(const char *, uint64_t, uint64_t, void *), void *arg)
 {
 	ng_dir_entry *v = NULL;
 	long n = ng_tree_list(path, level, &v);
@@ -208,14 +208,15 @@ static int walk(const char *path, int level, unsigned parts[4], uint64_t from, u
 		uint64_t t0, t1;
 		if (!ng_tree_dir_span(parts, level, &t0, &t1) || t1 <= from || t0 >= to)
 			continue;
-		rc = level == 3 ? fn(sub, t0, t1, arg) : walk(sub, level + 1, parts, from, to, fn, arg);
+		rc = level == 3 ? fn(sub, t0, t1, arg)
+		                : walk(sub, level + 1, parts, from, to, fn, arg);
 	}
 	free(v);
 	return rc;
 }
 
 int ng_tree_hours(const char *root, uint64_t from, uint64_t to,
-		  int (*fn)(const char *path, uint64_t t0, uint64_t t1, void *arg), void *arg)
+                  int (*fn)(const char *path, uint64_t t0, uint64_t t1, void *arg), void *arg)
 {
 	unsigned parts[4] = {0};
 	return from < to ? walk(root, 0, parts, from, to, fn, arg) : 0;

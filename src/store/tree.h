@@ -41,7 +41,7 @@ bool ng_tree_dir_span(const unsigned parts[4], int level, uint64_t *t0, uint64_t
  * (DIR/flows) whose span meets [from, to), in time order; stops when fn
  * returns non-zero and returns that value; 0 otherwise. */
 int ng_tree_hours(const char *root, uint64_t from, uint64_t to,
-		  int (*fn)(const char *path, uint64_t t0, uint64_t t1, void *arg), void *arg);
+                  int (*fn)(const char *path, uint64_t t0, uint64_t t1, void *arg), void *arg);
 
 /* Reads marker `path` (segment names one a line) and calls fn for each
  * name.  Returns 0, or -1 when it cannot be read. */

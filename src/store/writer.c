@@ -45,7 +45,7 @@
 /* flush at 256 Ki buffered rows (16 chunks): the sort arrays and permuted
  * columns of a flush scale with it; compaction merges small segments */
 #define DUE_ROWS (1u << 18)
-#define DUE_MS 5000u            /* or five seconds after the first one */
+#define DUE_MS 5000u /* or five seconds after the first one */
 #define MAX_SEGMENT_ROWS (1u << 20)
 #define MAX_BUFFERED (4u << 20) /* while flushes fail: refuse rather than grow */
 #define RETRY_MS 1000u          /* after a failed flush, due again this much later */
@@ -53,7 +53,7 @@
 /* chunks in a buffer: full ones, except after a failed flush (the kept
  * rows' last chunk may be part full), hence room for twice as many */
 #define MAX_CHUNKS (2 * MAX_BUFFERED / NG_CHUNK_ROWS)
-#define BUF_ROWS (2 * DUE_ROWS) /* sort arrays: allocated once at this size */
+#define BUF_ROWS (2 * DUE_ROWS)                 /* sort arrays: allocated once at this size */
 #define FLUSH_CHUNKS (DUE_ROWS / NG_CHUNK_ROWS) /* a flush writes this many at a time */
 #define HUGE_ALIGN ((size_t)2 << 20)
 
@@ -61,29 +61,29 @@
 #define ROW_ID(k, r) ((uint32_t)((k) << NG_CHUNK_SHIFT | (r)))
 #define ROW_CHUNK(id) ((id) >> NG_CHUNK_SHIFT)
 #define ROW_IN(id) ((id) & (NG_CHUNK_ROWS - 1))
-_Static_assert(MAX_CHUNKS * NG_CHUNK_ROWS <= UINT32_MAX, "row ids fit 32 bits");
+_Static_assert(MAX_CHUNKS *NG_CHUNK_ROWS <= UINT32_MAX, "row ids fit 32 bits");
 
 struct ng_store_writer {
 	char *dir;
-	pthread_mutex_t mu;       /* guards chunk, nchunks, n, pool, first_ms, st */
-	pthread_mutex_t flush_mu; /* one flush at a time */
+	pthread_mutex_t mu;          /* guards chunk, nchunks, n, pool, first_ms, st */
+	pthread_mutex_t flush_mu;    /* one flush at a time */
 	ng_chunk *chunk[MAX_CHUNKS]; /* the buffer; appends go to the last */
 	size_t nchunks, n;
-	ng_chunk *pool[MAX_CHUNKS];  /* free chunks, kept for reuse */
+	ng_chunk *pool[MAX_CHUNKS]; /* free chunks, kept for reuse */
 	size_t npool;
-	uint64_t first_ms;        /* wall clock of the first buffered row */
-	uint64_t retry_ms;        /* after a failed flush: not due before this */
+	uint64_t first_ms; /* wall clock of the first buffered row */
+	uint64_t retry_ms; /* after a failed flush: not due before this */
 	ng_store_writer_stats st;
 	/* used by the flushing thread only (under flush_mu) */
 	ng_chunk *fchunk[MAX_CHUNKS]; /* the chunks being flushed */
 	size_t nfchunks;
-	uint64_t fmask;               /* columns written in some of them */
+	uint64_t fmask;                /* columns written in some of them */
 	uint8_t *pcol[NG_FIELD_COUNT]; /* a run's column in flow_start order */
 	size_t pcap[NG_FIELD_COUNT];   /* its capacity in rows */
 	uint64_t seq;
 	ng_seg_encoder *enc;
 	uint64_t *keys, *keys_tmp;
-	uint32_t *order, *order_tmp;  /* row ids */
+	uint32_t *order, *order_tmp; /* row ids */
 	size_t sort_cap;
 };
 
@@ -132,12 +132,13 @@ ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
 	char path[4096];
 	snprintf(path, sizeof path, "%s/flows", dir);
 	if (mkdir_p(path)) {
-		snprintf(err, errlen, "cannot create store directory %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "cannot create store directory %s: %s", path,
+		         strerror(errno));
 		return NULL;
 	}
 	if (access(path, W_OK)) {
 		snprintf(err, errlen, "store directory %s is not writable: %s", path,
-			 strerror(errno));
+		         strerror(errno));
 		return NULL;
 	}
 	snprintf(path, sizeof path, "%s/state", dir);
@@ -228,8 +229,8 @@ bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms)
 {
 	ng_store_writer *mw = (ng_store_writer *)w; /* the mutex is not part of the value */
 	pthread_mutex_lock(&mw->mu);
-	bool due = (w->n >= DUE_ROWS || (w->n && now_ms >= w->first_ms + DUE_MS)) &&
-		   now_ms >= w->retry_ms;
+	bool due =
+	    (w->n >= DUE_ROWS || (w->n && now_ms >= w->first_ms + DUE_MS)) && now_ms >= w->retry_ms;
 	pthread_mutex_unlock(&mw->mu);
 	return due;
 }
@@ -360,20 +361,20 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 
 /* Writes one encoded image as a segment of the hour of `start`. */
 static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uint64_t start,
-			 uint64_t end)
+                         uint64_t end)
 {
 	time_t secs = (time_t)(start / 1000);
 	struct tm tm;
 	gmtime_r(&secs, &tm);
 	char hdir[4096], tmp[4200], final[4200];
 	snprintf(hdir, sizeof hdir, "%s/flows/%04d/%02d/%02d/%02d", w->dir, tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
+	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
 	if (mkdir_p(hdir)) {
 		ng_error("store: cannot create %s: %s", hdir, strerror(errno));
 		return -1;
 	}
 	snprintf(tmp, sizeof tmp, "%s/%llu-%llu-%llu.seg.%ld.tmp", hdir, (unsigned long long)start,
-		 (unsigned long long)end, (unsigned long long)w->seq, (long)getpid());
+	         (unsigned long long)end, (unsigned long long)w->seq, (long)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ng_error("store: cannot create %s: %s", tmp, strerror(errno));
@@ -393,8 +394,8 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 	close(fd);
 	for (int tries = 0;; tries++) {
 		snprintf(final, sizeof final, "%s/%llu-%llu-%llu.seg", hdir,
-			 (unsigned long long)start, (unsigned long long)end,
-			 (unsigned long long)w->seq++);
+		         (unsigned long long)start, (unsigned long long)end,
+		         (unsigned long long)w->seq++);
 		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
 			break;
 		if (errno == EEXIST && tries < 1000)
@@ -430,16 +431,16 @@ static int permute(ng_store_writer *w, size_t f, const uint32_t *order, size_t m
 	 * copied, or every read waits for memory */
 	enum { AHEAD = 64 };
 	size_t i = 0;
-#define PERMUTE(W)                                                                            \
-	do {                                                                                  \
-		for (; i + AHEAD < m; i++) {                                                  \
-			uint32_t p = order[i + AHEAD], o = order[i];                          \
-			__builtin_prefetch(base[ROW_CHUNK(p)] + ROW_IN(p) * (W));             \
-			memcpy(dst + i * (W), base[ROW_CHUNK(o)] + ROW_IN(o) * (W), (W));      \
-		}                                                                             \
-		for (; i < m; i++)                                                            \
-			memcpy(dst + i * (W), base[ROW_CHUNK(order[i])] + ROW_IN(order[i]) * (W), \
-			       (W));                                                          \
+#define PERMUTE(W)                                                                                 \
+	do {                                                                                       \
+		for (; i + AHEAD < m; i++) {                                                       \
+			uint32_t p = order[i + AHEAD], o = order[i];                               \
+			__builtin_prefetch(base[ROW_CHUNK(p)] + ROW_IN(p) * (W));                  \
+			memcpy(dst + i * (W), base[ROW_CHUNK(o)] + ROW_IN(o) * (W), (W));          \
+		}                                                                                  \
+		for (; i < m; i++)                                                                 \
+			memcpy(dst + i * (W), base[ROW_CHUNK(order[i])] + ROW_IN(order[i]) * (W),  \
+			       (W));                                                               \
 	} while (0)
 	switch (sz) {
 	case 1: PERMUTE(1); break;
@@ -456,7 +457,7 @@ static int permute(ng_store_writer *w, size_t f, const uint32_t *order, size_t m
 /* Encodes and writes rows order[lo..hi) (one hour) as segments of at most
  * MAX_SEGMENT_ROWS, adding to *done the rows made durable.  Returns 0 or -1. */
 static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uint64_t *segments,
-		     uint64_t *bytes)
+                     uint64_t *bytes)
 {
 	for (size_t a = lo; a < hi; a += MAX_SEGMENT_ROWS) {
 		size_t b = hi - a > MAX_SEGMENT_ROWS ? a + MAX_SEGMENT_ROWS : hi;
@@ -473,12 +474,12 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 		size_t len;
 		char err[256];
 		if (ng_seg_encode_cols(w->enc, ng_fields, NG_FIELD_COUNT, cols, b - a, &img, &len,
-				       err, sizeof err)) {
+		                       err, sizeof err)) {
 			ng_error("store: %s", err);
 			return -1;
 		}
 		if (write_segment(w, img, len, row_start(w, w->order[a]),
-				  row_start(w, w->order[b - 1])))
+		                  row_start(w, w->order[b - 1])))
 			return -1;
 		*done += b - a;
 		*segments += 1;
@@ -490,7 +491,7 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 /* Writes the n rows being flushed in flow_start order, one hour at a time.
  * *done is the number of rows made durable: the first *done of w->order. */
 static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segments,
-		      uint64_t *bytes)
+                      uint64_t *bytes)
 {
 	*done = 0;
 	if (sort_reserve(w, n)) {
@@ -553,8 +554,8 @@ static void keep_for_retry(ng_store_writer *w, size_t n, size_t done)
 		uint64_t mask = w->fmask | UINT64_C(1) << NG_F_FLOW_START;
 		for (size_t i = 0; i < left; i++) {
 			uint32_t id = w->order[done + i];
-			ng_chunk_copy_row(ch[i / NG_CHUNK_ROWS], w->fchunk[ROW_CHUNK(id)], ROW_IN(id),
-					  mask);
+			ng_chunk_copy_row(ch[i / NG_CHUNK_ROWS], w->fchunk[ROW_CHUNK(id)],
+			                  ROW_IN(id), mask);
 		}
 		put_chunks(w, w->fchunk, w->nfchunks);
 	}

@@ -21,7 +21,8 @@ static inline void ng_fuzz_check(const ng_flow_batch *b, size_t n, size_t before
 		const ng_flow *f = &b->flows[i];
 		if (!f->sampling_rate || f->sampling_source >= NG_SAMPLING_SOURCE_COUNT)
 			abort();
-		if (f->sampling_rate == 1 && (f->bytes != f->bytes_raw || f->packets != f->packets_raw))
+		if (f->sampling_rate == 1 &&
+		    (f->bytes != f->bytes_raw || f->packets != f->packets_raw))
 			abort();
 		if (f->ip_version != 0 && f->ip_version != 4 && f->ip_version != 6)
 			abort();
@@ -31,7 +32,7 @@ static inline void ng_fuzz_check(const ng_flow_batch *b, size_t n, size_t before
 /* Decodes `size` bytes (with the first two replaced by `version` when
  * non-zero) as a datagram from 192.0.2.<src>. */
 static inline size_t ng_fuzz_decode(ng_decoder *d, const uint8_t *data, size_t size,
-				    uint16_t version, uint8_t src, uint64_t now, ng_flow_batch *out)
+                                    uint16_t version, uint8_t src, uint64_t now, ng_flow_batch *out)
 {
 	uint8_t *buf = malloc(size ? size : 1);
 	if (!buf)

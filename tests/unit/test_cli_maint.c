@@ -164,11 +164,12 @@ static pid_t start_collector(const char *bin, const char *store, const char *log
 		dup2(fd, 2);
 		dup2(fd, 1);
 		if (retention)
-			execl(bin, bin, "collect", "--store", store, "--listen", listen, "--no-http",
-			      "--maint-interval", "1s", "--retention", retention, (char *)NULL);
+			execl(bin, bin, "collect", "--store", store, "--listen", listen,
+			      "--no-http", "--maint-interval", "1s", "--retention", retention,
+			      (char *)NULL);
 		else
-			execl(bin, bin, "collect", "--store", store, "--listen", listen, "--no-http",
-			      "--maint-interval", "1s", (char *)NULL);
+			execl(bin, bin, "collect", "--store", store, "--listen", listen,
+			      "--no-http", "--maint-interval", "1s", (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -258,8 +259,10 @@ static void test_collect_maint_usage(void **state)
 {
 	(void)state;
 	const char *bin = bin_or_skip();
-	const char *args[][2] = {{"--retention", "30x"}, {"--retention", "0d"},
-	                         {"--max-size", "lots"}, {"--max-size", "0"}};
+	const char *args[][2] = {{"--retention", "30x"},
+	                         {"--retention", "0d"},
+	                         {"--max-size", "lots"},
+	                         {"--max-size", "0"}};
 	for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
 		char cmd[4300], out[512] = "";
 		snprintf(cmd, sizeof cmd, "%s collect --store /tmp/x %s %s 2>&1", bin, args[i][0],

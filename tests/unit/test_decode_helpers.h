@@ -67,13 +67,14 @@ static __attribute__((unused)) uint8_t *th_read(const char *path, size_t *len)
 static __attribute__((unused)) uint32_t th_u32(const uint8_t *p, int le)
 {
 	return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			    (uint32_t)p[3] << 24
-		  : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
-			    (uint32_t)p[0] << 24;
+	                (uint32_t)p[3] << 24
+	          : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
+	                (uint32_t)p[0] << 24;
 }
 
 /* Adds the UDP payload of one Ethernet frame (if it is one) to `out`. */
-static __attribute__((unused)) void th_frame(struct th_pkts *out, const uint8_t *f, size_t n, uint64_t ts_ms)
+static __attribute__((unused)) void th_frame(struct th_pkts *out, const uint8_t *f, size_t n,
+                                             uint64_t ts_ms)
 {
 	size_t o = 12;
 	if (n < 14)
@@ -145,8 +146,8 @@ static __attribute__((unused)) int th_pcap(const char *path, struct th_pkts *out
 				break;
 			if (type == 6 && blen >= 32) {
 				uint32_t cap = th_u32(b + o + 20, le);
-				uint64_t ts = (uint64_t)th_u32(b + o + 12, le) << 32 |
-					      th_u32(b + o + 16, le);
+				uint64_t ts =
+				    (uint64_t)th_u32(b + o + 12, le) << 32 | th_u32(b + o + 16, le);
 				if (cap <= blen - 32)
 					th_frame(out, b + o + 28, cap, ts / 1000);
 			}
@@ -172,7 +173,8 @@ static __attribute__((unused)) void th_pkts_free(struct th_pkts *k)
 /* Decodes every packet of a capture (or one raw payload file, exporter
  * 0.0.0.0, time 0) into `out`.  Returns records appended, -1 when the file
  * cannot be read. */
-static __attribute__((unused)) long th_decode_file(ng_decoder *d, const char *rel, ng_flow_batch *out)
+static __attribute__((unused)) long th_decode_file(ng_decoder *d, const char *rel,
+                                                   ng_flow_batch *out)
 {
 	char *path = th_path(rel);
 	if (!path)
@@ -181,9 +183,10 @@ static __attribute__((unused)) long th_decode_file(ng_decoder *d, const char *re
 	struct th_pkts k;
 	if (th_pcap(path, &k) == 0) {
 		for (size_t i = 0; i < k.n; i++) {
-			ng_datagram dg = {.data = k.p[i].data, .len = k.p[i].len,
-					  .exporter_port = k.p[i].sport,
-					  .time_received = k.p[i].ts_ms};
+			ng_datagram dg = {.data = k.p[i].data,
+			                  .len = k.p[i].len,
+			                  .exporter_port = k.p[i].sport,
+			                  .time_received = k.p[i].ts_ms};
 			memcpy(dg.exporter, k.p[i].src, 16);
 			total += (long)ng_decode(d, &dg, out);
 		}
@@ -287,7 +290,7 @@ static __attribute__((unused)) void tb_set_end(struct tb *t, size_t at)
 /* IPFIX message header (RFC 7011 §3.1); the length is patched by
  * tb_ipfix_end. */
 static __attribute__((unused)) void tb_ipfix(struct tb *t, uint32_t export_s, uint32_t seq,
-					     uint32_t domain)
+                                             uint32_t domain)
 {
 	t->n = 0;
 	tb_u16(t, 10);
@@ -304,7 +307,7 @@ static __attribute__((unused)) void tb_ipfix_end(struct tb *t)
 
 /* NetFlow v9 packet header (RFC 3954 §5.1). */
 static __attribute__((unused)) void tb_v9(struct tb *t, uint16_t count, uint32_t uptime,
-					  uint32_t secs, uint32_t seq, uint32_t source)
+                                          uint32_t secs, uint32_t seq, uint32_t source)
 {
 	t->n = 0;
 	tb_u16(t, 9);
@@ -317,10 +320,9 @@ static __attribute__((unused)) void tb_v9(struct tb *t, uint16_t count, uint32_t
 
 /* Decodes t's bytes as a datagram from 192.0.2.1 received at `now` ms. */
 static __attribute__((unused)) size_t tb_decode(ng_decoder *d, const struct tb *t, uint64_t now,
-						ng_flow_batch *out)
+                                                ng_flow_batch *out)
 {
-	ng_datagram dg = {.data = t->b, .len = t->n, .exporter_port = 2055,
-			  .time_received = now};
+	ng_datagram dg = {.data = t->b, .len = t->n, .exporter_port = 2055, .time_received = now};
 	static const uint8_t ex[4] = {192, 0, 2, 1};
 	ng_addr_from_v4(dg.exporter, ex);
 	return ng_decode(d, &dg, out);

@@ -498,10 +498,9 @@ static void test_ipfix_fields(void **state)
 	ng_flow_batch b = {0};
 	struct tb t;
 	static const struct fs f[] = {
-		{27, 16, 0}, {28, 16, 0}, {29, 1, 0}, {30, 1, 0}, {62, 16, 0}, {139, 2, 0},
-		{70, 3, 0},  {56, 6, 0},  {80, 6, 0}, {243, 2, 0}, {59, 2, 0}, {252, 4, 0},
-		{14, 4, 0},  {61, 1, 0},  {6, 2, 0},  {5, 1, 0},  {16, 4, 0}, {17, 2, 0},
-		{4, 1, 0},   {7, 2, 0},   {11, 2, 0},
+	    {27, 16, 0}, {28, 16, 0}, {29, 1, 0},  {30, 1, 0}, {62, 16, 0}, {139, 2, 0}, {70, 3, 0},
+	    {56, 6, 0},  {80, 6, 0},  {243, 2, 0}, {59, 2, 0}, {252, 4, 0}, {14, 4, 0},  {61, 1, 0},
+	    {6, 2, 0},   {5, 1, 0},   {16, 4, 0},  {17, 2, 0}, {4, 1, 0},   {7, 2, 0},   {11, 2, 0},
 	};
 	tb_ipfix(&t, EXPORT_S, 0, 9);
 	tpl(&t, 500, 0, f, sizeof f / sizeof f[0]);
@@ -514,7 +513,7 @@ static void test_ipfix_fields(void **state)
 	tb_u8(&t, 64);
 	a6[15] = 0xfe;
 	tb_bytes(&t, a6, 16);
-	tb_u16(&t, 0x8100); /* echo request, code 0 */
+	tb_u16(&t, 0x8100);                                /* echo request, code 0 */
 	tb_u8(&t, 0x01), tb_u8(&t, 0xe2), tb_u8(&t, 0x41); /* label 7716, S=1 */
 	static const uint8_t m1[6] = {0, 1, 2, 3, 4, 5}, m2[6] = {6, 7, 8, 9, 10, 11};
 	tb_bytes(&t, m1, 6);
@@ -681,17 +680,17 @@ static void test_ipfix_malformed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipfix_template_withdrawal),
-		cmocka_unit_test(test_ipfix_template_replacement_and_keying),
-		cmocka_unit_test(test_ipfix_varlen),
-		cmocka_unit_test(test_ipfix_enterprise_and_padding),
-		cmocka_unit_test(test_ipfix_ipfixprobe_reverse),
-		cmocka_unit_test(test_ipfix_times),
-		cmocka_unit_test(test_ipfix_uptime_wrap),
-		cmocka_unit_test(test_ipfix_sampling),
-		cmocka_unit_test(test_ipfix_fields),
-		cmocka_unit_test(test_ipfix_sequence_and_multi_message),
-		cmocka_unit_test(test_ipfix_malformed),
+	    cmocka_unit_test(test_ipfix_template_withdrawal),
+	    cmocka_unit_test(test_ipfix_template_replacement_and_keying),
+	    cmocka_unit_test(test_ipfix_varlen),
+	    cmocka_unit_test(test_ipfix_enterprise_and_padding),
+	    cmocka_unit_test(test_ipfix_ipfixprobe_reverse),
+	    cmocka_unit_test(test_ipfix_times),
+	    cmocka_unit_test(test_ipfix_uptime_wrap),
+	    cmocka_unit_test(test_ipfix_sampling),
+	    cmocka_unit_test(test_ipfix_fields),
+	    cmocka_unit_test(test_ipfix_sequence_and_multi_message),
+	    cmocka_unit_test(test_ipfix_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

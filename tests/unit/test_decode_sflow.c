@@ -50,9 +50,10 @@ static void wbytes(struct buf *b, const void *p, size_t n)
 static size_t frame_v4_tcp(uint8_t *f)
 {
 	static const uint8_t fr[] = {
-		0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0x08, 0x00,
-		0x45, 0x00, 0x03, 0xe8, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
-		0x04, 0xd2, 0x00, 0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0x12, 0, 0, 0, 0, 0, 0,
+	    0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0x08, 0x00,
+	    0x45, 0x00, 0x03, 0xe8, 0,    0,    0x40, 0,    64,   6,    0,    0,    10,   0,
+	    0,    1,    10,   0,    0,    2,    0x04, 0xd2, 0x00, 0x50, 0,    0,    0,    0,
+	    0,    0,    0,    0,    0x50, 0x12, 0,    0,    0,    0,    0,    0,
 	};
 	memcpy(f, fr, sizeof fr);
 	return sizeof fr;
@@ -352,14 +353,10 @@ static void test_pkt_gre(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flow_sample_fields),
-		cmocka_unit_test(test_sequences),
-		cmocka_unit_test(test_header_cut),
-		cmocka_unit_test(test_truncated_datagrams),
-		cmocka_unit_test(test_bad_agent_type),
-		cmocka_unit_test(test_pkt_mpls),
-		cmocka_unit_test(test_pkt_ipv6_ext),
-		cmocka_unit_test(test_pkt_gre),
+	    cmocka_unit_test(test_flow_sample_fields), cmocka_unit_test(test_sequences),
+	    cmocka_unit_test(test_header_cut),         cmocka_unit_test(test_truncated_datagrams),
+	    cmocka_unit_test(test_bad_agent_type),     cmocka_unit_test(test_pkt_mpls),
+	    cmocka_unit_test(test_pkt_ipv6_ext),       cmocka_unit_test(test_pkt_gre),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -158,8 +158,8 @@ static void test_state_missing_and_corrupt(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_state_round_trip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state_missing_and_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_state_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_state_missing_and_corrupt, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

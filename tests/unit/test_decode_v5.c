@@ -81,8 +81,8 @@ static void test_v5_header_sampling_juniper(void **state)
 		skip();
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
-	assert_int_equal(th_decode_file(d, "logstash-codec-netflow_dat/netflow5_test_juniper_mx80.dat", &b),
-			 29);
+	assert_int_equal(
+	    th_decode_file(d, "logstash-codec-netflow_dat/netflow5_test_juniper_mx80.dat", &b), 29);
 	const ng_flow *f = &b.flows[0];
 	assert_string_equal(th_addr(f->src_addr), "10.0.0.1");
 	assert_int_equal(f->bytes_raw, 1500);
@@ -95,9 +95,8 @@ static void test_v5_header_sampling_juniper(void **state)
 }
 
 /* A v5 packet: header (24 bytes) then `n` 48-byte records. */
-static void v5_packet(struct tb *t, uint16_t count, uint32_t uptime, uint32_t secs,
-		      uint32_t nsecs, uint32_t seq, uint16_t sampling, unsigned n, uint32_t first,
-		      uint32_t last)
+static void v5_packet(struct tb *t, uint16_t count, uint32_t uptime, uint32_t secs, uint32_t nsecs,
+                      uint32_t seq, uint16_t sampling, unsigned n, uint32_t first, uint32_t last)
 {
 	t->n = 0;
 	tb_u16(t, 5);
@@ -248,8 +247,8 @@ static void test_v1_v7(void **state)
 	for (int i = 0; i < 48; i++)
 		tb_u8(&t, 0);
 	t.b[rec + 0] = 192, t.b[rec + 1] = 0, t.b[rec + 2] = 2, t.b[rec + 3] = 7;
-	t.b[rec + 23] = 77;  /* dOctets */
-	t.b[rec + 38] = 17;  /* prot */
+	t.b[rec + 23] = 77;   /* dOctets */
+	t.b[rec + 38] = 17;   /* prot */
 	t.b[rec + 40] = 0x1b; /* v1 tcp_flags */
 	assert_int_equal(tb_decode(d, &t, 1, &b), 1);
 	assert_string_equal(th_addr(b.flows[0].src_addr), "192.0.2.7");
@@ -280,12 +279,12 @@ static void test_v1_v7(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_v5_akvorado),
-		cmocka_unit_test(test_v5_header_sampling_juniper),
-		cmocka_unit_test(test_v5_sampling_and_signed_uptime),
-		cmocka_unit_test(test_v5_sequence),
-		cmocka_unit_test(test_v5_malformed),
-		cmocka_unit_test(test_v1_v7),
+	    cmocka_unit_test(test_v5_akvorado),
+	    cmocka_unit_test(test_v5_header_sampling_juniper),
+	    cmocka_unit_test(test_v5_sampling_and_signed_uptime),
+	    cmocka_unit_test(test_v5_sequence),
+	    cmocka_unit_test(test_v5_malformed),
+	    cmocka_unit_test(test_v1_v7),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,8 +211,8 @@ static void test_v9_sequence(void **state)
 	struct tb t;
 	/* 14: 12 and 13 lost; 12 arrives late (one found again); a jump of
 	 * 2^31 is a restart; 0x8000000f: 14 lost; wrap at 2^32 is in order */
-	static const uint32_t seqs[] = {10, 11, 14, 12, 15, 0x80000000u, 0x8000000fu,
-					0xfffffffeu, 0xffffffffu, 0, 2};
+	static const uint32_t seqs[] = {10,          11,          14,          12, 15, 0x80000000u,
+	                                0x8000000fu, 0xfffffffeu, 0xffffffffu, 0,  2};
 	static const uint64_t lost[] = {0, 0, 2, 1, 1, 1, 15, 15, 15, 15, 16};
 	for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
 		tb_v9(&t, 1, 1000, 1700000000, seqs[i], 3);
@@ -299,7 +299,8 @@ static void test_v9_held_bounds(void **state)
 	}
 	ng_exporter_stats st = totals(d);
 	assert_int_equal(st.template_misses, 4);
-	assert_int_equal(st.errors[NG_DERR_HELD_DROPPED], 2); /* only one 48-byte body fits with another */
+	assert_int_equal(st.errors[NG_DERR_HELD_DROPPED],
+	                 2); /* only one 48-byte body fits with another */
 	ng_decoder_expire(d, 5000);
 	assert_int_equal(totals(d).errors[NG_DERR_HELD_DROPPED], 4);
 	tb_v9(&t, 1, 100000, 1700000000, 5, 0);
@@ -316,9 +317,10 @@ static void test_v9_libnetflow9_malformed(void **state)
 	(void)state;
 	if (!th_testdata())
 		skip();
-	static const char *bad[] = {"libnetflow9/malformed-OT.pcap", "libnetflow9/malformed_1.pcap",
-				    "libnetflow9/malformed_2.pcap", "libnetflow9/malformed_3.pcap",
-				    "libnetflow9/malformed_5.pcap", "libnetflow9/malformed_6.pcap"};
+	static const char *bad[] = {
+	    "libnetflow9/malformed-OT.pcap", "libnetflow9/malformed_1.pcap",
+	    "libnetflow9/malformed_2.pcap",  "libnetflow9/malformed_3.pcap",
+	    "libnetflow9/malformed_5.pcap",  "libnetflow9/malformed_6.pcap"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		ng_decoder *d = ng_decoder_new(NULL);
 		ng_flow_batch b = {0};
@@ -346,14 +348,14 @@ static void test_v9_libnetflow9_malformed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_v9_data_before_template_same_packet),
-		cmocka_unit_test(test_v9_options_sampler_and_held_across_packets),
-		cmocka_unit_test(test_v9_multiple_sampling_rates),
-		cmocka_unit_test(test_v9_signed_first_switched),
-		cmocka_unit_test(test_v9_sequence),
-		cmocka_unit_test(test_v9_bad_sets_keep_good_ones),
-		cmocka_unit_test(test_v9_held_bounds),
-		cmocka_unit_test(test_v9_libnetflow9_malformed),
+	    cmocka_unit_test(test_v9_data_before_template_same_packet),
+	    cmocka_unit_test(test_v9_options_sampler_and_held_across_packets),
+	    cmocka_unit_test(test_v9_multiple_sampling_rates),
+	    cmocka_unit_test(test_v9_signed_first_switched),
+	    cmocka_unit_test(test_v9_sequence),
+	    cmocka_unit_test(test_v9_bad_sets_keep_good_ones),
+	    cmocka_unit_test(test_v9_held_bounds),
+	    cmocka_unit_test(test_v9_libnetflow9_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

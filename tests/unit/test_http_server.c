@@ -83,8 +83,8 @@ static char *request(uint16_t port, const char *req)
 static const unsigned char index_html[] = "<html>dashboards</html>";
 static const unsigned char app_js[] = "console.log(1)";
 static const ng_asset assets[] = {
-	{"/index.html", "text/html; charset=utf-8", index_html, sizeof index_html - 1},
-	{"/assets/app.js", "text/javascript", app_js, sizeof app_js - 1},
+    {"/index.html", "text/html; charset=utf-8", index_html, sizeof index_html - 1},
+    {"/assets/app.js", "text/javascript", app_js, sizeof app_js - 1},
 };
 
 static void test_serves_assets(void **state)
@@ -155,10 +155,10 @@ static void test_serves_assets(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_loopback_rule),
-		cmocka_unit_test(test_token_equal),
-		cmocka_unit_test(test_refuses_without_token),
-		cmocka_unit_test(test_serves_assets),
+	    cmocka_unit_test(test_loopback_rule),
+	    cmocka_unit_test(test_token_equal),
+	    cmocka_unit_test(test_refuses_without_token),
+	    cmocka_unit_test(test_serves_assets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

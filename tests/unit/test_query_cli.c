@@ -28,7 +28,7 @@ static char store[64], out_path[96], err_path[96];
 static const char *bin;
 
 static void flow(ng_flow *r, const char *src, const char *dst, uint16_t dport, uint8_t proto,
-		 uint64_t start, uint64_t end, uint64_t packets, uint64_t bytes)
+                 uint64_t start, uint64_t end, uint64_t packets, uint64_t bytes)
 {
 	memset(r, 0, sizeof *r);
 	assert_true(ng_addr_parse(src, r->src_addr));
@@ -122,10 +122,12 @@ static void test_top_csv(void **state)
 	char args[256];
 	snprintf(args, sizeof args, "--store '%s' -s srcip/bytes --format csv -q", store);
 	assert_int_equal(run(args), 0);
-	assert_string_equal(out, "first_seen,last_seen,srcip,flows,packets,bytes,pps,bps,bpp\n"
-				 "2025-11-30T00:00:01.500Z,2025-11-30T00:00:02.500Z,10.0.0.2,1,50,5000,50,40000,100\n"
-				 "2025-11-30T00:00:01.000Z,2025-11-30T00:00:06.000Z,10.0.0.1,2,15,3000,3,4800,200\n"
-				 "2025-11-30T00:00:04.000Z,2025-11-30T00:00:04.000Z,10.0.0.3,1,1,100,0,0,100\n");
+	assert_string_equal(
+	    out,
+	    "first_seen,last_seen,srcip,flows,packets,bytes,pps,bps,bpp\n"
+	    "2025-11-30T00:00:01.500Z,2025-11-30T00:00:02.500Z,10.0.0.2,1,50,5000,50,40000,100\n"
+	    "2025-11-30T00:00:01.000Z,2025-11-30T00:00:06.000Z,10.0.0.1,2,15,3000,3,4800,200\n"
+	    "2025-11-30T00:00:04.000Z,2025-11-30T00:00:04.000Z,10.0.0.3,1,1,100,0,0,100\n");
 	assert_string_equal(errtext, "");
 }
 
@@ -140,12 +142,14 @@ static void test_top_either_ndjson(void **state)
 	char args[256];
 	snprintf(args, sizeof args, "--store '%s' -s ip -n 2 --format ndjson -q", store);
 	assert_int_equal(run(args), 0);
-	assert_string_equal(
-		out,
-		"{\"first_seen\":\"2025-11-30T00:00:01.000Z\",\"last_seen\":\"2025-11-30T00:00:04.000Z\","
-		"\"ip\":\"192.0.2.1\",\"flows\":3,\"packets\":61,\"bytes\":7100,\"pps\":20,\"bps\":18933,\"bpp\":116}\n"
-		"{\"first_seen\":\"2025-11-30T00:00:01.000Z\",\"last_seen\":\"2025-11-30T00:00:06.000Z\","
-		"\"ip\":\"10.0.0.1\",\"flows\":2,\"packets\":15,\"bytes\":3000,\"pps\":3,\"bps\":4800,\"bpp\":200}\n");
+	assert_string_equal(out, "{\"first_seen\":\"2025-11-30T00:00:01.000Z\",\"last_seen\":"
+	                         "\"2025-11-30T00:00:04.000Z\","
+	                         "\"ip\":\"192.0.2.1\",\"flows\":3,\"packets\":61,\"bytes\":7100,"
+	                         "\"pps\":20,\"bps\":18933,\"bpp\":116}\n"
+	                         "{\"first_seen\":\"2025-11-30T00:00:01.000Z\",\"last_seen\":"
+	                         "\"2025-11-30T00:00:06.000Z\","
+	                         "\"ip\":\"10.0.0.1\",\"flows\":2,\"packets\":15,\"bytes\":3000,"
+	                         "\"pps\":3,\"bps\":4800,\"bpp\":200}\n");
 }
 
 /* A filter as separate words; the listing is in flow_start order. */
@@ -156,7 +160,7 @@ static void test_listing_filter_ndjson(void **state)
 		skip();
 	char args[256];
 	snprintf(args, sizeof args, "--store '%s' proto tcp and dst port 443 --format ndjson -q",
-		 store);
+	         store);
 	assert_int_equal(run(args), 0);
 	char *l1 = out, *l2 = strchr(out, '\n');
 	assert_non_null(l2);
@@ -174,8 +178,8 @@ static void test_table_and_summary(void **state)
 	if (!have_bin())
 		skip();
 	char args[256];
-	snprintf(args, sizeof args, "--store '%s' -s dstport/packets --from 2025-11-30T00:00:01.200Z",
-		 store);
+	snprintf(args, sizeof args,
+	         "--store '%s' -s dstport/packets --from 2025-11-30T00:00:01.200Z", store);
 	assert_int_equal(run(args), 0);
 	/* the flow at 1.0 s is outside: port 53 (50 pkts), 80 (5), 443 (1) */
 	assert_non_null(strstr(out, "Top 3 Dst Port ordered by packets:"));
@@ -184,7 +188,8 @@ static void test_table_and_summary(void **state)
 	assert_non_null(p80);
 	assert_non_null(p443);
 	assert_true(p53 < p80 && p80 < p443);
-	assert_non_null(strstr(out, "Summary: total flows: 3, total bytes: 6100, total packets: 56"));
+	assert_non_null(
+	    strstr(out, "Summary: total flows: 3, total bytes: 6100, total packets: 56"));
 	assert_non_null(strstr(out, "segments read: 1"));
 }
 
@@ -197,8 +202,8 @@ static void test_usage_errors(void **state)
 	snprintf(args, sizeof args, "--store '%s' src port http", store);
 	assert_int_equal(run(args), 2);
 	assert_non_null(strstr(errtext, "expected a port number after 'port'\n"
-					"  src port http\n"
-					"           ^"));
+	                                "  src port http\n"
+	                                "           ^"));
 	snprintf(args, sizeof args, "--store '%s' -s nosuchfield", store);
 	assert_int_equal(run(args), 2);
 	assert_non_null(strstr(errtext, "unknown group-by field 'nosuchfield'"));
@@ -221,20 +226,21 @@ static void test_json_document(void **state)
 	if (!have_bin() || system("python3 -c 1 >/dev/null 2>&1"))
 		skip();
 	char args[512];
-	snprintf(args, sizeof args, "--store '%s' -s srcip/bytes --format json 'proto tcp or proto udp'",
-		 store);
+	snprintf(args, sizeof args,
+	         "--store '%s' -s srcip/bytes --format json 'proto tcp or proto udp'", store);
 	assert_int_equal(run(args), 0);
 	char cmd[1024];
 	snprintf(cmd, sizeof cmd,
-		 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
-		 "q=d[\"query\"]; r=d[\"rows\"]; s=d[\"summary\"]; "
-		 "assert q[\"kind\"]==\"top\" and q[\"keys\"]==[\"srcip\"] and q[\"order\"]==\"bytes\", q; "
-		 "assert q[\"filter\"]==\"proto tcp or proto udp\", q; "
-		 "assert [(x[\"srcip\"],x[\"flows\"],x[\"packets\"],x[\"bytes\"]) for x in r]=="
-		 "[(\"10.0.0.2\",1,50,5000),(\"10.0.0.1\",2,15,3000),(\"10.0.0.3\",1,1,100)], r; "
-		 "assert r[0][\"bps\"]==40000 and r[1][\"pps\"]==3, r; "
-		 "assert (s[\"flows\"],s[\"packets\"],s[\"bytes\"])==(4,66,8100), s' '%s'",
-		 out_path);
+	         "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+	         "q=d[\"query\"]; r=d[\"rows\"]; s=d[\"summary\"]; "
+	         "assert q[\"kind\"]==\"top\" and q[\"keys\"]==[\"srcip\"] and "
+	         "q[\"order\"]==\"bytes\", q; "
+	         "assert q[\"filter\"]==\"proto tcp or proto udp\", q; "
+	         "assert [(x[\"srcip\"],x[\"flows\"],x[\"packets\"],x[\"bytes\"]) for x in r]=="
+	         "[(\"10.0.0.2\",1,50,5000),(\"10.0.0.1\",2,15,3000),(\"10.0.0.3\",1,1,100)], r; "
+	         "assert r[0][\"bps\"]==40000 and r[1][\"pps\"]==3, r; "
+	         "assert (s[\"flows\"],s[\"packets\"],s[\"bytes\"])==(4,66,8100), s' '%s'",
+	         out_path);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -250,15 +256,16 @@ static void test_aggregate_csv(void **state)
 	char args[256];
 	snprintf(args, sizeof args, "--store '%s' -A srcip,dstport --format csv -q", store);
 	assert_int_equal(run(args), 0);
-	assert_string_equal(out,
-			    "first_seen,last_seen,srcip,dstport,flows,packets,bytes,pps,bps,bpp\n"
-			    "2025-11-30T00:00:01.000Z,2025-11-30T00:00:03.000Z,10.0.0.1,443,1,10,2000,5,8000,200\n"
-			    "2025-11-30T00:00:01.500Z,2025-11-30T00:00:02.500Z,10.0.0.2,53,1,50,5000,50,40000,100\n"
-			    "2025-11-30T00:00:02.000Z,2025-11-30T00:00:06.000Z,10.0.0.1,80,1,5,1000,1,2000,200\n"
-			    "2025-11-30T00:00:04.000Z,2025-11-30T00:00:04.000Z,10.0.0.3,443,1,1,100,0,0,100\n");
+	assert_string_equal(
+	    out,
+	    "first_seen,last_seen,srcip,dstport,flows,packets,bytes,pps,bps,bpp\n"
+	    "2025-11-30T00:00:01.000Z,2025-11-30T00:00:03.000Z,10.0.0.1,443,1,10,2000,5,8000,200\n"
+	    "2025-11-30T00:00:01.500Z,2025-11-30T00:00:02.500Z,10.0.0.2,53,1,50,5000,50,40000,100\n"
+	    "2025-11-30T00:00:02.000Z,2025-11-30T00:00:06.000Z,10.0.0.1,80,1,5,1000,1,2000,200\n"
+	    "2025-11-30T00:00:04.000Z,2025-11-30T00:00:04.000Z,10.0.0.3,443,1,1,100,0,0,100\n");
 	/* /24 prefixes: all four flows in 10.0.0.0/24, two to 443 */
-	snprintf(args, sizeof args, "--store '%s' -A srcip4/24,dstport -O flows --format csv -q --no-header",
-		 store);
+	snprintf(args, sizeof args,
+	         "--store '%s' -A srcip4/24,dstport -O flows --format csv -q --no-header", store);
 	assert_int_equal(run(args), 0);
 	assert_non_null(strstr(out, ",10.0.0.0/24,443,2,11,2100,"));
 	assert_non_null(strstr(out, ",10.0.0.0/24,53,1,50,5000,"));
@@ -275,14 +282,14 @@ static void test_series_csv(void **state)
 	if (!have_bin())
 		skip();
 	char args[256];
-	snprintf(args, sizeof args, "--store '%s' --interval 1s -s proto/flows -n 1 --format csv -q",
-		 store);
+	snprintf(args, sizeof args,
+	         "--store '%s' --interval 1s -s proto/flows -n 1 --format csv -q", store);
 	assert_int_equal(run(args), 0);
 	assert_string_equal(out, "time,key,flows,packets,bytes,bps,pps\n"
-				 "2025-11-30T00:00:01.000Z,6,1,10,2000,16000,10\n"
-				 "2025-11-30T00:00:01.000Z,other,1,50,5000,40000,50\n"
-				 "2025-11-30T00:00:02.000Z,6,1,5,1000,8000,5\n"
-				 "2025-11-30T00:00:04.000Z,6,1,1,100,800,1\n");
+	                         "2025-11-30T00:00:01.000Z,6,1,10,2000,16000,10\n"
+	                         "2025-11-30T00:00:01.000Z,other,1,50,5000,40000,50\n"
+	                         "2025-11-30T00:00:02.000Z,6,1,5,1000,8000,5\n"
+	                         "2025-11-30T00:00:04.000Z,6,1,1,100,800,1\n");
 }
 
 /* --pairs srcip,dstip -n 1 -O bytes: 10.0.0.2 -> 192.0.2.1 (5000 B); the
@@ -293,13 +300,14 @@ static void test_pairs_ndjson(void **state)
 	if (!have_bin())
 		skip();
 	char args[256];
-	snprintf(args, sizeof args, "--store '%s' --pairs srcip,dstip -n 1 -O bytes --format ndjson -q",
-		 store);
+	snprintf(args, sizeof args,
+	         "--store '%s' --pairs srcip,dstip -n 1 -O bytes --format ndjson -q", store);
 	assert_int_equal(run(args), 0);
-	assert_string_equal(out, "{\"source\":\"10.0.0.2\",\"target\":\"192.0.2.1\",\"flows\":1,"
-				 "\"packets\":50,\"bytes\":5000}\n"
-				 "{\"source\":\"other\",\"target\":\"other\",\"flows\":3,\"packets\":16,"
-				 "\"bytes\":3100}\n");
+	assert_string_equal(out,
+	                    "{\"source\":\"10.0.0.2\",\"target\":\"192.0.2.1\",\"flows\":1,"
+	                    "\"packets\":50,\"bytes\":5000}\n"
+	                    "{\"source\":\"other\",\"target\":\"other\",\"flows\":3,\"packets\":16,"
+	                    "\"bytes\":3100}\n");
 }
 
 static void test_new_usage_errors(void **state)
@@ -333,7 +341,7 @@ static void test_new_usage_errors(void **state)
 	fputs("# web traffic\nproto tcp\n  and dst port 443 # https\n", f);
 	fclose(f);
 	snprintf(args, sizeof args, "--store '%s' --filter-file '%s' -s dstport -q --format csv",
-		 store, path);
+	         store, path);
 	assert_int_equal(run(args), 0);
 	assert_non_null(strstr(out, ",443,2,11,2100,"));
 	f = fopen(path, "w");
@@ -343,8 +351,8 @@ static void test_new_usage_errors(void **state)
 	snprintf(args, sizeof args, "--store '%s' --filter-file '%s'", store, path);
 	assert_int_equal(run(args), 2);
 	assert_non_null(strstr(errtext, "bad filter: unknown filter keyword 'prot' (line 2)\n"
-					"    and prot 443\n"
-					"        ^"));
+	                                "    and prot 443\n"
+	                                "        ^"));
 	snprintf(args, sizeof args, "--store '%s' --filter-file '%s' proto udp", store, path);
 	assert_int_equal(run(args), 2);
 	unlink(path);
@@ -359,7 +367,7 @@ static void test_string_fields(void **state)
 		skip();
 	char args[256];
 	snprintf(args, sizeof args, "--store '%s' -s src_country/bytes --format csv -q --no-header",
-		 store);
+	         store);
 	assert_int_equal(run(args), 0);
 	/* US: 5000 B; JP: 3000 B; "": 100 B */
 	const char *us = strstr(out, ",US,1,50,5000,"), *jp = strstr(out, ",JP,2,15,3000,");
@@ -368,20 +376,22 @@ static void test_string_fields(void **state)
 	assert_non_null(jp);
 	assert_non_null(none);
 	assert_true(us < jp && jp < none);
-	snprintf(args, sizeof args, "--store '%s' --pairs srccountry,dstcountry -n 1 --format ndjson -q",
-		 store);
+	snprintf(args, sizeof args,
+	         "--store '%s' --pairs srccountry,dstcountry -n 1 --format ndjson -q", store);
 	assert_int_equal(run(args), 0);
-	assert_string_equal(out, "{\"source\":\"JP\",\"target\":\"DE\",\"flows\":2,\"packets\":15,"
-				 "\"bytes\":3000}\n"
-				 "{\"source\":\"other\",\"target\":\"other\",\"flows\":2,\"packets\":51,"
-				 "\"bytes\":5100}\n");
-	snprintf(args, sizeof args, "--store '%s' -q --format csv -s dstasname 'src country jp or dst asname dns'",
-		 store);
+	assert_string_equal(out,
+	                    "{\"source\":\"JP\",\"target\":\"DE\",\"flows\":2,\"packets\":15,"
+	                    "\"bytes\":3000}\n"
+	                    "{\"source\":\"other\",\"target\":\"other\",\"flows\":2,\"packets\":51,"
+	                    "\"bytes\":5100}\n");
+	snprintf(args, sizeof args,
+	         "--store '%s' -q --format csv -s dstasname 'src country jp or dst asname dns'",
+	         store);
 	assert_int_equal(run(args), 0);
 	assert_non_null(strstr(out, ",\"Example, \"\"DNS\"\" Ltd\",1,50,5000,"));
 	assert_non_null(strstr(out, ",Example Web,2,15,3000,"));
 	snprintf(args, sizeof args, "--store '%s' -q --format ndjson -s dstasname 'dst asname dns'",
-		 store);
+	         store);
 	assert_int_equal(run(args), 0);
 	assert_non_null(strstr(out, "\"dstasname\":\"Example, \\\"DNS\\\" Ltd\""));
 }
@@ -389,17 +399,17 @@ static void test_string_fields(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_top_csv),
-		cmocka_unit_test(test_top_either_ndjson),
-		cmocka_unit_test(test_listing_filter_ndjson),
-		cmocka_unit_test(test_table_and_summary),
-		cmocka_unit_test(test_usage_errors),
-		cmocka_unit_test(test_json_document),
-		cmocka_unit_test(test_aggregate_csv),
-		cmocka_unit_test(test_series_csv),
-		cmocka_unit_test(test_pairs_ndjson),
-		cmocka_unit_test(test_new_usage_errors),
-		cmocka_unit_test(test_string_fields),
+	    cmocka_unit_test(test_top_csv),
+	    cmocka_unit_test(test_top_either_ndjson),
+	    cmocka_unit_test(test_listing_filter_ndjson),
+	    cmocka_unit_test(test_table_and_summary),
+	    cmocka_unit_test(test_usage_errors),
+	    cmocka_unit_test(test_json_document),
+	    cmocka_unit_test(test_aggregate_csv),
+	    cmocka_unit_test(test_series_csv),
+	    cmocka_unit_test(test_pairs_ndjson),
+	    cmocka_unit_test(test_new_usage_errors),
+	    cmocka_unit_test(test_string_fields),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

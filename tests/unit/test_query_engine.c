@@ -110,7 +110,7 @@ static void mask_addr(uint8_t *a, const ng_group_key *g)
 
 /* Groups of `q` over rows[] passing `pass`, sorted by key; *n groups. */
 static ref_row *reference(const ng_query *q, bool (*pass)(const ng_flow *), size_t *n,
-			  ng_query_result *tot)
+                          ng_query_result *tot)
 {
 	size_t klen = ng_query_key_len(q);
 	ref_row *v = calloc(2 * N, sizeof *v);
@@ -134,7 +134,8 @@ static ref_row *reference(const ng_query *q, bool (*pass)(const ng_flow *), size
 			uint8_t *kp = x->key;
 			for (size_t j = 0; j < q->nkeys; j++) {
 				const ng_group_key *g = &q->keys[j];
-				const ng_field *f = &ng_fields[side && g->alt >= 0 ? g->alt : (int)g->field];
+				const ng_field *f =
+				    &ng_fields[side && g->alt >= 0 ? g->alt : (int)g->field];
 				memcpy(kp, ng_field_ptr(f, r), f->size);
 				if (f->type == NG_FT_ADDR)
 					mask_addr(kp, g);
@@ -172,10 +173,10 @@ static bool is_tcp(const ng_flow *r)
 }
 
 static void check(const char *dir, const char *keys, const char *filter,
-		  bool (*pass)(const ng_flow *), unsigned threads)
+                  bool (*pass)(const ng_flow *), unsigned threads)
 {
-	ng_query q = {.from_ms = 0, .to_ms = UINT64_MAX, .order = NG_ORDER_BYTES,
-		      .threads = threads};
+	ng_query q = {
+	    .from_ms = 0, .to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .threads = threads};
 	char err[512];
 	assert_int_equal(ng_query_parse_keys(&q, keys, err, sizeof err), 0);
 	if (filter) {
@@ -191,7 +192,7 @@ static void check(const char *dir, const char *keys, const char *filter,
 	ref_row *ref = reference(&q, pass, &nref, &tot);
 	if (res.nrows != nref)
 		fail_msg("%s %s threads %u: %zu groups, reference %zu", keys, filter ? filter : "",
-			 threads, res.nrows, nref);
+		         threads, res.nrows, nref);
 	assert_int_equal(res.groups, nref);
 	assert_int_equal(res.flows_total, tot.flows_total);
 	assert_int_equal(res.bytes_total, tot.bytes_total);
@@ -210,10 +211,11 @@ static void check(const char *dir, const char *keys, const char *filter,
 			fail_msg("%s: group %zu not in the reference", keys, i);
 		if (r->flows != g->flows || r->packets != g->packets || r->bytes != g->bytes ||
 		    r->first != g->first || r->last != g->last)
-			fail_msg("%s %s threads %u: group %zu differs (flows %llu/%llu bytes %llu/%llu)",
-				 keys, filter ? filter : "", threads, i,
-				 (unsigned long long)g->flows, (unsigned long long)r->flows,
-				 (unsigned long long)g->bytes, (unsigned long long)r->bytes);
+			fail_msg(
+			    "%s %s threads %u: group %zu differs (flows %llu/%llu bytes %llu/%llu)",
+			    keys, filter ? filter : "", threads, i, (unsigned long long)g->flows,
+			    (unsigned long long)r->flows, (unsigned long long)g->bytes,
+			    (unsigned long long)r->bytes);
 	}
 	free(ref);
 	ng_query_result_free(&res);
@@ -221,9 +223,10 @@ static void check(const char *dir, const char *keys, const char *filter,
 		ng_filter_free(q.filter);
 }
 
-static const char *shapes[] = {"srcip", "dstip", "ip", "srcip4/24", "srcip4/16,srcip6/48",
-			       "dstport", "port", "proto", "srcport", "srcip,dstport",
-			       "srcas", "proto,dstport"};
+static const char *shapes[] = {
+    "srcip",   "dstip",        "ip",    "srcip4/24", "srcip4/16,srcip6/48",
+    "dstport", "port",         "proto", "srcport",   "srcip,dstport",
+    "srcas",   "proto,dstport"};
 
 static void run_all(const char *dir)
 {
@@ -261,8 +264,8 @@ static void test_mixed_store(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_v4_store),
-		cmocka_unit_test(test_mixed_store),
+	    cmocka_unit_test(test_v4_store),
+	    cmocka_unit_test(test_mixed_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,17 +94,17 @@ static const struct {
 	uint8_t proto;
 	uint16_t port;
 } marks[] = {
-	{0, 0, 6, 31337},                 /* first row of the first block */
-	{0, BLOCK - 1, 6, 31337},         /* last row of block 0 */
-	{0, BLOCK, 17, 31337},            /* decoy: UDP, first row of block 1 */
-	{0, 3 * BLOCK + 122, 6, 31337},   /* last row of the partial last block */
-	{1, BLOCK + 4000, 6, 31337},      /* middle of block 1 */
-	{1, BLOCK + 4001, 6, 31338},      /* decoy: next port */
-	{2, 2 * BLOCK - 1, 6, 31337},     /* last row of a segment of whole blocks */
-	{2, 700, 6, 31337},               /* same block twice: block 0 of seg 2 */
-	{2, 701, 6, 31337},
-	{3, 5, 6, 31337},                 /* the other hour */
-	{3, BLOCK + 76, 17, 31337},       /* decoy in the partial block */
+    {0, 0, 6, 31337},               /* first row of the first block */
+    {0, BLOCK - 1, 6, 31337},       /* last row of block 0 */
+    {0, BLOCK, 17, 31337},          /* decoy: UDP, first row of block 1 */
+    {0, 3 * BLOCK + 122, 6, 31337}, /* last row of the partial last block */
+    {1, BLOCK + 4000, 6, 31337},    /* middle of block 1 */
+    {1, BLOCK + 4001, 6, 31338},    /* decoy: next port */
+    {2, 2 * BLOCK - 1, 6, 31337},   /* last row of a segment of whole blocks */
+    {2, 700, 6, 31337},             /* same block twice: block 0 of seg 2 */
+    {2, 701, 6, 31337},
+    {3, 5, 6, 31337},           /* the other hour */
+    {3, BLOCK + 76, 17, 31337}, /* decoy in the partial block */
 };
 enum { NMARKS = sizeof marks / sizeof marks[0] };
 
@@ -156,7 +156,7 @@ static int cmp_ptr_start(const void *a, const void *b)
  * flow_start (then by the unique bytes: the order among ties is checked
  * apart).  *blocks: the distinct (segment, block) pairs holding them. */
 static const ng_flow **reference(const char *text, uint64_t from, uint64_t to, size_t *n,
-				 size_t *blocks)
+                                 size_t *blocks)
 {
 	char err[256];
 	ng_filter *f = ng_filter_parse(text, err, sizeof err, NULL);
@@ -182,11 +182,14 @@ static const ng_flow **reference(const char *text, uint64_t from, uint64_t to, s
 }
 
 static void run(const char *text, uint64_t from, uint64_t to, size_t limit, unsigned threads,
-		const char *keys, ng_query_result *res)
+                const char *keys, ng_query_result *res)
 {
 	char err[512];
-	ng_query q = {.from_ms = from, .to_ms = to, .limit = limit, .threads = threads,
-		      .order = NG_ORDER_BYTES};
+	ng_query q = {.from_ms = from,
+	              .to_ms = to,
+	              .limit = limit,
+	              .threads = threads,
+	              .order = NG_ORDER_BYTES};
 	if (keys)
 		assert_int_equal(ng_query_parse_keys(&q, keys, err, sizeof err), 0);
 	q.filter = ng_filter_parse(text, err, sizeof err, NULL);
@@ -201,9 +204,9 @@ static void assert_same_flow(const ng_flow *got, const ng_flow *want)
 {
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		if (memcmp(ng_field_ptr(&ng_fields[f], got), ng_field_ptr(&ng_fields[f], want),
-			   ng_fields[f].size))
+		           ng_fields[f].size))
 			fail_msg("flow with bytes %" PRIu64 ": field %s differs", want->bytes,
-				 ng_fields[f].name);
+			         ng_fields[f].name);
 }
 
 /* The listing of res is the reference's rows: same multiset, every field
@@ -386,10 +389,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rare_listing),
-	    cmocka_unit_test(test_nothing_matches),
-	    cmocka_unit_test(test_time_range),
-	    cmocka_unit_test(test_tie_order),
+	    cmocka_unit_test(test_rare_listing), cmocka_unit_test(test_nothing_matches),
+	    cmocka_unit_test(test_time_range),   cmocka_unit_test(test_tie_order),
 	    cmocka_unit_test(test_rare_groupby),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -69,7 +69,7 @@ static void make_store(void)
 			r->dst_country = ng_intern_cstr(countries[rnd() % 7]);
 			/* thousands of names: the per-worker caches grow mid-scan */
 			snprintf(name, sizeof name, "%s Network %u",
-				 rnd() % 4 ? "Example" : "Google", (unsigned)(rnd() % 3000));
+			         rnd() % 4 ? "Example" : "Google", (unsigned)(rnd() % 3000));
 			r->dst_as_name = ng_intern_cstr(name);
 			snprintf(name, sizeof name, "Carrier-%u", (unsigned)(rnd() % 2000));
 			r->src_as_name = ng_intern_cstr(name);
@@ -88,8 +88,8 @@ static int cmp_rows(const void *a, const void *b)
 
 static void run(const char *filter, const char *keys, unsigned threads, ng_query_result *res)
 {
-	ng_query q = {.from_ms = 0, .to_ms = UINT64_MAX, .order = NG_ORDER_BYTES,
-		      .threads = threads};
+	ng_query q = {
+	    .from_ms = 0, .to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .threads = threads};
 	char err[512];
 	assert_int_equal(ng_query_parse_keys(&q, keys, err, sizeof err), 0);
 	q.filter = ng_filter_parse(filter, err, sizeof err, NULL);
@@ -131,15 +131,16 @@ static void test_parallel_equals_serial(void **state)
 		ng_filter_free(ref);
 		if (nref == 0 || nref == N)
 			fail_msg("%s: the data should make this filter selective (%llu of %d)",
-				 filters[i], (unsigned long long)nref, N);
+			         filters[i], (unsigned long long)nref, N);
 		for (size_t k = 0; k < 3; k++) {
 			ng_query_result a, b;
 			run(filters[i], keys[k], 1, &a);
 			run(filters[i], keys[k], 4, &b);
 			if (a.flows_total != nref || b.flows_total != nref)
-				fail_msg("%s -s %s: %llu flows serial, %llu parallel, reference %llu",
-					 filters[i], keys[k], (unsigned long long)a.flows_total,
-					 (unsigned long long)b.flows_total, (unsigned long long)nref);
+				fail_msg(
+				    "%s -s %s: %llu flows serial, %llu parallel, reference %llu",
+				    filters[i], keys[k], (unsigned long long)a.flows_total,
+				    (unsigned long long)b.flows_total, (unsigned long long)nref);
 			assert_int_equal(a.bytes_total, bytes);
 			assert_int_equal(b.bytes_total, bytes);
 			assert_int_equal(a.nrows, b.nrows);
@@ -165,9 +166,9 @@ static void test_contexts(void **state)
 	assert_non_null(c1);
 	assert_non_null(c2);
 	uint32_t as[4] = {ng_intern_cstr("Google LLC"), ng_intern_cstr("Example"),
-			  ng_intern_cstr("Example"), ng_intern_cstr("goofy")};
+	                  ng_intern_cstr("Example"), ng_intern_cstr("goofy")};
 	uint32_t co[4] = {ng_intern_cstr("DE"), ng_intern_cstr("JP"), ng_intern_cstr("US"),
-			  ng_intern_cstr("")};
+	                  ng_intern_cstr("")};
 	ng_column_batch b = {.n = 4};
 	b.col[NG_F_DST_AS_NAME] = as;
 	b.col[NG_F_SRC_COUNTRY] = co;

@@ -169,7 +169,8 @@ static void make_store(void)
 			} else {
 				r->src_addr[10] = r->src_addr[11] = 0xff;
 				r->src_addr[12] = 10, r->src_addr[13] = (uint8_t)k;
-				r->src_addr[14] = (uint8_t)(rnd() % 4), r->src_addr[15] = (uint8_t)rnd();
+				r->src_addr[14] = (uint8_t)(rnd() % 4),
+				r->src_addr[15] = (uint8_t)rnd();
 			}
 			r->dst_addr[10] = r->dst_addr[11] = 0xff;
 			r->dst_addr[12] = 192, r->dst_addr[13] = 168;
@@ -191,8 +192,11 @@ static void drop_store(void)
 
 static void run(const char *filter, const char *keys, bool prune, ng_query_result *res)
 {
-	ng_query q = {.from_ms = 0, .to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .threads = 2,
-		      .no_prune = !prune};
+	ng_query q = {.from_ms = 0,
+	              .to_ms = UINT64_MAX,
+	              .order = NG_ORDER_BYTES,
+	              .threads = 2,
+	              .no_prune = !prune};
 	char err[512];
 	if (keys)
 		assert_int_equal(ng_query_parse_keys(&q, keys, err, sizeof err), 0);
@@ -237,20 +241,23 @@ static void random_term(char *b, size_t len)
 	unsigned k = (unsigned)(rnd() % NSEG);
 	switch (rnd() % 12) {
 	case 0:
-		snprintf(b, len, "dst port %s %u", ops[rnd() % 7], k * 100 + (unsigned)(rnd() % 60));
+		snprintf(b, len, "dst port %s %u", ops[rnd() % 7],
+		         k * 100 + (unsigned)(rnd() % 60));
 		break;
 	case 1:
 		snprintf(b, len, "dst port in [%u %u 9999]", k * 100 + (unsigned)(rnd() % 60),
-			 (unsigned)(rnd() % 2500));
+		         (unsigned)(rnd() % 2500));
 		break;
 	case 2: snprintf(b, len, "port %u", k * 100 + (unsigned)(rnd() % 50)); break;
 	case 3: snprintf(b, len, "src net 10.%u.0.0/%u", k, 12 + (unsigned)(rnd() % 12)); break;
 	case 4:
 		snprintf(b, len, "src ip in [10.%u.%u.%u 10.%u.0.0/17]", k, (unsigned)(rnd() % 4),
-			 (unsigned)(rnd() % 256), (unsigned)(rnd() % NSEG));
+		         (unsigned)(rnd() % 256), (unsigned)(rnd() % NSEG));
 		break;
 	case 5: snprintf(b, len, "proto %s", rnd() % 2 ? "tcp" : "udp"); break;
-	case 6: snprintf(b, len, "src as %s %u", ops[rnd() % 7], k * 10 + (unsigned)(rnd() % 12)); break;
+	case 6:
+		snprintf(b, len, "src as %s %u", ops[rnd() % 7], k * 10 + (unsigned)(rnd() % 12));
+		break;
 	case 7: snprintf(b, len, "bytes > %u", (unsigned)(rnd() % 12000)); break;
 	case 8: snprintf(b, len, "in if %u", (unsigned)(rnd() % 5)); break;
 	case 9: snprintf(b, len, "%s", rnd() % 2 ? "inet6" : "inet"); break;
@@ -272,7 +279,7 @@ static void random_filter(char *b, size_t len, unsigned depth)
 	random_filter(r, sizeof r, depth - 1);
 	/* depth is small: the filter fits; a cut one would only parse worse */
 	if (snprintf(b, len, "%s(%s) %s (%s)", rnd() % 5 == 0 ? "not " : "", l,
-		     rnd() % 2 ? "and" : "or", r) >= (int)len)
+	             rnd() % 2 ? "and" : "or", r) >= (int)len)
 		b[len - 1] = 0;
 }
 
@@ -302,8 +309,8 @@ static void test_random_filters(void **state)
 		run(text, NULL, true, &a);
 		run(text, NULL, false, &b);
 		if (a.nflows != nref || b.nflows != nref)
-			fail_msg("%s: %zu flows pruned, %zu unpruned, reference %zu", text, a.nflows,
-				 b.nflows, nref);
+			fail_msg("%s: %zu flows pruned, %zu unpruned, reference %zu", text,
+			         a.nflows, b.nflows, nref);
 		assert_memory_equal(a.flows, b.flows, nref * sizeof *a.flows);
 		assert_int_equal(a.bytes_total, bytes_ref);
 		pruned += a.scan.segments_pruned;
@@ -322,8 +329,8 @@ static void test_random_filters(void **state)
 		ng_query_result_free(&b);
 	}
 	print_message("random filters: %" PRIu64 " of 150 match rows; %" PRIu64
-		      " segments pruned in all\n",
-		      matched_filters, pruned);
+	              " segments pruned in all\n",
+	              matched_filters, pruned);
 	assert_true(pruned > 150);
 	assert_true(matched_filters > 40);
 	drop_store();

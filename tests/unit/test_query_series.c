@@ -185,7 +185,8 @@ static void test_series_top_other(void **state)
 				continue;
 			const ng_series_point *p = NULL;
 			for (size_t i = 0; i < s.npoints; i++)
-				if (s.points[i].t == T0 + b * 10 * MIN && s.points[i].series == (size_t)k)
+				if (s.points[i].t == T0 + b * 10 * MIN &&
+				    s.points[i].series == (size_t)k)
 					p = &s.points[i];
 			assert_non_null(p);
 			same(w, p->flows, p->packets, p->bytes);
@@ -195,8 +196,8 @@ static void test_series_top_other(void **state)
 	assert_int_equal(s.npoints, points);
 	for (size_t i = 1; i < s.npoints; i++) /* by time, then series */
 		assert_true(s.points[i - 1].t < s.points[i].t ||
-			    (s.points[i - 1].t == s.points[i].t &&
-			     s.points[i - 1].series < s.points[i].series));
+		            (s.points[i - 1].t == s.points[i].t &&
+		             s.points[i - 1].series < s.points[i].series));
 	ng_series_free(&s);
 }
 
@@ -264,7 +265,8 @@ static void test_bidir(void **state)
 	for (size_t i = 0; i < N; i++) {
 		const ng_flow *r = &rows[i];
 		bool fwd = r->src_addr[12] == 10;
-		const uint8_t *a = fwd ? r->src_addr : r->dst_addr, *b = fwd ? r->dst_addr : r->src_addr;
+		const uint8_t *a = fwd ? r->src_addr : r->dst_addr,
+		              *b = fwd ? r->dst_addr : r->src_addr;
 		add(fwd ? &ab[a[14]][a[15]][b[15]] : &ba[a[14]][a[15]][b[15]], r);
 	}
 	ng_query q = {.to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .limit = 0};
@@ -283,7 +285,8 @@ static void test_bidir(void **state)
 		const uint8_t *h10 = fwd ? a : c, *h192 = fwd ? c : a;
 		assert_int_equal(h10[12], 10);
 		assert_int_equal(h192[12], 192);
-		const sums *s1 = &ab[h10[14]][h10[15]][h192[15]], *s2 = &ba[h10[14]][h10[15]][h192[15]];
+		const sums *s1 = &ab[h10[14]][h10[15]][h192[15]],
+		           *s2 = &ba[h10[14]][h10[15]][h192[15]];
 		same(fwd ? s1 : s2, r->ab.flows, r->ab.packets, r->ab.bytes);
 		same(fwd ? s2 : s1, r->ba.flows, r->ba.packets, r->ba.bytes);
 		assert_true(r->ab.flows >= r->ba.flows);
@@ -359,9 +362,9 @@ static void test_interval_parse(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_series_total),   cmocka_unit_test(test_series_top_other),
-		cmocka_unit_test(test_pairs),          cmocka_unit_test(test_bidir),
-		cmocka_unit_test(test_prefix_agg),     cmocka_unit_test(test_interval_parse),
+	    cmocka_unit_test(test_series_total), cmocka_unit_test(test_series_top_other),
+	    cmocka_unit_test(test_pairs),        cmocka_unit_test(test_bidir),
+	    cmocka_unit_test(test_prefix_agg),   cmocka_unit_test(test_interval_parse),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

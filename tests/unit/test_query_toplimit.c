@@ -109,8 +109,11 @@ static enum ng_order order_g;
 
 static double metric(const group *g)
 {
-	ng_agg_row r = {.flows = g->flows, .packets = g->packets, .bytes = g->bytes,
-			.first = g->first, .last = g->last};
+	ng_agg_row r = {.flows = g->flows,
+	                .packets = g->packets,
+	                .bytes = g->bytes,
+	                .first = g->first,
+	                .last = g->last};
 	return ng_agg_metric(&r, order_g);
 }
 
@@ -137,8 +140,8 @@ static void check(enum ng_order order, unsigned threads)
 		ties += metric(&ref[i]) == metric(&ref[i + 1]);
 	if (order == NG_ORDER_BYTES)
 		assert_true(ties > 0); /* the cut falls among ties */
-	ng_query q = {.from_ms = 0, .to_ms = UINT64_MAX, .order = order, .limit = LIMIT,
-		      .threads = threads};
+	ng_query q = {
+	    .from_ms = 0, .to_ms = UINT64_MAX, .order = order, .limit = LIMIT, .threads = threads};
 	char err[256];
 	assert_int_equal(ng_query_parse_keys(&q, "srcip", err, sizeof err), 0);
 	ng_query_result res;
@@ -152,7 +155,7 @@ static void check(enum ng_order order, unsigned threads)
 		    g->bytes != ref[i].bytes || g->packets != ref[i].packets ||
 		    g->first != ref[i].first || g->last != ref[i].last)
 			fail_msg("order %d threads %u: row %zu differs from the reference", order,
-				 threads, i);
+			         threads, i);
 	}
 	ng_query_result_free(&res);
 }

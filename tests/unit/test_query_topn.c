@@ -75,7 +75,8 @@ static int setup(void **state)
 	ng_store_writer *w = ng_store_writer_open(store, err, sizeof err);
 	assert_non_null(w);
 	for (size_t i = 0; i < N; i += 7000) {
-		assert_int_equal(ng_store_writer_append(w, rows + i, N - i < 7000 ? N - i : 7000), 0);
+		assert_int_equal(ng_store_writer_append(w, rows + i, N - i < 7000 ? N - i : 7000),
+		                 0);
 		assert_int_equal(ng_store_writer_flush(w), 0);
 	}
 	assert_int_equal(ng_store_writer_close(w), 0);
@@ -165,7 +166,7 @@ static size_t reference(const ng_query *q, ng_agg_row **out)
 }
 
 static void check_top(const char *keys, enum ng_order order, size_t limit, const char *filter,
-		      uint64_t from, uint64_t to)
+                      uint64_t from, uint64_t to)
 {
 	ng_query q = {.from_ms = from, .to_ms = to, .order = order, .limit = limit};
 	char err[512];
@@ -185,7 +186,8 @@ static void check_top(const char *keys, enum ng_order order, size_t limit, const
 	for (size_t i = 0; i < limit; i++) {
 		const ng_agg_row *a = &res.rows[i], *b = &want[i];
 		if (memcmp(a->key, b->key, klen))
-			fail_msg("-s %s/%s: row %zu has another key", keys, ng_order_name(order), i);
+			fail_msg("-s %s/%s: row %zu has another key", keys, ng_order_name(order),
+			         i);
 		assert_int_equal(a->flows, b->flows);
 		assert_int_equal(a->packets, b->packets);
 		assert_int_equal(a->bytes, b->bytes);
@@ -234,7 +236,7 @@ static void test_top_port_either_filtered(void **s)
 {
 	(void)s;
 	check_top("port", NG_ORDER_BYTES, 10, "proto tcp and not dst port 80", T0 + HOUR / 2,
-		  T0 + 2 * HOUR);
+	          T0 + 2 * HOUR);
 }
 
 static void test_top_conv_bps(void **s)
@@ -282,8 +284,8 @@ static void check_listing(const char *filter, uint64_t from, uint64_t to, size_t
 	for (size_t i = 0; i < expect; i++)
 		if (memcmp(&res.flows[i], &want[i], sizeof want[i]))
 			fail_msg("listing row %zu differs (start %llu vs %llu)", i,
-				 (unsigned long long)res.flows[i].flow_start,
-				 (unsigned long long)want[i].flow_start);
+			         (unsigned long long)res.flows[i].flow_start,
+			         (unsigned long long)want[i].flow_start);
 	free(want);
 	ng_query_result_free(&res);
 	ng_filter_free(q.filter);
@@ -324,16 +326,16 @@ static void test_bad_keys_and_store(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_top_srcip_bytes),
-		cmocka_unit_test(test_top_dstip_packets),
-		cmocka_unit_test(test_top_dstport_flows),
-		cmocka_unit_test(test_top_ip_either),
-		cmocka_unit_test(test_top_port_either_filtered),
-		cmocka_unit_test(test_top_conv_bps),
-		cmocka_unit_test(test_top_composite_bpp),
-		cmocka_unit_test(test_top_inif_pps),
-		cmocka_unit_test(test_listing_order_limit),
-		cmocka_unit_test(test_bad_keys_and_store),
+	    cmocka_unit_test(test_top_srcip_bytes),
+	    cmocka_unit_test(test_top_dstip_packets),
+	    cmocka_unit_test(test_top_dstport_flows),
+	    cmocka_unit_test(test_top_ip_either),
+	    cmocka_unit_test(test_top_port_either_filtered),
+	    cmocka_unit_test(test_top_conv_bps),
+	    cmocka_unit_test(test_top_composite_bpp),
+	    cmocka_unit_test(test_top_inif_pps),
+	    cmocka_unit_test(test_listing_order_limit),
+	    cmocka_unit_test(test_bad_keys_and_store),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -85,7 +85,8 @@ static void test_round_trip(void **state)
 
 	/* a damaged file is skipped and counted, the others still read */
 	char bad[300];
-	snprintf(bad, sizeof bad, "%s/counters/2026/11/30/13/1796043600000-1796043600000-99.ctr", dir);
+	snprintf(bad, sizeof bad, "%s/counters/2026/11/30/13/1796043600000-1796043600000-99.ctr",
+	         dir);
 	FILE *f = fopen(bad, "wb");
 	assert_non_null(f);
 	fputs("garbage", f);
@@ -110,8 +111,8 @@ static void test_absent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_absent),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_absent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

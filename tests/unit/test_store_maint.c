@@ -211,17 +211,22 @@ static void test_parallel_equals_serial(void **state)
 
 	for (unsigned threads = 1; threads <= 4; threads += 3) {
 		par_ctx *p = calloc(1, sizeof *p);
-		ng_scan_opts o = {.from_ms = T0 + HOUR / 2, .to_ms = T0 + 3 * HOUR / 2,
-				  .columns = UINT64_MAX, .fn_par = par_fn, .arg = p,
-				  .threads = threads};
+		ng_scan_opts o = {.from_ms = T0 + HOUR / 2,
+		                  .to_ms = T0 + 3 * HOUR / 2,
+		                  .columns = UINT64_MAX,
+		                  .fn_par = par_fn,
+		                  .arg = p,
+		                  .threads = threads};
 		assert_int_equal(ng_store_scan_opts(dir, &o, &s2), 0);
 		assert_int_equal(s2.threads, threads);
 		assert_int_equal(s2.errors, 0);
 		collect all = {0};
 		for (unsigned w = 0; w < NG_SCAN_MAX_THREADS; w++) {
 			if (p->per[w].n) {
-				all.rows = realloc(all.rows, (all.n + p->per[w].n) * sizeof *all.rows);
-				memcpy(all.rows + all.n, p->per[w].rows, p->per[w].n * sizeof *all.rows);
+				all.rows =
+				    realloc(all.rows, (all.n + p->per[w].n) * sizeof *all.rows);
+				memcpy(all.rows + all.n, p->per[w].rows,
+				       p->per[w].n * sizeof *all.rows);
 				all.n += p->per[w].n;
 			}
 			free(p->per[w].rows);
@@ -291,8 +296,12 @@ static void test_zone_map_pruning(void **state)
 	write_rows(dir, in, 10 * PER, PER);
 	size_t n = 0;
 	ng_scan_stats st;
-	ng_scan_opts o = {.from_ms = 0, .to_ms = UINT64_MAX, .columns = NG_COL(NG_F_SRC_PORT),
-			  .fn = count_fn, .may_match = only_port_below_100, .arg = &n};
+	ng_scan_opts o = {.from_ms = 0,
+	                  .to_ms = UINT64_MAX,
+	                  .columns = NG_COL(NG_F_SRC_PORT),
+	                  .fn = count_fn,
+	                  .may_match = only_port_below_100,
+	                  .arg = &n};
 	assert_int_equal(ng_store_scan_opts(dir, &o, &st), 0);
 	assert_int_equal(st.segments_total, 10);
 	assert_int_equal(st.segments_pruned, 9);
@@ -357,7 +366,8 @@ static void test_compaction_interrupted_states(void **state)
 	assert_int_equal(ms.segments_out, 1);
 	/* bring the compacted segment into dir, with a marker naming the old
 	 * segments of that hour */
-	sh("cd '%s/flows/2025/11/30/00' && for f in *.seg; do echo \"$f\"; done > /tmp/ng_old_names.txt",
+	sh("cd '%s/flows/2025/11/30/00' && for f in *.seg; do echo \"$f\"; done > "
+	   "/tmp/ng_old_names.txt",
 	   dir);
 	sh("cd '%s/flows/2025/11/30/00' && n=$(ls *.seg) && cp \"$n\" '%s/flows/2025/11/30/00/' && "
 	   "cp /tmp/ng_old_names.txt '%s/flows/2025/11/30/00/'\"$n\".replaces",
@@ -369,14 +379,16 @@ static void test_compaction_interrupted_states(void **state)
 	assert_same_rows(in, N, c.rows, c.n);
 	free(c.rows);
 	/* some old ones already unlinked */
-	sh("cd '%s/flows/2025/11/30/00' && ls | grep -v replaces | grep -v '^[0-9]*-[0-9]*-1[0-9]\\{12\\}.seg$' | head -5 | xargs rm -f",
+	sh("cd '%s/flows/2025/11/30/00' && ls | grep -v replaces | grep -v "
+	   "'^[0-9]*-[0-9]*-1[0-9]\\{12\\}.seg$' | head -5 | xargs rm -f",
 	   dir);
 	c = scan_all(dir, &st);
 	assert_int_equal(st.errors, 0);
 	assert_same_rows(in, N, c.rows, c.n);
 	free(c.rows);
 	/* a marker whose segment never arrived (crash before step 3) */
-	sh("cp /tmp/ng_old_names.txt '%s/flows/2025/11/30/01/1764464400000-1764464400001-1000000000009.seg.replaces'",
+	sh("cp /tmp/ng_old_names.txt "
+	   "'%s/flows/2025/11/30/01/1764464400000-1764464400001-1000000000009.seg.replaces'",
 	   dir);
 	c = scan_all(dir, &st);
 	assert_same_rows(in, N, c.rows, c.n);
@@ -472,7 +484,8 @@ static void test_retention(void **state)
 	/* the open reader still reads it whole */
 	uint64_t *bytes = malloc(rd.h.rows * 8);
 	assert_int_equal(rd.h.rows, PER);
-	assert_int_equal(ng_seg_read_column(&rd, &ng_fields[NG_F_BYTES], bytes, err, sizeof err), 0);
+	assert_int_equal(ng_seg_read_column(&rd, &ng_fields[NG_F_BYTES], bytes, err, sizeof err),
+	                 0);
 	uint64_t sum = 0, want = 0;
 	for (size_t i = 0; i < PER; i++) {
 		sum += bytes[i];
@@ -574,8 +587,11 @@ static void test_live_reads(void **state)
 		size_t before = __atomic_load_n(&l.written, __ATOMIC_SEQ_CST);
 		size_t n = 0;
 		ng_scan_stats st;
-		ng_scan_opts o = {.from_ms = 0, .to_ms = UINT64_MAX, .columns = NG_COL(NG_F_BYTES),
-				  .fn = count_fn, .arg = &n};
+		ng_scan_opts o = {.from_ms = 0,
+		                  .to_ms = UINT64_MAX,
+		                  .columns = NG_COL(NG_F_BYTES),
+		                  .fn = count_fn,
+		                  .arg = &n};
 		assert_int_equal(ng_store_scan_opts(l.dir, &o, &st), 0);
 		size_t after = __atomic_load_n(&l.written, __ATOMIC_SEQ_CST);
 		assert_int_equal(st.errors, 0);
@@ -583,7 +599,7 @@ static void test_live_reads(void **state)
 		 * flush in progress (not yet counted) beyond those after it */
 		if (n < prev || n > after + 200 || n < before)
 			fail_msg("scan %d: %zu rows after %zu (written %zu..%zu)", scans, n, prev,
-				 before, after);
+			         before, after);
 		prev = n;
 		scans++;
 		if (l.stop && scans >= 3)
@@ -601,14 +617,14 @@ static void test_live_reads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parallel_equals_serial),
-		cmocka_unit_test(test_zone_map_pruning),
-		cmocka_unit_test(test_compaction_keeps_rows),
-		cmocka_unit_test(test_compaction_interrupted_states),
-		cmocka_unit_test(test_compaction_killed),
-		cmocka_unit_test(test_retention),
-		cmocka_unit_test(test_parse_options),
-		cmocka_unit_test(test_live_reads),
+	    cmocka_unit_test(test_parallel_equals_serial),
+	    cmocka_unit_test(test_zone_map_pruning),
+	    cmocka_unit_test(test_compaction_keeps_rows),
+	    cmocka_unit_test(test_compaction_interrupted_states),
+	    cmocka_unit_test(test_compaction_killed),
+	    cmocka_unit_test(test_retention),
+	    cmocka_unit_test(test_parse_options),
+	    cmocka_unit_test(test_live_reads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,7 +108,8 @@ static int collect_fn(const ng_column_batch *b, void *arg)
 			}
 			assert_non_null(b->col[f]);
 			memcpy((uint8_t *)r + ng_fields[f].offset,
-			       (const uint8_t *)b->col[f] + i * ng_fields[f].size, ng_fields[f].size);
+			       (const uint8_t *)b->col[f] + i * ng_fields[f].size,
+			       ng_fields[f].size);
 		}
 	}
 	c->n += b->n;
@@ -131,8 +132,8 @@ static void assert_same_rows(ng_flow *want, size_t nw, ng_flow *got, size_t ng)
 	for (size_t i = 0; i < nw; i++) {
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 			const ng_field *fd = &ng_fields[f];
-			if (memcmp((uint8_t *)&want[i] + fd->offset, (uint8_t *)&got[i] + fd->offset,
-				   fd->size))
+			if (memcmp((uint8_t *)&want[i] + fd->offset,
+			           (uint8_t *)&got[i] + fd->offset, fd->size))
 				fail_msg("row %zu field %s differs", i, fd->name);
 		}
 	}
@@ -206,7 +207,8 @@ static ng_flow *sparse_rows(size_t n)
 		random_flow(&rows[i], T0, 3 * HOUR, false);
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 			if (!(keep >> f & 1) && f != NG_F_FLOW_START)
-				memset((uint8_t *)&rows[i] + ng_fields[f].offset, 0, ng_fields[f].size);
+				memset((uint8_t *)&rows[i] + ng_fields[f].offset, 0,
+				       ng_fields[f].size);
 	}
 	return rows;
 }
@@ -423,7 +425,7 @@ static void test_missing_and_unknown_columns(void **state)
 	ng_seg_reseal(copy);
 	char name[128];
 	snprintf(name, sizeof name, "%llu-%llu-0.seg", (unsigned long long)in[0].flow_start,
-		 (unsigned long long)in[N - 1].flow_start);
+	         (unsigned long long)in[N - 1].flow_start);
 	put_file(dir, name, copy, len);
 
 	collect c = {.columns = UINT64_MAX};
@@ -721,8 +723,8 @@ static void test_killed_writer(void **state)
 		for (size_t j = 0; j < c.n; j += 1)
 			same += c.rows[j].packets == c.rows[i].packets;
 		if (same != PER)
-			fail_msg("tag %llx appears %zu times", (unsigned long long)c.rows[i].packets,
-				 same);
+			fail_msg("tag %llx appears %zu times",
+			         (unsigned long long)c.rows[i].packets, same);
 		i += PER - 1; /* rows of one segment are contiguous: check one per segment */
 	}
 	free(c.rows);
@@ -819,7 +821,7 @@ static void test_not_a_store(void **state)
 	(void)state;
 	collect c = {0};
 	assert_int_equal(ng_store_scan("/nonexistent/ng", 0, UINT64_MAX, 0, collect_fn, &c, NULL),
-			 -1);
+	                 -1);
 	char err[256] = "";
 	assert_null(ng_store_writer_open("/proc/ng_no_store", err, sizeof err));
 	assert_non_null(strstr(err, "/proc/ng_no_store"));
@@ -828,22 +830,22 @@ static void test_not_a_store(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip_mixed),
-		cmocka_unit_test(test_round_trip_v4),
-		cmocka_unit_test(test_round_trip_constant_columns),
-		cmocka_unit_test(test_time_range_skipping),
-		cmocka_unit_test(test_multi_block_segment),
-		cmocka_unit_test(test_missing_and_unknown_columns),
-		cmocka_unit_test(test_corrupt_segments_skipped),
-		cmocka_unit_test(test_header_fuzz),
-		cmocka_unit_test(test_writer_due),
-		cmocka_unit_test(test_concurrent_append_flush),
-		cmocka_unit_test(test_writer_due_signal),
-		cmocka_unit_test(test_round_trip_sparse),
-		cmocka_unit_test(test_killed_writer),
-		cmocka_unit_test(test_failed_flush_keeps_rows),
-		cmocka_unit_test(test_failed_flush_sparse),
-		cmocka_unit_test(test_not_a_store),
+	    cmocka_unit_test(test_round_trip_mixed),
+	    cmocka_unit_test(test_round_trip_v4),
+	    cmocka_unit_test(test_round_trip_constant_columns),
+	    cmocka_unit_test(test_time_range_skipping),
+	    cmocka_unit_test(test_multi_block_segment),
+	    cmocka_unit_test(test_missing_and_unknown_columns),
+	    cmocka_unit_test(test_corrupt_segments_skipped),
+	    cmocka_unit_test(test_header_fuzz),
+	    cmocka_unit_test(test_writer_due),
+	    cmocka_unit_test(test_concurrent_append_flush),
+	    cmocka_unit_test(test_writer_due_signal),
+	    cmocka_unit_test(test_round_trip_sparse),
+	    cmocka_unit_test(test_killed_writer),
+	    cmocka_unit_test(test_failed_flush_keeps_rows),
+	    cmocka_unit_test(test_failed_flush_sparse),
+	    cmocka_unit_test(test_not_a_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,11 +37,11 @@ static uint64_t rnd(void)
 /* flow_start, flow_end, and three string columns over src_as, dst_as and
  * in_if: varied, constant non-empty, always empty. */
 static const ng_field table[] = {
-	{NG_F_FLOW_START, "flow_start", NULL, 0, NG_FT_TIME, offsetof(ng_flow, flow_start), 8, ""},
-	{NG_F_FLOW_END, "flow_end", NULL, 0, NG_FT_TIME, offsetof(ng_flow, flow_end), 8, ""},
-	{NG_F_SRC_AS, "t_name", NULL, 0, NG_FT_STR, offsetof(ng_flow, src_as), 4, ""},
-	{NG_F_DST_AS, "t_country", NULL, 0, NG_FT_STR, offsetof(ng_flow, dst_as), 4, ""},
-	{NG_F_IN_IF, "t_empty", NULL, 0, NG_FT_STR, offsetof(ng_flow, in_if), 4, ""},
+    {NG_F_FLOW_START, "flow_start", NULL, 0, NG_FT_TIME, offsetof(ng_flow, flow_start), 8, ""},
+    {NG_F_FLOW_END, "flow_end", NULL, 0, NG_FT_TIME, offsetof(ng_flow, flow_end), 8, ""},
+    {NG_F_SRC_AS, "t_name", NULL, 0, NG_FT_STR, offsetof(ng_flow, src_as), 4, ""},
+    {NG_F_DST_AS, "t_country", NULL, 0, NG_FT_STR, offsetof(ng_flow, dst_as), 4, ""},
+    {NG_F_IN_IF, "t_empty", NULL, 0, NG_FT_STR, offsetof(ng_flow, in_if), 4, ""},
 };
 #define NT (sizeof table / sizeof table[0])
 
@@ -124,12 +124,13 @@ static void test_string_round_trip(void **state)
 		size_t row = 0;
 		for (size_t b = 0; b < ng_seg_blocks(&r); b++) {
 			assert_int_equal(ng_seg_read_entry(&r, (uint32_t)idx, &table[2 + c], b, got,
-							   err, sizeof err), 0);
+			                                   err, sizeof err),
+			                 0);
 			for (size_t i = 0; i < ng_seg_block_rows(&r, b); i++, row++) {
 				uint32_t want = c == 0 ? rows[row].src_as : c == 1 ? jp : 0;
 				if (strcmp(ng_str(got[i]), ng_str(want)))
 					fail_msg("column %d row %zu: '%s', want '%s'", c, row,
-						 ng_str(got[i]), ng_str(want));
+					         ng_str(got[i]), ng_str(want));
 			}
 		}
 		assert_int_equal(row, N);
@@ -147,8 +148,8 @@ static void test_string_round_trip(void **state)
 	write_file(path, bad, len);
 	ng_seg_reader_init(&r);
 	if (ng_seg_open(&r, path, err, sizeof err) == 0) {
-		assert_int_not_equal(ng_seg_read_entry(&r, (uint32_t)cn, &table[2], 0, got, err,
-						       sizeof err), 0);
+		assert_int_not_equal(
+		    ng_seg_read_entry(&r, (uint32_t)cn, &table[2], 0, got, err, sizeof err), 0);
 	}
 	ng_seg_reader_free(&r);
 	free(bad);
@@ -160,7 +161,7 @@ static void test_string_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_string_round_trip),
+	    cmocka_unit_test(test_string_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

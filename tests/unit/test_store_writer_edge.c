@@ -128,7 +128,7 @@ static void light_flow(ng_flow *r, uint64_t start_lo, uint64_t span, uint64_t ta
 		set_field(r, rnd() % NG_FIELD_COUNT);
 	if (r->flow_start < start_lo || r->flow_start >= start_lo + span)
 		r->flow_start = start_lo; /* the extra field was flow_start */
-	r->packets = tag; /* or packets */
+	r->packets = tag;                 /* or packets */
 }
 
 static char *make_store(void)
@@ -153,7 +153,7 @@ static void hour_path(const char *dir, unsigned h, char *path, size_t len)
 	struct tm tm;
 	gmtime_r(&secs, &tm);
 	snprintf(path, len, "%s/flows/%04d/%02d/%02d/%02d", dir, tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour);
+	         tm.tm_mday, tm.tm_hour);
 }
 
 static void block_hour(const char *dir, unsigned h)
@@ -197,7 +197,8 @@ static int collect_fn(const ng_column_batch *b, void *arg)
 				continue;
 			assert_non_null(b->col[f]);
 			memcpy((uint8_t *)r + ng_fields[f].offset,
-			       (const uint8_t *)b->col[f] + i * ng_fields[f].size, ng_fields[f].size);
+			       (const uint8_t *)b->col[f] + i * ng_fields[f].size,
+			       ng_fields[f].size);
 		}
 		if (c->check_order) {
 			if (c->any && b->segment == c->last_seg) {
@@ -223,21 +224,22 @@ static int cmp_flow(const void *a, const void *b)
 
 /* Same rows (as multisets) over the fields of `columns`. */
 static void assert_same_rows_cols(ng_flow *want, size_t nw, ng_flow *got, size_t ng,
-				  uint64_t columns)
+                                  uint64_t columns)
 {
 	assert_int_equal(ng, nw);
 	columns |= NG_COL(NG_F_FLOW_START);
 	for (size_t i = 0; i < nw; i++) /* compare only the scanned fields */
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 			if (!(columns & NG_COL(f)))
-				memset((uint8_t *)&want[i] + ng_fields[f].offset, 0, ng_fields[f].size);
+				memset((uint8_t *)&want[i] + ng_fields[f].offset, 0,
+				       ng_fields[f].size);
 	qsort(want, nw, sizeof *want, cmp_flow);
 	qsort(got, ng, sizeof *got, cmp_flow);
 	for (size_t i = 0; i < nw; i++)
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 			const ng_field *fd = &ng_fields[f];
-			if (memcmp((uint8_t *)&want[i] + fd->offset, (uint8_t *)&got[i] + fd->offset,
-				   fd->size))
+			if (memcmp((uint8_t *)&want[i] + fd->offset,
+			           (uint8_t *)&got[i] + fd->offset, fd->size))
 				fail_msg("row %zu field %s differs", i, fd->name);
 		}
 }
@@ -388,7 +390,7 @@ static void test_random_failures_and_appends(void **state)
 		unsigned h = lo + (unsigned)(rnd() % 2);
 		for (size_t j = i; j < i + k; j++) {
 			light_flow(&in[j], one_hour ? T0 + h * HOUR : T0 + lo * HOUR,
-				   one_hour ? HOUR : 2 * HOUR, j);
+			           one_hour ? HOUR : 2 * HOUR, j);
 			if (rnd() % 50 == 0) /* a late row of an earlier hour */
 				in[j].flow_start = T0 + rnd() % (seen_hours * HOUR);
 		}
@@ -444,8 +446,8 @@ static int count_fn(const ng_column_batch *b, void *arg)
 			if (t->any && b->segment == t->last_seg &&
 			    (fs[i] < t->last_start || fs[i] / HOUR != t->last_start / HOUR))
 				fail_msg("segment %llu: flow_start %llu after %llu",
-					 (unsigned long long)b->segment, (unsigned long long)fs[i],
-					 (unsigned long long)t->last_start);
+				         (unsigned long long)b->segment, (unsigned long long)fs[i],
+				         (unsigned long long)t->last_start);
 			t->any = true;
 			t->last_seg = b->segment;
 			t->last_start = fs[i];
@@ -497,8 +499,8 @@ static void test_failure_in_later_group(void **state)
 	assert_int_equal(ng_store_writer_close(w), 0);
 	tag_count tc = {.max = N, .count = calloc(N + 1, sizeof(size_t)), .check_order = true};
 	assert_non_null(tc.count);
-	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, NG_COL(NG_F_PACKETS), count_fn, &tc, NULL),
-			 0);
+	assert_int_equal(
+	    ng_store_scan(dir, 0, UINT64_MAX, NG_COL(NG_F_PACKETS), count_fn, &tc, NULL), 0);
 	assert_int_equal(tc.n, N);
 	for (size_t t = 0; t < N; t++)
 		if (tc.count[t] != 1)
@@ -557,7 +559,7 @@ static void test_buffer_limit_and_dropped(void **state)
 	assert_int_equal(st.dropped, rest + 2);
 	assert_true(ng_store_writer_due(w, ng_now_ms()));
 
-	assert_int_equal(ng_store_writer_flush(w), -1); /* keeps its rows: still full */
+	assert_int_equal(ng_store_writer_flush(w), -1);    /* keeps its rows: still full */
 	assert_false(ng_store_writer_due(w, ng_now_ms())); /* not before the retry delay */
 	assert_true(ng_store_writer_due(w, ng_now_ms() + 1000));
 	assert_int_equal(ng_store_writer_append(w, in, 1), -1);
@@ -575,7 +577,7 @@ static void test_buffer_limit_and_dropped(void **state)
 	assert_int_equal(ng_store_writer_flush(w), 0);
 	st = stats_of(w);
 	assert_int_equal(st.rows, LIMIT + 1); /* the refused appends took no row */
-	assert_int_equal(st.segments, 17);     /* 16 groups of 2^18, then 1 row */
+	assert_int_equal(st.segments, 17);    /* 16 groups of 2^18, then 1 row */
 	assert_int_equal(st.dropped, rest + 3);
 	assert_int_equal(ng_store_writer_close(w), 0);
 	free(in);
@@ -595,8 +597,8 @@ static void test_field_in_one_row(void **state)
 {
 	(void)state;
 	enum { N = 2 * 16384 + 300 };
-	static const size_t at[] = {0, 1, 63, 64, 65, 127, 128, 8191, 16320, 16383,
-				    16384, 16385, 16447, 16448, 32767, 32768, N - 1};
+	static const size_t at[] = {0,     1,     63,    64,    65,    127,   128,   8191, 16320,
+	                            16383, 16384, 16385, 16447, 16448, 32767, 32768, N - 1};
 	ng_flow *in = calloc(N, sizeof *in);
 	assert_non_null(in);
 	for (size_t i = 0; i < N; i++)
@@ -640,10 +642,11 @@ static void test_reused_chunks_start_zero(void **state)
 	enum { N = 20000 };
 	char *dir = make_store();
 	ng_store_writer *w = open_writer(dir);
-	ng_flow *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b), *all = calloc(2 * N, sizeof *all);
+	ng_flow *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b),
+	        *all = calloc(2 * N, sizeof *all);
 	assert_true(a && b && all);
 	for (size_t i = 0; i < N; i++) {
-		random_flow(&a[i], T0, HOUR); /* dense */
+		random_flow(&a[i], T0, HOUR);          /* dense */
 		light_flow(&b[i], T0 + HOUR, HOUR, i); /* sparse, another column order */
 		b[i].src_city = 0;
 		if (i == N - 1)
@@ -730,8 +733,8 @@ static void test_flush_over_2_20_rows(void **state)
 	tag_count tc = {.max = N, .count = calloc(N + 1, sizeof(size_t)), .check_order = true};
 	assert_non_null(tc.count);
 	ng_scan_stats sst;
-	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, NG_COL(NG_F_PACKETS), count_fn, &tc, &sst),
-			 0);
+	assert_int_equal(
+	    ng_store_scan(dir, 0, UINT64_MAX, NG_COL(NG_F_PACKETS), count_fn, &tc, &sst), 0);
 	assert_int_equal(sst.errors, 0);
 	assert_int_equal(tc.n, N);
 	for (size_t t = 0; t < N; t++)
@@ -790,9 +793,7 @@ static void test_diff_with_zero_references(void **state)
 				r[i].bytes_raw = i == N / 2 ? r[i].bytes + 1 : r[i].bytes;
 				r[i].packets_raw = r[i].packets;
 				break;
-			case 5: /* scaled without raw */
-				r[i].bytes = rnd();
-				break;
+			case 5: /* scaled without raw */ r[i].bytes = rnd(); break;
 			case 6: /* flow_end before flow_start, far apart (negative differences) */
 				r[i].flow_end = r[i].flow_start - rnd() % T0;
 				r[i].time_received = rnd() % 2 ? 0 : UINT64_MAX - rnd() % 1000;
@@ -895,7 +896,7 @@ static void assert_flow_equal(const ng_flow *a, const ng_flow *b, size_t row)
 {
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		if (memcmp((const uint8_t *)a + ng_fields[f].offset,
-			   (const uint8_t *)b + ng_fields[f].offset, ng_fields[f].size))
+		           (const uint8_t *)b + ng_fields[f].offset, ng_fields[f].size))
 			fail_msg("row %zu field %s differs", row, ng_fields[f].name);
 }
 
@@ -984,7 +985,7 @@ typedef struct race {
 	const ng_flow *in;
 	size_t n;
 	size_t appended; /* published progress of the appender (atomic) */
-	int stop; /* atomic */
+	int stop;        /* atomic */
 	int flushes, failures;
 } race;
 
@@ -1114,7 +1115,8 @@ static void test_out_of_memory_and_close(void **state)
 	/* a chunk's size is not one of the sort arrays' or permuted
 	 * columns' (2^19 rows × 1, 2, 4, 8 or 16 bytes, 2 MiB rounded) */
 	for (size_t sz = 1; sz <= 16; sz *= 2)
-		assert_true(chunk_bytes() != ((((size_t)sz << 19) + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1)));
+		assert_true(chunk_bytes() != ((((size_t)sz << 19) + ((size_t)2 << 20) - 1) &
+		                              ~(((size_t)2 << 20) - 1)));
 	char *dir = make_store();
 	ng_store_writer *w = open_writer(dir);
 	ng_flow *in = calloc(N, sizeof *in);
@@ -1188,20 +1190,20 @@ int main(int argc, char **argv)
 	if (argc > 1) /* a test name (glob): run that one alone */
 		cmocka_set_test_filter(argv[1]);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_failure_after_some_hours),
-		cmocka_unit_test(test_random_failures_and_appends),
-		cmocka_unit_test(test_failure_in_later_group),
-		cmocka_unit_test(test_buffer_limit_and_dropped),
-		cmocka_unit_test(test_field_in_one_row),
-		cmocka_unit_test(test_reused_chunks_start_zero),
-		cmocka_unit_test(test_flow_start_zero),
-		cmocka_unit_test(test_flush_over_2_20_rows),
-		cmocka_unit_test(test_diff_with_zero_references),
-		cmocka_unit_test(test_dict_many_strings),
-		cmocka_unit_test(test_chunk_copy_row),
-		cmocka_unit_test(test_race_with_failures),
-		cmocka_unit_test(test_sort_arrays_out_of_memory),
-		cmocka_unit_test(test_out_of_memory_and_close),
+	    cmocka_unit_test(test_failure_after_some_hours),
+	    cmocka_unit_test(test_random_failures_and_appends),
+	    cmocka_unit_test(test_failure_in_later_group),
+	    cmocka_unit_test(test_buffer_limit_and_dropped),
+	    cmocka_unit_test(test_field_in_one_row),
+	    cmocka_unit_test(test_reused_chunks_start_zero),
+	    cmocka_unit_test(test_flow_start_zero),
+	    cmocka_unit_test(test_flush_over_2_20_rows),
+	    cmocka_unit_test(test_diff_with_zero_references),
+	    cmocka_unit_test(test_dict_many_strings),
+	    cmocka_unit_test(test_chunk_copy_row),
+	    cmocka_unit_test(test_race_with_failures),
+	    cmocka_unit_test(test_sort_arrays_out_of_memory),
+	    cmocka_unit_test(test_out_of_memory_and_close),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
