@@ -577,6 +577,9 @@ static size_t take_group(ng_store_writer *w, size_t max_chunks)
 	w->nchunks -= k;
 	w->nfchunks = k;
 	w->n -= n;
+	if (w->n) /* what stays arrived after what was taken: its age starts now,
+	           * not with the taken rows' (no tiny segment right after) */
+		w->first_ms = ng_now_ms();
 	return n;
 }
 
