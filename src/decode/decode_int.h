@@ -297,6 +297,21 @@ void ng_ifq_free(ng_decoder *d);
 struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t domain);
 void ng_count_error(struct ng_domain *dom, enum ng_decode_error e);
 
+/*
+ * ICMP type and code from the destination port, for records that carry
+ * none of their own: NetFlow v1/v5/v7 have no field for them, and many
+ * v9/IPFIX exporters (softflowd, pmacctd) follow the same convention of
+ * type × 256 + code in the destination port (as nfdump reads it).  The
+ * port is kept as sent.  ICMP (1) and ICMPv6 (58) only.
+ */
+static inline void ng_icmp_from_port(ng_flow *f)
+{
+	if ((f->protocol == 1 || f->protocol == 58) && !f->icmp_type && !f->icmp_code) {
+		f->icmp_type = (uint8_t)(f->dst_port >> 8);
+		f->icmp_code = (uint8_t)f->dst_port;
+	}
+}
+
 /* True when the n bytes at p are all zero: the padding exporters put after
  * the last set or record (RFC 7011 §3.3.1, RFC 3954 §5.3). */
 static inline bool ng_all_zero(const uint8_t *p, size_t n)

@@ -57,6 +57,7 @@ static void v5_record(const uint8_t *r, unsigned version, ng_flow *f, uint64_t e
 	f->ip_version = 4;
 	if (version == 1) {
 		f->tcp_flags = r[40];
+		ng_icmp_from_port(f);
 		return;
 	}
 	f->tcp_flags = r[37];
@@ -64,6 +65,7 @@ static void v5_record(const uint8_t *r, unsigned version, ng_flow *f, uint64_t e
 	f->dst_as = ng_rd16(r + 42);
 	f->src_mask = r[44];
 	f->dst_mask = r[45];
+	ng_icmp_from_port(f);
 }
 
 size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)

@@ -519,6 +519,7 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 		rate = 1;
 		src = NG_SAMPLING_NONE;
 	}
+	ng_icmp_from_port(f);
 	f->sampling_rate = rate;
 	f->sampling_source = src;
 	f->bytes = scale(f->bytes_raw, rate);

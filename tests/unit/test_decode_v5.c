@@ -164,6 +164,41 @@ static void test_v5_sampling_and_signed_uptime(void **state)
 	ng_decoder_free(d);
 }
 
+/* v5 has no ICMP type/code field: exporters put type × 256 + code in the
+ * destination port (Cisco's convention, read so by nfdump and by tshark's
+ * "dstport"); the decoder fills icmp_type/icmp_code from it and keeps the
+ * port.  Destination unreachable/port (3/3), echo request (8/0); a UDP
+ * record's port stays a port. */
+static void test_v5_icmp_from_port(void **state)
+{
+	(void)state;
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch b = {0};
+	struct tb t;
+	v5_packet(&t, 3, 100000, 1700000000, 0, 0, 0, 3, 99000, 99500);
+	const size_t rec0 = 24, proto = 38, sport = 32, dport = 34;
+	const uint8_t protos[3] = {1, 1, 17};
+	const uint16_t ports[3] = {0x0303, 0x0800, 0x0303};
+	for (size_t i = 0; i < 3; i++) {
+		uint8_t *r = t.b + rec0 + 48 * i;
+		r[proto] = protos[i];
+		r[sport] = r[sport + 1] = 0;
+		r[dport] = (uint8_t)(ports[i] >> 8);
+		r[dport + 1] = (uint8_t)ports[i];
+	}
+	assert_int_equal(tb_decode(d, &t, 5, &b), 3);
+	assert_int_equal(b.flows[0].icmp_type, 3);
+	assert_int_equal(b.flows[0].icmp_code, 3);
+	assert_int_equal(b.flows[0].dst_port, 0x0303);
+	assert_int_equal(b.flows[1].icmp_type, 8);
+	assert_int_equal(b.flows[1].icmp_code, 0);
+	assert_int_equal(b.flows[2].icmp_type, 0);
+	assert_int_equal(b.flows[2].icmp_code, 0);
+	assert_int_equal(b.flows[2].dst_port, 0x0303);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
 /* flow_sequence counts records: expected = previous seq + previous count. */
 static void test_v5_sequence(void **state)
 {
@@ -283,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(test_v5_header_sampling_juniper),
 	    cmocka_unit_test(test_v5_sampling_and_signed_uptime),
 	    cmocka_unit_test(test_v5_sequence),
+	    cmocka_unit_test(test_v5_icmp_from_port),
 	    cmocka_unit_test(test_v5_malformed),
 	    cmocka_unit_test(test_v1_v7),
 	};
