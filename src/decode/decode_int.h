@@ -205,6 +205,7 @@ struct ng_seq {
 /* ---- per exporter and observation domain ---- */
 
 #define NG_MAX_SAMPLERS 64
+#define NG_MAX_TEMPLATES 4096 /* templates a domain may hold (NG_DERR_TEMPLATE_LIMIT) */
 
 struct ng_sampler {
 	uint64_t id;
@@ -225,6 +226,7 @@ struct ng_domain {
 	unsigned nsamplers;
 	struct ng_sampler samplers[NG_MAX_SAMPLERS];
 	struct ng_tpl *last_tpl; /* lookup cache, cleared on any template change */
+	unsigned ntpl;           /* templates held (at most NG_MAX_TEMPLATES) */
 };
 
 /* A data set waiting for its template. */

@@ -65,7 +65,9 @@ typedef struct ng_datagram {
 	X(PKT_HEADER_CUT_L4, "pkt_header_cut_l4",                                                  \
 	  "sampled packet header cut before the transport ports/flags")                            \
 	X(PKT_HEADER_BAD, "pkt_header_bad",                                                        \
-	  "sampled packet header malformed (IHL < 5, bad extension header)")
+	  "sampled packet header malformed (IHL < 5, bad extension header)")                       \
+	X(TEMPLATE_LIMIT, "template_limit",                                                        \
+	  "new template refused: its domain already holds NG_MAX_TEMPLATES (4096)")
 
 enum ng_decode_error {
 #define X(id, name, doc) NG_DERR_##id,

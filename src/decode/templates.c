@@ -121,6 +121,10 @@ int ng_tpl_add(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t i
 		return 0;
 	if (nfields == 0)
 		return NG_DERR_TEMPLATE_BAD;
+	/* a bound on what one exporter can make us hold: real ones use tens
+	 * of templates a domain; a flood of new IDs is refused and counted */
+	if (!old && dom->ntpl >= NG_MAX_TEMPLATES)
+		return NG_DERR_TEMPLATE_LIMIT;
 	struct ng_tpl *t = calloc(1, sizeof *t);
 	if (!t)
 		return NG_DERR_TEMPLATE_BAD;
@@ -145,6 +149,8 @@ int ng_tpl_add(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t i
 	if (old) {
 		ng_htab_remove(&d->templates, &old->h);
 		tpl_free(old);
+	} else {
+		dom->ntpl++;
 	}
 	t->h.hash = tpl_hash(dom, version, id);
 	ng_htab_insert(&d->templates, &t->h);
@@ -158,6 +164,7 @@ void ng_tpl_withdraw(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint
 	if (!t)
 		return;
 	ng_htab_remove(&d->templates, &t->h);
+	dom->ntpl--;
 	tpl_free(t);
 	dom->last_tpl = NULL;
 }
@@ -174,6 +181,7 @@ void ng_tpl_withdraw_all(ng_decoder *d, struct ng_domain *dom, uint8_t version, 
 			if (t->dom == dom && t->version == version && t->options == options) {
 				*pp = t->h.next;
 				d->templates.n--;
+				dom->ntpl--;
 				tpl_free(t);
 			} else {
 				pp = &(*pp)->next;
