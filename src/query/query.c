@@ -1118,47 +1118,72 @@ static int merge_generic(run_ctx *w, unsigned nw, const ng_query_result *part)
  * Group-by on `nw` scan workers, each with its own tables and totals,
  * merged into workers[0] (whose res is the caller's) at the end.
  */
-static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_result *res)
+/* The contexts of a parallel scan: worker 0 writes into the caller's
+ * result, worker i > 0 into part[i]. */
+typedef struct workers {
+	run_ctx *w;
+	ng_query_result *part;
+	unsigned n;
+} workers;
+
+static void free_workers(workers *ws)
+{
+	for (unsigned i = 0; ws->w && i < ws->n; i++)
+		free_ctx(&ws->w[i]);
+	free(ws->w);
+	free(ws->part);
+}
+
+/* Scans in parallel with a copy of `proto` per worker (`fast`: each picks
+ * its fast aggregation path), batches going to fn_par.  Returns 0, -1 (the
+ * scan failed), -2 (out of memory in a worker) or -3 (a worker ran out of
+ * time); *ws is set in every case, for the caller to merge and then free
+ * with free_workers. */
+static int scan_workers(const char *dir, run_ctx *proto, uint64_t cols,
+                        int (*fn_par)(const ng_column_batch *, unsigned, void *), bool fast,
+                        ng_query_result *res, workers *ws)
 {
 	const ng_query *q = proto->q;
-	unsigned nw = ng_store_scan_threads(q->threads);
-	run_ctx *w = calloc(nw, sizeof *w);
-	ng_query_result *part = calloc(nw, sizeof *part);
-	int rc = -2;
-	if (!w || !part)
-		goto out;
-	for (unsigned i = 0; i < nw; i++) {
-		w[i] = *proto;
-		w[i].res = i == 0 ? res : &part[i];
-		w[i].res->first = UINT64_MAX;
-		choose_fast(&w[i]);
+	ws->n = ng_store_scan_threads(q->threads);
+	ws->w = calloc(ws->n, sizeof *ws->w);
+	ws->part = calloc(ws->n, sizeof *ws->part);
+	if (!ws->w || !ws->part)
+		return -2;
+	for (unsigned i = 0; i < ws->n; i++) {
+		ws->w[i] = *proto;
+		ws->w[i].res = i == 0 ? res : &ws->part[i];
+		ws->w[i].res->first = UINT64_MAX;
+		if (fast)
+			choose_fast(&ws->w[i]);
 	}
 	ng_scan_opts so = {.from_ms = q->from_ms,
 	                   .to_ms = q->to_ms,
 	                   .columns = cols,
-	                   .fn_par = on_batch_par,
-	                   .threads = nw,
-	                   .arg = w};
+	                   .fn_par = fn_par,
+	                   .threads = ws->n,
+	                   .arg = ws->w};
 	if (q->filter && !q->no_prune)
 		so.may_match = may_match;
-	use_select(&so, w, nw);
-	rc = ng_store_scan_opts(dir, &so, &res->scan);
-	if (rc == -1)
-		goto out;
-	rc = 0;
-	for (unsigned i = 0; i < nw; i++)
-		if (w[i].timed_out)
-			rc = -3;
-	for (unsigned i = 0; i < nw && rc == 0; i++)
-		if (w[i].oom)
-			rc = -2;
+	use_select(&so, ws->w, ws->n);
+	if (ng_store_scan_opts(dir, &so, &res->scan) == -1)
+		return -1;
+	for (unsigned i = 0; i < ws->n; i++)
+		if (ws->w[i].timed_out)
+			return -3;
+	for (unsigned i = 0; i < ws->n; i++)
+		if (ws->w[i].oom)
+			return -2;
+	return 0;
+}
+
+static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_result *res)
+{
+	workers ws;
+	int rc = scan_workers(dir, proto, cols, on_batch_par, true, res, &ws);
 	if (rc == 0)
-		rc = only_v4(w, nw) ? merge_v4(w, nw, part) : merge_generic(w, nw, part);
-out:
-	for (unsigned i = 0; w && i < nw; i++)
-		free_ctx(&w[i]);
-	free(w);
-	free(part);
+		rc = only_v4(ws.w, ws.n) ? merge_v4(ws.w, ws.n, ws.part)
+		                         : merge_generic(ws.w, ws.n, ws.part);
+	free_workers(&ws);
 	return rc;
 }
 
@@ -1217,49 +1242,16 @@ static int append_list(run_ctx *dst, run_ctx *w)
  * sorted by (flow_start, scan order): the serial scan's order. */
 static int run_listing_all(const char *dir, run_ctx *proto, uint64_t cols, ng_query_result *res)
 {
-	const ng_query *q = proto->q;
-	unsigned nw = ng_store_scan_threads(q->threads);
-	run_ctx *w = calloc(nw, sizeof *w);
-	ng_query_result *part = calloc(nw, sizeof *part);
-	int rc = -2;
-	if (!w || !part)
-		goto out;
-	for (unsigned i = 0; i < nw; i++) {
-		w[i] = *proto;
-		w[i].res = i == 0 ? res : &part[i];
-		w[i].res->first = UINT64_MAX;
-	}
-	ng_scan_opts so = {.from_ms = q->from_ms,
-	                   .to_ms = q->to_ms,
-	                   .columns = cols,
-	                   .fn_par = on_batch_list_par,
-	                   .threads = nw,
-	                   .arg = w};
-	if (q->filter && !q->no_prune)
-		so.may_match = may_match;
-	use_select(&so, w, nw);
-	rc = ng_store_scan_opts(dir, &so, &res->scan);
-	if (rc == -1)
-		goto out;
-	rc = 0;
-	for (unsigned i = 0; i < nw; i++)
-		if (w[i].timed_out)
-			rc = -3;
-	for (unsigned i = 0; i < nw && rc == 0; i++)
-		if (w[i].oom)
+	workers ws;
+	int rc = scan_workers(dir, proto, cols, on_batch_list_par, false, res, &ws);
+	for (unsigned i = 1; i < ws.n && rc == 0; i++) {
+		if (append_list(&ws.w[0], &ws.w[i]))
 			rc = -2;
-	for (unsigned i = 1; i < nw && rc == 0; i++) {
-		if (append_list(&w[0], &w[i]))
-			rc = -2;
-		add_totals(res, &part[i]);
+		add_totals(res, &ws.part[i]);
 	}
-	if (rc == 0 && finish_listing(&w[0]))
+	if (rc == 0 && finish_listing(&ws.w[0]))
 		rc = -2;
-out:
-	for (unsigned i = 0; w && i < nw; i++)
-		free_ctx(&w[i]);
-	free(w);
-	free(part);
+	free_workers(&ws);
 	return rc;
 }
 
