@@ -40,6 +40,9 @@ static int grow_slots(ng_agg32 *t)
 	return 0;
 }
 
+/* A group with no row yet: first at its maximum so any row's start is less. */
+static const ng_agg_vals EMPTY = {0, 0, 0, UINT64_MAX, 0};
+
 static int grow_dense(ng_agg32 *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 1024;
@@ -96,7 +99,7 @@ int ng_agg32_add(ng_agg32 *t, const uint32_t *key, const ng_agg_in *in)
 				p = (p + 1) & t->mask;
 			if (!s) {
 				t->keys[t->n] = k;
-				vals[t->n] = (ng_agg_vals){0, 0, 0, UINT64_MAX, 0};
+				vals[t->n] = EMPTY;
 				s = (uint64_t)k << 32 | (uint64_t)++t->n;
 				slots[p] = s;
 			}
@@ -128,7 +131,7 @@ int ng_agg32_merge(ng_agg32 *dst, const ng_agg32 *src)
 			p = (p + 1) & dst->mask;
 		if (!s) {
 			dst->keys[dst->n] = k;
-			dst->v[dst->n] = (ng_agg_vals){0, 0, 0, UINT64_MAX, 0};
+			dst->v[dst->n] = EMPTY;
 			s = (uint64_t)k << 32 | (uint64_t)++dst->n;
 			dst->slots[p] = s;
 		}
@@ -203,7 +206,7 @@ static inline size_t find64(ng_agg64 *t, uint64_t k)
 			break;
 	}
 	t->keys[t->n] = k;
-	t->v[t->n] = (ng_agg_vals){0, 0, 0, UINT64_MAX, 0};
+	t->v[t->n] = EMPTY;
 	t->slots[p] = (ng_agg64_slot){k, ++t->n};
 	return t->n - 1;
 }
@@ -249,7 +252,7 @@ int ng_aggdirect_add(ng_aggdirect *d, const uint16_t *key, const ng_agg_in *in)
 		if (!(d->v = malloc(65536 * sizeof *d->v)))
 			return -1;
 		for (size_t i = 0; i < 65536; i++)
-			d->v[i] = (ng_agg_vals){0, 0, 0, UINT64_MAX, 0};
+			d->v[i] = EMPTY;
 	}
 	for (size_t m = 0; m < in->n; m++)
 		add_row(&d->v[key[m]], in, in->idx[m]);
