@@ -22,22 +22,28 @@ static size_t row_width(void)
 	return w;
 }
 
+void *ng_alloc_big(size_t bytes)
+{
+	size_t len = (bytes + HUGE_ALIGN - 1) / HUGE_ALIGN * HUGE_ALIGN;
+	void *p = aligned_alloc(HUGE_ALIGN, len ? len : HUGE_ALIGN);
+#ifdef MADV_HUGEPAGE
+	/* a first touch of a 4 KiB page costs ~20 µs on a paravirtualized
+	 * guest; one 2 MiB page replaces 512 of them (advice only) */
+	if (p)
+		madvise(p, len, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
 ng_chunk *ng_chunk_new(void)
 {
 	ng_chunk *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
-	size_t len = (row_width() * NG_CHUNK_ROWS + HUGE_ALIGN - 1) / HUGE_ALIGN * HUGE_ALIGN;
-	c->data = aligned_alloc(HUGE_ALIGN, len);
-	if (!c->data) {
+	if (!(c->data = ng_alloc_big(row_width() * NG_CHUNK_ROWS))) {
 		free(c);
 		return NULL;
 	}
-#ifdef MADV_HUGEPAGE
-	/* a first touch of a 4 KiB page costs ~20 µs on a paravirtualized
-	 * guest; one 2 MiB page replaces 512 of them (advice only) */
-	madvise(c->data, len, MADV_HUGEPAGE);
-#endif
 	return c;
 }
 

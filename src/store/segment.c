@@ -282,6 +282,11 @@ static void unshuffle(uint8_t *out, const uint8_t *in, size_t n, unsigned w)
 
 /* ---- encoder ---------------------------------------------------------- */
 
+/* DICT: a string ID's entry, valid when gen is the current column's. */
+struct dslot {
+	uint32_t gen, idx;
+};
+
 struct ng_seg_encoder {
 	ZSTD_CCtx *cctx;
 	uint8_t *cols; /* all columns gathered: field f at col_off[f] × n */
@@ -297,15 +302,11 @@ struct ng_seg_encoder {
 	/* DICT: string ID → (generation, index): indexed by the ID itself
 	 * (IDs are dense, below ng_strtab_count()); an entry counts only when
 	 * it carries the current column's generation, so nothing is cleared */
-	struct dslot {
-		uint32_t gen, idx;
-	} * dmap;
+	struct dslot *dmap;
 	size_t dmapcap;
 	uint32_t dgen;
 	uint8_t *dict; /* DICT: the dictionary's bytes */
 	size_t dictcap;
-	const ng_flow **ptrs; /* ng_seg_encode_fields: a pointer to each row */
-	size_t ptrscap;
 	const ng_field *fields; /* the columns of the segment being encoded */
 	size_t nfields;
 	size_t col_off[NG_SEG_MAX_COLUMNS];      /* byte offset of a column per row */
@@ -341,7 +342,6 @@ void ng_seg_encoder_free(ng_seg_encoder *e)
 	free(e->didx);
 	free(e->dmap);
 	free(e->dict);
-	free(e->ptrs);
 	free(e);
 }
 
@@ -377,14 +377,15 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Copies one field of *rows[lo..hi) into its column: blocks of rows keep
- * the source rows in cache while every field is gathered. */
-static void gather_field(uint8_t *col, const ng_field *f, const ng_flow *const *rows, size_t lo,
-                         size_t hi)
+/* Copies one field of rows[order[lo..hi)] (rows[lo..hi) without an order)
+ * into its column: blocks of rows keep the source rows in cache while
+ * every field is gathered. */
+static void gather_field(uint8_t *col, const ng_field *f, const ng_flow *rows,
+                         const uint32_t *order, size_t lo, size_t hi)
 {
 	const size_t sz = f->size, off = f->offset;
 	for (size_t i = lo; i < hi; i++) {
-		const uint8_t *src = (const uint8_t *)rows[i] + off;
+		const uint8_t *src = (const uint8_t *)&rows[order ? order[i] : i] + off;
 		switch (sz) {
 		case 1: col[i] = *src; break;
 		case 2: memcpy(col + i * 2, src, 2); break;
@@ -396,21 +397,22 @@ static void gather_field(uint8_t *col, const ng_field *f, const ng_flow *const *
 	}
 }
 
-static void gather(ng_seg_encoder *e, const ng_flow *const *rows, size_t n)
+static void gather(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n)
 {
 	enum { BLOCK = 256 };
 	for (size_t lo = 0; lo < n; lo += BLOCK) {
 		size_t hi = lo + BLOCK < n ? lo + BLOCK : n;
 		/* rows in flow_start order are scattered in memory: fetch the
 		 * next block's rows while this one is gathered */
-		for (size_t i = hi; i < hi + BLOCK && i < n; i++) {
-			const char *r = (const char *)rows[i];
+		for (size_t i = hi; order && i < hi + BLOCK && i < n; i++) {
+			const char *r = (const char *)&rows[order[i]];
 			__builtin_prefetch(r);
 			__builtin_prefetch(r + 64);
 			__builtin_prefetch(r + 128);
 		}
 		for (size_t f = 0; f < e->nfields; f++)
-			gather_field(e->cols + e->col_off[f] * n, &e->fields[f], rows, lo, hi);
+			gather_field(e->cols + e->col_off[f] * n, &e->fields[f], rows, order, lo,
+			             hi);
 	}
 }
 
@@ -822,9 +824,9 @@ int ng_seg_encode_cols(ng_seg_encoder *e, const ng_field *fields, size_t nfields
 	return 0;
 }
 
-int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-                       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
-                       char *err, size_t errlen)
+int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
+                         const ng_flow *rows, const uint32_t *order, size_t n, const uint8_t **img,
+                         size_t *len, char *err, size_t errlen)
 {
 	if (n == 0 || n > NG_SEG_MAX_ROWS || nfields == 0 || nfields > NG_SEG_MAX_COLUMNS) {
 		msg(err, errlen, "segment of %zu rows and %zu columns out of range", n, nfields);
@@ -841,28 +843,11 @@ int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields
 		msg(err, errlen, "out of memory encoding a segment of %zu rows", n);
 		return -1;
 	}
-	gather(e, rows, n);
+	gather(e, rows, order, n);
 	const uint8_t *cols[NG_SEG_MAX_COLUMNS];
 	for (size_t f = 0; f < nfields; f++)
 		cols[f] = e->cols + e->col_off[f] * n;
 	return ng_seg_encode_cols(e, fields, nfields, cols, n, img, len, err, errlen);
-}
-
-int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-                         const ng_flow *rows, const uint32_t *order, size_t n, const uint8_t **img,
-                         size_t *len, char *err, size_t errlen)
-{
-	if (n == 0 || n > NG_SEG_MAX_ROWS) {
-		msg(err, errlen, "segment row count %zu out of range", n);
-		return -1;
-	}
-	if (reserve((uint8_t **)&e->ptrs, &e->ptrscap, n * sizeof *e->ptrs)) {
-		msg(err, errlen, "out of memory encoding a segment of %zu rows", n);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		e->ptrs[i] = &rows[order ? order[i] : i];
-	return ng_seg_encode_ptrs(e, fields, nfields, e->ptrs, n, img, len, err, errlen);
 }
 
 int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,

@@ -94,13 +94,6 @@ int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfiel
                          const ng_flow *rows, const uint32_t *order, size_t n, const uint8_t **img,
                          size_t *len, char *err, size_t errlen);
 
-/* As ng_seg_encode_fields with the rows given as pointers, *rows[0], …,
- * *rows[n-1], already in flow_start order (the writer's rows sit in
- * separate chunks).  The pointers and rows are only read. */
-int ng_seg_encode_ptrs(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
-                       const ng_flow *const *rows, size_t n, const uint8_t **img, size_t *len,
-                       char *err, size_t errlen);
-
 /* As ng_seg_encode_fields with the rows given column by column: cols[f]
  * holds the n values of fields[f] (fields[f].size bytes each, in
  * flow_start order), or is NULL when every value is zero (the column is

@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,7 +54,6 @@
 #define MAX_CHUNKS (2 * MAX_BUFFERED / NG_CHUNK_ROWS)
 #define BUF_ROWS (2 * DUE_ROWS)                 /* sort arrays: allocated once at this size */
 #define FLUSH_CHUNKS (DUE_ROWS / NG_CHUNK_ROWS) /* a flush writes this many at a time */
-#define HUGE_ALIGN ((size_t)2 << 20)
 
 /* Row r of chunk k as one 32-bit index: the sort's unit. */
 #define ROW_ID(k, r) ((uint32_t)((k) << NG_CHUNK_SHIFT | (r)))
@@ -107,24 +105,6 @@ static int mkdir_p(const char *path)
 	if (mkdir(tmp, 0755) && errno != EEXIST)
 		return -1;
 	return 0;
-}
-
-/*
- * Allocates `bytes` for a big buffer (sort arrays, permuted columns), 2 MiB
- * aligned and advised for transparent huge pages: a first touch of a page
- * costs ~20 µs on a paravirtualized guest, and one 2 MiB page replaces 512
- * of them.  Pages are only touched when used.  Returns NULL when out of
- * memory; free with free().
- */
-static void *alloc_big(size_t bytes)
-{
-	size_t len = (bytes + HUGE_ALIGN - 1) / HUGE_ALIGN * HUGE_ALIGN;
-	void *p = aligned_alloc(HUGE_ALIGN, len ? len : HUGE_ALIGN);
-#ifdef MADV_HUGEPAGE
-	if (p)
-		madvise(p, len, MADV_HUGEPAGE); /* advice only: failure is harmless */
-#endif
-	return p;
 }
 
 ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
@@ -255,10 +235,10 @@ static int sort_reserve(ng_store_writer *w, size_t n)
 	free(w->keys_tmp);
 	free(w->order);
 	free(w->order_tmp);
-	w->keys = alloc_big(n * 8);
-	w->keys_tmp = alloc_big(n * 8);
-	w->order = alloc_big(n * 4);
-	w->order_tmp = alloc_big(n * 4);
+	w->keys = ng_alloc_big(n * 8);
+	w->keys_tmp = ng_alloc_big(n * 8);
+	w->order = ng_alloc_big(n * 4);
+	w->order_tmp = ng_alloc_big(n * 4);
 	if (!w->keys || !w->keys_tmp || !w->order || !w->order_tmp) {
 		w->sort_cap = 0;
 		return -1;
@@ -418,7 +398,7 @@ static int permute(ng_store_writer *w, size_t f, const uint32_t *order, size_t m
 		size_t cap = m < BUF_ROWS ? BUF_ROWS : m;
 		free(w->pcol[f]);
 		w->pcap[f] = 0;
-		if (!(w->pcol[f] = alloc_big(cap * sz)))
+		if (!(w->pcol[f] = ng_alloc_big(cap * sz)))
 			return -1;
 		w->pcap[f] = cap;
 	}
