@@ -28,6 +28,7 @@
 #include "core/strtab.h"
 #include "store/segment.h"
 #include "store/store.h"
+#include "test_store_helpers.h"
 
 #define HOUR UINT64_C(3600000)
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
@@ -69,16 +70,7 @@ static void random_flow(ng_flow *r, uint64_t start_lo, uint64_t span)
 
 static char *make_store(void)
 {
-	char *dir = strdup("/tmp/ng_test_maint_XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	return dir;
-}
-
-static void rm_rf(const char *dir)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	return ts_make_store("maint");
 }
 
 static void sh(const char *fmt, ...)
@@ -121,20 +113,12 @@ static int collect_fn(const ng_column_batch *b, void *arg)
 	return 0;
 }
 
-static int cmp_flow(const void *a, const void *b)
-{
-	const ng_flow *x = a, *y = b;
-	if (x->flow_start != y->flow_start)
-		return x->flow_start < y->flow_start ? -1 : 1;
-	return memcmp(x, y, sizeof *x);
-}
-
 /* The multiset of rows got equals want (both sorted here). */
 static void assert_same_rows(ng_flow *want, size_t nw, ng_flow *got, size_t ng)
 {
 	assert_int_equal(ng, nw);
-	qsort(want, nw, sizeof *want, cmp_flow);
-	qsort(got, ng, sizeof *got, cmp_flow);
+	qsort(want, nw, sizeof *want, ts_cmp_flow);
+	qsort(got, ng, sizeof *got, ts_cmp_flow);
 	for (size_t i = 0; i < nw; i++)
 		if (memcmp(&want[i], &got[i], sizeof *want))
 			fail_msg("row %zu differs", i);
@@ -246,7 +230,7 @@ static void test_parallel_equals_serial(void **state)
 	}
 	free(serial.rows);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -314,7 +298,7 @@ static void test_zone_map_pruning(void **state)
 	assert_int_equal(st.segments_pruned, 9);
 	assert_int_equal(n, PER);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -347,7 +331,7 @@ static void test_compaction_keeps_rows(void **state)
 	/* settle: hours that ended less than settle_ms ago are left alone */
 	free(c.rows);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -404,9 +388,9 @@ static void test_compaction_interrupted_states(void **state)
 	free(c.rows);
 	unlink("/tmp/ng_old_names.txt");
 	free(in);
-	rm_rf(copy);
+	ts_rm_rf(copy);
 	free(copy);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -446,7 +430,7 @@ static void test_compaction_killed(void **state)
 		}
 	}
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -516,7 +500,7 @@ static void test_retention(void **state)
 	snprintf(path, sizeof path, "%s/flows/2025/11/30/00", dir);
 	assert_int_equal(access(path, F_OK), -1);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -610,7 +594,7 @@ static void test_live_reads(void **state)
 	ng_scan_stats st;
 	assert_int_equal(ng_store_scan(l.dir, 0, UINT64_MAX, 0, count_fn, &n, &st), 0);
 	assert_int_equal(n, 60 * 200);
-	rm_rf(l.dir);
+	ts_rm_rf(l.dir);
 	free((void *)l.dir);
 }
 

@@ -29,6 +29,7 @@
 #include "store/segment.h"
 #include "core/timefmt.h"
 #include "store/store.h"
+#include "test_store_helpers.h"
 
 #define HOUR UINT64_C(3600000)
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
@@ -71,16 +72,7 @@ static void random_flow(ng_flow *r, uint64_t start_lo, uint64_t span, bool v4)
 
 static char *make_store(void)
 {
-	char *dir = strdup("/tmp/ng_test_store_XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	return dir;
-}
-
-static void rm_rf(const char *dir)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	return ts_make_store("store");
 }
 
 /* Collects every scanned row back into records. */
@@ -116,19 +108,11 @@ static int collect_fn(const ng_column_batch *b, void *arg)
 	return 0;
 }
 
-static int cmp_flow(const void *a, const void *b)
-{
-	const ng_flow *x = a, *y = b;
-	if (x->flow_start != y->flow_start)
-		return x->flow_start < y->flow_start ? -1 : 1;
-	return memcmp(x, y, sizeof *x);
-}
-
 static void assert_same_rows(ng_flow *want, size_t nw, ng_flow *got, size_t ng)
 {
 	assert_int_equal(ng, nw);
-	qsort(want, nw, sizeof *want, cmp_flow);
-	qsort(got, ng, sizeof *got, cmp_flow);
+	qsort(want, nw, sizeof *want, ts_cmp_flow);
+	qsort(got, ng, sizeof *got, ts_cmp_flow);
 	for (size_t i = 0; i < nw; i++) {
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 			const ng_field *fd = &ng_fields[f];
@@ -184,7 +168,7 @@ static void round_trip(bool v4)
 	free(c.rows);
 	free(in);
 	free(ref);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -239,7 +223,7 @@ static void test_round_trip_sparse(void **state)
 	free(c.rows);
 	free(in);
 	free(copy);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -281,7 +265,7 @@ static void test_round_trip_constant_columns(void **state)
 	free(c.rows);
 	free(in);
 	free(ref);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -334,7 +318,7 @@ static void test_time_range_skipping(void **state)
 	assert_int_equal(st.segments_total, 18);
 	free(c.rows);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -378,7 +362,7 @@ static void test_multi_block_segment(void **state)
 	free(c.rows);
 	free(in);
 	free(ref);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -438,7 +422,7 @@ static void test_missing_and_unknown_columns(void **state)
 	free(c.rows);
 	free(copy);
 	ng_seg_encoder_free(e);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -495,7 +479,7 @@ static void test_corrupt_segments_skipped(void **state)
 	free(c.rows);
 	free(bad);
 	ng_seg_encoder_free(e);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -563,7 +547,7 @@ static void test_writer_due(void **state)
 	assert_non_null(ng_store_state_dir(dir, state_dir, sizeof state_dir));
 	struct stat sb;
 	assert_int_equal(stat(state_dir, &sb), 0);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -594,7 +578,7 @@ static void test_writer_due_signal(void **state)
 	assert_true(ng_store_writer_due(w, ng_now_ms()));
 	assert_int_equal(ng_store_writer_close(w), 0);
 	free(rows);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -669,7 +653,7 @@ static void test_concurrent_append_flush(void **state)
 	free(seen);
 	free(c.rows);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -728,7 +712,7 @@ static void test_killed_writer(void **state)
 		i += PER - 1; /* rows of one segment are contiguous: check one per segment */
 	}
 	free(c.rows);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -770,7 +754,7 @@ static void test_failed_flush_keeps_rows(void **state)
 	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, UINT64_MAX, collect_fn, &c, NULL), 0);
 	assert_same_rows(in, N, c.rows, c.n);
 	free(c.rows);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -811,7 +795,7 @@ static void test_failed_flush_sparse(void **state)
 	free(c.rows);
 	free(in);
 	free(copy);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 

@@ -30,6 +30,7 @@
 #include "core/timefmt.h"
 #include "store/chunk.h"
 #include "store/store.h"
+#include "test_store_helpers.h"
 
 #define HOUR UINT64_C(3600000)
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
@@ -133,16 +134,7 @@ static void light_flow(ng_flow *r, uint64_t start_lo, uint64_t span, uint64_t ta
 
 static char *make_store(void)
 {
-	char *dir = strdup("/tmp/ng_test_wedge_XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	return dir;
-}
-
-static void rm_rf(const char *dir)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	return ts_make_store("wedge");
 }
 
 /* A regular file where hour `h` (from T0) of the store's directory tree
@@ -214,14 +206,6 @@ static int collect_fn(const ng_column_batch *b, void *arg)
 	return 0;
 }
 
-static int cmp_flow(const void *a, const void *b)
-{
-	const ng_flow *x = a, *y = b;
-	if (x->flow_start != y->flow_start)
-		return x->flow_start < y->flow_start ? -1 : 1;
-	return memcmp(x, y, sizeof *x);
-}
-
 /* Same rows (as multisets) over the fields of `columns`. */
 static void assert_same_rows_cols(ng_flow *want, size_t nw, ng_flow *got, size_t ng,
                                   uint64_t columns)
@@ -233,8 +217,8 @@ static void assert_same_rows_cols(ng_flow *want, size_t nw, ng_flow *got, size_t
 			if (!(columns & NG_COL(f)))
 				memset((uint8_t *)&want[i] + ng_fields[f].offset, 0,
 				       ng_fields[f].size);
-	qsort(want, nw, sizeof *want, cmp_flow);
-	qsort(got, ng, sizeof *got, cmp_flow);
+	qsort(want, nw, sizeof *want, ts_cmp_flow);
+	qsort(got, ng, sizeof *got, ts_cmp_flow);
 	for (size_t i = 0; i < nw; i++)
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 			const ng_field *fd = &ng_fields[f];
@@ -349,7 +333,7 @@ static void test_failure_after_some_hours(void **state)
 	assert_int_equal(ng_store_writer_close(w), 0);
 	assert_store_holds(dir, in, N, UINT64_MAX);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -423,7 +407,7 @@ static void test_random_failures_and_appends(void **state)
 	assert_int_equal(ng_store_writer_close(w), 0);
 	assert_store_holds(dir, in, N, UINT64_MAX);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -507,7 +491,7 @@ static void test_failure_in_later_group(void **state)
 			fail_msg("tag %zu stored %zu times", t, tc.count[t]);
 	free(tc.count);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -581,7 +565,7 @@ static void test_buffer_limit_and_dropped(void **state)
 	assert_int_equal(st.dropped, rest + 3);
 	assert_int_equal(ng_store_writer_close(w), 0);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -628,7 +612,7 @@ static void test_field_in_one_row(void **state)
 		}
 		assert_int_equal(ng_store_writer_close(w), 0);
 		assert_store_holds(dir, in, N, UINT64_MAX);
-		rm_rf(dir);
+		ts_rm_rf(dir);
 		free(dir);
 	}
 	free(in);
@@ -662,7 +646,7 @@ static void test_reused_chunks_start_zero(void **state)
 	free(a);
 	free(b);
 	free(all);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -696,7 +680,7 @@ static void test_flow_start_zero(void **state)
 		assert_int_equal(stats_of(w).rows, N / 2);
 		assert_int_equal(ng_store_writer_close(w), 0);
 		assert_store_holds(dir, in, N, UINT64_MAX);
-		rm_rf(dir);
+		ts_rm_rf(dir);
 		free(dir);
 	}
 	free(in);
@@ -742,7 +726,7 @@ static void test_flush_over_2_20_rows(void **state)
 			fail_msg("tag %zu stored %zu times", t, tc.count[t]);
 	free(tc.count);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -822,7 +806,7 @@ static void test_diff_with_zero_references(void **state)
 	assert_int_equal(ng_store_writer_close(w), 0);
 	assert_store_holds(dir, in, N * CASES, UINT64_MAX);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -872,7 +856,7 @@ static void test_dict_many_strings(void **state)
 	free(in);
 	free(ids1);
 	free(ids2);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -1065,7 +1049,7 @@ static void test_race_with_failures(void **state)
 	assert_int_equal(tags_on_disk(dir, N), N);
 	assert_store_holds(dir, in, N, UINT64_MAX);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -1104,7 +1088,7 @@ static void test_sort_arrays_out_of_memory(void **state)
 	assert_int_equal(ng_store_writer_close(w), 0);
 	assert_int_equal(tags_on_disk(dir, N), N);
 	free(in);
-	rm_rf(dir);
+	ts_rm_rf(dir);
 	free(dir);
 }
 
@@ -1174,13 +1158,13 @@ static void test_out_of_memory_and_close(void **state)
 	assert_int_equal(ng_store_writer_close(w2), -1);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(tags_on_disk(dir3, N), 0);
-	rm_rf(dir3);
+	ts_rm_rf(dir3);
 	free(dir3);
 
 	assert_int_equal(ng_store_writer_close(w), 0);
 	free(in);
-	rm_rf(dir);
-	rm_rf(dir2);
+	ts_rm_rf(dir);
+	ts_rm_rf(dir2);
 	free(dir);
 	free(dir2);
 }
