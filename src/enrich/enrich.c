@@ -239,10 +239,16 @@ static inline uint64_t be64(const uint8_t *p)
 	return __builtin_bswap64(v);
 }
 
+/* The IPv4 cache set of address x (host order): chosen by its /24. */
+static struct c4set *c4_set(const ng_enricher *e, uint32_t x)
+{
+	return &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
+}
+
 /* The IPv4 cache's answer for address x (host order), when it has one. */
 static bool c4_probe(ng_enricher *e, uint32_t x, uint32_t *geo, uint32_t *as, uint32_t *netv)
 {
-	const struct c4set *set = &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
+	const struct c4set *set = c4_set(e, x);
 	for (int i = 0; i < C4_WAYS; i++) {
 		const struct c4 *c = &set->w[i];
 		unsigned plen1 = c->netv_plen & 63;
@@ -264,7 +270,7 @@ static void c4_fill(ng_enricher *e, uint32_t x, unsigned p, uint32_t geo, uint32
 {
 	if (netv >= (UINT32_C(1) << 26))
 		return;
-	struct c4set *set = &e->c4[((x >> 8) * 2654435761u) >> (32 - C4_BITS)];
+	struct c4set *set = c4_set(e, x);
 	memmove(&set->w[1], &set->w[0], (C4_WAYS - 1) * sizeof set->w[0]);
 	uint32_t m = p ? ~0u << (32 - p) : 0;
 	set->w[0] =
@@ -353,8 +359,7 @@ static void set_as(const ng_enricher *e, const struct ainfo *ai, uint32_t *asn, 
  * IPv6 address only fetches a line for nothing). */
 static const void *c4_set_of(const ng_enricher *e, const uint8_t a[16])
 {
-	uint32_t x = (uint32_t)a[12] << 16 | (uint32_t)a[13] << 8 | a[14];
-	return &e->c4[(x * 2654435761u) >> (32 - C4_BITS)];
+	return c4_set(e, (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8);
 }
 
 /* The fields of record r from its addresses' answers. */
