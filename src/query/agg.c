@@ -61,7 +61,7 @@ static int grow_dense(ng_agg32 *t)
 static inline void add_row(ng_agg_vals *v, const ng_agg_in *in, size_t i)
 {
 	uint64_t s = in->start[i], e = in->end[i];
-	v->flows++;
+	v->flows += in->flows ? in->flows[i] : 1;
 	v->packets += in->packets[i];
 	v->bytes += in->bytes[i];
 	v->first = s < v->first ? s : v->first;

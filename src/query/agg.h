@@ -29,6 +29,7 @@ typedef struct ng_agg_vals {
 /* The rows to add: row idx[m] of the columns, for m < n. */
 typedef struct ng_agg_in {
 	const uint64_t *start, *end, *packets, *bytes;
+	const uint64_t *flows; /* flows a row sums (a rollup's); NULL: one each */
 	const uint32_t *idx;
 	size_t n;
 } ng_agg_in;

@@ -474,13 +474,13 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 				__builtin_prefetch(&c->t.rows[sl.idx - 1]);
 		}
 	const uint64_t *start = b->col[NG_F_FLOW_START], *end = b->col[NG_F_FLOW_END];
-	const uint64_t *pk = b->col[NG_F_PACKETS], *by = b->col[NG_F_BYTES];
+	const uint64_t *pk = b->col[NG_F_PACKETS], *by = b->col[NG_F_BYTES], *fl = b->flows;
 	for (size_t m = 0; m < n; m++) {
 		size_t i = idx[m];
 		ng_agg_row *r = table_get(&c->t, keys[m], hs[m]);
 		if (!r)
 			return -1;
-		r->flows++;
+		r->flows += fl ? fl[i] : 1;
 		r->packets += pk[i];
 		r->bytes += by[i];
 		if (start[i] < r->first)
@@ -676,6 +676,7 @@ static int agg_fast(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, s
 	                b->col[NG_F_FLOW_END],
 	                b->col[NG_F_PACKETS],
 	                b->col[NG_F_BYTES],
+	                b->flows,
 	                idx,
 	                n};
 	if (c->fast == FAST_64) {
@@ -757,7 +758,11 @@ static int on_batch_agg(const ng_column_batch *b, void *arg)
 		first = start[i] < first ? start[i] : first;
 		last = end[i] > last ? end[i] : last;
 	}
-	res->flows_total += n;
+	uint64_t flows = n;
+	if (b->flows) /* a rollup's rows: each sums flows[i] */
+		for (size_t m = flows = 0; m < n; m++)
+			flows += b->flows[c->idx[m]];
+	res->flows_total += flows;
 	res->packets_total += p;
 	res->bytes_total += y;
 	res->first = first;
@@ -1134,6 +1139,97 @@ static void free_workers(workers *ws)
 	free(ws->part);
 }
 
+/* What scan_part needs besides the range. */
+typedef struct part_scan {
+	const char *dir;
+	workers *ws;
+	uint64_t cols;
+	int (*fn_par)(const ng_column_batch *, unsigned, void *);
+	ng_query_result *res;
+} part_scan;
+
+/* Scans [from, to) into the workers' state (rollup: the suffix of the
+ * rollup to read segments through, or NULL), adding to res->scan.
+ * Returns ng_store_scan_opts's value. */
+static int scan_part(const part_scan *p, uint64_t from, uint64_t to, const char *rollup)
+{
+	const ng_query *q = p->ws->w[0].q;
+	ng_scan_opts so = {.from_ms = from,
+	                   .to_ms = to,
+	                   .columns = p->cols,
+	                   .fn_par = p->fn_par,
+	                   .threads = p->ws->n,
+	                   .arg = p->ws->w,
+	                   .rollup = rollup};
+	if (q->filter && !q->no_prune)
+		so.may_match = may_match;
+	use_select(&so, p->ws->w, p->ws->n);
+	ng_scan_stats st;
+	int rc = ng_store_scan_opts(p->dir, &so, &st);
+	ng_scan_stats_add(&p->res->scan, &st);
+	return rc;
+}
+
+/* The rollup set (ng_rollup_pick) that answers q exactly, or -1: a
+ * group-by whose keys and filter use only the set's fields, time keys
+ * being buckets of flow_start (their size is checked per level). */
+static int rollup_set(const ng_query *q)
+{
+	if (q->no_rollup || !q->nkeys)
+		return -1;
+	uint64_t need = q->filter ? ng_filter_columns(q->filter) : 0;
+	if (need & NG_COL(NG_F_FLOW_START))
+		return -1; /* a filter on a flow's own times */
+	for (size_t j = 0; j < q->nkeys; j++) {
+		const ng_group_key *g = &q->keys[j];
+		if (g->field == NG_F_FLOW_START && g->bucket_ms)
+			continue;
+		if (g->plen4 || g->plen6 || g->bucket_ms)
+			return -1;
+		need |= NG_COL(g->field) | (g->alt >= 0 ? NG_COL(g->alt) : 0);
+	}
+	return ng_rollup_pick(need);
+}
+
+/* True when every time bucket of q is a whole number of `level_ms`
+ * buckets (both are aligned on the epoch), so a rollup row's flows all
+ * fall in one of q's buckets. */
+static bool level_fits(const ng_query *q, uint64_t level_ms)
+{
+	for (size_t j = 0; j < q->nkeys; j++)
+		if (q->keys[j].bucket_ms && q->keys[j].bucket_ms % level_ms)
+			return false;
+	return true;
+}
+
+/*
+ * Scans [from, to) through rollup `set` of level `level` and finer: the
+ * whole buckets of the level inside the range from its rollups, the
+ * pieces at either end from the next level, and from the rows after the
+ * finest level (or with no set: set < 0).  A rollup row's flow_start is
+ * its earliest flow's, in its bucket, so the scan's range slices the
+ * rollups as exactly as the rows.  Returns ng_store_scan_opts's value.
+ */
+static int scan_levels(const part_scan *p, uint64_t from, uint64_t to, int set, unsigned level)
+{
+	if (from >= to)
+		return 0;
+	if (set < 0 || level >= NG_ROLLUP_NLEVELS)
+		return scan_part(p, from, to, NULL);
+	const uint64_t l = ng_rollup_levels_ms[level];
+	uint64_t a = from + (l - from % l) % l, b = to - to % l;
+	if (!level_fits(p->ws->w[0].q, l) || a >= b)
+		return scan_levels(p, from, to, set, level + 1);
+	char suffix[32];
+	ng_rollup_suffix((unsigned)set, level, suffix, sizeof suffix);
+	int rc = scan_part(p, a, b, suffix);
+	if (rc == 0)
+		rc = scan_levels(p, from, a, set, level + 1);
+	if (rc == 0)
+		rc = scan_levels(p, b, to, set, level + 1);
+	return rc;
+}
+
 /* Scans in parallel with a copy of `proto` per worker (`fast`: each picks
  * its fast aggregation path), batches going to fn_par.  Returns 0, -1 (the
  * scan failed), -2 (out of memory in a worker) or -3 (a worker ran out of
@@ -1156,16 +1252,8 @@ static int scan_workers(const char *dir, run_ctx *proto, uint64_t cols,
 		if (fast)
 			choose_fast(&ws->w[i]);
 	}
-	ng_scan_opts so = {.from_ms = q->from_ms,
-	                   .to_ms = q->to_ms,
-	                   .columns = cols,
-	                   .fn_par = fn_par,
-	                   .threads = ws->n,
-	                   .arg = ws->w};
-	if (q->filter && !q->no_prune)
-		so.may_match = may_match;
-	use_select(&so, ws->w, ws->n);
-	if (ng_store_scan_opts(dir, &so, &res->scan) == -1)
+	part_scan ps = {dir, ws, cols, fn_par, res};
+	if (scan_levels(&ps, q->from_ms, q->to_ms, rollup_set(q), 0) == -1)
 		return -1;
 	for (unsigned i = 0; i < ws->n; i++)
 		if (ws->w[i].timed_out)

@@ -64,6 +64,9 @@ typedef struct ng_query {
 	uint64_t deadline_ms;
 	/* skip no segment by its zone maps (tests compare both ways) */
 	bool no_prune;
+	/* read every segment's rows, never its rollups (tests compare both
+	 * ways; the answer is the same) */
+	bool no_rollup;
 } ng_query;
 
 /* One aggregated group. */

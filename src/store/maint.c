@@ -84,6 +84,7 @@ static void unlink_named(const char *name, void *arg)
 	char p[4096];
 	if (strchr(name, '/') || (size_t)snprintf(p, sizeof p, "%s/%s", u->dir, name) >= sizeof p)
 		return;
+	ng_rollup_unlink(p); /* a rollup never outlives its segment */
 	if (unlink(p) == 0)
 		u->n++;
 }
@@ -252,6 +253,7 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 	for (size_t i = 0; i < k; i++) {
 		char sp[4200];
 		snprintf(sp, sizeof sp, "%s/%s", path, g[i].name);
+		ng_rollup_unlink(sp);
 		unlink(sp);
 	}
 	fsync_dir(path);
@@ -393,7 +395,7 @@ static int list_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 		if (stat(s->path, &st))
 			continue;
 		s->last = v[i].b;
-		s->size = (uint64_t)st.st_size;
+		s->size = (uint64_t)st.st_size + ng_rollup_bytes(s->path);
 		r->total += s->size;
 		r->n++;
 	}
@@ -445,6 +447,7 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
 		bool big = max_bytes && r.total > max_bytes;
 		if (!old && !big)
 			break;
+		ng_rollup_unlink(r.v[i].path);
 		if (unlink(r.v[i].path) && errno != ENOENT) {
 			st->errors++;
 			ng_error("store: retention: cannot delete %s: %s", r.v[i].path,

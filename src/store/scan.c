@@ -54,6 +54,7 @@ typedef struct job {
 	int fd;        /* -1: open by path when run */
 	uint64_t a, b; /* flow_start range from the name */
 	uint64_t ord;  /* position in scan order (ng_column_batch.segment) */
+	bool rollup;   /* fd is the segment's rollup (ng_scan_opts.rollup) */
 	char path[4096];
 } job;
 
@@ -70,6 +71,9 @@ typedef struct worker {
 	uint64_t counted;           /* columns counted in bytes_read for this segment */
 	uint64_t seg;               /* ordinal of the segment being read */
 	uint64_t prev;              /* last flow_start seen in it (order check) */
+	uint64_t cols;              /* columns to decode: the scan's, and the
+	                             * flow counts when reading a rollup */
+	bool rollup;                /* the segment is read through its rollup */
 	ng_scan_stats st;
 	pthread_t th;
 } worker;
@@ -293,9 +297,11 @@ static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_ba
 	return 0;
 }
 
-static int deliver(worker *w, const ng_column_batch *batch)
+/* Passes the batch on, with the rows' flow counts when from a rollup. */
+static int deliver(worker *w, ng_column_batch *batch)
 {
 	scan *s = w->s;
+	batch->flows = w->rollup ? batch->col[NG_ROLLUP_FLOWS] : NULL;
 	if (s->parallel)
 		return s->o->fn_par(batch, w->idx, s->o->arg);
 	return s->o->fn(batch, s->o->arg);
@@ -311,7 +317,7 @@ static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t h
                       bool *bad)
 {
 	scan *s = w->s;
-	const uint64_t cols = s->columns;
+	const uint64_t cols = w->cols;
 	ng_column_batch batch = {
 	    .n = hi - lo, .segment = w->seg, .row0 = (uint64_t)b * NG_SEG_BLOCK_ROWS + lo};
 	w->st.rows_scanned += batch.n;
@@ -392,7 +398,7 @@ static int read_segment(worker *w, const char *path)
 		}
 	}
 	const bool select = s->o->select != NULL;
-	if (!alloc_buffers(w, s->columns | (select ? s->o->select_columns : 0), select)) {
+	if (!alloc_buffers(w, w->cols | (select ? s->o->select_columns : 0), select)) {
 		report(w, path, "out of memory");
 		return 0;
 	}
@@ -421,9 +427,29 @@ static int read_segment(worker *w, const char *path)
 		if (lo < hi)
 			rc = scan_block(w, path, b, lo, hi, &have, &bad);
 	}
-	if (!bad)
+	if (!bad) {
 		w->st.segments_read++;
+		w->st.segments_rollup += w->rollup;
+	}
 	return rc;
+}
+
+/* Opens segment `path`, or its rollup when the scan reads rollups and it
+ * has one (*rollup set then).  Returns the descriptor or -1 (errno). */
+static int open_job(const scan *s, const char *path, bool *rollup)
+{
+	*rollup = false;
+	if (s->o->rollup) {
+		char rp[4200];
+		if ((size_t)snprintf(rp, sizeof rp, "%s%s", path, s->o->rollup) < sizeof rp) {
+			int fd = open(rp, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				*rollup = true;
+				return fd;
+			}
+		}
+	}
+	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
 /* Runs one job on worker w: open (a descriptor already held, or the path),
@@ -440,7 +466,10 @@ static int run_job(worker *w, job *j)
 		w->st.segments_skipped++;
 		return 0;
 	}
-	int fd = j->fd >= 0 ? j->fd : open(j->path, O_RDONLY | O_CLOEXEC);
+	int fd = j->fd;
+	bool rollup = j->rollup;
+	if (fd < 0)
+		fd = open_job(s, j->path, &rollup);
 	if (fd < 0) {
 		if (errno != ENOENT)
 			report(w, j->path, strerror(errno));
@@ -451,6 +480,8 @@ static int run_job(worker *w, job *j)
 		return 0;
 	}
 	w->seg = j->ord;
+	w->rollup = rollup;
+	w->cols = s->columns | (rollup ? NG_COL(NG_ROLLUP_FLOWS) : 0);
 	int rc = read_segment(w, j->path);
 	ng_seg_close(&w->rd);
 	return rc;
@@ -543,8 +574,9 @@ static int plan_hour(scan *s, const char *path, job **jobs, size_t *njobs)
 			j->a = e->a;
 			j->b = e->b;
 			j->fd = -1;
+			j->rollup = false;
 			if (nj < MAX_OPEN_HOUR) {
-				j->fd = open(j->path, O_RDONLY | O_CLOEXEC);
+				j->fd = open_job(s, j->path, &j->rollup);
 				if (j->fd < 0 && errno == ENOENT) {
 					vanished = true;
 					if (attempt + 1 < LIST_TRIES)
@@ -597,7 +629,7 @@ static int on_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	return 0;
 }
 
-static void add_stats(ng_scan_stats *a, const ng_scan_stats *b)
+void ng_scan_stats_add(ng_scan_stats *a, const ng_scan_stats *b)
 {
 	a->segments_total += b->segments_total;
 	a->segments_skipped += b->segments_skipped;
@@ -609,6 +641,8 @@ static void add_stats(ng_scan_stats *a, const ng_scan_stats *b)
 	a->segments_replaced += b->segments_replaced;
 	a->blocks_scanned += b->blocks_scanned;
 	a->blocks_decoded += b->blocks_decoded;
+	a->segments_rollup += b->segments_rollup;
+	a->threads = b->threads > a->threads ? b->threads : a->threads;
 }
 
 int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st)
@@ -667,7 +701,7 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	}
 	*st = s.st;
 	for (unsigned i = 0; i < s.nw; i++) {
-		add_stats(st, &s.w[i].st);
+		ng_scan_stats_add(st, &s.w[i].st);
 		ng_seg_reader_free(&s.w[i].rd);
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 			free(s.w[i].col[f]);

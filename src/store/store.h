@@ -91,6 +91,9 @@ typedef struct ng_column_batch {
 	uint64_t segment;
 	uint64_t row0;
 	const uint32_t *pos;
+	/* Rows read from a rollup (ng_scan_opts.rollup): flows[i] is the
+	 * number of flows row i sums; NULL: each row is one flow. */
+	const uint64_t *flows;
 } ng_column_batch;
 
 /* Row i of b's index within its segment (see ng_column_batch). */
@@ -112,7 +115,11 @@ typedef struct ng_scan_stats {
 	uint64_t blocks_scanned;    /* blocks with rows in the time range */
 	uint64_t blocks_decoded;    /* of these, blocks whose every requested column
 	                             * was decoded (ng_scan_opts.select kept a row) */
+	uint64_t segments_rollup;   /* of segments_read, read through their rollup */
 } ng_scan_stats;
+
+/* Adds b's counts to a (threads: the larger). */
+void ng_scan_stats_add(ng_scan_stats *a, const ng_scan_stats *b);
 
 /* Per-column zone map of a segment: integer columns' smallest and largest
  * value (known[f]; a column the segment lacks reads as zeros: min = max =
@@ -188,6 +195,11 @@ typedef struct ng_scan_opts {
 	int (*select)(const ng_column_batch *b, unsigned worker, void *arg, uint32_t *sel,
 	              size_t *nsel);
 	uint64_t select_columns; /* NG_COL bits; fn gets these and `columns` */
+	/* Optional: the suffix of a rollup (ng_rollup_suffix): a segment that
+	 * has this rollup is read through it (batches with `flows` set), one
+	 * that has not is read as is.  Only for queries the rollup answers
+	 * exactly: fields of its set, the range on its level's boundaries. */
+	const char *rollup;
 } ng_scan_opts;
 
 int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st);
@@ -224,8 +236,10 @@ typedef struct ng_store_maint_stats {
 	uint64_t rows;                      /* compaction: rows rewritten */
 	uint64_t segments_deleted;          /* retention */
 	uint64_t bytes_deleted;
-	uint64_t bytes_total; /* retention: store size after */
-	uint64_t errors;      /* logged */
+	uint64_t bytes_total;     /* retention: store size after */
+	uint64_t errors;          /* logged */
+	uint64_t segments_rolled; /* rollups: segments given their rollups */
+	uint64_t rollups_written, rollup_rows;
 } ng_store_maint_stats;
 
 /* Merges small segments (< 2^18 rows each) of hour directories whose hour
@@ -242,6 +256,51 @@ int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsig
  * Returns 0, or -1 when `dir` is not a store. */
 int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
                        ng_store_maint_stats *st);
+
+/* ---- rollups (rollup.c) -------------------------------------------------
+ *
+ * A rollup of a segment sums its flows per time bucket (level: 1 h or
+ * 5 min, UTC-aligned) over the few fields of one set: flows, packets,
+ * bytes, earliest flow_start and latest flow_end per group.  Every
+ * group-by query whose keys and filter use only a set's fields (and
+ * whose time keys are multiples of the level) gets the same answer from
+ * the rollups of the buckets wholly inside its range as from the rows.
+ * They are written beside settled segments by the collector's
+ * maintenance (ng_store_rollup) and removed with their segment. */
+#define NG_ROLLUP_NSETS 5
+#define NG_ROLLUP_NLEVELS 2
+/* In a rollup, this column holds the number of flows a row sums. */
+#define NG_ROLLUP_FLOWS NG_F_TIME_RECEIVED
+
+typedef struct ng_rollup_set {
+	const char *name; /* "geo", "net", "as", "port", "if" */
+	uint64_t dims;    /* NG_COL bits of its fields */
+} ng_rollup_set;
+
+extern const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS];
+/* Bucket of each level in ms, coarsest first: 1 h, 5 min. */
+extern const uint64_t ng_rollup_levels_ms[NG_ROLLUP_NLEVELS];
+
+/* The first set (smallest groups first) holding every field of
+ * `columns` (NG_COL bits), or -1 when none does. */
+int ng_rollup_pick(uint64_t columns);
+
+/* File suffix of rollup (set, level), e.g. ".r-as-1h", into buf[len].
+ * Returns 0, or -1 when out of range or buf is too short. */
+int ng_rollup_suffix(unsigned set, unsigned level, char *buf, size_t len);
+
+/* Unlinks every rollup of segment path `seg` (absent ones are fine), and
+ * the bytes they hold. */
+void ng_rollup_unlink(const char *seg);
+uint64_t ng_rollup_bytes(const char *seg);
+
+/* Writes the missing rollups of every segment of the hours that ended ≥
+ * settle_ms before now_ms (0: all), at most `max_segments` segments (0:
+ * no limit); removes rollups whose segment is gone.  Loads a segment's
+ * rows whole (≈ 330 bytes a row).  Adds to *st.  Returns 0, or -1 when
+ * `dir` is not a store (other failures are logged and counted). */
+int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_segments,
+                    ng_store_maint_stats *st);
 
 /* Parses a duration "30d", "12h", "90m", "45s", "2w" into ms; a size
  * "50G", "500M", "1T", "4096" (bytes; K/M/G/T powers of 1024) into
