@@ -7,6 +7,7 @@
  *   nagare status   per-exporter counters of a store (src/cli/status.c)
  *   nagare counters sFlow counter samples of a store (src/cli/counters.c)
  *   nagare serve    HTTP API and dashboards over a store (src/cli/serve.c)
+ *   nagare compact  store maintenance now: compaction, rollups (src/cli/compact.c)
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,7 @@ static const struct {
     {"status", ng_cmd_status, "per-exporter counters of a flow store"},
     {"counters", ng_cmd_counters, "sFlow interface/host counter samples of a store"},
     {"serve", ng_cmd_serve, "HTTP API and dashboards over a flow store"},
+    {"compact", ng_cmd_compact, "merge small segments and write rollups of a flow store now"},
 };
 
 static void usage(FILE *out)

@@ -1,10 +1,11 @@
 /*
  * maint.c — the collector's maintenance thread (maint.h).
  *
- * Compaction and retention run here, never on the flush thread: a merge
- * holds the CPU for seconds and a flush must not wait behind it.  The
- * store allows one maintenance call at a time on a store, which this single
- * thread guarantees.
+ * Compaction, rollups and retention run here, never on the flush thread:
+ * a merge holds the CPU for seconds and a flush must not wait behind it.
+ * One maintenance call runs at a time on a store: this single thread, and
+ * the store's maintenance lock against `nagare compact` in another
+ * process.
  */
 #include "cli/maint.h"
 
@@ -25,6 +26,7 @@
 
 #define MAINT_SETTLE_MS (10 * 60000) /* leave hours that ended < 10 min ago */
 #define MAINT_MAX_MERGES 8
+#define MAINT_MAX_ROLLUPS 16 /* segments a round (≈ 0.2 s each at 2^18 rows) */
 
 struct ng_maint {
 	ng_maint_config cfg;
@@ -61,22 +63,26 @@ static bool wait_or_stop(ng_maint *m, uint64_t ms)
 	return s;
 }
 
-/* Merges one group at a time so a stop request waits for one merge only. */
-static void compact(ng_maint *m)
+/* Merges one group at a time so a stop request waits for one merge only.
+ * Returns true when no settled hour has small segments left. */
+static bool compact(ng_maint *m)
 {
 	ng_store_maint_stats st = {0};
+	bool done = false;
 	for (int i = 0; i < MAINT_MAX_MERGES && !stopping(m); i++) {
 		ng_store_maint_stats one = {0};
 		if (ng_store_compact(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, &one) < 0) {
 			ng_warn("compaction: %s is not a store", m->cfg.store_dir);
-			return;
+			return false;
 		}
 		st.segments_in += one.segments_in;
 		st.segments_out += one.segments_out;
 		st.rows += one.rows;
 		st.errors += one.errors;
-		if (!one.segments_out || one.errors)
-			break; /* nothing left, or a failure the store logged */
+		if (!one.segments_out || one.errors) {
+			done = !one.segments_out; /* nothing left, or a failure the store logged */
+			break;
+		}
 	}
 	if (st.segments_in)
 		ng_info("compaction: %" PRIu64 " segments merged into %" PRIu64 " (%" PRIu64
@@ -85,6 +91,31 @@ static void compact(ng_maint *m)
 	if (st.errors)
 		ng_warn("compaction: %" PRIu64 " errors (logged above); old segments kept",
 		        st.errors);
+	return done;
+}
+
+/* Rollups of the settled segments, a few at a time (each is read whole),
+ * after compaction: a segment about to be merged is not worth one. */
+static void rollup(ng_maint *m)
+{
+	ng_store_maint_stats st = {0};
+	for (int i = 0; i < MAINT_MAX_ROLLUPS && !stopping(m); i++) {
+		ng_store_maint_stats one = {0};
+		if (ng_store_rollup(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, &one) < 0)
+			return;
+		st.segments_rolled += one.segments_rolled;
+		st.rollups_written += one.rollups_written;
+		st.rollup_rows += one.rollup_rows;
+		st.errors += one.errors;
+		if (!one.segments_rolled || one.errors)
+			break;
+	}
+	if (st.segments_rolled)
+		ng_info("rollups: %" PRIu64 " segments rolled up into %" PRIu64 " files (%" PRIu64
+		        " rows)",
+		        st.segments_rolled, st.rollups_written, st.rollup_rows);
+	if (st.errors)
+		ng_warn("rollups: %" PRIu64 " errors (logged above)", st.errors);
 }
 
 static void retention(ng_maint *m)
@@ -113,7 +144,8 @@ static void *maint_main(void *arg)
 		ng_debug("maintenance thread: cannot lower its priority");
 	uint64_t wait = m->cfg.first_ms;
 	while (!wait_or_stop(m, wait)) {
-		compact(m);
+		if (compact(m) && !stopping(m))
+			rollup(m);
 		if (stopping(m))
 			break;
 		retention(m);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,6 +70,26 @@ static int write_file(const char *path, const void *p, size_t len)
 	int rc = fsync(fd);
 	close(fd);
 	return rc;
+}
+
+int ng_store_maint_lock(const char *dir)
+{
+	char state[4096], path[4200];
+	if (!ng_store_state_dir(dir, state, sizeof state))
+		return -1;
+	snprintf(path, sizeof path, "%s/maint.lock", state);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	return fd;
+}
+
+void ng_store_maint_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* releases the flock */
 }
 
 /* ---- finishing an interrupted compaction -------------------------------- */
@@ -347,7 +368,9 @@ int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsig
 		st->errors++;
 		return 0;
 	}
+	int lock = ng_store_maint_lock(dir);
 	ng_tree_hours(root, 0, UINT64_MAX, compact_hour, &c);
+	ng_store_maint_unlock(lock);
 	ng_seg_reader_free(&c.rd);
 	ng_seg_encoder_free(c.enc);
 	return 0;
@@ -436,6 +459,7 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
 	    stat(root, &sb) || !S_ISDIR(sb.st_mode))
 		return -1;
 	ret_ctx r = {0};
+	int lock = ng_store_maint_lock(dir);
 	ng_tree_hours(root, 0, UINT64_MAX, list_hour, &r);
 	if (r.oom) {
 		st->errors++;
@@ -461,6 +485,7 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
 	st->bytes_total = r.total;
 	free(r.v);
 	ng_tree_hours(root, 0, UINT64_MAX, prune_dirs, &now_ms);
+	ng_store_maint_unlock(lock);
 	return 0;
 }
 

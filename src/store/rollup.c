@@ -447,7 +447,9 @@ int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsign
 		st->errors++;
 		return 0;
 	}
+	int lock = ng_store_maint_lock(dir);
 	ng_tree_hours(root, 0, UINT64_MAX, roll_hour, &c);
+	ng_store_maint_unlock(lock);
 	ng_seg_reader_free(&c.rd);
 	ng_seg_encoder_free(c.enc);
 	free(c.rows);

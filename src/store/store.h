@@ -242,6 +242,15 @@ typedef struct ng_store_maint_stats {
 	uint64_t rollups_written, rollup_rows;
 } ng_store_maint_stats;
 
+/* Compaction, rollups and retention each hold an exclusive flock on
+ * DIR/state/maint.lock while they run, so two processes (the collector's
+ * maintenance thread and `nagare compact`) take turns.  Returns the
+ * descriptor to pass to ng_store_maint_unlock, or -1 when the lock file
+ * cannot be made (the call then runs unlocked: a read-only store has
+ * nothing to change). */
+int ng_store_maint_lock(const char *dir);
+void ng_store_maint_unlock(int fd);
+
 /* Merges small segments (< 2^18 rows each) of hour directories whose hour
  * ended ≥ `settle_ms` before now_ms (0: any), into segments of up to 2^20
  * rows (the merge holds them in memory: ≈ 330 bytes a row), doing at most `max_groups` merges (0:
