@@ -208,10 +208,18 @@ static void test_collect_compacts(void **state)
 	assert_int_equal(count_segments(store), 5);
 	pid_t pid = start_collector(bin, store, log, NULL);
 	bool merged = wait_log(log, pid, "compaction: 5 segments merged into 1 (1000 rows)", 15000);
+	/* then the merged segment's rollups: its 1000 rows lie in one 5-minute
+	 * bucket with one value of every set's fields, so 1 row in each of
+	 * the 10 files */
+	bool rolled = merged && wait_log(log, pid,
+	                                 "rollups: 1 segments rolled up into 10 files "
+	                                 "(10 rows)",
+	                                 15000);
 	stop_collector(pid);
-	if (!merged)
+	if (!rolled)
 		print_message("log:\n%s\n", slurp(log));
 	assert_true(merged);
+	assert_true(rolled);
 	assert_int_equal(count_segments(store), 1);
 	struct sums s = scan_all(store);
 	assert_int_equal(s.rows, 1000);
@@ -254,6 +262,47 @@ static void test_collect_retention(void **state)
 	unlink(log);
 }
 
+/* Runs `cmd` (stderr too), returns its exit status, output into out. */
+static int run_cmd(const char *cmd, char *out, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	return WEXITSTATUS(pclose(p));
+}
+
+/* `nagare compact`: the same merge and rollups now, then nothing left to
+ * do; the rows are all there; bad options are usage errors. */
+static void test_compact_command(void **state)
+{
+	(void)state;
+	const char *bin = bin_or_skip();
+	char store[] = "/tmp/ng_cmaint_XXXXXX", cmd[4300], out[1024];
+	assert_non_null(mkdtemp(store));
+	uint64_t hour = 3600000, now = ng_now_ms();
+	uint64_t t0 = (now / hour - 3) * hour + 1000, next = 1;
+	write_segments(store, t0, 5, 200, &next);
+	snprintf(cmd, sizeof cmd, "%s compact --store %s 2>&1", bin, store);
+	assert_int_equal(run_cmd(cmd, out, sizeof out), 0);
+	assert_string_equal(out, "compaction: 5 segments merged into 1 (1000 rows)\n"
+	                         "rollups: 1 segments rolled up into 10 files (10 rows)\n");
+	assert_int_equal(run_cmd(cmd, out, sizeof out), 0);
+	assert_string_equal(out, "compaction: 0 segments merged into 0 (0 rows)\n"
+	                         "rollups: 0 segments rolled up into 0 files (0 rows)\n");
+	assert_int_equal(count_segments(store), 1);
+	struct sums s = scan_all(store);
+	assert_int_equal(s.rows, 1000);
+	assert_int_equal(s.bytes, 1000 * 1001 / 2);
+	snprintf(cmd, sizeof cmd, "%s compact --store %s --settle soon 2>&1", bin, store);
+	assert_int_equal(run_cmd(cmd, out, sizeof out), 2);
+	assert_non_null(strstr(out, "--settle 'soon'"));
+	snprintf(cmd, sizeof cmd, "%s compact --store %s/nothing 2>&1", bin, store);
+	assert_int_equal(run_cmd(cmd, out, sizeof out), 1);
+	assert_non_null(strstr(out, "is not a flow store"));
+	rm_rf(store);
+}
+
 /* Bad values are usage errors (exit 2) naming the option. */
 static void test_collect_maint_usage(void **state)
 {
@@ -283,6 +332,7 @@ int main(void)
 	    cmocka_unit_test(test_collect_compacts),
 	    cmocka_unit_test(test_collect_retention),
 	    cmocka_unit_test(test_collect_maint_usage),
+	    cmocka_unit_test(test_compact_command),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
