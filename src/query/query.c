@@ -1218,10 +1218,10 @@ static int scan_levels(const part_scan *p, uint64_t from, uint64_t to, int set, 
 		return scan_part(p, from, to, NULL);
 	const uint64_t l = ng_rollup_levels_ms[level];
 	uint64_t a = from + (l - from % l) % l, b = to - to % l;
-	if (!level_fits(p->ws->w[0].q, l) || a >= b)
-		return scan_levels(p, from, to, set, level + 1);
 	char suffix[32];
-	ng_rollup_suffix((unsigned)set, level, suffix, sizeof suffix);
+	if (!level_fits(p->ws->w[0].q, l) || a >= b ||
+	    ng_rollup_suffix((unsigned)set, level, suffix, sizeof suffix))
+		return scan_levels(p, from, to, set, level + 1);
 	int rc = scan_part(p, a, b, suffix);
 	if (rc == 0)
 		rc = scan_levels(p, from, a, set, level + 1);

@@ -38,20 +38,34 @@
 #define C(f) NG_COL(NG_F_##f)
 
 /* Narrow sets, so that a set's groups are few: a query uses the first
- * set (in this order) holding every field it groups or filters on. */
+ * set (in this order) holding every field it groups or filters on.  The
+ * address sets have hourly rollups only: in 5 minutes most addresses
+ * occur in a flow or two, and a rollup would be as long as the rows. */
+#define BOTH ((1u << NG_ROLLUP_NLEVELS) - 1)
+#define HOURLY 1u
 const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS] = {
-    {"geo", C(SRC_COUNTRY) | C(DST_COUNTRY) | C(SRC_CONTINENT) | C(DST_CONTINENT) | C(PROTOCOL) |
-                C(IP_VERSION)},
-    {"net", C(SRC_NET) | C(DST_NET) | C(SRC_NET_ROLE) | C(DST_NET_ROLE) | C(SRC_NET_SITE) |
-                C(DST_NET_SITE) | C(PROTOCOL) | C(IP_VERSION)},
-    {"as", C(SRC_AS) | C(DST_AS) | C(SRC_AS_NAME) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) |
-               C(IP_VERSION)},
-    {"port", C(DST_PORT) | C(SERVICE) | C(PROTOCOL) | C(IP_VERSION)},
-    {"if", C(EXPORTER) | C(EXPORTER_NAME) | C(OBSERVATION_DOMAIN) | C(IN_IF) | C(OUT_IF) |
-               C(IN_IF_NAME) | C(OUT_IF_NAME) | C(PROTOCOL) | C(IP_VERSION) | C(DIRECTION) |
-               C(SAMPLING_RATE) | C(SAMPLING_SOURCE) | C(FLOW_VERSION) | C(SAMPLE_KIND) |
-               C(SERVICE)},
+    {"geo",
+     C(SRC_COUNTRY) | C(DST_COUNTRY) | C(SRC_CONTINENT) | C(DST_CONTINENT) | C(PROTOCOL) |
+         C(IP_VERSION),
+     BOTH},
+    {"net",
+     C(SRC_NET) | C(DST_NET) | C(SRC_NET_ROLE) | C(DST_NET_ROLE) | C(SRC_NET_SITE) |
+         C(DST_NET_SITE) | C(PROTOCOL) | C(IP_VERSION),
+     BOTH},
+    {"as",
+     C(SRC_AS) | C(DST_AS) | C(SRC_AS_NAME) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) |
+         C(IP_VERSION),
+     BOTH},
+    {"port", C(DST_PORT) | C(SERVICE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
+    {"if",
+     C(EXPORTER) | C(EXPORTER_NAME) | C(OBSERVATION_DOMAIN) | C(IN_IF) | C(OUT_IF) | C(IN_IF_NAME) |
+         C(OUT_IF_NAME) | C(PROTOCOL) | C(IP_VERSION) | C(DIRECTION) | C(SAMPLING_RATE) |
+         C(SAMPLING_SOURCE) | C(FLOW_VERSION) | C(SAMPLE_KIND) | C(SERVICE),
+     BOTH},
+    {"srcip", C(SRC_ADDR) | C(PROTOCOL) | C(IP_VERSION), HOURLY},
+    {"dstip", C(DST_ADDR) | C(PROTOCOL) | C(IP_VERSION), HOURLY},
 };
+_Static_assert(NG_ROLLUP_NLEVELS == 2 && HOURLY == 1u << 0, "level 0 is the hour");
 
 const uint64_t ng_rollup_levels_ms[NG_ROLLUP_NLEVELS] = {3600000, 300000};
 static const char *const level_name[NG_ROLLUP_NLEVELS] = {"1h", "5m"};
@@ -63,7 +77,8 @@ static const char *const level_name[NG_ROLLUP_NLEVELS] = {"1h", "5m"};
 
 int ng_rollup_suffix(unsigned set, unsigned level, char *buf, size_t len)
 {
-	if (set >= NG_ROLLUP_NSETS || level >= NG_ROLLUP_NLEVELS)
+	if (set >= NG_ROLLUP_NSETS || level >= NG_ROLLUP_NLEVELS ||
+	    !(ng_rollup_sets[set].levels & 1u << level))
 		return -1;
 	int k =
 	    snprintf(buf, len, SUFFIX_PREFIX "%s-%s", ng_rollup_sets[set].name, level_name[level]);
@@ -84,8 +99,8 @@ static void each_rollup(const char *seg, void (*fn)(const char *path, void *arg)
 	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
 		for (unsigned l = 0; l < NG_ROLLUP_NLEVELS; l++) {
 			char suf[32], p[4200];
-			ng_rollup_suffix(s, l, suf, sizeof suf);
-			if ((size_t)snprintf(p, sizeof p, "%s%s", seg, suf) < sizeof p)
+			if (ng_rollup_suffix(s, l, suf, sizeof suf) == 0 &&
+			    (size_t)snprintf(p, sizeof p, "%s%s", seg, suf) < sizeof p)
 				fn(p, arg);
 		}
 }
@@ -359,8 +374,8 @@ static void roll_segment(build_ctx *c, const char *seg)
 		for (unsigned l = 0; l < NG_ROLLUP_NLEVELS; l++) {
 			char suf[32], p[4200];
 			struct stat st;
-			ng_rollup_suffix(s, l, suf, sizeof suf);
-			if ((size_t)snprintf(p, sizeof p, "%s%s", seg, suf) >= sizeof p ||
+			if (ng_rollup_suffix(s, l, suf, sizeof suf) ||
+			    (size_t)snprintf(p, sizeof p, "%s%s", seg, suf) >= sizeof p ||
 			    stat(p, &st) == 0)
 				continue;
 			if (n == -2 && (n = load_rows(c, seg)) < 0) {

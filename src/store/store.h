@@ -276,14 +276,15 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
  * the rollups of the buckets wholly inside its range as from the rows.
  * They are written beside settled segments by the collector's
  * maintenance (ng_store_rollup) and removed with their segment. */
-#define NG_ROLLUP_NSETS 5
+#define NG_ROLLUP_NSETS 7
 #define NG_ROLLUP_NLEVELS 2
 /* In a rollup, this column holds the number of flows a row sums. */
 #define NG_ROLLUP_FLOWS NG_F_TIME_RECEIVED
 
 typedef struct ng_rollup_set {
-	const char *name; /* "geo", "net", "as", "port", "if" */
+	const char *name; /* "geo", "net", "as", "port", "if", "srcip", "dstip" */
 	uint64_t dims;    /* NG_COL bits of its fields */
+	unsigned levels;  /* bit l: it has rollups of ng_rollup_levels_ms[l] */
 } ng_rollup_set;
 
 extern const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS];
@@ -295,7 +296,8 @@ extern const uint64_t ng_rollup_levels_ms[NG_ROLLUP_NLEVELS];
 int ng_rollup_pick(uint64_t columns);
 
 /* File suffix of rollup (set, level), e.g. ".r-as-1h", into buf[len].
- * Returns 0, or -1 when out of range or buf is too short. */
+ * Returns 0, or -1 when out of range, the set has no such level, or buf
+ * is too short. */
 int ng_rollup_suffix(unsigned set, unsigned level, char *buf, size_t len);
 
 /* Unlinks every rollup of segment path `seg` (absent ones are fine), and
