@@ -431,11 +431,11 @@ static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *o
 		fprintf(
 		    f,
 		    ",\"bps\":%.3f,\"pps\":%.3f,\"fps\":%.3f,\"scan\":{\"segments_read\":%" PRIu64
-		    ",\"segments_skipped\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
-		    ",\"errors\":%" PRIu64 "},\"elapsed_s\":%.6f}\n",
+		    ",\"segments_skipped\":%" PRIu64 ",\"segments_rollup\":%" PRIu64
+		    ",\"rows_scanned\":%" PRIu64 ",\"errors\":%" PRIu64 "},\"elapsed_s\":%.6f}\n",
 		    res.bytes_total * 8.0 / secs, res.packets_total / secs, res.flows_total / secs,
-		    res.scan.segments_read, res.scan.segments_skipped, res.scan.rows_scanned,
-		    res.scan.errors, res.elapsed_s);
+		    res.scan.segments_read, res.scan.segments_skipped, res.scan.segments_rollup,
+		    res.scan.rows_scanned, res.scan.errors, res.elapsed_s);
 		fclose(f);
 	}
 	ng_query_result_free(&res);

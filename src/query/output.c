@@ -303,6 +303,9 @@ void ng_output_summary(FILE *out, const ng_query_result *res)
 	        ", bytes read: %" PRIu64 "\n",
 	        res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
 	        res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read);
+	if (res->scan.segments_rollup)
+		fprintf(out, "Rollups: %" PRIu64 " segments read through their rollups\n",
+		        res->scan.segments_rollup);
 	if (res->scan.blocks_decoded < res->scan.blocks_scanned) /* late materialization */
 		fprintf(out,
 		        "Blocks: %" PRIu64 " scanned, %" PRIu64 " with a match decoded whole\n",
@@ -470,10 +473,11 @@ static void json_summary(FILE *out, const ng_query_result *res)
 	        ",\"first\":\"%s\",\"last\":\"%s\",\"groups\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
 	        ",\"segments_read\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
 	        ",\"segments_pruned\":%" PRIu64 ",\"segments_corrupt\":%" PRIu64
-	        ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
+	        ",\"segments_rollup\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
 	        res->flows_total, res->packets_total, res->bytes_total, t1, t2, res->groups,
 	        res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
-	        res->scan.segments_pruned, res->scan.errors, res->scan.bytes_read, res->elapsed_s);
+	        res->scan.segments_pruned, res->scan.errors, res->scan.segments_rollup,
+	        res->scan.bytes_read, res->elapsed_s);
 }
 
 /* {"query":{...},"rows":[ */
