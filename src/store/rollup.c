@@ -52,15 +52,18 @@ const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS] = {
      C(SRC_NET) | C(DST_NET) | C(SRC_NET_ROLE) | C(DST_NET_ROLE) | C(SRC_NET_SITE) |
          C(DST_NET_SITE) | C(PROTOCOL) | C(IP_VERSION),
      BOTH},
-    {"as",
-     C(SRC_AS) | C(DST_AS) | C(SRC_AS_NAME) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) |
-         C(IP_VERSION),
-     BOTH},
+    {"srcas", C(SRC_AS) | C(SRC_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
+    {"dstas", C(DST_AS) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
     {"port", C(DST_PORT) | C(SERVICE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
     {"if",
      C(EXPORTER) | C(EXPORTER_NAME) | C(OBSERVATION_DOMAIN) | C(IN_IF) | C(OUT_IF) | C(IN_IF_NAME) |
          C(OUT_IF_NAME) | C(PROTOCOL) | C(IP_VERSION) | C(DIRECTION) | C(SAMPLING_RATE) |
          C(SAMPLING_SOURCE) | C(FLOW_VERSION) | C(SAMPLE_KIND) | C(SERVICE),
+     BOTH},
+    /* pairs (Sankey): source and destination AS together */
+    {"as",
+     C(SRC_AS) | C(DST_AS) | C(SRC_AS_NAME) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) |
+         C(IP_VERSION),
      BOTH},
     {"srcip", C(SRC_ADDR) | C(PROTOCOL) | C(IP_VERSION), HOURLY},
     {"dstip", C(DST_ADDR) | C(PROTOCOL) | C(IP_VERSION), HOURLY},

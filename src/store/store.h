@@ -251,7 +251,7 @@ typedef struct ng_store_maint_stats {
 int ng_store_maint_lock(const char *dir);
 void ng_store_maint_unlock(int fd);
 
-/* Merges small segments (< 2^18 rows each) of hour directories whose hour
+/* Merges small segments (< 2^19 rows each) of hour directories whose hour
  * ended ≥ `settle_ms` before now_ms (0: any), into segments of up to 2^20
  * rows (the merge holds them in memory: ≈ 330 bytes a row), doing at most `max_groups` merges (0:
  * no limit).  Adds to *st. Returns 0, or -1 when `dir` is not a store (other failures are logged,
@@ -276,13 +276,13 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
  * the rollups of the buckets wholly inside its range as from the rows.
  * They are written beside settled segments by the collector's
  * maintenance (ng_store_rollup) and removed with their segment. */
-#define NG_ROLLUP_NSETS 7
+#define NG_ROLLUP_NSETS 9
 #define NG_ROLLUP_NLEVELS 2
 /* In a rollup, this column holds the number of flows a row sums. */
 #define NG_ROLLUP_FLOWS NG_F_TIME_RECEIVED
 
 typedef struct ng_rollup_set {
-	const char *name; /* "geo", "net", "as", "port", "if", "srcip", "dstip" */
+	const char *name; /* "geo", "net", "srcas", …: see rollup.c */
 	uint64_t dims;    /* NG_COL bits of its fields */
 	unsigned levels;  /* bit l: it has rollups of ng_rollup_levels_ms[l] */
 } ng_rollup_set;
