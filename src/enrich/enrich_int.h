@@ -38,9 +38,46 @@ uint32_t ng_geodb_lookup(ng_geodb *db, const uint8_t a[16], unsigned *plen);
 const ng_geo_rec *ng_geodb_rec(const ng_geodb *db, uint32_t idx);
 /* AS organisation of `asn` as the database names it (0 when unknown). */
 uint32_t ng_geodb_as_name(const ng_geodb *db, uint32_t asn);
-/* Starts fetching what ng_geodb_as_name(db, asn) will read (a hint: the
- * table is MBs, and a batch asks for many names at once). */
-void ng_geodb_prefetch_as_name(const ng_geodb *db, uint32_t asn);
+
+/* The hash used by the database's tables (a 32-bit finalizer). */
+static inline uint32_t ng_mix32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+/* A read-only view of a database's AS number → name table (open
+ * addressing, linear probing; key 0 = empty slot), for probing inline on
+ * the ingest path: ng_astab_slot gives the slot to prefetch (key + j,
+ * val + j), ng_astab_name finishes the probe from there.  Owned by the
+ * database; valid while it is open.  An empty view (no database, or no
+ * names) has key == NULL and answers 0. */
+typedef struct ng_astab {
+	const uint32_t *key, *val;
+	size_t mask; /* slots - 1 */
+} ng_astab;
+
+void ng_geodb_astab(const ng_geodb *db, ng_astab *t);
+
+static inline size_t ng_astab_slot(const ng_astab *t, uint32_t asn)
+{
+	return ng_mix32(asn) & t->mask;
+}
+
+/* Name of `asn` (0 when unknown or asn is 0), probing from slot j =
+ * ng_astab_slot(t, asn). */
+static inline uint32_t ng_astab_name(const ng_astab *t, uint32_t asn, size_t j)
+{
+	if (!t->key || !asn)
+		return 0;
+	while (t->key[j] && t->key[j] != asn)
+		j = (j + 1) & t->mask;
+	return t->key[j] ? t->val[j] : 0;
+}
 size_t ng_geodb_nrecs(const ng_geodb *db);
 uint64_t ng_geodb_errors(const ng_geodb *db);
 /* Identity of the file when opened, for replacement checks. */
@@ -68,14 +105,40 @@ void ng_nettrie_free(ng_nettrie *t);
 
 /* ---- services.c: /etc/services and /etc/protocols --------------------- */
 
-typedef struct ng_services ng_services;
+/* Per transport protocol: a bit per port that has a name (8 KiB, stays in
+ * the core's cache; most flows have one ephemeral port, which then costs
+ * no load of the 256 KiB name table), and the names. */
+struct ng_svc_proto {
+	uint64_t named[65536 / 64];
+	uint32_t name[65536]; /* interned names, 0 none */
+};
+
+typedef struct ng_services {
+	struct ng_svc_proto tcp, udp, sctp;
+} ng_services;
 
 /* Reads the system's services database (getservent) once into per-port
  * tables for tcp, udp and sctp.  NULL when out of memory. */
 ng_services *ng_services_new(void);
-/* Service name of the server side of a flow: the registered port of the
- * two (the lower one when both are), 0 when neither or not TCP/UDP/SCTP. */
-uint32_t ng_services_lookup(const ng_services *s, uint8_t proto, uint16_t sport, uint16_t dport);
 void ng_services_free(ng_services *s);
+
+/* Service name of the server side of a flow: the registered port of the
+ * two (the lower one when both are), 0 when neither or not TCP/UDP/SCTP.
+ * Inline: called once per record. */
+static inline uint32_t ng_services_lookup(const ng_services *s, uint8_t proto, uint16_t sport,
+                                          uint16_t dport)
+{
+	const struct ng_svc_proto *t = proto == 6     ? &s->tcp
+	                               : proto == 17  ? &s->udp
+	                               : proto == 132 ? &s->sctp
+	                                              : NULL;
+	if (!t)
+		return 0;
+	bool a = t->named[sport >> 6] >> (sport & 63) & 1;
+	bool b = t->named[dport >> 6] >> (dport & 63) & 1;
+	if (a && b)
+		return t->name[sport < dport ? sport : dport];
+	return a ? t->name[sport] : b ? t->name[dport] : 0;
+}
 
 #endif

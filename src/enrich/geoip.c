@@ -60,16 +60,6 @@ static void msg(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static inline uint32_t mix32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
-}
-
 /* ---- offset → record hash --------------------------------------------- */
 
 static int hash_grow(uint32_t **key, uint32_t **val, size_t *cap, size_t n)
@@ -86,7 +76,7 @@ static int hash_grow(uint32_t **key, uint32_t **val, size_t *cap, size_t n)
 	for (size_t i = 0; i < *cap; i++) {
 		if (!(*key)[i])
 			continue;
-		size_t j = mix32((*key)[i]) & (ncap - 1);
+		size_t j = ng_mix32((*key)[i]) & (ncap - 1);
 		while (nk[j])
 			j = (j + 1) & (ncap - 1);
 		nk[j] = (*key)[i];
@@ -103,7 +93,7 @@ static int hash_grow(uint32_t **key, uint32_t **val, size_t *cap, size_t n)
 /* Slot of key k (non-zero) in an open-addressing table. */
 static size_t hash_slot(const uint32_t *key, size_t cap, uint32_t k)
 {
-	size_t j = mix32(k) & (cap - 1);
+	size_t j = ng_mix32(k) & (cap - 1);
 	while (key[j] && key[j] != k)
 		j = (j + 1) & (cap - 1);
 	return j;
@@ -409,13 +399,11 @@ uint32_t ng_geodb_as_name(const ng_geodb *db, uint32_t asn)
 	return db->askey[j] ? db->asval[j] : 0;
 }
 
-void ng_geodb_prefetch_as_name(const ng_geodb *db, uint32_t asn)
+void ng_geodb_astab(const ng_geodb *db, ng_astab *t)
 {
-	if (!asn || !db->ascap)
-		return;
-	size_t j = mix32(asn) & (db->ascap - 1);
-	__builtin_prefetch(&db->askey[j]);
-	__builtin_prefetch(&db->asval[j]);
+	t->key = db->ascap ? db->askey : NULL;
+	t->val = db->ascap ? db->asval : NULL;
+	t->mask = db->ascap ? db->ascap - 1 : 0;
 }
 
 size_t ng_geodb_nrecs(const ng_geodb *db)

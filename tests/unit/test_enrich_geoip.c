@@ -6,6 +6,8 @@
  * missing databases fail the build with the file named; the per-address
  * cache gives the same answers as uncached lookups.
  */
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +24,7 @@
 #include "core/config.h"
 #include "core/strtab.h"
 #include "enrich/enrich.h"
+#include "enrich/enrich_int.h"
 
 static char city[512], country[512], asn[512], broken[512], badnodes[512], decoder[512];
 
@@ -339,6 +342,51 @@ static void test_config_networks_exporters(void **state)
 	unlink(path);
 }
 
+/* The services table (a bit per named port, then the name) against the
+ * independent answer, getservbyport, for every 7th port and the ports at
+ * the edges of the bitmap's words, on either side of the flow, with an
+ * unnamed peer port; both named: the lower port's name. */
+static void test_services_bitmap(void **state)
+{
+	(void)state;
+	ng_services *s = ng_services_new();
+	assert_non_null(s);
+	static const struct {
+		const char *name;
+		uint8_t proto;
+	} protos[] = {{"tcp", 6}, {"udp", 17}};
+	for (size_t k = 0; k < 2; k++) {
+		uint16_t unnamed = 0; /* a port without a name, for the other side */
+		for (unsigned p = 65535; p > 1024 && !unnamed; p--)
+			if (!getservbyport(htons((uint16_t)p), protos[k].name))
+				unnamed = (uint16_t)p;
+		assert_int_not_equal(unnamed, 0);
+		unsigned checked = 0, named = 0;
+		for (unsigned p = 0; p < 65536; p++) {
+			if (p % 7 && p % 64 != 0 && p % 64 != 63)
+				continue;
+			struct servent *se = getservbyport(htons((uint16_t)p), protos[k].name);
+			const char *want = se ? se->s_name : "";
+			uint16_t port = (uint16_t)p;
+			assert_string_equal(
+			    ng_str(ng_services_lookup(s, protos[k].proto, port, unnamed)), want);
+			assert_string_equal(
+			    ng_str(ng_services_lookup(s, protos[k].proto, unnamed, port)), want);
+			checked++;
+			named += se != NULL;
+		}
+		assert_true(checked > 9000);
+		assert_true(named >= 10); /* netbase names hundreds of ports; 1 in 7 here */
+	}
+	/* both named: the lower port; ICMP and unknown protocols: none */
+	assert_string_equal(ng_str(ng_services_lookup(s, 6, 443, 22)), "ssh");
+	assert_string_equal(ng_str(ng_services_lookup(s, 6, 22, 443)), "ssh");
+	assert_string_equal(ng_str(ng_services_lookup(s, 17, 53, 123)), "domain");
+	assert_string_equal(ng_str(ng_services_lookup(s, 1, 22, 443)), "");
+	assert_string_equal(ng_str(ng_services_lookup(s, 47, 22, 443)), "");
+	ng_services_free(s);
+}
+
 static void test_config_errors(void **state)
 {
 	(void)state;
@@ -395,6 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_cache_consistent),
 	    cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_config_networks_exporters),
+	    cmocka_unit_test(test_services_bitmap),
 	    cmocka_unit_test(test_config_errors),
 	    cmocka_unit_test(test_env_overrides),
 	};
