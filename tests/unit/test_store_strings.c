@@ -158,10 +158,115 @@ static void test_string_round_trip(void **state)
 	free(rows);
 }
 
+/*
+ * The index frames hold each row's entry as a u32 split into byte planes
+ * (segment.c, DICT): for columns of 3, 700 and 70000 distinct strings
+ * (one, two and three planes in use) the first block's frame decompresses
+ * to plane k byte i = byte k of row i's entry, entries numbered in order
+ * of first use (computed here from the input), the unused planes zero;
+ * and every row reads back as its string.
+ */
+static void test_index_planes(void **state)
+{
+	(void)state;
+	enum { N = 100000, B = NG_SEG_BLOCK_ROWS };
+	static const size_t distinct[] = {3, 700, 70000};
+	uint32_t *entry = malloc(N * sizeof *entry); /* row → expected entry */
+	uint32_t *first = calloc(N, sizeof *first);  /* string index → entry + 1 */
+	ng_flow *rows = calloc(N, sizeof *rows);
+	uint8_t *plane = malloc(B * 4);
+	assert_true(entry && first && rows && plane);
+	for (size_t c = 0; c < 3; c++) {
+		const size_t k = distinct[c];
+		uint32_t *ids = malloc(k * sizeof *ids);
+		assert_non_null(ids);
+		for (size_t j = 0; j < k; j++) {
+			char txt[48];
+			int len = snprintf(txt, sizeof txt, "planes-%zu-%zu", c, j);
+			ids[j] = ng_intern(txt, (size_t)len);
+			assert_int_not_equal(ids[j], 0);
+		}
+		memset(first, 0, N * sizeof *first);
+		uint32_t next = 0;
+		for (size_t i = 0; i < N; i++) {
+			/* every string used (the first k rows), then at random */
+			size_t j = i < k ? (i * 7919) % k : rnd() % k;
+			rows[i].flow_start = T0 + i;
+			rows[i].flow_end = T0 + i;
+			rows[i].src_as = ids[j];
+			if (!first[j])
+				first[j] = ++next;
+			entry[i] = first[j] - 1;
+		}
+		assert_int_equal(next, k);
+		ng_seg_encoder *e = ng_seg_encoder_new(1);
+		assert_non_null(e);
+		const uint8_t *img;
+		size_t len;
+		char err[256];
+		if (ng_seg_encode_fields(e, table, NT, rows, NULL, N, &img, &len, err, sizeof err))
+			fail_msg("encode: %s", err);
+		const uint8_t *ent = img + NG_SEG_FIXED_SIZE + 2 * NG_SEG_ENTRY_SIZE;
+		assert_int_equal(ent[34], NG_ENC_DICT);
+		uint32_t kk;
+		memcpy(&kk, ent + 64, 4);
+		assert_int_equal(kk, k);
+		/* frame table: dictionary, then one frame per block */
+		uint64_t off;
+		uint32_t fdict, fblock;
+		memcpy(&off, ent + 40, 8);
+		memcpy(&fdict, img + off, 4);
+		memcpy(&fblock, img + off + 4, 4);
+		const size_t nb = (N + B - 1) / B;
+		const uint8_t *frame = img + off + 4 * (1 + nb) + fdict;
+		assert_int_equal(ZSTD_decompress(plane, B * 4, frame, fblock), B * 4);
+		for (size_t i = 0; i < B; i++)
+			for (unsigned p = 0; p < 4; p++)
+				if (plane[p * B + i] != (uint8_t)(entry[i] >> (8 * p)))
+					fail_msg("%zu strings: row %zu plane %u holds %u, want %u",
+					         k, i, p, plane[p * B + i],
+					         (uint8_t)(entry[i] >> (8 * p)));
+
+		char path[] = "/tmp/ng_test_planes_XXXXXX";
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		close(fd);
+		write_file(path, img, len);
+		ng_seg_reader r;
+		ng_seg_reader_init(&r);
+		assert_int_equal(ng_seg_open(&r, path, err, sizeof err), 0);
+		int cn = ng_seg_find_column(&r, "t_name");
+		assert_true(cn >= 0);
+		uint32_t *got = malloc(B * sizeof *got);
+		assert_non_null(got);
+		size_t row = 0;
+		for (size_t b = 0; b < ng_seg_blocks(&r); b++) {
+			assert_int_equal(
+			    ng_seg_read_entry(&r, (uint32_t)cn, &table[2], b, got, err, sizeof err),
+			    0);
+			for (size_t i = 0; i < ng_seg_block_rows(&r, b); i++, row++)
+				if (got[i] != rows[row].src_as) /* same process: same IDs */
+					fail_msg("%zu strings: row %zu reads '%s', want '%s'", k,
+					         row, ng_str(got[i]), ng_str(rows[row].src_as));
+		}
+		assert_int_equal(row, N);
+		free(got);
+		ng_seg_reader_free(&r);
+		unlink(path);
+		ng_seg_encoder_free(e);
+		free(ids);
+	}
+	free(entry);
+	free(first);
+	free(rows);
+	free(plane);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_string_round_trip),
+	    cmocka_unit_test(test_index_planes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
