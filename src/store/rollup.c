@@ -38,9 +38,11 @@
 #define C(f) NG_COL(NG_F_##f)
 
 /* Narrow sets, so that a set's groups are few: a query uses the first
- * set (in this order) holding every field it groups or filters on.  The
- * address sets have hourly rollups only: in 5 minutes most addresses
- * occur in a flow or two, and a rollup would be as long as the rows. */
+ * set (in this order) holding every field it groups or filters on.  Sets
+ * whose groups are many (AS pairs; destination ports, where every
+ * ephemeral port is a group) have hourly rollups only: at 5 minutes they
+ * would cost more disk than they save time.  Addresses have none: an
+ * hour's distinct addresses are a large part of its flows. */
 #define BOTH ((1u << NG_ROLLUP_NLEVELS) - 1)
 #define HOURLY 1u
 const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS] = {
@@ -54,7 +56,6 @@ const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS] = {
      BOTH},
     {"srcas", C(SRC_AS) | C(SRC_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
     {"dstas", C(DST_AS) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
-    {"port", C(DST_PORT) | C(SERVICE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
     {"if",
      C(EXPORTER) | C(EXPORTER_NAME) | C(OBSERVATION_DOMAIN) | C(IN_IF) | C(OUT_IF) | C(IN_IF_NAME) |
          C(OUT_IF_NAME) | C(PROTOCOL) | C(IP_VERSION) | C(DIRECTION) | C(SAMPLING_RATE) |
@@ -64,9 +65,8 @@ const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS] = {
     {"as",
      C(SRC_AS) | C(DST_AS) | C(SRC_AS_NAME) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) |
          C(IP_VERSION),
-     BOTH},
-    {"srcip", C(SRC_ADDR) | C(PROTOCOL) | C(IP_VERSION), HOURLY},
-    {"dstip", C(DST_ADDR) | C(PROTOCOL) | C(IP_VERSION), HOURLY},
+     HOURLY},
+    {"port", C(DST_PORT) | C(SERVICE) | C(PROTOCOL) | C(IP_VERSION), HOURLY},
 };
 _Static_assert(NG_ROLLUP_NLEVELS == 2 && HOURLY == 1u << 0, "level 0 is the hour");
 
@@ -210,7 +210,7 @@ static void add_row(group_table *t, const ng_flow *r, uint64_t dims, uint64_t le
 			g->flow_end = r->flow_end;
 			g->bytes = r->bytes;
 			g->packets = r->packets;
-			g->time_received = 1; /* NG_ROLLUP_FLOWS */
+			g->bytes_raw = 1; /* NG_ROLLUP_FLOWS */
 			memcpy(t->keys + t->n * t->kw, k, t->kw * sizeof *k);
 			t->slot[h] = (uint32_t)++t->n;
 			return;
@@ -222,12 +222,12 @@ static void add_row(group_table *t, const ng_flow *r, uint64_t dims, uint64_t le
 			g->flow_end = r->flow_end > g->flow_end ? r->flow_end : g->flow_end;
 			g->bytes += r->bytes;
 			g->packets += r->packets;
-			g->time_received++;
+			g->bytes_raw++;
 			return;
 		}
 	}
 }
-_Static_assert(NG_ROLLUP_FLOWS == NG_F_TIME_RECEIVED, "add_row counts flows in time_received");
+_Static_assert(NG_ROLLUP_FLOWS == NG_F_BYTES_RAW, "add_row counts flows in bytes_raw");
 
 static int cmp_start(const void *a, const void *b, void *arg)
 {

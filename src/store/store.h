@@ -276,10 +276,12 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
  * the rollups of the buckets wholly inside its range as from the rows.
  * They are written beside settled segments by the collector's
  * maintenance (ng_store_rollup) and removed with their segment. */
-#define NG_ROLLUP_NSETS 9
+#define NG_ROLLUP_NSETS 7
 #define NG_ROLLUP_NLEVELS 2
-/* In a rollup, this column holds the number of flows a row sums. */
-#define NG_ROLLUP_FLOWS NG_F_TIME_RECEIVED
+/* In a rollup, this column holds the number of flows a row sums (a
+ * plain integer column there: time_received would be stored as a
+ * difference from flow_end, which suits times, not counts). */
+#define NG_ROLLUP_FLOWS NG_F_BYTES_RAW
 
 typedef struct ng_rollup_set {
 	const char *name; /* "geo", "net", "srcas", …: see rollup.c */
