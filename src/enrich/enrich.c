@@ -6,7 +6,7 @@
  * AS and network together.  Each answer holds for a whole prefix (the
  * database's network, the trie's descent depth); the entry keeps the
  * longest of those prefixes, so any address inside it may reuse the entry:
- * the IPv4 cache is indexed by the /24 (a set of four entries in one cache
+ * the IPv4 cache is indexed by the /24 (a set of three entries in one cache
  * line, so the sub-networks of a /24 that a database splits finer do not
  * evict each other) and the IPv6 cache by the /48, and a hit is checked
  * against the stored prefix, never assumed.
@@ -24,19 +24,24 @@
 #include "core/strtab.h"
 #include "enrich/enrich_int.h"
 
-#define C4_BITS 14 /* sets of C4_WAYS entries: 1 MiB */
-#define C4_WAYS 4
+#define C4_BITS 14 /* sets of C4_WAYS entries in one cache line: 1 MiB */
+#define C4_WAYS 3
 #define C6_BITS 12
 
+/* An entry keeps the AS answer itself (number and name), not the index of
+ * the ASN database's record: a hit then reads no line but its set's (the
+ * records are MBs, a line each per address was the cost of a probe). */
 struct c4 {
 	uint32_t net;
-	uint32_t geo, as;
 	uint32_t netv_plen; /* network value << 6 | (prefix length + 1); 0 = empty */
+	uint32_t geo;       /* GeoIP record index */
+	uint32_t asn, as_name;
 };
 
 struct c4set {
 	_Alignas(64) struct c4 w[C4_WAYS]; /* most recently filled first */
 };
+_Static_assert(sizeof(struct c4set) == 64, "a set is one cache line");
 
 struct c6 {
 	uint64_t hi, lo;
@@ -214,8 +219,11 @@ void ng_enricher_free(ng_enricher *e)
 
 /* ---- lookups ---------------------------------------------------------- */
 
+/* What one address resolves to: GeoIP record, the ASN database's AS
+ * number and name, network value. */
 struct ainfo {
-	const ng_geo_rec *geo, *as;
+	const ng_geo_rec *geo;
+	uint32_t asn, as_name;
 	const ng_net_val *net;
 };
 
@@ -294,8 +302,21 @@ static void c4_fill(ng_enricher *e, uint32_t x, unsigned p, uint32_t geo, uint32
 	struct c4set *set = c4_set(e, x);
 	memmove(&set->w[1], &set->w[0], (C4_WAYS - 1) * sizeof set->w[0]);
 	uint32_t m = p ? ~0u << (32 - p) : 0;
-	set->w[0] =
-	    (struct c4){.net = x & m, .geo = geo, .as = as, .netv_plen = netv << 6 | (p + 1)};
+	set->w[0] = (struct c4){.net = x & m,
+	                        .netv_plen = netv << 6 | (p + 1),
+	                        .geo = geo,
+	                        .asn = e->asrec[as].asn,
+	                        .as_name = e->asrec[as].as_name};
+}
+
+/* *o from the tables' indexes. */
+static void set_info(const ng_enricher *e, uint32_t geo, uint32_t as, uint32_t netv,
+                     struct ainfo *o)
+{
+	o->geo = &e->georec[geo];
+	o->asn = e->asrec[as].asn;
+	o->as_name = e->asrec[as].as_name;
+	o->net = &e->netval[netv];
 }
 
 /* The answers for IPv4 address x (host order) after a cache miss. */
@@ -305,9 +326,7 @@ static void v4_miss(ng_enricher *e, const uint8_t a[16], uint32_t x, struct ainf
 	e->st.cache_misses++;
 	unsigned p = lookup_all(e, a, &geo, &as, &netv);
 	c4_fill(e, x, p, geo, as, netv);
-	o->geo = &e->georec[geo];
-	o->as = &e->asrec[as];
-	o->net = &e->netval[netv];
+	set_info(e, geo, as, netv, o);
 }
 
 /* The answers for an IPv6 address (a direct-mapped cache by the /48). */
@@ -333,9 +352,7 @@ static void v6_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)
 		                 .netv = netv,
 		                 .plen1 = (uint8_t)(p + 1)};
 	}
-	o->geo = &e->georec[geo];
-	o->as = &e->asrec[as];
-	o->net = &e->netval[netv];
+	set_info(e, geo, as, netv, o);
 }
 
 static const struct exporter *find_exporter(const ng_enricher *e, const uint8_t a[16])
@@ -367,14 +384,14 @@ static inline void set_as(const ng_enricher *e, const struct ainfo *ai, size_t s
 {
 	if (*asn) {
 		if (e->asn)
-			*name = ai->as->asn == *asn ? ai->as->as_name
-			                            : ng_astab_name(&e->astab, *asn, slot);
-	} else if (ai->as->asn) {
-		*asn = ai->as->asn;
+			*name =
+			    ai->asn == *asn ? ai->as_name : ng_astab_name(&e->astab, *asn, slot);
+	} else if (ai->asn) {
+		*asn = ai->asn;
 		/* GeoLite2-ASN leaves the organisation out of some networks of an
 		 * AS it names elsewhere */
-		*name = ai->as->as_name
-		            ? ai->as->as_name
+		*name = ai->as_name
+		            ? ai->as_name
 		            : ng_astab_name(&e->astab, *asn, ng_astab_slot(&e->astab, *asn));
 		*src |= db_bit;
 	}
@@ -417,10 +434,9 @@ static inline void start_side(const ng_enricher *e, const uint8_t a[16], uint32_
 	sd->v4 = v4_of(a, &sd->x);
 	if (sd->v4)
 		__builtin_prefetch(c4_set(e, sd->x));
-	if (asn && e->astab.key) {
+	if (asn && e->astab.kv) {
 		sd->slot = ng_astab_slot(&e->astab, asn);
-		__builtin_prefetch(&e->astab.key[sd->slot]);
-		__builtin_prefetch(&e->astab.val[sd->slot]);
+		__builtin_prefetch(&e->astab.kv[2 * sd->slot]);
 	} else {
 		sd->slot = 0;
 	}
@@ -434,7 +450,8 @@ static inline void probe_side(ng_enricher *e, const uint8_t a[16], const struct 
 		const struct c4 *c = c4_probe(c4_set(e, sd->x), sd->x);
 		if (c) {
 			o->geo = &e->georec[c->geo];
-			o->as = &e->asrec[c->as];
+			o->asn = c->asn;
+			o->as_name = c->as_name;
 			o->net = &e->netval[c->netv_plen >> 6];
 		} else {
 			v4_miss(e, a, sd->x, o);
@@ -442,18 +459,18 @@ static inline void probe_side(ng_enricher *e, const uint8_t a[16], const struct 
 	} else {
 		v6_info(e, a, o);
 	}
-	__builtin_prefetch(o->as);
 }
 
 /*
  * Three passes over blocks of BLOCK records, so that memory is waited for
  * in parallel rather than once per record: fetch every record's cache sets
  * and the AS-name slots of its own AS numbers, then probe the sets (now in
- * cache) and fetch the database records the answers point at, then fill
- * the fields.  The cache (1 MiB) and the AS tables (MBs) do not stay in
- * the core's caches; one record at a time, a probe and an AS record each
- * waited for memory.  Everything on this path is inline: at ~1 M records
- * a second, calls and recomputed hashes were a third of its cost.
+ * cache), then fill the fields.  The cache (1 MiB) and the AS-name table
+ * (MBs) do not stay in the core's caches; one record at a time, each
+ * waited for memory.  A hit reads one line per address, the record's own
+ * AS numbers one line each, the rest (GeoIP country records, network
+ * values, services bitmap) is small and stays cached.  Everything on this
+ * path is inline: calls and recomputed hashes were a third of its cost.
  */
 void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 {

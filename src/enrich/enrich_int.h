@@ -51,13 +51,14 @@ static inline uint32_t ng_mix32(uint32_t x)
 }
 
 /* A read-only view of a database's AS number → name table (open
- * addressing, linear probing; key 0 = empty slot), for probing inline on
- * the ingest path: ng_astab_slot gives the slot to prefetch (key + j,
- * val + j), ng_astab_name finishes the probe from there.  Owned by the
- * database; valid while it is open.  An empty view (no database, or no
- * names) has key == NULL and answers 0. */
+ * addressing, linear probing; slot j = kv[2j] the AS number, 0 = empty,
+ * kv[2j + 1] its name: one cache line), for probing inline on the ingest
+ * path: ng_astab_slot gives the slot to prefetch (kv + 2j),
+ * ng_astab_name finishes the probe from there.  Owned by the database;
+ * valid while it is open.  An empty view (no database, or no names) has
+ * kv == NULL and answers 0. */
 typedef struct ng_astab {
-	const uint32_t *key, *val;
+	const uint32_t *kv;
 	size_t mask; /* slots - 1 */
 } ng_astab;
 
@@ -72,12 +73,13 @@ static inline size_t ng_astab_slot(const ng_astab *t, uint32_t asn)
  * ng_astab_slot(t, asn). */
 static inline uint32_t ng_astab_name(const ng_astab *t, uint32_t asn, size_t j)
 {
-	if (!t->key || !asn)
+	if (!t->kv || !asn)
 		return 0;
-	while (t->key[j] && t->key[j] != asn)
+	while (t->kv[2 * j] && t->kv[2 * j] != asn)
 		j = (j + 1) & t->mask;
-	return t->key[j] ? t->val[j] : 0;
+	return t->kv[2 * j] ? t->kv[2 * j + 1] : 0;
 }
+
 size_t ng_geodb_nrecs(const ng_geodb *db);
 uint64_t ng_geodb_errors(const ng_geodb *db);
 /* Identity of the file when opened, for replacement checks. */

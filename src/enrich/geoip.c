@@ -45,8 +45,9 @@ struct ng_geodb {
 	size_t nrecs, caprecs;
 	uint32_t *hkey, *hval; /* data offset + 1 → record index; 0 = empty */
 	size_t hcap;
-	uint32_t *askey, *asval; /* asn → as_name, open addressing */
+	uint32_t *askey, *asval; /* asn → as_name, open addressing (while walking) */
 	size_t ascap, asn_n;
+	uint32_t *askv; /* the same table packed: slot j = askv[2j] (asn), askv[2j + 1] */
 	uint64_t errors;
 };
 
@@ -325,6 +326,19 @@ ng_geodb *ng_geodb_open(const char *path, const char *lang, char *err, size_t er
 	db->nrecs = 1;
 	if (walk(db, err, errlen) < 0)
 		goto fail;
+	if (db->ascap) { /* a name is then one cache line away, not two */
+		if (!(db->askv = malloc(db->ascap * 2 * sizeof *db->askv))) {
+			msg(err, errlen, "%s: out of memory", path);
+			goto fail;
+		}
+		for (size_t j = 0; j < db->ascap; j++) {
+			db->askv[2 * j] = db->askey[j];
+			db->askv[2 * j + 1] = db->asval[j];
+		}
+	}
+	free(db->askey);
+	free(db->asval);
+	db->askey = db->asval = NULL;
 	return db;
 fail:
 	ng_geodb_free(db);
@@ -343,6 +357,7 @@ void ng_geodb_free(ng_geodb *db)
 	free(db->hval);
 	free(db->askey);
 	free(db->asval);
+	free(db->askv);
 	free(db);
 }
 
@@ -393,17 +408,15 @@ const ng_geo_rec *ng_geodb_rec(const ng_geodb *db, uint32_t idx)
 
 uint32_t ng_geodb_as_name(const ng_geodb *db, uint32_t asn)
 {
-	if (!asn || !db->ascap)
-		return 0;
-	size_t j = hash_slot(db->askey, db->ascap, asn);
-	return db->askey[j] ? db->asval[j] : 0;
+	ng_astab t;
+	ng_geodb_astab(db, &t);
+	return ng_astab_name(&t, asn, ng_astab_slot(&t, asn));
 }
 
 void ng_geodb_astab(const ng_geodb *db, ng_astab *t)
 {
-	t->key = db->ascap ? db->askey : NULL;
-	t->val = db->ascap ? db->asval : NULL;
-	t->mask = db->ascap ? db->ascap - 1 : 0;
+	t->kv = db->askv;
+	t->mask = db->askv ? db->ascap - 1 : 0;
 }
 
 size_t ng_geodb_nrecs(const ng_geodb *db)
