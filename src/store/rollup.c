@@ -133,16 +133,57 @@ uint64_t ng_rollup_bytes(const char *seg)
 	return n;
 }
 
+#define KEY_WORDS 16 /* the widest set's fields (≤ 128 bytes) */
+
 /* ---- building ------------------------------------------------------------- */
 
-#define KEY_WORDS 16 /* bucket + the widest set's fields (≤ 120 bytes) */
+/*
+ * A grouper sums rows (in flow_start order) per (bucket, the set's
+ * fields).  Rows come bucket after bucket, so its hash table holds one
+ * bucket's groups and is cleared at the next: it stays small and in
+ * cache.  Were the rows not in order, a bucket would only be split into
+ * two groups of rows, whose sums a query adds up all the same.
+ */
+typedef struct grouper {
+	struct {
+		uint16_t off;
+		uint8_t size;
+	} dim[NG_FIELD_COUNT]; /* the set's fields in ng_flow */
+	size_t ndim, kw;       /* kw: key words */
+	uint64_t level;        /* bucket, ms */
+	ng_flow *out;          /* the groups, bucket after bucket */
+	uint64_t *keys;        /* kw words per group */
+	size_t n, cap;
+	size_t base;     /* first group of the current bucket */
+	uint64_t bucket; /* the current bucket's start */
+	uint32_t *slot;  /* current bucket: group - base + 1; 0 empty */
+	size_t mask;
+} grouper;
 
-typedef struct group_table {
-	uint64_t *keys; /* cap × kw words */
-	ng_flow *out;   /* the groups, as rollup rows */
-	uint32_t *slot; /* mask + 1 entries: group index + 1, 0 empty */
-	size_t n, cap, mask, kw;
-} group_table;
+static int grouper_init(grouper *g, uint64_t dims, uint64_t level_ms)
+{
+	memset(g, 0, sizeof *g);
+	size_t kb = 0;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		if (dims & NG_COL(f)) {
+			g->dim[g->ndim].off = ng_fields[f].offset;
+			g->dim[g->ndim++].size = ng_fields[f].size;
+			kb += ng_fields[f].size;
+		}
+	g->kw = kb ? (kb + 7) / 8 : 1;
+	g->level = level_ms;
+	g->bucket = UINT64_MAX;
+	g->mask = 1023;
+	g->slot = calloc(g->mask + 1, sizeof *g->slot);
+	return g->slot ? 0 : -1;
+}
+
+static void grouper_free(grouper *g)
+{
+	free(g->out);
+	free(g->keys);
+	free(g->slot);
+}
 
 static uint64_t hash_words(const uint64_t *k, size_t kw)
 {
@@ -155,79 +196,105 @@ static uint64_t hash_words(const uint64_t *k, size_t kw)
 	return h;
 }
 
-/* Sizes the table for at most `rows` groups. */
-static int table_init(group_table *t, size_t rows, size_t kw)
+/* Puts group i (of the current bucket) in the table. */
+static void slot_put(grouper *g, size_t i)
 {
-	size_t slots = 16;
-	while (slots < rows * 2)
-		slots *= 2;
-	memset(t, 0, sizeof *t);
-	t->kw = kw;
-	t->cap = rows;
-	t->mask = slots - 1;
-	t->keys = malloc(rows * kw * sizeof *t->keys);
-	t->out = malloc(rows * sizeof *t->out);
-	t->slot = calloc(slots, sizeof *t->slot);
-	return t->keys && t->out && t->slot ? 0 : -1;
+	size_t h = hash_words(g->keys + i * g->kw, g->kw) & g->mask;
+	while (g->slot[h])
+		h = (h + 1) & g->mask;
+	g->slot[h] = (uint32_t)(i - g->base + 1);
 }
 
-static void table_free(group_table *t)
+/* Room for one more group: arrays and a table at most half full. */
+static int grouper_room(grouper *g)
 {
-	free(t->keys);
-	free(t->out);
-	free(t->slot);
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 4096;
+		ng_flow *o = realloc(g->out, cap * sizeof *o);
+		if (o)
+			g->out = o;
+		uint64_t *k = realloc(g->keys, cap * g->kw * sizeof *k);
+		if (k)
+			g->keys = k;
+		if (!o || !k)
+			return -1;
+		g->cap = cap;
+	}
+	if ((g->n - g->base + 1) * 2 > g->mask + 1) {
+		size_t slots = (g->mask + 1) * 2;
+		uint32_t *s = calloc(slots, sizeof *s);
+		if (!s)
+			return -1;
+		free(g->slot);
+		g->slot = s;
+		g->mask = slots - 1;
+		for (size_t i = g->base; i < g->n; i++)
+			slot_put(g, i);
+	}
+	return 0;
 }
 
-/* The key of row r: its bucket, then the set's fields in table order. */
-static void make_key(const ng_flow *r, uint64_t dims, uint64_t level_ms, uint64_t *k, size_t kw)
+/* Adds row r, which sums `flows` flows, to its group.  Returns 0 or -1
+ * when out of memory. */
+static int grouper_add(grouper *g, const ng_flow *r, uint64_t flows)
 {
-	memset(k, 0, kw * sizeof *k);
-	k[0] = r->flow_start - r->flow_start % level_ms;
-	uint8_t *p = (uint8_t *)(k + 1);
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-		if (dims & NG_COL(f)) {
-			memcpy(p, (const uint8_t *)r + ng_fields[f].offset, ng_fields[f].size);
-			p += ng_fields[f].size;
-		}
-}
-
-/* Adds row r to its group (rows ≤ t->cap, so there is always room). */
-static void add_row(group_table *t, const ng_flow *r, uint64_t dims, uint64_t level_ms)
-{
-	uint64_t k[KEY_WORDS];
-	make_key(r, dims, level_ms, k, t->kw);
-	for (size_t h = hash_words(k, t->kw) & t->mask;; h = (h + 1) & t->mask) {
-		uint32_t s = t->slot[h];
-		if (!s) {
-			ng_flow *g = &t->out[t->n];
-			memset(g, 0, sizeof *g);
-			for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-				if (dims & NG_COL(f))
-					memcpy((uint8_t *)g + ng_fields[f].offset,
-					       (const uint8_t *)r + ng_fields[f].offset,
-					       ng_fields[f].size);
-			g->flow_start = r->flow_start;
-			g->flow_end = r->flow_end;
-			g->bytes = r->bytes;
-			g->packets = r->packets;
-			g->bytes_raw = 1; /* NG_ROLLUP_FLOWS */
-			memcpy(t->keys + t->n * t->kw, k, t->kw * sizeof *k);
-			t->slot[h] = (uint32_t)++t->n;
-			return;
-		}
-		if (!memcmp(t->keys + (s - 1) * t->kw, k, t->kw * sizeof *k)) {
-			ng_flow *g = &t->out[s - 1];
-			g->flow_start =
-			    r->flow_start < g->flow_start ? r->flow_start : g->flow_start;
-			g->flow_end = r->flow_end > g->flow_end ? r->flow_end : g->flow_end;
-			g->bytes += r->bytes;
-			g->packets += r->packets;
-			g->bytes_raw++;
-			return;
+	uint64_t b = r->flow_start - r->flow_start % g->level, k[KEY_WORDS] = {0};
+	if (b != g->bucket) {
+		memset(g->slot, 0, (g->mask + 1) * sizeof *g->slot);
+		g->base = g->n;
+		g->bucket = b;
+	}
+	uint8_t *p = (uint8_t *)k;
+	for (size_t j = 0; j < g->ndim; j++) {
+		memcpy(p, (const uint8_t *)r + g->dim[j].off, g->dim[j].size);
+		p += g->dim[j].size;
+	}
+	const size_t kw = g->kw;
+	size_t h = hash_words(k, kw) & g->mask;
+	for (;; h = (h + 1) & g->mask) {
+		uint32_t s = g->slot[h];
+		if (!s)
+			break;
+		ng_flow *o = &g->out[g->base + s - 1];
+		if (!memcmp(g->keys + (g->base + s - 1) * kw, k, kw * sizeof *k)) {
+			o->flow_start =
+			    r->flow_start < o->flow_start ? r->flow_start : o->flow_start;
+			o->flow_end = r->flow_end > o->flow_end ? r->flow_end : o->flow_end;
+			o->bytes += r->bytes;
+			o->packets += r->packets;
+			o->bytes_raw += flows; /* NG_ROLLUP_FLOWS */
+			return 0;
 		}
 	}
+	if (grouper_room(g))
+		return -1;
+	ng_flow *o = &g->out[g->n];
+	memset(o, 0, sizeof *o);
+	for (size_t j = 0; j < g->ndim; j++)
+		memcpy((uint8_t *)o + g->dim[j].off, (const uint8_t *)r + g->dim[j].off,
+		       g->dim[j].size);
+	o->flow_start = r->flow_start;
+	o->flow_end = r->flow_end;
+	o->bytes = r->bytes;
+	o->packets = r->packets;
+	o->bytes_raw = flows;
+	memcpy(g->keys + g->n * kw, k, kw * sizeof *k);
+	g->n++;
+	slot_put(g, g->n - 1);
+	return 0;
 }
-_Static_assert(NG_ROLLUP_FLOWS == NG_F_BYTES_RAW, "add_row counts flows in bytes_raw");
+_Static_assert(NG_ROLLUP_FLOWS == NG_F_BYTES_RAW, "grouper_add counts flows in bytes_raw");
+_Static_assert(KEY_WORDS * 8 >= 64, "a set's fields fit a key");
+
+/* Sums rows[0..n) into g: raw rows (one flow each) or, `summed`, rows of
+ * a finer rollup (their flow counts).  Returns 0 or -1. */
+static int group_rows(grouper *g, const ng_flow *rows, size_t n, bool summed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (grouper_add(g, &rows[i], summed ? rows[i].bytes_raw : 1))
+			return -1;
+	return 0;
+}
 
 static int cmp_start(const void *a, const void *b, void *arg)
 {
@@ -272,35 +339,27 @@ typedef struct build_ctx {
 	ng_store_maint_stats *st;
 } build_ctx;
 
-/* Writes rollup (set, level) of the n rows to `path`. */
-static int write_rollup(build_ctx *c, const char *path, unsigned set, unsigned level, size_t n)
+/* Writes the groups of g as rollup `set` to `path` (sorted by
+ * flow_start, as every segment). */
+static int write_rollup(build_ctx *c, const char *path, unsigned set, const grouper *g)
 {
-	const uint64_t dims = ng_rollup_sets[set].dims, cols = dims | MEASURES;
-	size_t kb = 0;
+	const uint64_t cols = ng_rollup_sets[set].dims | MEASURES;
 	ng_field fields[NG_FIELD_COUNT];
 	size_t nf = 0;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (dims & NG_COL(f))
-			kb += ng_fields[f].size;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		if (cols & NG_COL(f))
 			fields[nf++] = ng_fields[f];
-	}
-	group_table t;
-	uint32_t *order = NULL;
 	int rc = -1;
-	if (table_init(&t, n, 1 + (kb + 7) / 8))
+	uint32_t *order = malloc(g->n * sizeof *order);
+	if (!order)
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		add_row(&t, &c->rows[i], dims, ng_rollup_levels_ms[level]);
-	if (!(order = malloc(t.n * sizeof *order)))
-		goto out;
-	for (size_t i = 0; i < t.n; i++)
+	for (size_t i = 0; i < g->n; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, t.n, sizeof *order, cmp_start, t.out);
+	qsort_r(order, g->n, sizeof *order, cmp_start, g->out);
 	const uint8_t *img;
 	size_t len;
 	char err[256], tmp[4300];
-	if (ng_seg_encode_fields(c->enc, fields, nf, t.out, order, t.n, &img, &len, err,
+	if (ng_seg_encode_fields(c->enc, fields, nf, g->out, order, g->n, &img, &len, err,
 	                         sizeof err)) {
 		ng_error("store: rollup %s: %s", path, err);
 		goto out;
@@ -312,13 +371,12 @@ static int write_rollup(build_ctx *c, const char *path, unsigned set, unsigned l
 		goto out;
 	}
 	c->st->rollups_written++;
-	c->st->rollup_rows += t.n;
+	c->st->rollup_rows += g->n;
 	rc = 0;
 out:
 	if (rc)
 		c->st->errors++;
 	free(order);
-	table_free(&t);
 	return rc;
 }
 
@@ -368,26 +426,75 @@ static long load_rows(build_ctx *c, const char *seg)
 	return (long)n;
 }
 
+/* Path of rollup (set, level) of `seg` into p[len]; false when the set
+ * has no such level. */
+static bool rollup_path(const char *seg, unsigned set, unsigned level, char *p, size_t len)
+{
+	char suf[32];
+	return ng_rollup_suffix(set, level, suf, sizeof suf) == 0 &&
+	       (size_t)snprintf(p, len, "%s%s", seg, suf) < len;
+}
+
+/* Writes the rollups of `set` that segment `seg` lacks, from its rows
+ * (loaded on first need: *n == -2 until then).  The finest level is
+ * summed from the rows, each coarser one from the level below it.
+ * Returns true when it wrote one. */
+static bool roll_set(build_ctx *c, const char *seg, unsigned set, long *n)
+{
+	bool missing[NG_ROLLUP_NLEVELS], any = false, wrote = false;
+	char path[NG_ROLLUP_NLEVELS][4200];
+	int finest = -1;
+	for (unsigned l = 0; l < NG_ROLLUP_NLEVELS; l++) {
+		struct stat st;
+		missing[l] = false;
+		if (!rollup_path(seg, set, l, path[l], sizeof path[l]))
+			continue;
+		finest = (int)l; /* levels go coarsest first */
+		missing[l] = stat(path[l], &st) != 0;
+		any |= missing[l];
+	}
+	if (!any)
+		return false;
+	if (*n == -2 && (*n = load_rows(c, seg)) < 0) {
+		c->st->errors += errno != ENOENT;
+		return false;
+	}
+	if (*n == 0)
+		return false;
+	/* from the finest level up: each from the one below */
+	grouper below = {0};
+	bool have_below = false;
+	for (int l = finest; l >= 0; l--) {
+		if (!(ng_rollup_sets[set].levels & 1u << l))
+			continue;
+		grouper g;
+		if (grouper_init(&g, ng_rollup_sets[set].dims, ng_rollup_levels_ms[l]) ||
+		    (have_below ? group_rows(&g, below.out, below.n, true)
+		                : group_rows(&g, c->rows, (size_t)*n, false))) {
+			ng_error("store: rollup: out of memory for %s", seg);
+			c->st->errors++;
+			grouper_free(&g);
+			break;
+		}
+		if (missing[l] && write_rollup(c, path[l], set, &g) == 0)
+			wrote = true;
+		if (have_below)
+			grouper_free(&below);
+		below = g;
+		have_below = true;
+	}
+	if (have_below)
+		grouper_free(&below);
+	return wrote;
+}
+
 /* Writes the rollups segment `seg` lacks. */
 static void roll_segment(build_ctx *c, const char *seg)
 {
 	long n = -2;
 	bool wrote = false;
-	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
-		for (unsigned l = 0; l < NG_ROLLUP_NLEVELS; l++) {
-			char suf[32], p[4200];
-			struct stat st;
-			if (ng_rollup_suffix(s, l, suf, sizeof suf) ||
-			    (size_t)snprintf(p, sizeof p, "%s%s", seg, suf) >= sizeof p ||
-			    stat(p, &st) == 0)
-				continue;
-			if (n == -2 && (n = load_rows(c, seg)) < 0) {
-				c->st->errors += errno != ENOENT;
-				return;
-			}
-			if (n > 0 && write_rollup(c, p, s, l, (size_t)n) == 0)
-				wrote = true;
-		}
+	for (unsigned s = 0; s < NG_ROLLUP_NSETS && n != -1; s++)
+		wrote |= roll_set(c, seg, s, &n);
 	if (wrote)
 		c->st->segments_rolled++;
 }
