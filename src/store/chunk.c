@@ -80,13 +80,16 @@ static uint8_t *col_of(ng_chunk *c, size_t f)
  * the records OR-ed together word by word, then each field's bytes. */
 static uint64_t present(const ng_flow *records, size_t n)
 {
+	/* word by word from the records themselves: a copy of each whole
+	 * record first compiled to a `rep movsq`, half of this function */
 	uint64_t acc[WORDS] = {0};
-	for (size_t i = 0; i < n; i++) {
-		uint64_t w[WORDS];
-		memcpy(w, &records[i], sizeof w);
-		for (size_t k = 0; k < WORDS; k++)
-			acc[k] |= w[k];
-	}
+	const uint8_t *rec = (const uint8_t *)records;
+	for (size_t i = 0; i < n; i++, rec += sizeof(ng_flow))
+		for (size_t k = 0; k < WORDS; k++) {
+			uint64_t w;
+			memcpy(&w, rec + 8 * k, 8);
+			acc[k] |= w;
+		}
 	const uint8_t *b = (const uint8_t *)acc;
 	uint64_t mask = 0;
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
