@@ -424,6 +424,16 @@ static int list_row(run_ctx *c, const ng_column_batch *b, size_t i)
 
 enum { AGG_BLOCK = 32 };
 
+/* q->fold: a key part that is none of the kept values becomes "other". */
+static void fold_key(const ng_query *q, uint8_t *k)
+{
+	uint8_t *part = k + q->fold_off;
+	for (size_t i = 0; i < q->nfold; i++)
+		if (!memcmp(part, q->fold + i * q->fold_len, q->fold_len))
+			return;
+	memcpy(part, q->fold_other, q->fold_len);
+}
+
 /*
  * Adds the rows idx[0..n) (n ≤ AGG_BLOCK) to their groups, the either key
  * (if any) taking its `alt` side when `alt_side`.  Keys and hashes are made
@@ -463,6 +473,8 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 		}
 		if (c->xform)
 			key_xform(c->q, (uint8_t *)keys[m]);
+		if (c->q->nfold)
+			fold_key(c->q, (uint8_t *)keys[m]);
 		hs[m] = hash_key(keys[m], kw);
 		if (c->t.slots)
 			__builtin_prefetch(&c->t.slots[hs[m] & c->t.mask]);
@@ -1067,6 +1079,8 @@ static void choose_fast(run_ctx *c)
 {
 	const ng_query *q = c->q;
 	c->fast = FAST_NONE;
+	if (q->nfold)
+		return; /* folding is done on the generic table's keys */
 	if (!c->xform && c->either < 0 && ng_query_key_len(q) <= 8)
 		c->fast = FAST_64;
 	if (q->nkeys != 1 || q->keys[0].bucket_ms)

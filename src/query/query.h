@@ -67,6 +67,12 @@ typedef struct ng_query {
 	/* read every segment's rows, never its rollups (tests compare both
 	 * ways; the answer is the same) */
 	bool no_rollup;
+	/* group-by: a key whose bytes [fold_off, fold_off + fold_len) equal
+	 * none of the nfold values at fold (fold_len bytes each) gets
+	 * fold_other there instead: its flows go to one group, the "other"
+	 * of a top-N time series (series.c).  nfold 0: none.  Borrowed. */
+	const uint8_t *fold, *fold_other;
+	size_t nfold, fold_off, fold_len;
 } ng_query;
 
 /* One aggregated group. */

@@ -182,6 +182,78 @@ static int make_points(ng_series *s, const ng_agg_row *rows, size_t n, size_t kl
 	return 0;
 }
 
+/* The series order as a query order: pps and bps rank as packets and
+ * bytes (over one common range the order is the same). */
+static enum ng_order series_order(enum ng_order o)
+{
+	return o == NG_ORDER_PPS ? NG_ORDER_PACKETS : o == NG_ORDER_BPS ? NG_ORDER_BYTES : o;
+}
+
+/*
+ * The top q->limit series and "other" in two scans: the top keys by their
+ * totals over the range (a plain top-N: the same ranking, ties to the
+ * smaller key, as key_totals and cmp_rank give), then the buckets with
+ * every other key folded into one (q->fold), so the table holds limit + 1
+ * groups a bucket instead of every key's.  bq is the bucketed query.
+ */
+static int top_series(const char *dir, const ng_query *q, const ng_query *bq, ng_series *out,
+                      char *err, size_t errlen)
+{
+	const size_t klen = ng_query_key_len(q);
+	ng_query tq = *q;
+	tq.order = series_order(q->order);
+	ng_query_result top;
+	if (ng_query_run(dir, &tq, &top, err, errlen))
+		return -1;
+	uint8_t *fold = malloc((top.nrows ? top.nrows : 1) * klen), other[NG_QUERY_KEY_MAX];
+	if (!fold) {
+		ng_query_result_free(&top);
+		goto oom;
+	}
+	for (size_t i = 0; i < top.nrows; i++)
+		memcpy(fold + i * klen, top.rows[i].key, klen);
+	/* "other": a value no kept key has (at most limit of 256 fills taken) */
+	for (int fill = 0xff;; fill--) {
+		memset(other, fill, klen);
+		size_t i = 0;
+		while (i < top.nrows && memcmp(fold + i * klen, other, klen))
+			i++;
+		if (i == top.nrows)
+			break;
+	}
+	ng_query fq = *bq;
+	fq.fold = fold;
+	fq.fold_other = other;
+	fq.nfold = top.nrows;
+	fq.fold_off = 8;
+	fq.fold_len = klen;
+	int rc = ng_query_run(dir, &fq, &out->res, err, errlen);
+	free(fold);
+	out->top = top.rows; /* the totals of each kept key: the series' */
+	out->nseries = top.nrows;
+	top.rows = NULL;
+	if (rc == 0) {
+		ng_scan_stats_add(&out->res.scan, &top.scan);
+		out->res.elapsed_s += top.elapsed_s;
+		out->res.groups = top.groups; /* distinct keys, as without folding */
+	}
+	ng_query_result_free(&top);
+	if (rc) {
+		ng_series_free(out);
+		return -1;
+	}
+	if (make_points(out, out->res.rows, out->res.nrows, klen))
+		goto oom;
+	free(out->res.rows);
+	out->res.rows = NULL;
+	out->res.nrows = 0;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	ng_series_free(out);
+	return -1;
+}
+
 int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
                   char *err, size_t errlen)
 {
@@ -206,10 +278,13 @@ int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_s
 		return -1;
 	}
 	out->interval_ms = interval_ms;
+	size_t klen = ng_query_key_len(q);
+	if (klen && q->limit)
+		return top_series(dir, q, &bq, out, err, errlen);
 	if (ng_query_run(dir, &bq, &out->res, err, errlen))
 		return -1;
 	const ng_agg_row *rows = out->res.rows;
-	size_t n = out->res.nrows, klen = ng_query_key_len(q);
+	size_t n = out->res.nrows;
 	if (klen) {
 		size_t *idx = malloc((n ? n : 1) * sizeof *idx);
 		if (!idx)
