@@ -6,7 +6,7 @@
  * AS and network together.  Each answer holds for a whole prefix (the
  * database's network, the trie's descent depth); the entry keeps the
  * longest of those prefixes, so any address inside it may reuse the entry:
- * the IPv4 cache is indexed by the /24 (a set of three entries in one cache
+ * the IPv4 cache is indexed by the /24 (a set of two entries in one cache
  * line, so the sub-networks of a /24 that a database splits finer do not
  * evict each other) and the IPv6 cache by the /48, and a hit is checked
  * against the stored prefix, never assumed.
@@ -18,24 +18,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "core/log.h"
 #include "core/strtab.h"
 #include "enrich/enrich_int.h"
 
-#define C4_BITS 14 /* sets of C4_WAYS entries in one cache line: 1 MiB */
-#define C4_WAYS 3
+/* sets of C4_WAYS entries in one cache line: 4 MiB (the lines touched are
+ * the traffic's /24s, whatever the size: more sets only means fewer
+ * conflicts) */
+#define C4_BITS 16
+#define C4_WAYS 2
 #define C6_BITS 12
 
 /* An entry keeps the AS answer itself (number and name), not the index of
- * the ASN database's record: a hit then reads no line but its set's (the
- * records are MBs, a line each per address was the cost of a probe). */
+ * the ASN database's record, and the name of the last AS number a record
+ * carried for an address of the prefix when the database's differs (an
+ * exporter's AS numbers are mostly the same for the same prefix): a hit
+ * then reads no line but its set's.  The ASN records and the AS-name
+ * table are MBs; a line of each per address was most of a probe's cost. */
 struct c4 {
 	uint32_t net;
 	uint32_t netv_plen; /* network value << 6 | (prefix length + 1); 0 = empty */
 	uint32_t geo;       /* GeoIP record index */
 	uint32_t asn, as_name;
+	uint32_t rasn, ras_name; /* a record's AS number (0: none yet) and its name */
+	uint32_t pad_;
 };
 
 struct c4set {
@@ -141,9 +150,16 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 	ng_enricher *e = calloc(1, sizeof *e);
 	if (!e)
 		goto nomem;
-	e->c4 = aligned_alloc(64, ((size_t)1 << C4_BITS) * sizeof *e->c4);
-	if (e->c4)
-		memset(e->c4, 0, ((size_t)1 << C4_BITS) * sizeof *e->c4);
+	/* 2 MiB aligned and advised for huge pages: probes land anywhere in
+	 * the 4 MiB, two huge pages instead of 1024 TLB entries */
+	const size_t c4len = ((size_t)1 << C4_BITS) * sizeof *e->c4;
+	e->c4 = aligned_alloc((size_t)2 << 20, c4len);
+	if (e->c4) {
+#ifdef MADV_HUGEPAGE
+		madvise(e->c4, c4len, MADV_HUGEPAGE); /* advice: failure is harmless */
+#endif
+		memset(e->c4, 0, c4len);
+	}
 	e->c6 = calloc((size_t)1 << C6_BITS, sizeof *e->c6);
 	e->nets = ng_nettrie_new();
 	if (!e->c4 || !e->c6 || !e->nets)
@@ -224,6 +240,7 @@ void ng_enricher_free(ng_enricher *e)
 struct ainfo {
 	const ng_geo_rec *geo;
 	uint32_t asn, as_name;
+	uint32_t rasn, ras_name; /* the record's own AS number, when it differs, and its name */
 	const ng_net_val *net;
 };
 
@@ -279,10 +296,10 @@ static inline struct c4set *c4_set(const ng_enricher *e, uint32_t x)
 /* The entry of the IPv4 cache that answers for address x (host order), or
  * NULL.  Branch-light: an entry's mask comes from its prefix length by a
  * shift (length + 1 = 0 marks an empty entry). */
-static inline const struct c4 *c4_probe(const struct c4set *set, uint32_t x)
+static inline struct c4 *c4_probe(struct c4set *set, uint32_t x)
 {
 	for (int i = 0; i < C4_WAYS; i++) {
-		const struct c4 *c = &set->w[i];
+		struct c4 *c = &set->w[i];
 		uint32_t plen1 = c->netv_plen & 63; /* 0..33 */
 		uint32_t m = (uint32_t)(UINT64_MAX << (33 - plen1));
 		if (plen1 && !((x ^ c->net) & m))
@@ -316,6 +333,7 @@ static void set_info(const ng_enricher *e, uint32_t geo, uint32_t as, uint32_t n
 	o->geo = &e->georec[geo];
 	o->asn = e->asrec[as].asn;
 	o->as_name = e->asrec[as].as_name;
+	o->rasn = o->ras_name = 0;
 	o->net = &e->netval[netv];
 }
 
@@ -377,15 +395,14 @@ static uint32_t if_name(const struct exporter *x, uint32_t index)
 }
 
 /* AS number and name for one side: the record's AS when non-zero (named
- * from the ASN database when it knows it; `slot` = its AS-name table slot),
- * else the database's. */
-static inline void set_as(const ng_enricher *e, const struct ainfo *ai, size_t slot, uint32_t *asn,
+ * from the ASN database when it knows it: ai holds its name, see
+ * name_side), else the database's. */
+static inline void set_as(const ng_enricher *e, const struct ainfo *ai, uint32_t *asn,
                           uint32_t *name, uint8_t *src, uint8_t db_bit)
 {
 	if (*asn) {
 		if (e->asn)
-			*name =
-			    ai->asn == *asn ? ai->as_name : ng_astab_name(&e->astab, *asn, slot);
+			*name = ai->asn == *asn ? ai->as_name : ai->ras_name;
 	} else if (ai->asn) {
 		*asn = ai->asn;
 		/* GeoLite2-ASN leaves the organisation out of some networks of an
@@ -399,7 +416,7 @@ static inline void set_as(const ng_enricher *e, const struct ainfo *ai, size_t s
 
 /* The fields of record r from its addresses' answers. */
 static inline void fill(const ng_enricher *e, ng_flow *r, const struct ainfo *s,
-                        const struct ainfo *d, size_t sslot, size_t dslot)
+                        const struct ainfo *d)
 {
 	r->src_country = s->geo->country;
 	r->dst_country = d->geo->country;
@@ -407,8 +424,8 @@ static inline void fill(const ng_enricher *e, ng_flow *r, const struct ainfo *s,
 	r->dst_continent = d->geo->continent;
 	r->src_city = s->geo->city;
 	r->dst_city = d->geo->city;
-	set_as(e, s, sslot, &r->src_as, &r->src_as_name, &r->as_source, NG_AS_SRC_DB);
-	set_as(e, d, dslot, &r->dst_as, &r->dst_as_name, &r->as_source, NG_AS_DST_DB);
+	set_as(e, s, &r->src_as, &r->src_as_name, &r->as_source, NG_AS_SRC_DB);
+	set_as(e, d, &r->dst_as, &r->dst_as_name, &r->as_source, NG_AS_DST_DB);
 	r->src_net = s->net->name;
 	r->dst_net = d->net->name;
 	r->src_net_role = s->net->role;
@@ -419,31 +436,27 @@ static inline void fill(const ng_enricher *e, ng_flow *r, const struct ainfo *s,
 		r->service = ng_services_lookup(e->svc, r->protocol, r->src_port, r->dst_port);
 }
 
-/* What the first pass learns of one address of a record. */
+/* What the first two passes learn of one address of a record. */
 struct side {
 	uint32_t x;  /* IPv4 address, host order */
 	bool v4;     /* else IPv6: x is not used */
-	size_t slot; /* AS-name table slot of the record's own AS number */
+	bool lookup; /* the record's AS number is to be named from the table ... */
+	size_t slot; /* ... from this slot on (fetched meanwhile) */
 };
 
-/* Pass 1 for one address and the record's AS number on that side: which
- * cache set and AS-name slot pass 2 and 3 read, fetched meanwhile. */
-static inline void start_side(const ng_enricher *e, const uint8_t a[16], uint32_t asn,
-                              struct side *sd)
+/* Pass 1 for one address: which cache set pass 2 reads, fetched meanwhile. */
+static inline void start_side(const ng_enricher *e, const uint8_t a[16], struct side *sd)
 {
 	sd->v4 = v4_of(a, &sd->x);
 	if (sd->v4)
 		__builtin_prefetch(c4_set(e, sd->x));
-	if (asn && e->astab.kv) {
-		sd->slot = ng_astab_slot(&e->astab, asn);
-		__builtin_prefetch(&e->astab.kv[2 * sd->slot]);
-	} else {
-		sd->slot = 0;
-	}
 }
 
-/* Pass 2 for one address: the answers, from the cache or the tables. */
-static inline void probe_side(ng_enricher *e, const uint8_t a[16], const struct side *sd,
+/* Pass 2 for one address and the record's AS number `asn` on that side:
+ * the answers, from the cache or the tables; when the record's AS number
+ * is neither the database's nor the one the cache remembers, the AS-name
+ * slot for pass 3, fetched meanwhile. */
+static inline void probe_side(ng_enricher *e, const uint8_t a[16], uint32_t asn, struct side *sd,
                               struct ainfo *o)
 {
 	if (sd->v4) {
@@ -452,6 +465,8 @@ static inline void probe_side(ng_enricher *e, const uint8_t a[16], const struct 
 			o->geo = &e->georec[c->geo];
 			o->asn = c->asn;
 			o->as_name = c->as_name;
+			o->rasn = c->rasn;
+			o->ras_name = c->ras_name;
 			o->net = &e->netval[c->netv_plen >> 6];
 		} else {
 			v4_miss(e, a, sd->x, o);
@@ -459,18 +474,42 @@ static inline void probe_side(ng_enricher *e, const uint8_t a[16], const struct 
 	} else {
 		v6_info(e, a, o);
 	}
+	sd->lookup = asn && e->asn && asn != o->asn && asn != o->rasn;
+	if (sd->lookup) {
+		sd->slot = ng_astab_slot(&e->astab, asn);
+		if (e->astab.kv)
+			__builtin_prefetch(&e->astab.kv[2 * sd->slot]);
+	}
+}
+
+/* Pass 3 for one address, before the fields are filled: names the
+ * record's AS number `asn` when pass 2 found it to be looked up, and has
+ * the cache remember it for the address's prefix. */
+static inline void name_side(ng_enricher *e, uint32_t asn, const struct side *sd, struct ainfo *o)
+{
+	if (!sd->lookup)
+		return;
+	o->rasn = asn;
+	o->ras_name = ng_astab_name(&e->astab, asn, sd->slot);
+	if (sd->v4) {
+		struct c4 *c = c4_probe(c4_set(e, sd->x), sd->x);
+		if (c) {
+			c->rasn = asn;
+			c->ras_name = o->ras_name;
+		}
+	}
 }
 
 /*
  * Three passes over blocks of BLOCK records, so that memory is waited for
- * in parallel rather than once per record: fetch every record's cache sets
- * and the AS-name slots of its own AS numbers, then probe the sets (now in
- * cache), then fill the fields.  The cache (1 MiB) and the AS-name table
- * (MBs) do not stay in the core's caches; one record at a time, each
- * waited for memory.  A hit reads one line per address, the record's own
- * AS numbers one line each, the rest (GeoIP country records, network
- * values, services bitmap) is small and stays cached.  Everything on this
- * path is inline: calls and recomputed hashes were a third of its cost.
+ * in parallel rather than once per record: fetch every record's cache
+ * sets, then probe them (now in cache) and fetch the AS-name slots of the
+ * record AS numbers the cache cannot name, then fill the fields.  The
+ * cache (1 MiB) and the AS-name table (MBs) do not stay in the core's
+ * caches; one record at a time, each waited for memory.  A hit reads one
+ * line per address; the rest (GeoIP country records, network values,
+ * services bitmap) is small and stays cached.  Everything on this path is
+ * inline: calls and recomputed hashes were a third of its cost.
  */
 void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 {
@@ -484,15 +523,17 @@ void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 		size_t m = n - lo < BLOCK ? n - lo : BLOCK;
 		ng_flow *blk = flows + lo;
 		for (size_t i = 0; i < m; i++) {
-			start_side(e, blk[i].src_addr, blk[i].src_as, &ss[i]);
-			start_side(e, blk[i].dst_addr, blk[i].dst_as, &ds[i]);
+			start_side(e, blk[i].src_addr, &ss[i]);
+			start_side(e, blk[i].dst_addr, &ds[i]);
 		}
 		for (size_t i = 0; i < m; i++) {
-			probe_side(e, blk[i].src_addr, &ss[i], &s[i]);
-			probe_side(e, blk[i].dst_addr, &ds[i], &d[i]);
+			probe_side(e, blk[i].src_addr, blk[i].src_as, &ss[i], &s[i]);
+			probe_side(e, blk[i].dst_addr, blk[i].dst_as, &ds[i], &d[i]);
 		}
 		for (size_t i = 0; i < m; i++) {
 			ng_flow *r = &blk[i];
+			name_side(e, r->src_as, &ss[i], &s[i]);
+			name_side(e, r->dst_as, &ds[i], &d[i]);
 			if (e->nexps) {
 				if (!last_exp || memcmp(last_exp, r->exporter, 16)) {
 					x = find_exporter(e, r->exporter);
@@ -504,7 +545,7 @@ void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 					r->out_if_name = r->out_if ? if_name(x, r->out_if) : 0;
 				}
 			}
-			fill(e, r, &s[i], &d[i], ss[i].slot, ds[i].slot);
+			fill(e, r, &s[i], &d[i]);
 		}
 	}
 	e->st.cache_hits += 2 * (uint64_t)n - (e->st.cache_misses - misses);

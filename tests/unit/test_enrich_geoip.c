@@ -177,6 +177,52 @@ static void test_asn(void **state)
 	ng_enricher_free(e);
 }
 
+/* Record AS numbers are named from the ASN database, and the cache
+ * remembers the last such name per prefix: records of one prefix
+ * (18.0.0.0/8, AS 3 MIT in the file) carrying other AS numbers in turn,
+ * in one batch and in the next, get each number's own name, never the
+ * remembered one of another; the IPv6 side likewise. */
+static void test_record_as_names(void **state)
+{
+	(void)state;
+	NEED_DATA();
+	ng_enricher *e = build(NULL, asn, NULL);
+	/* GeoLite2-ASN-Test.source.json: 1.0.0.0/24 15169 "Google Inc.",
+	 * 2001:1700::/27 6730 "Sunrise Communications AG", 18.0.0.0/8 3
+	 * "Massachusetts Institute of Technology"; 64500 is not in it */
+	static const struct {
+		uint32_t as;
+		const char *name;
+	} seq[] = {{15169, "Google Inc."},
+	           {64500, ""},
+	           {15169, "Google Inc."},
+	           {15169, "Google Inc."},
+	           {3, "Massachusetts Institute of Technology"},
+	           {6730, "Sunrise Communications AG"},
+	           {64500, ""},
+	           {6730, "Sunrise Communications AG"}};
+	enum { K = sizeof seq / sizeof seq[0] };
+	for (int batch = 0; batch < 2; batch++) {
+		ng_flow f[K];
+		for (int i = 0; i < K; i++) {
+			char a[32];
+			snprintf(a, sizeof a, "18.1.%d.%d", i % 3, 10 + i + batch);
+			f[i] = flow(a, "2001:1700::9");
+			f[i].src_as = seq[i].as;
+			f[i].dst_as = seq[K - 1 - i].as;
+		}
+		ng_enricher_apply(e, f, K);
+		for (int i = 0; i < K; i++) {
+			assert_int_equal(f[i].src_as, seq[i].as);
+			assert_str(f[i].src_as_name, seq[i].name);
+			assert_int_equal(f[i].dst_as, seq[K - 1 - i].as);
+			assert_str(f[i].dst_as_name, seq[K - 1 - i].name);
+			assert_int_equal(f[i].as_source, 0);
+		}
+	}
+	ng_enricher_free(e);
+}
+
 /* The cache must answer exactly as uncached lookups: many addresses near
  * each other (same /24 and /48 in different networks), looked up twice in
  * a shuffled order, against a fresh table set per address. */
@@ -440,6 +486,7 @@ int main(void)
 	    cmocka_unit_test(test_language),
 	    cmocka_unit_test(test_country_db),
 	    cmocka_unit_test(test_asn),
+	    cmocka_unit_test(test_record_as_names),
 	    cmocka_unit_test(test_cache_consistent),
 	    cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_config_networks_exporters),
