@@ -1231,6 +1231,8 @@ static int scan_levels(const part_scan *p, uint64_t from, uint64_t to, int set, 
 	if (set < 0 || level >= NG_ROLLUP_NLEVELS)
 		return scan_part(p, from, to, NULL);
 	const uint64_t l = ng_rollup_levels_ms[level];
+	if (from > UINT64_MAX - l) /* no whole bucket fits, and a would overflow */
+		return scan_levels(p, from, to, set, level + 1);
 	uint64_t a = from + (l - from % l) % l, b = to - to % l;
 	char suffix[32];
 	if (!level_fits(p->ws->w[0].q, l) || a >= b ||
