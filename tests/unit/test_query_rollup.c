@@ -11,7 +11,9 @@
  * over aligned and unaligned ranges; the others (addresses, byte filters,
  * 1-minute buckets) must not.  One answer is also checked against a sum
  * over the records written.  Last, compaction and retention take a
- * segment's rollups with it, and a rollup without its segment is removed.
+ * segment's rollups with it, and a rollup without its segment is removed;
+ * queries running while compaction merges segments and rollups are
+ * written and deleted count every flow exactly once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,12 +337,81 @@ static void test_maintenance(void **state)
 	assert_int_equal(count_files("*.seg.r-*"), 0);
 }
 
+/* ---- answers while maintenance runs ------------------------------------ */
+
+typedef struct churn {
+	const char *dir;
+	volatile bool done;
+	int rounds;
+} churn;
+
+/* Compaction once, then rollups written and deleted again and again: a
+ * segment's rollup appears (by rename) and vanishes under the readers. */
+static void *maintain(void *arg)
+{
+	churn *c = arg;
+	ng_store_maint_stats st = {0};
+	assert_int_equal(ng_store_compact(c->dir, T0 + 30 * HOUR, 0, 0, &st), 0);
+	for (int r = 0; r < c->rounds; r++) {
+		assert_int_equal(ng_store_rollup(c->dir, T0 + 30 * HOUR, 0, 0, NULL), 0);
+		char cmd[300];
+		snprintf(cmd, sizeof cmd, "find '%s' -name '*.seg.r-*' -delete", c->dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	c->done = true;
+	return NULL;
+}
+
+/* Every answer during compaction and rollup churn counts each flow once. */
+static void test_live_maintenance(void **state)
+{
+	(void)state;
+	char *live = ts_make_store("rollup_live");
+	char err[256];
+	ng_store_writer *w = ng_store_writer_open(live, err, sizeof err);
+	assert_non_null(w);
+	uint64_t bytes = 0;
+	enum { SEGS = 24, ROWS = 500 };
+	ng_flow *r = calloc(ROWS, sizeof *r);
+	for (unsigned k = 0; k < SEGS; k++) {
+		for (unsigned i = 0; i < ROWS; i++) {
+			fill(&r[i], T0 + (k % 4) * HOUR + 20 * MIN + rnd() % (30 * MIN));
+			bytes += r[i].bytes;
+		}
+		assert_int_equal(ng_store_writer_append(w, r, ROWS), 0);
+		assert_int_equal(ng_store_writer_flush(w), 0);
+	}
+	assert_int_equal(ng_store_writer_close(w), 0);
+	free(r);
+	churn c = {live, false, 20};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, maintain, &c), 0);
+	unsigned runs = 0, through = 0;
+	while (!c.done || runs < 10) {
+		ng_query q = {.from_ms = T0, .to_ms = END, .order = NG_ORDER_BYTES, .threads = 2};
+		assert_int_equal(ng_query_parse_keys(&q, "dstas", err, sizeof err), 0);
+		ng_query_result res;
+		assert_int_equal(ng_query_run(live, &q, &res, err, sizeof err), 0);
+		assert_int_equal(res.scan.errors, 0);
+		assert_int_equal(res.flows_total, SEGS * ROWS);
+		assert_int_equal(res.bytes_total, bytes);
+		through += res.scan.segments_rollup > 0;
+		ng_query_result_free(&res);
+		runs++;
+	}
+	pthread_join(th, NULL);
+	print_message("%u answers during maintenance, %u through rollups\n", runs, through);
+	ts_rm_rf(live);
+	free(live);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_answers),
 	    cmocka_unit_test(test_against_records),
 	    cmocka_unit_test(test_maintenance),
+	    cmocka_unit_test(test_live_maintenance),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
