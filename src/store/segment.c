@@ -352,6 +352,8 @@ struct ng_seg_encoder {
 	size_t outcap;
 	uint32_t *didx; /* DICT: every row's dictionary index */
 	size_t didxcap;
+	uint32_t *dnew; /* DICT: the string ID of each entry, in order */
+	size_t dnewcap;
 	/* DICT: string ID → (generation, index): indexed by the ID itself
 	 * (IDs are dense, below ng_strtab_count()); an entry counts only when
 	 * it carries the current column's generation, so nothing is cleared */
@@ -416,6 +418,7 @@ void ng_seg_encoder_free(ng_seg_encoder *e)
 	free(e->z);
 	free(e->out);
 	free(e->didx);
+	free(e->dnew);
 	free(e->dmap);
 	free(e->dict);
 	free(e);
@@ -530,17 +533,31 @@ static bool all_v4(const uint8_t *col, size_t n)
  * width, so the compiler keeps it branch-free (and vectorizes it). */
 static void min_max(const uint8_t *col, size_t n, unsigned w, uint64_t *mn, uint64_t *mx)
 {
+/* four independent minima and maxima: without SSE4's unsigned min/max the
+ * loop is scalar, and one pair of accumulators chains every row's cmov */
 #define MIN_MAX(T)                                                                                 \
 	do {                                                                                       \
-		T lo = (T) ~(T)0, hi = 0;                                                          \
-		for (size_t i = 0; i < n; i++) {                                                   \
+		T lo[4] = {(T) ~(T)0, (T) ~(T)0, (T) ~(T)0, (T) ~(T)0}, hi[4] = {0, 0, 0, 0};      \
+		size_t i = 0;                                                                      \
+		for (; i + 4 <= n; i += 4)                                                         \
+			for (size_t j = 0; j < 4; j++) {                                           \
+				T v;                                                               \
+				memcpy(&v, col + (i + j) * sizeof(T), sizeof(T));                  \
+				lo[j] = v < lo[j] ? v : lo[j];                                     \
+				hi[j] = v > hi[j] ? v : hi[j];                                     \
+			}                                                                          \
+		for (; i < n; i++) {                                                               \
 			T v;                                                                       \
 			memcpy(&v, col + i * sizeof(T), sizeof(T));                                \
-			lo = v < lo ? v : lo;                                                      \
-			hi = v > hi ? v : hi;                                                      \
+			lo[0] = v < lo[0] ? v : lo[0];                                             \
+			hi[0] = v > hi[0] ? v : hi[0];                                             \
 		}                                                                                  \
-		*mn = lo;                                                                          \
-		*mx = hi;                                                                          \
+		for (size_t j = 1; j < 4; j++) {                                                   \
+			lo[0] = lo[j] < lo[0] ? lo[j] : lo[0];                                     \
+			hi[0] = hi[j] > hi[0] ? hi[j] : hi[0];                                     \
+		}                                                                                  \
+		*mn = lo[0];                                                                       \
+		*mx = hi[0];                                                                       \
 	} while (0)
 	switch (w) {
 	case 1: MIN_MAX(uint8_t); break;
@@ -727,7 +744,9 @@ static int dict_map(ng_seg_encoder *e, size_t ids)
  * Returns the entry count K, or 0 when out of memory; *dlen = dict bytes.
  * String IDs map to entries through a table indexed by the ID: one load a
  * row, no hashing.  An ID past the string table's limit (2^24) cannot have
- * been interned: it is stored as "" (which ng_str would show it as).
+ * been interned: it is stored as "" (which ng_str would show it as).  The
+ * strings are copied after the rows are numbered, all in a row: each is
+ * a cache miss or two in the string table, waited for together then.
  */
 static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 {
@@ -739,24 +758,30 @@ static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 		maxid = id > maxid ? id : maxid;
 	}
 	maxid = maxid < LIMIT ? maxid : LIMIT;
-	if (reserve((uint8_t **)&e->didx, &e->didxcap, n * 4) || dict_map(e, (size_t)maxid + 1))
+	if (reserve((uint8_t **)&e->didx, &e->didxcap, n * 4) ||
+	    reserve((uint8_t **)&e->dnew, &e->dnewcap, n * 4) || dict_map(e, (size_t)maxid + 1))
 		return 0;
 	const uint32_t gen = e->dgen;
-	size_t k = 0, pos = 0;
+	size_t k = 0, bytes = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = get32(col + i * 4);
 		struct dslot *d = &e->dmap[id < LIMIT ? id : 0];
 		if (d->gen != gen) {
-			id = id < LIMIT ? id : 0;
-			size_t len = ng_str_len(id);
-			if (reserve(&e->dict, &e->dictcap, pos + 1 + len))
-				return 0;
-			e->dict[pos] = (uint8_t)len;
-			memcpy(e->dict + pos + 1, ng_str(id), len);
-			pos += 1 + len;
+			e->dnew[k] = id < LIMIT ? id : 0;
 			*d = (struct dslot){gen, (uint32_t)k++};
 		}
 		e->didx[i] = d->idx;
+	}
+	for (size_t j = 0; j < k; j++)
+		bytes += 1 + ng_str_len(e->dnew[j]);
+	if (reserve(&e->dict, &e->dictcap, bytes))
+		return 0;
+	size_t pos = 0;
+	for (size_t j = 0; j < k; j++) {
+		size_t len = ng_str_len(e->dnew[j]);
+		e->dict[pos] = (uint8_t)len;
+		memcpy(e->dict + pos + 1, ng_str(e->dnew[j]), len);
+		pos += 1 + len;
 	}
 	*dlen = pos;
 	return k;
