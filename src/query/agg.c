@@ -8,6 +8,8 @@
  */
 #include "query/agg.h"
 
+#include "core/bigmem.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +23,7 @@ static inline size_t slot_of(const ng_agg32 *t, uint32_t k)
 static int grow_slots(ng_agg32 *t)
 {
 	size_t cap = t->slots ? (t->mask + 1) * 2 : 4096;
-	uint64_t *s = calloc(cap, sizeof *s);
+	uint64_t *s = ng_calloc_big(cap, sizeof *s);
 	if (!s)
 		return -1;
 	free(t->slots);
@@ -43,19 +45,30 @@ static int grow_slots(ng_agg32 *t)
 /* A group with no row yet: first at its maximum so any row's start is less. */
 static const ng_agg_vals EMPTY = {0, 0, 0, UINT64_MAX, 0};
 
+/* Doubles (or makes the first 1024 of) a table's dense arrays: keys of
+ * ksz bytes and their values, *cap entries each.  Returns 0 or -1 (both
+ * kept as they were). */
+static int grow_dense_arrays(void **keys, size_t ksz, ng_agg_vals **v, size_t *cap)
+{
+	size_t n = *cap ? *cap * 2 : 1024;
+	void *k = ng_realloc_big(*keys, *cap * ksz, n * ksz);
+	if (!k)
+		return -1;
+	*keys = k;
+	ng_agg_vals *nv = ng_realloc_big(*v, *cap * sizeof *nv, n * sizeof *nv);
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = n;
+	return 0;
+}
+
 static int grow_dense(ng_agg32 *t)
 {
-	size_t cap = t->cap ? t->cap * 2 : 1024;
-	uint32_t *k = realloc(t->keys, cap * sizeof *k);
-	if (k)
-		t->keys = k;
-	ng_agg_vals *v = realloc(t->v, cap * sizeof *v);
-	if (v)
-		t->v = v;
-	if (!k || !v)
-		return -1;
-	t->cap = cap;
-	return 0;
+	void *k = t->keys;
+	int rc = grow_dense_arrays(&k, sizeof *t->keys, &t->v, &t->cap);
+	t->keys = k;
+	return rc;
 }
 
 static inline void add_row(ng_agg_vals *v, const ng_agg_in *in, size_t i)
@@ -163,7 +176,7 @@ static inline size_t slot64_of(const ng_agg64 *t, uint64_t k)
 static int grow_slots64(ng_agg64 *t)
 {
 	size_t cap = t->slots ? (t->mask + 1) * 2 : 4096;
-	ng_agg64_slot *s = calloc(cap, sizeof *s);
+	ng_agg64_slot *s = ng_calloc_big(cap, sizeof *s);
 	if (!s)
 		return -1;
 	free(t->slots);
@@ -181,17 +194,10 @@ static int grow_slots64(ng_agg64 *t)
 
 static int grow_dense64(ng_agg64 *t)
 {
-	size_t cap = t->cap ? t->cap * 2 : 1024;
-	uint64_t *k = realloc(t->keys, cap * sizeof *k);
-	if (k)
-		t->keys = k;
-	ng_agg_vals *v = realloc(t->v, cap * sizeof *v);
-	if (v)
-		t->v = v;
-	if (!k || !v)
-		return -1;
-	t->cap = cap;
-	return 0;
+	void *k = t->keys;
+	int rc = grow_dense_arrays(&k, sizeof *t->keys, &t->v, &t->cap);
+	t->keys = k;
+	return rc;
 }
 
 /* The dense index of key k, added when new (room made by the caller). */

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "core/addr.h"
+#include "core/bigmem.h"
 #include "query/agg.h"
 
 /* ---- the model ---------------------------------------------------------- */
@@ -219,7 +220,7 @@ static inline uint64_t hash_key(const uint64_t *k, size_t words)
 static int table_grow(agg_table *t)
 {
 	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-	agg_slot *s = calloc(cap, sizeof *s);
+	agg_slot *s = ng_calloc_big(cap, sizeof *s);
 	if (!s)
 		return -1;
 	for (size_t r = 0; r < t->n; r++) {
@@ -260,14 +261,16 @@ static ng_agg_row *table_get(agg_table *t, const uint64_t *k, uint64_t h)
 	}
 	if (t->n == t->rows_cap) {
 		size_t cap = t->rows_cap ? t->rows_cap * 2 : 1024;
-		ng_agg_row *nr = realloc(t->rows, cap * sizeof *nr);
-		uint64_t *nh = realloc(t->hashes, cap * sizeof *nh);
-		if (nr)
-			t->rows = nr;
-		if (nh)
-			t->hashes = nh;
-		if (!nr || !nh)
+		ng_agg_row *nr =
+		    ng_realloc_big(t->rows, t->rows_cap * sizeof *nr, cap * sizeof *nr);
+		if (!nr)
 			return NULL;
+		t->rows = nr;
+		uint64_t *nh =
+		    ng_realloc_big(t->hashes, t->rows_cap * sizeof *nh, cap * sizeof *nh);
+		if (!nh)
+			return NULL;
+		t->hashes = nh;
 		t->rows_cap = cap;
 	}
 	ng_agg_row *r = &t->rows[t->n];

@@ -3,15 +3,14 @@
  */
 #include "store/chunk.h"
 
+#include "core/bigmem.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 _Static_assert(sizeof(ng_flow) % 8 == 0, "ng_flow is read as 8-byte words");
 
 enum { WORDS = sizeof(ng_flow) / 8, BLOCK = 64 };
-
-#define HUGE_ALIGN ((size_t)2 << 20)
 
 /* Bytes of one row across all columns. */
 static size_t row_width(void)
@@ -20,19 +19,6 @@ static size_t row_width(void)
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		w += ng_fields[f].size;
 	return w;
-}
-
-void *ng_alloc_big(size_t bytes)
-{
-	size_t len = (bytes + HUGE_ALIGN - 1) / HUGE_ALIGN * HUGE_ALIGN;
-	void *p = aligned_alloc(HUGE_ALIGN, len ? len : HUGE_ALIGN);
-#ifdef MADV_HUGEPAGE
-	/* a first touch of a 4 KiB page costs ~20 µs on a paravirtualized
-	 * guest; one 2 MiB page replaces 512 of them (advice only) */
-	if (p)
-		madvise(p, len, MADV_HUGEPAGE);
-#endif
-	return p;
 }
 
 ng_chunk *ng_chunk_new(void)

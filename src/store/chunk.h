@@ -39,12 +39,6 @@ typedef struct ng_chunk {
 	size_t used;                     /* ... of which the first `used` bytes hold them */
 } ng_chunk;
 
-/* Allocates `bytes` for a big buffer (chunks, sort arrays, permuted
- * columns), rounded up to and aligned on 2 MiB and advised for transparent
- * huge pages; pages are only touched when used.  Returns NULL when out of
- * memory; free with free(). */
-void *ng_alloc_big(size_t bytes);
-
 /* A new, empty chunk (about 5.4 MB reserved, 2 MiB aligned and advised
  * for transparent huge pages; pages are touched only when written), or
  * NULL when out of memory.  Free with ng_chunk_free. */

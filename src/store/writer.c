@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/bigmem.h"
 #include "core/log.h"
 #include "core/timefmt.h"
 #include "store/chunk.h"
