@@ -515,25 +515,33 @@ void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 {
 	enum { BLOCK = 128 };
 	struct ainfo s[BLOCK], d[BLOCK];
-	struct side ss[BLOCK], ds[BLOCK];
+	struct side ss[2][BLOCK], ds[2][BLOCK]; /* this block's and the next's */
 	const struct exporter *x = NULL;
 	const uint8_t *last_exp = NULL;
 	uint64_t misses = e->st.cache_misses;
-	for (size_t lo = 0; lo < n; lo += BLOCK) {
+	for (size_t i = 0; i < n && i < BLOCK; i++) {
+		start_side(e, flows[i].src_addr, &ss[0][i]);
+		start_side(e, flows[i].dst_addr, &ds[0][i]);
+	}
+	for (size_t lo = 0, cur = 0; lo < n; lo += BLOCK, cur ^= 1) {
 		size_t m = n - lo < BLOCK ? n - lo : BLOCK;
-		ng_flow *blk = flows + lo;
+		ng_flow *blk = flows + lo, *next = blk + m;
+		size_t nm = n - lo - m < BLOCK ? n - lo - m : BLOCK;
+		struct side *sc = ss[cur], *dc = ds[cur], *sn = ss[cur ^ 1], *dn = ds[cur ^ 1];
 		for (size_t i = 0; i < m; i++) {
-			start_side(e, blk[i].src_addr, &ss[i]);
-			start_side(e, blk[i].dst_addr, &ds[i]);
+			probe_side(e, blk[i].src_addr, blk[i].src_as, &sc[i], &s[i]);
+			probe_side(e, blk[i].dst_addr, blk[i].dst_as, &dc[i], &d[i]);
 		}
 		for (size_t i = 0; i < m; i++) {
-			probe_side(e, blk[i].src_addr, blk[i].src_as, &ss[i], &s[i]);
-			probe_side(e, blk[i].dst_addr, blk[i].dst_as, &ds[i], &d[i]);
-		}
-		for (size_t i = 0; i < m; i++) {
+			/* the next block's sets are fetched while this one is
+			 * filled: its memory waits overlap this work */
+			if (i < nm) {
+				start_side(e, next[i].src_addr, &sn[i]);
+				start_side(e, next[i].dst_addr, &dn[i]);
+			}
 			ng_flow *r = &blk[i];
-			name_side(e, r->src_as, &ss[i], &s[i]);
-			name_side(e, r->dst_as, &ds[i], &d[i]);
+			name_side(e, r->src_as, &sc[i], &s[i]);
+			name_side(e, r->dst_as, &dc[i], &d[i]);
 			if (e->nexps) {
 				if (!last_exp || memcmp(last_exp, r->exporter, 16)) {
 					x = find_exporter(e, r->exporter);
