@@ -832,6 +832,16 @@ static int put_frame(ng_seg_encoder *e, ZSTD_CCtx *cctx, const ng_field *f, cons
 	return 0;
 }
 
+/* True for block frames whose bytes are close to independent draws, which
+ * only entropy coding shrinks (the index context): DICT indexes, and the
+ * byte planes of narrow integers (flags, protocols, interface numbers,
+ * ports) and IPv4 addresses.  Wider integers, times and differences have
+ * runs that match finding pays for. */
+static bool entropy_only(const ng_field *f, unsigned enc)
+{
+	return enc == NG_ENC_DICT || enc == NG_ENC_V4 || (enc == NG_ENC_PLAIN && f->size <= 4);
+}
+
 /* Writes column ci's directory entry into `ent` and its data at the end of
  * the image (e->out[*len..]): the table of frame sizes, then (DICT) the
  * dictionary frame, then one zstd frame per block of NG_SEG_BLOCK_ROWS
@@ -872,7 +882,7 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 	}
 	if (extra && put_frame(e, e->cctx, f, e->dict, dlen, start, &pos, err, errlen))
 		return -1;
-	ZSTD_CCtx *bctx = enc == NG_ENC_DICT && e->icctx ? e->icctx : e->cctx;
+	ZSTD_CCtx *bctx = entropy_only(f, enc) && e->icctx ? e->icctx : e->cctx;
 	for (size_t b = 0; b < nb; b++) {
 		size_t lo = b * B, hi = lo + B < n ? lo + B : n;
 		size_t raw = transform_block(e, ci, enc, ref, lo, hi, dk);
