@@ -63,7 +63,7 @@ int ng_cmd_compact(int argc, char **argv)
 	ng_store_maint_stats st = {0};
 	uint64_t now = ng_now_ms();
 	if (ng_store_compact(dir, now, settle, 0, &st) < 0 ||
-	    ng_store_rollup(dir, now, settle, 0, &st) < 0) {
+	    ng_store_rollup(dir, now, settle, 0, false, &st) < 0) {
 		fprintf(stderr, "nagare compact: %s is not a flow store (no %s/flows directory)\n",
 		        dir, dir);
 		return 1;

@@ -63,26 +63,22 @@ static bool wait_or_stop(ng_maint *m, uint64_t ms)
 	return s;
 }
 
-/* Merges one group at a time so a stop request waits for one merge only.
- * Returns true when no settled hour has small segments left. */
-static bool compact(ng_maint *m)
+/* Merges one group at a time so a stop request waits for one merge only. */
+static void compact(ng_maint *m)
 {
 	ng_store_maint_stats st = {0};
-	bool done = false;
 	for (int i = 0; i < MAINT_MAX_MERGES && !stopping(m); i++) {
 		ng_store_maint_stats one = {0};
 		if (ng_store_compact(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, &one) < 0) {
 			ng_warn("compaction: %s is not a store", m->cfg.store_dir);
-			return false;
+			return;
 		}
 		st.segments_in += one.segments_in;
 		st.segments_out += one.segments_out;
 		st.rows += one.rows;
 		st.errors += one.errors;
-		if (!one.segments_out || one.errors) {
-			done = !one.segments_out; /* nothing left, or a failure the store logged */
-			break;
-		}
+		if (!one.segments_out || one.errors)
+			break; /* nothing left, or a failure the store logged */
 	}
 	if (st.segments_in)
 		ng_info("compaction: %" PRIu64 " segments merged into %" PRIu64 " (%" PRIu64
@@ -91,17 +87,19 @@ static bool compact(ng_maint *m)
 	if (st.errors)
 		ng_warn("compaction: %" PRIu64 " errors (logged above); old segments kept",
 		        st.errors);
-	return done;
 }
 
 /* Rollups of the settled segments, a few at a time (each is read whole),
- * after compaction: a segment about to be merged is not worth one. */
+ * every round: the store skips the small segments compaction is about to
+ * merge, so a compaction backlog (a high flow rate) does not hold back
+ * the rollups of the others. */
 static void rollup(ng_maint *m)
 {
 	ng_store_maint_stats st = {0};
 	for (int i = 0; i < MAINT_MAX_ROLLUPS && !stopping(m); i++) {
 		ng_store_maint_stats one = {0};
-		if (ng_store_rollup(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, &one) < 0)
+		if (ng_store_rollup(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, false,
+		                    &one) < 0)
 			return;
 		st.segments_rolled += one.segments_rolled;
 		st.rollups_written += one.rollups_written;
@@ -144,7 +142,8 @@ static void *maint_main(void *arg)
 		ng_debug("maintenance thread: cannot lower its priority");
 	uint64_t wait = m->cfg.first_ms;
 	while (!wait_or_stop(m, wait)) {
-		if (compact(m) && !stopping(m))
+		compact(m);
+		if (!stopping(m))
 			rollup(m);
 		if (stopping(m))
 			break;

@@ -34,10 +34,7 @@
 #include "store/segment.h"
 #include "store/tree.h"
 
-/* A segment below this is worth merging: half a merged one, so even a
- * writer's full flush (2^18 rows) goes into segments of about 2^20 rows
- * (fewer files to open, one rollup an hour instead of several). */
-#define SMALL_ROWS (1u << 19)
+#define SMALL_ROWS NG_COMPACT_SMALL_ROWS
 /* rows of a compacted segment, at most: the merge holds them as records
  * (≈ 330 bytes each, ≈ 350 MB at this size) */
 #define GROUP_ROWS (1u << 20)

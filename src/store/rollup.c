@@ -336,6 +336,7 @@ typedef struct build_ctx {
 	size_t colcap;
 	uint64_t limit, done; /* segments to roll up in this call (0: all), done so far */
 	uint64_t now, settle;
+	bool merging_too; /* also small segments compaction will merge */
 	ng_store_maint_stats *st;
 } build_ctx;
 
@@ -542,8 +543,32 @@ static int roll_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	drop_orphans(path);
 	ng_dir_entry *v = NULL;
 	long n = ng_tree_list(path, 4, &v);
+	bool *small = calloc(n > 0 ? (size_t)n : 1, sizeof *small);
+	if (!small) {
+		free(v);
+		return 0;
+	}
+	for (long i = 0; i < n; i++) {
+		char sp[4200], err[256];
+		snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
+		if (!v[i].marker && !v[i].replaced &&
+		    ng_seg_open(&c->rd, sp, err, sizeof err) == 0) {
+			small[i] = c->rd.h.rows < NG_COMPACT_SMALL_ROWS;
+			ng_seg_close(&c->rd);
+		}
+	}
 	for (long i = 0; i < n && !(c->limit && c->done >= c->limit); i++) {
 		if (v[i].marker || v[i].replaced)
+			continue;
+		/* a small segment beside another is about to be merged by
+		 * compaction: its rollups would go with it */
+		long prev = i - 1, next = i + 1;
+		while (prev >= 0 && (v[prev].marker || v[prev].replaced))
+			prev--;
+		while (next < n && (v[next].marker || v[next].replaced))
+			next++;
+		if (!c->merging_too && small[i] &&
+		    ((prev >= 0 && small[prev]) || (next < n && small[next])))
 			continue;
 		char sp[4200];
 		snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
@@ -551,12 +576,13 @@ static int roll_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 		roll_segment(c, sp);
 		c->done += c->st->segments_rolled > before;
 	}
+	free(small);
 	free(v);
 	return c->limit && c->done >= c->limit;
 }
 
 int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_segments,
-                    ng_store_maint_stats *st)
+                    bool merging_too, ng_store_maint_stats *st)
 {
 	char root[4096];
 	struct stat sb;
@@ -566,7 +592,11 @@ int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsign
 	if ((size_t)snprintf(root, sizeof root, "%s/flows", dir) >= sizeof root ||
 	    stat(root, &sb) || !S_ISDIR(sb.st_mode))
 		return -1;
-	build_ctx c = {.limit = max_segments, .now = now_ms, .settle = settle_ms, .st = st};
+	build_ctx c = {.limit = max_segments,
+	               .now = now_ms,
+	               .settle = settle_ms,
+	               .merging_too = merging_too,
+	               .st = st};
 	ng_seg_reader_init(&c.rd);
 	if (!(c.enc = ng_seg_encoder_new(3))) {
 		st->errors++;

@@ -251,7 +251,7 @@ typedef struct ng_store_maint_stats {
 int ng_store_maint_lock(const char *dir);
 void ng_store_maint_unlock(int fd);
 
-/* Merges small segments (< 2^19 rows each) of hour directories whose hour
+/* Merges small segments (< 2^18 rows each) of hour directories whose hour
  * ended ≥ `settle_ms` before now_ms (0: any), into segments of up to 2^20
  * rows (the merge holds them in memory: ≈ 330 bytes a row), doing at most `max_groups` merges (0:
  * no limit).  Adds to *st. Returns 0, or -1 when `dir` is not a store (other failures are logged,
@@ -309,11 +309,14 @@ uint64_t ng_rollup_bytes(const char *seg);
 
 /* Writes the missing rollups of every segment of the hours that ended ≥
  * settle_ms before now_ms (0: all), at most `max_segments` segments (0:
- * no limit); removes rollups whose segment is gone.  Loads a segment's
- * rows whole (≈ 330 bytes a row).  Adds to *st.  Returns 0, or -1 when
- * `dir` is not a store (other failures are logged and counted). */
+ * no limit); removes rollups whose segment is gone.  Unless
+ * `merging_too`, a small segment next to another small one is left for
+ * later: compaction is about to merge the two (its rollups would go with
+ * it).  Loads a segment's rows whole (≈ 330 bytes a row).  Adds to *st.
+ * Returns 0, or -1 when `dir` is not a store (other failures are logged
+ * and counted). */
 int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_segments,
-                    ng_store_maint_stats *st);
+                    bool merging_too, ng_store_maint_stats *st);
 
 /* Parses a duration "30d", "12h", "90m", "45s", "2w" into ms; a size
  * "50G", "500M", "1T", "4096" (bytes; K/M/G/T powers of 1024) into

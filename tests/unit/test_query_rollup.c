@@ -134,14 +134,14 @@ static int setup(void **state)
 	for (unsigned k = 0; k < NG_ROLLUP_NSETS; k++)
 		per_seg += __builtin_popcount(ng_rollup_sets[k].levels);
 	assert_int_equal(per_seg, 12);
-	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, &st), 0);
+	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, true, &st), 0);
 	assert_int_equal(st.errors, 0);
 	assert_int_equal(st.segments_rolled, segs);
 	assert_int_equal(st.rollups_written, segs * per_seg);
 	assert_int_equal(count_files("*.seg.r-*"), segs * per_seg);
 	/* a second pass finds nothing to do */
 	ng_store_maint_stats again = {0};
-	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, &again), 0);
+	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, true, &again), 0);
 	assert_int_equal(again.rollups_written, 0);
 	return 0;
 }
@@ -309,7 +309,7 @@ static void test_maintenance(void **state)
 	ng_query_result a, b;
 	run(&c, false, &a); /* merged segments read as rows */
 	memset(&st, 0, sizeof st);
-	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, &st), 0);
+	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, true, &st), 0);
 	assert_int_equal(count_files("*.seg.r-*"), segs * per_seg);
 	run(&c, false, &b);
 	assert_int_equal(b.scan.segments_rollup, segs);
@@ -328,13 +328,43 @@ static void test_maintenance(void **state)
 	    dir);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(count_files("*.seg.r-*"), segs * per_seg + 1);
-	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, NULL), 0);
+	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, true, NULL), 0);
 	assert_int_equal(count_files("*.seg.r-*"), segs * per_seg);
 
 	memset(&st, 0, sizeof st);
 	assert_int_equal(ng_store_retention(dir, HOUR, 0, T0 + 30 * HOUR, &st), 0);
 	assert_int_equal(st.segments_deleted, segs);
 	assert_int_equal(count_files("*.seg.r-*"), 0);
+}
+
+/* Without merging_too, small segments side by side wait for compaction;
+ * the merged one then gets its rollups. */
+static void test_waits_for_compaction(void **state)
+{
+	(void)state;
+	char *d = ts_make_store("rollup_wait");
+	char err[256];
+	ng_store_writer *w = ng_store_writer_open(d, err, sizeof err);
+	assert_non_null(w);
+	ng_flow r[100];
+	for (unsigned k = 0; k < 3; k++) { /* three small segments in one hour */
+		for (unsigned i = 0; i < 100; i++)
+			fill(&r[i], T0 + 20 * MIN + k * MIN + i);
+		assert_int_equal(ng_store_writer_append(w, r, 100), 0);
+		assert_int_equal(ng_store_writer_flush(w), 0);
+	}
+	assert_int_equal(ng_store_writer_close(w), 0);
+	ng_store_maint_stats st = {0};
+	assert_int_equal(ng_store_rollup(d, T0 + 30 * HOUR, 0, 0, false, &st), 0);
+	assert_int_equal(st.segments_rolled, 0);
+	assert_int_equal(ng_store_compact(d, T0 + 30 * HOUR, 0, 0, &st), 0);
+	assert_int_equal(st.segments_in, 3);
+	assert_int_equal(st.segments_out, 1);
+	assert_int_equal(ng_store_rollup(d, T0 + 30 * HOUR, 0, 0, false, &st), 0);
+	assert_int_equal(st.segments_rolled, 1);
+	assert_int_equal(st.rollups_written, per_seg);
+	ts_rm_rf(d);
+	free(d);
 }
 
 /* ---- answers while maintenance runs ------------------------------------ */
@@ -353,7 +383,7 @@ static void *maintain(void *arg)
 	ng_store_maint_stats st = {0};
 	assert_int_equal(ng_store_compact(c->dir, T0 + 30 * HOUR, 0, 0, &st), 0);
 	for (int r = 0; r < c->rounds; r++) {
-		assert_int_equal(ng_store_rollup(c->dir, T0 + 30 * HOUR, 0, 0, NULL), 0);
+		assert_int_equal(ng_store_rollup(c->dir, T0 + 30 * HOUR, 0, 0, true, NULL), 0);
 		char cmd[300];
 		snprintf(cmd, sizeof cmd, "find '%s' -name '*.seg.r-*' -delete", c->dir);
 		assert_int_equal(system(cmd), 0);
@@ -408,10 +438,9 @@ static void test_live_maintenance(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_same_answers),
-	    cmocka_unit_test(test_against_records),
-	    cmocka_unit_test(test_maintenance),
-	    cmocka_unit_test(test_live_maintenance),
+	    cmocka_unit_test(test_same_answers),         cmocka_unit_test(test_against_records),
+	    cmocka_unit_test(test_maintenance),          cmocka_unit_test(test_live_maintenance),
+	    cmocka_unit_test(test_waits_for_compaction),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
