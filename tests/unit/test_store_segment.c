@@ -722,10 +722,13 @@ static void test_killed_writer(void **state)
 	char *dir = make_store();
 	static ng_flow in[PER];
 	for (int round = 0; round < 4; round++) {
+		int ready[2];
+		assert_int_equal(pipe(ready), 0);
 		pid_t pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			char err[256];
+			close(ready[0]);
 			ng_store_writer *w = ng_store_writer_open(dir, err, sizeof err);
 			if (!w)
 				_exit(3);
@@ -736,9 +739,21 @@ static void test_killed_writer(void **state)
 				}
 				if (ng_store_writer_append(w, in, PER) || ng_store_writer_flush(w))
 					_exit(4);
+				if (ready[1] >=
+				    0) { /* one segment is whole: kill me any time now */
+					(void)!write(ready[1], "x", 1);
+					close(ready[1]);
+					ready[1] = -1;
+				}
 			}
 		}
-		usleep(150000 + 70000 * (useconds_t)round);
+		/* killed at some moment after its first flush, whatever the load
+		 * (a sanitizer build on a busy machine may take long to start) */
+		close(ready[1]);
+		char x;
+		assert_int_equal(read(ready[0], &x, 1), 1);
+		close(ready[0]);
+		usleep(20000 + 70000 * (useconds_t)round);
 		kill(pid, SIGKILL);
 		int st;
 		waitpid(pid, &st, 0);
