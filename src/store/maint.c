@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "store/files.h"
 #include "store/segment.h"
 #include "store/tree.h"
 
@@ -39,38 +40,6 @@
  * (≈ 330 bytes each, ≈ 350 MB at this size) */
 #define GROUP_ROWS (1u << 20)
 #define RMDIR_AFTER_MS (2 * UINT64_C(3600000)) /* empty hour dirs older than this go */
-
-static int fsync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
-static int write_file(const char *path, const void *p, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	const uint8_t *b = p;
-	while (len) {
-		ssize_t k = write(fd, b, len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			close(fd);
-			return -1;
-		}
-		b += k;
-		len -= (size_t)k;
-	}
-	int rc = fsync(fd);
-	close(fd);
-	return rc;
-}
 
 int ng_store_maint_lock(const char *dir)
 {
@@ -127,13 +96,13 @@ static void finish_pending(const char *path)
 		if (stat(sp, &st) == 0) {
 			unlink_ctx u = {path, 0};
 			ng_tree_read_marker(mp, unlink_named, &u);
-			fsync_dir(path);
+			ng_fsync_dir(path);
 		}
 		unlink(mp);
 		changed = true;
 	}
 	if (changed)
-		fsync_dir(path);
+		ng_fsync_dir(path);
 	free(v);
 }
 
@@ -167,30 +136,14 @@ static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t 
 		ng_seg_close(rd);
 		return -1;
 	}
-	ng_flow *out = rows + *n;
-	memset(out, 0, m * sizeof *out);
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		const ng_field *fd = &ng_fields[f];
-		if (ng_seg_read_column(rd, fd, colbuf, err, sizeof err)) {
-			ng_warn("store: compaction: %s: %s", path, err);
-			ng_seg_close(rd);
-			return -1;
-		}
-		for (size_t i = 0; i < m; i++)
-			memcpy((uint8_t *)&out[i] + fd->offset, colbuf + i * fd->size, fd->size);
+	if (ng_seg_read_rows(rd, UINT64_MAX, rows + *n, colbuf, err, sizeof err)) {
+		ng_warn("store: compaction: %s: %s", path, err);
+		ng_seg_close(rd);
+		return -1;
 	}
 	ng_seg_close(rd);
 	*n += m;
 	return 0;
-}
-
-static int cmp_start(const void *a, const void *b, void *arg)
-{
-	const ng_flow *rows = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	if (rows[i].flow_start != rows[j].flow_start)
-		return rows[i].flow_start < rows[j].flow_start ? -1 : 1;
-	return i < j ? -1 : i > j;
 }
 
 typedef struct compact_ctx {
@@ -222,9 +175,7 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 		if (load_rows(&c->rd, sp, buf, &n, (size_t)rows, colbuf))
 			goto out; /* vanished or unreadable: try again next time */
 	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, n, sizeof *order, cmp_start, buf);
+	ng_seg_order_by_start(buf, order, n);
 	const uint8_t *img;
 	size_t len;
 	char err[256];
@@ -235,7 +186,7 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 	uint64_t a = buf[order[0]].flow_start, b = buf[order[n - 1]].flow_start;
 	snprintf(tmp, sizeof tmp, "%s/%llu-%llu-%llu.seg.c.tmp", path, (unsigned long long)a,
 	         (unsigned long long)b, (unsigned long long)next_seq);
-	if (write_file(tmp, img, len)) {
+	if (ng_write_file_sync(tmp, img, len)) {
 		ng_error("store: compaction: cannot write %s: %s", tmp, strerror(errno));
 		unlink(tmp);
 		goto out;
@@ -252,13 +203,13 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 		         (unsigned long long)b, (unsigned long long)seq);
 		snprintf(mk, sizeof mk, "%s%s", final, NG_MARKER_SUFFIX);
 		snprintf(mktmp, sizeof mktmp, "%s.tmp", mk);
-		if (write_file(mktmp, mtext, mlen) || rename(mktmp, mk)) {
+		if (ng_write_file_sync(mktmp, mtext, mlen) || rename(mktmp, mk)) {
 			ng_error("store: compaction: cannot write %s: %s", mk, strerror(errno));
 			unlink(mktmp);
 			free(mtext);
 			goto out_tmp;
 		}
-		fsync_dir(path);
+		ng_fsync_dir(path);
 		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
 			break;
 		int e = errno;
@@ -270,14 +221,14 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 		}
 	}
 	free(mtext);
-	fsync_dir(path);
+	ng_fsync_dir(path);
 	for (size_t i = 0; i < k; i++) {
 		char sp[4200];
 		snprintf(sp, sizeof sp, "%s/%s", path, g[i].name);
 		ng_rollup_unlink(sp);
 		unlink(sp);
 	}
-	fsync_dir(path);
+	ng_fsync_dir(path);
 	unlink(mk);
 	c->st->segments_in += k;
 	c->st->segments_out++;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "store/files.h"
 #include "store/segment.h"
 #include "store/tree.h"
 
@@ -296,44 +297,12 @@ static int group_rows(grouper *g, const ng_flow *rows, size_t n, bool summed)
 	return 0;
 }
 
-static int cmp_start(const void *a, const void *b, void *arg)
-{
-	const ng_flow *rows = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	if (rows[i].flow_start != rows[j].flow_start)
-		return rows[i].flow_start < rows[j].flow_start ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
-static int write_file(const char *path, const void *p, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	const uint8_t *b = p;
-	while (len) {
-		ssize_t k = write(fd, b, len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			close(fd);
-			return -1;
-		}
-		b += k;
-		len -= (size_t)k;
-	}
-	int rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 typedef struct build_ctx {
 	ng_seg_encoder *enc;
 	ng_seg_reader rd;
 	ng_flow *rows;
 	size_t cap;
 	uint8_t *colbuf;
-	size_t colcap;
 	uint64_t limit, done; /* segments to roll up in this call (0: all), done so far */
 	uint64_t now, settle;
 	bool merging_too; /* also small segments compaction will merge */
@@ -354,9 +323,7 @@ static int write_rollup(build_ctx *c, const char *path, unsigned set, const grou
 	uint32_t *order = malloc(g->n * sizeof *order);
 	if (!order)
 		goto out;
-	for (size_t i = 0; i < g->n; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, g->n, sizeof *order, cmp_start, g->out);
+	ng_seg_order_by_start(g->out, order, g->n);
 	const uint8_t *img;
 	size_t len;
 	char err[256], tmp[4300];
@@ -366,7 +333,7 @@ static int write_rollup(build_ctx *c, const char *path, unsigned set, const grou
 		goto out;
 	}
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if (write_file(tmp, img, len) || rename(tmp, path)) {
+	if (ng_write_file_sync(tmp, img, len) || rename(tmp, path)) {
 		ng_error("store: rollup: cannot write %s: %s", path, strerror(errno));
 		unlink(tmp);
 		goto out;
@@ -409,19 +376,10 @@ static long load_rows(build_ctx *c, const char *seg)
 	uint64_t need = MEASURES & ~NG_COL(NG_ROLLUP_FLOWS);
 	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
 		need |= ng_rollup_sets[s].dims;
-	memset(c->rows, 0, n * sizeof *c->rows);
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(need & NG_COL(f)))
-			continue;
-		const ng_field *fd = &ng_fields[f];
-		if (ng_seg_read_column(&c->rd, fd, c->colbuf, err, sizeof err)) {
-			ng_warn("store: rollup: %s: %s", seg, err);
-			ng_seg_close(&c->rd);
-			return -1;
-		}
-		for (size_t i = 0; i < n; i++)
-			memcpy((uint8_t *)&c->rows[i] + fd->offset, c->colbuf + i * fd->size,
-			       fd->size);
+	if (ng_seg_read_rows(&c->rd, need, c->rows, c->colbuf, err, sizeof err)) {
+		ng_warn("store: rollup: %s: %s", seg, err);
+		ng_seg_close(&c->rd);
+		return -1;
 	}
 	ng_seg_close(&c->rd);
 	return (long)n;

@@ -986,6 +986,22 @@ int ng_seg_encode_fields(ng_seg_encoder *e, const ng_field *fields, size_t nfiel
 	return ng_seg_encode_cols(e, fields, nfields, cols, n, img, len, err, errlen);
 }
 
+static int cmp_start(const void *a, const void *b, void *arg)
+{
+	const ng_flow *rows = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	if (rows[i].flow_start != rows[j].flow_start)
+		return rows[i].flow_start < rows[j].flow_start ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+void ng_seg_order_by_start(const ng_flow *rows, uint32_t *order, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof *order, cmp_start, (void *)rows);
+}
+
 int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
                   const uint8_t **img, size_t *len, char *err, size_t errlen)
 {
@@ -1250,6 +1266,23 @@ int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen)
 fail:
 	ng_seg_close(r);
 	return -1;
+}
+
+int ng_seg_read_rows(ng_seg_reader *r, uint64_t columns, ng_flow *out, uint8_t *colbuf, char *err,
+                     size_t errlen)
+{
+	const size_t n = (size_t)r->h.rows;
+	memset(out, 0, n * sizeof *out);
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		if (!(columns >> f & 1))
+			continue;
+		const ng_field *fd = &ng_fields[f];
+		if (ng_seg_read_column(r, fd, colbuf, err, errlen))
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			memcpy((uint8_t *)&out[i] + fd->offset, colbuf + i * fd->size, fd->size);
+	}
+	return 0;
 }
 
 void ng_seg_close(ng_seg_reader *r)

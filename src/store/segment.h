@@ -86,6 +86,10 @@ void ng_seg_encoder_free(ng_seg_encoder *e);
 int ng_seg_encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order, size_t n,
                   const uint8_t **img, size_t *len, char *err, size_t errlen);
 
+/* order[0..n) = the indexes of rows[0..n) in flow_start order (ties in
+ * index order): the `order` ng_seg_encode wants for rows not yet sorted. */
+void ng_seg_order_by_start(const ng_flow *rows, uint32_t *order, size_t n);
+
 /* As ng_seg_encode with a column for each of fields[0..nfields) instead of
  * the whole table (tests, rollups): each entry names a column and where its
  * value sits in ng_flow (offset, size, type).  The table must hold
@@ -177,6 +181,13 @@ int ng_seg_read_entry(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t 
  * segment lacks (or holds with an incompatible type) reads as zeros.
  * Returns 0, or -1 with a message on corrupt data or a read error. */
 int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err, size_t errlen);
+
+/* Decodes the fields whose bit (1 << field id) is set in `columns` of
+ * every row of the open segment into out[0..h.rows) as records, the
+ * other fields zero, through colbuf (room for h.rows × 16 bytes).
+ * Returns 0, or -1 with a message as ng_seg_read_column. */
+int ng_seg_read_rows(ng_seg_reader *r, uint64_t columns, ng_flow *out, uint8_t *colbuf, char *err,
+                     size_t errlen);
 
 /* Closes the file; keeps buffers for the next ng_seg_open. */
 void ng_seg_close(ng_seg_reader *r);

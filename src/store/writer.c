@@ -40,6 +40,7 @@
 #include "core/log.h"
 #include "core/timefmt.h"
 #include "store/chunk.h"
+#include "store/files.h"
 #include "store/segment.h"
 
 /* flush at 256 Ki buffered rows (16 chunks): the sort arrays and permuted
@@ -316,30 +317,6 @@ static void sort_rows(ng_store_writer *w)
 
 /* ---- writing segments --------------------------------------------------- */
 
-static int fsync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len) {
-		ssize_t k = write(fd, p, len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		len -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Writes one encoded image as a segment of the hour of `start`. */
 static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uint64_t start,
                          uint64_t end)
@@ -361,7 +338,7 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 		ng_error("store: cannot create %s: %s", tmp, strerror(errno));
 		return -1;
 	}
-	if (write_all(fd, img, len) || fsync(fd)) {
+	if (ng_write_all(fd, img, len) || fsync(fd)) {
 		ng_error("store: cannot write %s: %s", tmp, strerror(errno));
 		close(fd);
 		unlink(tmp);
@@ -385,7 +362,7 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 		unlink(tmp);
 		return -1;
 	}
-	if (fsync_dir(hdir))
+	if (ng_fsync_dir(hdir))
 		ng_warn("store: fsync of directory %s: %s", hdir, strerror(errno));
 	return 0;
 }
