@@ -182,6 +182,21 @@ static int make_points(ng_series *s, const ng_agg_row *rows, size_t n, size_t kl
 	return 0;
 }
 
+/* Turns the (bucket, key) rows of out->res into out's points and drops
+ * the rows.  Returns 0, or -1 (out freed, err set) when out of memory. */
+static int finish_points(ng_series *out, size_t klen, char *err, size_t errlen)
+{
+	if (make_points(out, out->res.rows, out->res.nrows, klen)) {
+		snprintf(err, errlen, "out of memory");
+		ng_series_free(out);
+		return -1;
+	}
+	free(out->res.rows);
+	out->res.rows = NULL;
+	out->res.nrows = 0;
+	return 0;
+}
+
 /* The series order as a query order: pps and bps rank as packets and
  * bytes (over one common range the order is the same). */
 static enum ng_order series_order(enum ng_order o)
@@ -242,12 +257,7 @@ static int top_series(const char *dir, const ng_query *q, const ng_query *bq, ng
 		ng_series_free(out);
 		return -1;
 	}
-	if (make_points(out, out->res.rows, out->res.nrows, klen))
-		goto oom;
-	free(out->res.rows);
-	out->res.rows = NULL;
-	out->res.nrows = 0;
-	return 0;
+	return finish_points(out, klen, err, errlen);
 oom:
 	snprintf(err, errlen, "out of memory");
 	ng_series_free(out);
@@ -314,12 +324,7 @@ int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_s
 		out->top->last = out->res.last;
 		out->nseries = 1;
 	}
-	if (make_points(out, rows, n, klen))
-		goto oom;
-	free(out->res.rows);
-	out->res.rows = NULL;
-	out->res.nrows = 0;
-	return 0;
+	return finish_points(out, klen, err, errlen);
 oom:
 	snprintf(err, errlen, "out of memory");
 	ng_series_free(out);
