@@ -63,6 +63,20 @@ static bool wait_or_stop(ng_maint *m, uint64_t ms)
 	return s;
 }
 
+/* Adds one maintenance call's counts to a round's. */
+static void add_stats(ng_store_maint_stats *a, const ng_store_maint_stats *b)
+{
+	a->segments_in += b->segments_in;
+	a->segments_out += b->segments_out;
+	a->rows += b->rows;
+	a->segments_deleted += b->segments_deleted;
+	a->bytes_deleted += b->bytes_deleted;
+	a->errors += b->errors;
+	a->segments_rolled += b->segments_rolled;
+	a->rollups_written += b->rollups_written;
+	a->rollup_rows += b->rollup_rows;
+}
+
 /* Merges one group at a time so a stop request waits for one merge only. */
 static void compact(ng_maint *m)
 {
@@ -73,10 +87,7 @@ static void compact(ng_maint *m)
 			ng_warn("compaction: %s is not a store", m->cfg.store_dir);
 			return;
 		}
-		st.segments_in += one.segments_in;
-		st.segments_out += one.segments_out;
-		st.rows += one.rows;
-		st.errors += one.errors;
+		add_stats(&st, &one);
 		if (!one.segments_out || one.errors)
 			break; /* nothing left, or a failure the store logged */
 	}
@@ -101,10 +112,7 @@ static void rollup(ng_maint *m)
 		if (ng_store_rollup(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, false,
 		                    &one) < 0)
 			return;
-		st.segments_rolled += one.segments_rolled;
-		st.rollups_written += one.rollups_written;
-		st.rollup_rows += one.rollup_rows;
-		st.errors += one.errors;
+		add_stats(&st, &one);
 		if (!one.segments_rolled || one.errors)
 			break;
 	}
