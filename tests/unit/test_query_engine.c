@@ -20,6 +20,7 @@
 #include "query/filter.h"
 #include "query/query.h"
 #include "store/store.h"
+#include "test_rng.h"
 
 #define HOUR UINT64_C(3600000)
 #define T0 UINT64_C(1764460800000)
@@ -28,10 +29,7 @@ enum { N = 30000 };
 static uint64_t rng = 0xDEADBEEFCAFEull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 static void random_addr(uint8_t a[16], bool v4_only)

@@ -21,6 +21,7 @@
 #include "core/field.h"
 #include "core/strtab.h"
 #include "query/filter.h"
+#include "test_rng.h"
 
 enum { N = 4000 };
 static ng_flow rows[N];
@@ -28,10 +29,7 @@ static ng_flow rows[N];
 static uint64_t rng = 0x1234567887654321ull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 static const char *addr_pool[] = {

@@ -34,6 +34,7 @@
 #include "query/filter.h"
 #include "query/query.h"
 #include "store/store.h"
+#include "test_rng.h"
 
 #define HOUR UINT64_C(3600000)
 #define T0 UINT64_C(1764460800000)
@@ -46,10 +47,7 @@ enum { NSEGS = 4 };
 static uint64_t rng = 0x5EED0F1A7Eull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 static ng_flow *rows; /* all rows written, segment after segment */

@@ -24,6 +24,7 @@
 #include "query/filter.h"
 #include "query/query.h"
 #include "store/store.h"
+#include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000)
 enum { NSEG = 32, PER = 1500, N = NSEG * PER };
@@ -31,10 +32,7 @@ enum { NSEG = 32, PER = 1500, N = NSEG * PER };
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 static ng_flow *rows;

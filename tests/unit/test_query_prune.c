@@ -26,6 +26,7 @@
 #include "query/filter.h"
 #include "query/query.h"
 #include "store/store.h"
+#include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000)
 enum { NSEG = 24, PER = 250, N = NSEG * PER };
@@ -33,10 +34,7 @@ enum { NSEG = 24, PER = 250, N = NSEG * PER };
 static uint64_t rng = 0x1234567887654321ull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 static ng_filter *parse(const char *text)

@@ -32,6 +32,7 @@
 #include "query/query.h"
 #include "store/store.h"
 #include "test_store_helpers.h"
+#include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z, an hour boundary */
 #define HOUR UINT64_C(3600000)
@@ -41,10 +42,7 @@ enum { HOURS = 4, PARTS = 3, PER = 2000, N = HOURS * PARTS * PER };
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 static ng_flow *rows;
@@ -112,23 +110,11 @@ static void make_store(void)
 	assert_int_equal(ng_store_writer_close(w), 0);
 }
 
-static long count_files(const char *pattern)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "find '%s' -name '%s' | wc -l", dir, pattern);
-	FILE *f = popen(cmd, "r");
-	long n = -1;
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%ld", &n), 1);
-	pclose(f);
-	return n;
-}
-
 static int setup(void **state)
 {
 	(void)state;
 	make_store();
-	long segs = count_files("*.seg");
+	long segs = ts_count_files(dir, "*.seg");
 	ng_store_maint_stats st = {0};
 	per_seg = 0;
 	for (unsigned k = 0; k < NG_ROLLUP_NSETS; k++)
@@ -138,7 +124,7 @@ static int setup(void **state)
 	assert_int_equal(st.errors, 0);
 	assert_int_equal(st.segments_rolled, segs);
 	assert_int_equal(st.rollups_written, segs * per_seg);
-	assert_int_equal(count_files("*.seg.r-*"), segs * per_seg);
+	assert_int_equal(ts_count_files(dir, "*.seg.r-*"), segs * per_seg);
 	/* a second pass finds nothing to do */
 	ng_store_maint_stats again = {0};
 	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, true, &again), 0);
@@ -303,14 +289,15 @@ static void test_maintenance(void **state)
 	ng_store_maint_stats st = {0};
 	assert_int_equal(ng_store_compact(dir, T0 + 30 * HOUR, 0, 0, &st), 0);
 	assert_true(st.segments_out > 0);
-	long segs = count_files("*.seg");
-	assert_int_equal(count_files("*.seg.r-*"), (segs - (long)st.segments_out) * per_seg);
+	long segs = ts_count_files(dir, "*.seg");
+	assert_int_equal(ts_count_files(dir, "*.seg.r-*"),
+	                 (segs - (long)st.segments_out) * per_seg);
 	qcase c = {"proto", NULL, 0, T0, END, NG_ORDER_BYTES, true};
 	ng_query_result a, b;
 	run(&c, false, &a); /* merged segments read as rows */
 	memset(&st, 0, sizeof st);
 	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, true, &st), 0);
-	assert_int_equal(count_files("*.seg.r-*"), segs * per_seg);
+	assert_int_equal(ts_count_files(dir, "*.seg.r-*"), segs * per_seg);
 	run(&c, false, &b);
 	assert_int_equal(b.scan.segments_rollup, segs);
 	assert_int_equal(a.flows_total, N);
@@ -327,14 +314,14 @@ static void test_maintenance(void **state)
 	    "seg.r-as-1h\"",
 	    dir);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(count_files("*.seg.r-*"), segs * per_seg + 1);
+	assert_int_equal(ts_count_files(dir, "*.seg.r-*"), segs * per_seg + 1);
 	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, true, NULL), 0);
-	assert_int_equal(count_files("*.seg.r-*"), segs * per_seg);
+	assert_int_equal(ts_count_files(dir, "*.seg.r-*"), segs * per_seg);
 
 	memset(&st, 0, sizeof st);
 	assert_int_equal(ng_store_retention(dir, HOUR, 0, T0 + 30 * HOUR, &st), 0);
 	assert_int_equal(st.segments_deleted, segs);
-	assert_int_equal(count_files("*.seg.r-*"), 0);
+	assert_int_equal(ts_count_files(dir, "*.seg.r-*"), 0);
 }
 
 /* Without merging_too, small segments side by side wait for compaction;

@@ -22,6 +22,7 @@
 #include "query/query.h"
 #include "query/series.h"
 #include "store/store.h"
+#include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z, a multiple of 1 h */
 #define MIN UINT64_C(60000)
@@ -33,10 +34,7 @@ static char store[64];
 static uint64_t rng = 0x243f6a8885a308d3ull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 static const uint16_t ports[] = {22, 53, 80, 443, 8080, 123};

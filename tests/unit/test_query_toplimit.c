@@ -23,6 +23,7 @@
 #include "core/field.h"
 #include "query/query.h"
 #include "store/store.h"
+#include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000)
 enum { NADDR = 5000, N = 60000, NSEG = 6, LIMIT = 40 };
@@ -30,10 +31,7 @@ enum { NADDR = 5000, N = 60000, NSEG = 6, LIMIT = 40 };
 static uint64_t rng = 0xA55A5AA5C3C3ull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 typedef struct group {

@@ -20,6 +20,7 @@
 #include "query/filter.h"
 #include "query/query.h"
 #include "store/store.h"
+#include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
 #define HOUR UINT64_C(3600000)
@@ -31,10 +32,7 @@ static char store[64];
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 static int setup(void **state)

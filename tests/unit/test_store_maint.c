@@ -145,18 +145,6 @@ static collect scan_all(const char *dir, ng_scan_stats *st)
 	return c;
 }
 
-static size_t count_files(const char *dir, const char *suffix)
-{
-	char cmd[600];
-	snprintf(cmd, sizeof cmd, "find '%s/flows' -name '*%s' | wc -l", dir, suffix);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t n = 0;
-	assert_int_equal(fscanf(p, "%zu", &n), 1);
-	pclose(p);
-	return n;
-}
-
 /* A store of N random rows over two hours in 40 small flushes. */
 enum { N = 24000 };
 static ng_flow *fixture(char **dir)
@@ -309,7 +297,7 @@ static void test_compaction_keeps_rows(void **state)
 	(void)state;
 	char *dir;
 	ng_flow *in = fixture(&dir);
-	size_t before = count_files(dir, ".seg");
+	size_t before = (size_t)ts_count_files(dir, "*.seg");
 	assert_true(before >= 40);
 	ng_store_maint_stats ms = {0};
 	assert_int_equal(ng_store_compact(dir, T0 + 10 * HOUR, 0, 0, &ms), 0);
@@ -317,8 +305,8 @@ static void test_compaction_keeps_rows(void **state)
 	assert_int_equal(ms.segments_in, before);
 	assert_int_equal(ms.segments_out, 2); /* one per hour */
 	assert_int_equal(ms.rows, N);
-	assert_int_equal(count_files(dir, ".seg"), 2);
-	assert_int_equal(count_files(dir, ".replaces"), 0);
+	assert_int_equal(ts_count_files(dir, "*.seg"), 2);
+	assert_int_equal(ts_count_files(dir, "*.replaces"), 0);
 	ng_scan_stats st;
 	collect c = scan_all(dir, &st);
 	assert_int_equal(st.errors, 0);
@@ -380,8 +368,8 @@ static void test_compaction_interrupted_states(void **state)
 	/* the next compaction finishes: no marker, no replaced segment left */
 	ms = (ng_store_maint_stats){0};
 	assert_int_equal(ng_store_compact(dir, T0 + 10 * HOUR, 0, 0, &ms), 0);
-	assert_int_equal(count_files(dir, ".replaces"), 0);
-	assert_int_equal(count_files(dir, ".seg"), 2);
+	assert_int_equal(ts_count_files(dir, "*.replaces"), 0);
+	assert_int_equal(ts_count_files(dir, "*.seg"), 2);
 	c = scan_all(dir, &st);
 	assert_int_equal(st.segments_replaced, 0);
 	assert_same_rows(in, N, c.rows, c.n);
@@ -450,11 +438,8 @@ static void test_retention(void **state)
 
 	/* a reader holds hour 0's segment open while retention deletes it */
 	char cmd[600], path[600];
-	snprintf(cmd, sizeof cmd, "ls %s/flows/2025/11/30/00/*.seg", dir);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(fgets(path, sizeof path, p));
-	pclose(p);
-	path[strcspn(path, "\n")] = 0;
+	snprintf(cmd, sizeof cmd, "%s/flows/2025/11/30/00", dir);
+	ts_find_segment(cmd, path, sizeof path);
 	ng_seg_reader rd;
 	ng_seg_reader_init(&rd);
 	char err[256];
@@ -485,7 +470,7 @@ static void test_retention(void **state)
 
 	/* by size: keep at most the newest segment's size + 1 byte */
 	snprintf(cmd, sizeof cmd, "stat -c %%s %s/flows/2025/11/30/03/*.seg", dir);
-	p = popen(cmd, "r");
+	FILE *p = popen(cmd, "r");
 	unsigned long long last = 0;
 	assert_int_equal(fscanf(p, "%llu", &last), 1);
 	pclose(p);

@@ -245,12 +245,8 @@ static void test_round_trip_v4(void **state)
 /* The encoding of the single segment in dir of column `name`. */
 static int column_encoding(const char *dir, const char *name)
 {
-	char cmd[512], path[512];
-	snprintf(cmd, sizeof cmd, "find '%s' -name '*.seg'", dir);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(fgets(path, sizeof path, p));
-	pclose(p);
-	path[strcspn(path, "\n")] = 0;
+	char path[512];
+	ts_find_segment(dir, path, sizeof path);
 	ng_seg_reader rd;
 	ng_seg_reader_init(&rd);
 	char err[256];

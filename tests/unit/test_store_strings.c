@@ -22,16 +22,14 @@
 #include "core/field.h"
 #include "core/strtab.h"
 #include "store/segment.h"
+#include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000)
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return ts_xorshift64(&rng);
 }
 
 /* flow_start, flow_end, and three string columns over src_as, dst_as and
