@@ -492,6 +492,39 @@ static void drop_orphans(const char *path)
 	closedir(d);
 }
 
+static void note_missing(const char *path, void *arg)
+{
+	struct stat st;
+	if (stat(path, &st))
+		*(bool *)arg = true;
+}
+
+/* True when some rollup of segment `seg` is not written. */
+static bool lacks_rollup(const char *seg)
+{
+	bool missing = false;
+	each_rollup(seg, note_missing, &missing);
+	return missing;
+}
+
+/* Whether entry i of hour directory `path` is a segment below
+ * NG_COMPACT_SMALL_ROWS rows, read from its header on first need
+ * (small[i]: -1 not known yet, else 0 or 1). */
+static bool is_small(build_ctx *c, const char *path, const ng_dir_entry *v, signed char *small,
+                     long i)
+{
+	if (small[i] < 0) {
+		char sp[4200], err[256];
+		snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
+		small[i] = 0;
+		if (ng_seg_open(&c->rd, sp, err, sizeof err) == 0) {
+			small[i] = c->rd.h.rows < NG_COMPACT_SMALL_ROWS;
+			ng_seg_close(&c->rd);
+		}
+	}
+	return small[i];
+}
+
 static int roll_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 {
 	build_ctx *c = arg;
@@ -501,23 +534,19 @@ static int roll_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	drop_orphans(path);
 	ng_dir_entry *v = NULL;
 	long n = ng_tree_list(path, 4, &v);
-	bool *small = calloc(n > 0 ? (size_t)n : 1, sizeof *small);
+	signed char *small = malloc(n > 0 ? (size_t)n : 1);
 	if (!small) {
 		free(v);
 		return 0;
 	}
-	for (long i = 0; i < n; i++) {
-		char sp[4200], err[256];
-		snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
-		if (!v[i].marker && !v[i].replaced &&
-		    ng_seg_open(&c->rd, sp, err, sizeof err) == 0) {
-			small[i] = c->rd.h.rows < NG_COMPACT_SMALL_ROWS;
-			ng_seg_close(&c->rd);
-		}
-	}
+	memset(small, -1, n > 0 ? (size_t)n : 1);
 	for (long i = 0; i < n && !(c->limit && c->done >= c->limit); i++) {
 		if (v[i].marker || v[i].replaced)
 			continue;
+		char sp[4200];
+		snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
+		if (!lacks_rollup(sp))
+			continue; /* the common case once settled: no header read */
 		/* a small segment beside another is about to be merged by
 		 * compaction: its rollups would go with it */
 		long prev = i - 1, next = i + 1;
@@ -525,11 +554,10 @@ static int roll_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 			prev--;
 		while (next < n && (v[next].marker || v[next].replaced))
 			next++;
-		if (!c->merging_too && small[i] &&
-		    ((prev >= 0 && small[prev]) || (next < n && small[next])))
+		if (!c->merging_too && is_small(c, path, v, small, i) &&
+		    ((prev >= 0 && is_small(c, path, v, small, prev)) ||
+		     (next < n && is_small(c, path, v, small, next))))
 			continue;
-		char sp[4200];
-		snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
 		uint64_t before = c->st->segments_rolled;
 		roll_segment(c, sp);
 		c->done += c->st->segments_rolled > before;
