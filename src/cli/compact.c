@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/maint.h"
 #include "cli/usage.h"
 #include "core/timefmt.h"
 #include "store/store.h"
@@ -38,19 +39,19 @@ int ng_cmd_compact(int argc, char **argv)
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {0}};
 	const char *dir = NULL;
-	uint64_t settle = 10 * 60000;
+	uint64_t settle = NG_MAINT_SETTLE_MS;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': dir = optarg; break;
 		case 'S':
-			if (strcmp(optarg, "0") && !ng_parse_duration_ms(optarg, &settle))
+			if (!strcmp(optarg, "0"))
+				settle = 0; /* a duration needs a unit; 0 alone means none */
+			else if (!ng_parse_duration_ms(optarg, &settle))
 				return ng_usage_fail("compact",
 				                     "--settle '%s': use a duration like 10m or 2h",
 				                     optarg);
-			if (!strcmp(optarg, "0"))
-				settle = 0;
 			break;
 		case 'h': fputs(compact_help, stdout); return 0;
 		default: return ng_usage_error("compact", c, argv);

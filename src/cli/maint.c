@@ -24,7 +24,6 @@
 #include "core/timefmt.h"
 #include "store/store.h"
 
-#define MAINT_SETTLE_MS (10 * 60000) /* leave hours that ended < 10 min ago */
 #define MAINT_MAX_MERGES 8
 #define MAINT_MAX_ROLLUPS 16 /* segments a round (≈ 0.2 s each at 2^18 rows) */
 
@@ -83,7 +82,8 @@ static void compact(ng_maint *m)
 	ng_store_maint_stats st = {0};
 	for (int i = 0; i < MAINT_MAX_MERGES && !stopping(m); i++) {
 		ng_store_maint_stats one = {0};
-		if (ng_store_compact(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, &one) < 0) {
+		if (ng_store_compact(m->cfg.store_dir, ng_now_ms(), NG_MAINT_SETTLE_MS, 1, &one) <
+		    0) {
 			ng_warn("compaction: %s is not a store", m->cfg.store_dir);
 			return;
 		}
@@ -109,7 +109,7 @@ static void rollup(ng_maint *m)
 	ng_store_maint_stats st = {0};
 	for (int i = 0; i < MAINT_MAX_ROLLUPS && !stopping(m); i++) {
 		ng_store_maint_stats one = {0};
-		if (ng_store_rollup(m->cfg.store_dir, ng_now_ms(), MAINT_SETTLE_MS, 1, false,
+		if (ng_store_rollup(m->cfg.store_dir, ng_now_ms(), NG_MAINT_SETTLE_MS, 1, false,
 		                    &one) < 0)
 			return;
 		add_stats(&st, &one);

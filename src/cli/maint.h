@@ -9,6 +9,10 @@
 
 #include <stdint.h>
 
+/* Hours that ended less than this ago (ms) are left to the writer: late
+ * flows keep arriving for them.  `nagare compact --settle` defaults to it. */
+#define NG_MAINT_SETTLE_MS (10 * 60000)
+
 typedef struct ng_maint ng_maint;
 
 typedef struct ng_maint_config {
