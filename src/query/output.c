@@ -470,14 +470,15 @@ static void json_summary(FILE *out, const ng_query_result *res)
 	ng_time_format(res->last, t2);
 	fprintf(out,
 	        "{\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
-	        ",\"first\":\"%s\",\"last\":\"%s\",\"groups\":%" PRIu64 ",\"rows_scanned\":%" PRIu64
-	        ",\"segments_read\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
-	        ",\"segments_pruned\":%" PRIu64 ",\"segments_corrupt\":%" PRIu64
-	        ",\"segments_rollup\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
+	        ",\"first\":\"%s\",\"last\":\"%s\",\"groups\":%" PRIu64
+	        ",\"groups_exact\":%s,\"rows_scanned\":%" PRIu64 ",\"segments_read\":%" PRIu64
+	        ",\"segments_skipped\":%" PRIu64 ",\"segments_pruned\":%" PRIu64
+	        ",\"segments_corrupt\":%" PRIu64 ",\"segments_rollup\":%" PRIu64
+	        ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
 	        res->flows_total, res->packets_total, res->bytes_total, t1, t2, res->groups,
-	        res->scan.rows_scanned, res->scan.segments_read, res->scan.segments_skipped,
-	        res->scan.segments_pruned, res->scan.errors, res->scan.segments_rollup,
-	        res->scan.bytes_read, res->elapsed_s);
+	        res->groups_exact || !res->groups ? "true" : "false", res->scan.rows_scanned,
+	        res->scan.segments_read, res->scan.segments_skipped, res->scan.segments_pruned,
+	        res->scan.errors, res->scan.segments_rollup, res->scan.bytes_read, res->elapsed_s);
 }
 
 /* {"query":{...},"rows":[ */

@@ -313,6 +313,9 @@ typedef struct run_ctx {
 	ng_filter_ctx *fctx; /* this worker's filter evaluation state */
 	bool presel;         /* the scan's select ran the filter: batches hold matches only */
 	size_t nmatch;       /* rows of the last batch that passed the filter */
+	/* the rows read from top rollups ("Top rollups" below) */
+	struct top_row *top;
+	size_t ntop, top_cap;
 } run_ctx;
 
 /* Applies the keys' prefixes and time buckets to a built key. */
@@ -1073,6 +1076,7 @@ static void free_ctx(run_ctx *c)
 	ng_agg32_free(&c->t32);
 	ng_aggdirect_free(&c->td);
 	ng_agg64_free(&c->t64);
+	free(c->top);
 }
 
 /* The fast path for q's keys, if any: one key (or one either key) of
@@ -1249,6 +1253,116 @@ static int scan_levels(const part_scan *p, uint64_t from, uint64_t to, int set, 
 	return rc;
 }
 
+/* ---- top rollups -----------------------------------------------------------
+ *
+ * A top-N of one address field (srcip, dstip) by flows, packets or bytes
+ * reads the top rollups (store.h) of the whole hours of its range, the
+ * rows elsewhere.  A top rollup lists only a part's (a segment's hour's)
+ * largest groups, so the answer is proved exact before it is given, or
+ * the query runs on the rows alone:
+ *   - a group's sum over the parts that list it and the rows is a lower
+ *     bound lo; in a part that does not list it a group has at most that
+ *     part's bound, so it has at most lo + T (T: every part's bound
+ *     summed), and a group seen nowhere at most T;
+ *   - the top N by lo is the answer when no other group can reach the
+ *     N-th lo (by its own upper bound, or T for one seen nowhere), and
+ *     each of the N is listed by every part that left groups out (its
+ *     lo is its sum).
+ * On a day of real (heavy-tailed) traffic this holds by far.  `groups`
+ * then counts the groups seen (groups_exact false).
+ */
+
+typedef struct top_row {
+	uint64_t segment; /* the batch's segment: one part */
+	uint8_t addr[16];
+	bool mark; /* a marker row (ip_version NG_ROLLUP_MARK) */
+	uint64_t flows, packets, bytes, first, last;
+} top_row;
+
+/* The whole hours [*a, *b) of q's range. */
+static void top_hours(const ng_query *q, uint64_t *a, uint64_t *b)
+{
+	const uint64_t l = ng_rollup_levels_ms[0];
+	*a = q->from_ms > UINT64_MAX - l ? UINT64_MAX : q->from_ms + (l - q->from_ms % l) % l;
+	*b = q->to_ms - q->to_ms % l;
+}
+
+/* True when q's filter passes every flow: none, or one that reads no
+ * column and passes one flow (nfdump's "any", as for an empty filter). */
+static bool passes_all(const ng_query *q)
+{
+	ng_flow f = {0};
+	return !q->filter || (!ng_filter_columns(q->filter) && ng_filter_match_flow(q->filter, &f));
+}
+
+/* The top rollup set that may answer q, or -1: one address key (no
+ * prefix, no either), no filter, ordered by flows, packets or bytes, a
+ * limit the rollups can hold, and a whole hour in the range. */
+static int top_set_for(const ng_query *q)
+{
+	if (q->no_rollup || !passes_all(q) || q->nfold || q->nkeys != 1 ||
+	    q->order > NG_ORDER_BYTES || !q->limit || q->limit >= NG_ROLLUP_TOP_K)
+		return -1;
+	const ng_group_key *g = &q->keys[0];
+	uint64_t a, b;
+	top_hours(q, &a, &b);
+	if (g->alt >= 0 || g->plen4 || g->plen6 || g->bucket_ms || a >= b)
+		return -1;
+	return ng_rollup_top_set(g->field);
+}
+
+/* Scans q's range for a top-N through top rollup `set`: the whole hours
+ * through it (a segment without it as rows), the ends as rows. */
+static int scan_top(const part_scan *p, int set)
+{
+	const ng_query *q = p->ws->w[0].q;
+	uint64_t a, b;
+	top_hours(q, &a, &b);
+	char suffix[32];
+	if (ng_rollup_suffix((unsigned)set, 0, suffix, sizeof suffix))
+		return -1;
+	int rc = scan_part(p, a, b, suffix);
+	if (rc == 0 && q->from_ms < a)
+		rc = scan_part(p, q->from_ms, a, NULL);
+	if (rc == 0 && b < q->to_ms)
+		rc = scan_part(p, b, q->to_ms, NULL);
+	return rc;
+}
+
+/* A batch of a top-N scan: rows aggregate as always, a top rollup's rows
+ * are kept for top_merge. */
+static int on_batch_top(const ng_column_batch *b, unsigned worker, void *arg)
+{
+	run_ctx *c = &((run_ctx *)arg)[worker];
+	if (!b->flows)
+		return on_batch_agg(b, c);
+	if (c->ntop + b->n > c->top_cap) {
+		size_t cap = (c->ntop + b->n) * 2;
+		top_row *t = realloc(c->top, cap * sizeof *t);
+		if (!t) {
+			c->oom = true;
+			return 1;
+		}
+		c->top = t;
+		c->top_cap = cap;
+	}
+	const uint8_t *addr = b->col[c->q->keys[0].field], *ver = b->col[NG_F_IP_VERSION];
+	const uint64_t *start = b->col[NG_F_FLOW_START], *end = b->col[NG_F_FLOW_END];
+	const uint64_t *pk = b->col[NG_F_PACKETS], *by = b->col[NG_F_BYTES];
+	for (size_t i = 0; i < b->n; i++) {
+		top_row *t = &c->top[c->ntop++];
+		t->segment = b->segment;
+		memcpy(t->addr, addr + 16 * i, 16);
+		t->mark = ver[i] == NG_ROLLUP_MARK;
+		t->flows = b->flows[i];
+		t->packets = pk[i];
+		t->bytes = by[i];
+		t->first = start[i];
+		t->last = end[i];
+	}
+	return 0;
+}
+
 /* Scans in parallel with a copy of `proto` per worker (`fast`: each picks
  * its fast aggregation path), batches going to fn_par.  Returns 0, -1 (the
  * scan failed), -2 (out of memory in a worker) or -3 (a worker ran out of
@@ -1256,7 +1370,7 @@ static int scan_levels(const part_scan *p, uint64_t from, uint64_t to, int set, 
  * with free_workers. */
 static int scan_workers(const char *dir, run_ctx *proto, uint64_t cols,
                         int (*fn_par)(const ng_column_batch *, unsigned, void *), bool fast,
-                        ng_query_result *res, workers *ws)
+                        int top_set, ng_query_result *res, workers *ws)
 {
 	const ng_query *q = proto->q;
 	ws->n = ng_store_scan_threads(q->threads);
@@ -1272,7 +1386,8 @@ static int scan_workers(const char *dir, run_ctx *proto, uint64_t cols,
 			choose_fast(&ws->w[i]);
 	}
 	part_scan ps = {dir, ws, cols, fn_par, res};
-	if (scan_levels(&ps, q->from_ms, q->to_ms, rollup_set(q), 0) == -1)
+	if ((top_set >= 0 ? scan_top(&ps, top_set)
+	                  : scan_levels(&ps, q->from_ms, q->to_ms, rollup_set(q), 0)) == -1)
 		return -1;
 	for (unsigned i = 0; i < ws->n; i++)
 		if (ws->w[i].timed_out)
@@ -1286,11 +1401,200 @@ static int scan_workers(const char *dir, run_ctx *proto, uint64_t cols,
 static int run_grouped(const char *dir, run_ctx *proto, uint64_t cols, ng_query_result *res)
 {
 	workers ws;
-	int rc = scan_workers(dir, proto, cols, on_batch_par, true, res, &ws);
+	int rc = scan_workers(dir, proto, cols, on_batch_par, true, -1, res, &ws);
 	if (rc == 0)
 		rc = only_v4(ws.w, ws.n) ? merge_v4(ws.w, ws.n, ws.part)
 		                         : merge_generic(ws.w, ws.n, ws.part);
 	free_workers(&ws);
+	return rc;
+}
+
+static int cmp_top_segment(const void *a, const void *b)
+{
+	const top_row *x = a, *y = b;
+	return x->segment < y->segment ? -1 : x->segment > y->segment;
+}
+
+/* Per group of a top-N's table (by row): the parts that list it, their
+ * bounds summed and how many of them left groups out. */
+typedef struct top_cover {
+	uint64_t *tin;
+	uint32_t *nin;
+	size_t cap;
+	uint64_t T;    /* every part's bound */
+	uint32_t ninc; /* parts that left groups out */
+} top_cover;
+
+/* Room for row j in cv's arrays (cap: the table's).  Returns 0 or -2. */
+static int cover_room(top_cover *cv, size_t j, size_t cap)
+{
+	if (j < cv->cap)
+		return 0;
+	uint64_t *t = realloc(cv->tin, cap * sizeof *t);
+	if (t)
+		cv->tin = t;
+	uint32_t *v = realloc(cv->nin, cap * sizeof *v);
+	if (v)
+		cv->nin = v;
+	if (!t || !v)
+		return -2;
+	memset(t + cv->cap, 0, (cap - cv->cap) * sizeof *t);
+	memset(v + cv->cap, 0, (cap - cv->cap) * sizeof *v);
+	cv->cap = cap;
+	return 0;
+}
+
+/* Adds one part's rows p[0..n) (a segment's top rollup) to c's table and
+ * totals and to *cv.  Returns 0, 1 (not one bound row: not a top
+ * rollup's rows) or -2 (out of memory). */
+static int top_part(run_ctx *c, const top_row *p, size_t n, top_cover *cv)
+{
+	const top_row *bound = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].mark && p[i].addr[15] == 1) {
+			if (bound)
+				return 1;
+			bound = &p[i];
+		}
+	if (!bound)
+		return 1;
+	const uint64_t m[3] = {bound->flows, bound->packets, bound->bytes};
+	bool left_out = bound->flows != 0;
+	cv->T += m[c->q->order];
+	cv->ninc += left_out;
+	ng_query_result *res = c->res;
+	for (size_t i = 0; i < n; i++) {
+		const top_row *t = &p[i];
+		if (t == bound)
+			continue;
+		res->flows_total += t->flows;
+		res->packets_total += t->packets;
+		res->bytes_total += t->bytes;
+		res->first = t->first < res->first ? t->first : res->first;
+		res->last = t->last > res->last ? t->last : res->last;
+		if (t->mark)
+			continue; /* the rest: totals only */
+		uint64_t k[2];
+		memcpy(k, t->addr, 16);
+		ng_agg_row *r = table_get(&c->t, k, hash_key(k, 2));
+		if (!r)
+			return -2;
+		merge_vals(r, t->flows, t->packets, t->bytes, t->first, t->last);
+		size_t j = (size_t)(r - c->t.rows);
+		if (cover_room(cv, j, c->t.rows_cap))
+			return -2;
+		cv->tin[j] += m[c->q->order];
+		cv->nin[j] += left_out;
+	}
+	return 0;
+}
+
+/* True when the top N (h[0..N), of the n groups whose order metrics
+ * are met[]) is proved exact by cv (see "Top rollups").  The metrics
+ * and T are sums of integers below 2^53: exact as doubles. */
+static bool top_proved(const ng_query *q, const top_cover *cv, double *met, size_t n,
+                       const size_t *h)
+{
+	if (n < q->limit)
+		return false; /* a group seen nowhere might be in it */
+	double th = met[h[q->limit - 1]];
+	if (!((double)cv->T < th))
+		return false;
+	for (size_t i = 0; i < q->limit; i++)
+		if (cv->nin[h[i]] != cv->ninc)
+			return false;
+	for (size_t i = 0; i < q->limit; i++)
+		met[h[i]] = -1; /* out of the way of the check below */
+	for (size_t i = 0; i < n; i++)
+		if (met[i] >= 0 && !(met[i] + (double)(cv->T - cv->tin[i]) < th))
+			return false;
+	return true;
+}
+
+/* Puts the top N of w[0]'s table (the rows and every top rollup row
+ * merged) into res when it is proved exact (see "Top rollups").
+ * Returns 0, 1 when it is not (the caller runs on the rows) or -2. */
+static int top_prove(run_ctx *c, top_cover *cv)
+{
+	const ng_query *q = c->q;
+	size_t n = c->t.n, keep = q->limit < n ? q->limit : n;
+	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
+	double *met = malloc((n ? n : 1) * sizeof *met);
+	int rc = h && met && cover_room(cv, n, n + 1) == 0 ? 0 : -2;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		met[i] = ng_agg_metric(&c->t.rows[i], q->order);
+	top_ctx t = {.met = met, .rows = c->t.rows, .klen = 16};
+	if (rc == 0)
+		select_top(&t, n, keep, h);
+	if (rc == 0 && cv->ninc)
+		rc = top_proved(q, cv, met, n, h) ? 0 : 1;
+	ng_agg_row *out = rc == 0 ? malloc((keep ? keep : 1) * sizeof *out) : NULL;
+	if (rc == 0 && !out)
+		rc = -2;
+	for (size_t i = 0; rc == 0 && i < keep; i++)
+		out[i] = c->t.rows[h[i]];
+	if (rc == 0) {
+		c->res->rows = out;
+		c->res->nrows = keep;
+		c->res->groups = n;
+		c->res->groups_exact = cv->ninc == 0;
+	}
+	free(h);
+	free(met);
+	return rc;
+}
+
+/* Merges the workers' tables and top rollup rows into w[0] and proves
+ * its top N.  Returns 0, 1 (not proved) or -2. */
+static int top_merge(run_ctx *w, unsigned nw, const ng_query_result *part)
+{
+	for (unsigned i = 0; i < nw; i++)
+		if (fold_fast(&w[i]))
+			return -2;
+	size_t total = 0;
+	for (unsigned i = 0; i < nw; i++)
+		total += w[i].ntop;
+	top_row *all = malloc((total ? total : 1) * sizeof *all);
+	if (!all)
+		return -2;
+	for (unsigned i = 0, k = 0; i < nw; k += w[i].ntop, i++)
+		if (w[i].ntop)
+			memcpy(all + k, w[i].top, w[i].ntop * sizeof *all);
+	qsort(all, total, sizeof *all, cmp_top_segment);
+	int rc = 0;
+	for (unsigned i = 1; i < nw && rc == 0; i++) {
+		rc = merge_table(&w[0].t, &w[i].t) ? -2 : 0;
+		add_totals(w[0].res, &part[i]);
+	}
+	top_cover cv = {0};
+	for (size_t i = 0, j; rc == 0 && i < total; i = j) {
+		for (j = i; j < total && all[j].segment == all[i].segment; j++)
+			;
+		rc = top_part(&w[0], all + i, j - i, &cv);
+	}
+	if (rc == 0)
+		rc = top_prove(&w[0], &cv);
+	free(all);
+	free(cv.tin);
+	free(cv.nin);
+	return rc;
+}
+
+/* A top-N through top rollup `set` (top_set_for).  Returns 0, 1 when its
+ * answer is not proved exact (res is then cleared for the caller to run
+ * on the rows), or what scan_workers returns. */
+static int run_top(const char *dir, run_ctx *proto, uint64_t cols, int set, ng_query_result *res)
+{
+	workers ws;
+	int rc = scan_workers(dir, proto, cols | NG_COL(NG_F_IP_VERSION), on_batch_top, true, set,
+	                      res, &ws);
+	if (rc == 0)
+		rc = top_merge(ws.w, ws.n, ws.part);
+	free_workers(&ws);
+	if (rc == 1) {
+		ng_query_result_free(res);
+		res->first = UINT64_MAX;
+	}
 	return rc;
 }
 
@@ -1350,7 +1654,7 @@ static int append_list(run_ctx *dst, run_ctx *w)
 static int run_listing_all(const char *dir, run_ctx *proto, uint64_t cols, ng_query_result *res)
 {
 	workers ws;
-	int rc = scan_workers(dir, proto, cols, on_batch_list_par, false, res, &ws);
+	int rc = scan_workers(dir, proto, cols, on_batch_list_par, false, -1, res, &ws);
 	for (unsigned i = 1; i < ws.n && rc == 0; i++) {
 		if (append_list(&ws.w[0], &ws.w[i]))
 			rc = -2;
@@ -1392,8 +1696,13 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 		}
 	}
 	res->first = UINT64_MAX;
-	int rc;
-	if (q->nkeys) {
+	int rc = 1, top = q->nkeys ? top_set_for(q) : -1;
+	if (top >= 0)
+		rc = run_top(dir, &c, cols, top, res); /* 1: not proved exact */
+	if (rc != 1) {
+		/* answered from the top rollups, or failed */
+	} else if (q->nkeys) {
+		res->groups_exact = true;
 		rc = run_grouped(dir, &c, cols, res);
 	} else if (q->limit) {
 		rc = run_listing_first(dir, &c, cols, res);

@@ -251,6 +251,7 @@ static int top_series(const char *dir, const ng_query *q, const ng_query *bq, ng
 		ng_scan_stats_add(&out->res.scan, &top.scan);
 		out->res.elapsed_s += top.elapsed_s;
 		out->res.groups = top.groups; /* distinct keys, as without folding */
+		out->res.groups_exact = top.groups_exact;
 	}
 	ng_query_result_free(&top);
 	if (rc) {

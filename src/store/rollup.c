@@ -42,32 +42,36 @@
  * set (in this order) holding every field it groups or filters on.  Sets
  * whose groups are many (AS pairs; destination ports, where every
  * ephemeral port is a group) have hourly rollups only: at 5 minutes they
- * would cost more disk than they save time.  Addresses have none: an
- * hour's distinct addresses are a large part of its flows. */
+ * would cost more disk than they save time.  Addresses have top rollups
+ * only (store.h): an hour's distinct addresses are a large part of its
+ * flows. */
 #define BOTH ((1u << NG_ROLLUP_NLEVELS) - 1)
 #define HOURLY 1u
 const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS] = {
     {"geo",
      C(SRC_COUNTRY) | C(DST_COUNTRY) | C(SRC_CONTINENT) | C(DST_CONTINENT) | C(PROTOCOL) |
          C(IP_VERSION),
-     BOTH},
+     BOTH, false},
     {"net",
      C(SRC_NET) | C(DST_NET) | C(SRC_NET_ROLE) | C(DST_NET_ROLE) | C(SRC_NET_SITE) |
          C(DST_NET_SITE) | C(PROTOCOL) | C(IP_VERSION),
-     BOTH},
-    {"srcas", C(SRC_AS) | C(SRC_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
-    {"dstas", C(DST_AS) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH},
+     BOTH, false},
+    {"srcas", C(SRC_AS) | C(SRC_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH, false},
+    {"dstas", C(DST_AS) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH, false},
     {"if",
      C(EXPORTER) | C(EXPORTER_NAME) | C(OBSERVATION_DOMAIN) | C(IN_IF) | C(OUT_IF) | C(IN_IF_NAME) |
          C(OUT_IF_NAME) | C(PROTOCOL) | C(IP_VERSION) | C(DIRECTION) | C(SAMPLING_RATE) |
          C(SAMPLING_SOURCE) | C(FLOW_VERSION) | C(SAMPLE_KIND) | C(SERVICE),
-     BOTH},
+     BOTH, false},
     /* pairs (Sankey): source and destination AS together */
     {"as",
      C(SRC_AS) | C(DST_AS) | C(SRC_AS_NAME) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) |
          C(IP_VERSION),
-     HOURLY},
-    {"port", C(DST_PORT) | C(SERVICE) | C(PROTOCOL) | C(IP_VERSION), HOURLY},
+     HOURLY, false},
+    {"port", C(DST_PORT) | C(SERVICE) | C(PROTOCOL) | C(IP_VERSION), HOURLY, false},
+    /* the largest groups of one address (store.h "Top rollups") */
+    {"srctop", C(SRC_ADDR) | C(IP_VERSION), HOURLY, true},
+    {"dsttop", C(DST_ADDR) | C(IP_VERSION), HOURLY, true},
 };
 _Static_assert(NG_ROLLUP_NLEVELS == 2 && HOURLY == 1u << 0, "level 0 is the hour");
 
@@ -92,7 +96,15 @@ int ng_rollup_suffix(unsigned set, unsigned level, char *buf, size_t len)
 int ng_rollup_pick(uint64_t columns)
 {
 	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
-		if (!(columns & ~ng_rollup_sets[s].dims))
+		if (!ng_rollup_sets[s].top && !(columns & ~ng_rollup_sets[s].dims))
+			return (int)s;
+	return -1;
+}
+
+int ng_rollup_top_set(enum ng_field_id f)
+{
+	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
+		if (ng_rollup_sets[s].top && ng_rollup_sets[s].dims == (NG_COL(f) | C(IP_VERSION)))
 			return (int)s;
 	return -1;
 }
@@ -309,9 +321,9 @@ typedef struct build_ctx {
 	ng_store_maint_stats *st;
 } build_ctx;
 
-/* Writes the groups of g as rollup `set` to `path` (sorted by
+/* Writes rows[0..n) (groups) as rollup `set` to `path` (sorted by
  * flow_start, as every segment). */
-static int write_rollup(build_ctx *c, const char *path, unsigned set, const grouper *g)
+static int write_rollup(build_ctx *c, const char *path, unsigned set, const ng_flow *rows, size_t n)
 {
 	const uint64_t cols = ng_rollup_sets[set].dims | MEASURES;
 	ng_field fields[NG_FIELD_COUNT];
@@ -320,15 +332,14 @@ static int write_rollup(build_ctx *c, const char *path, unsigned set, const grou
 		if (cols & NG_COL(f))
 			fields[nf++] = ng_fields[f];
 	int rc = -1;
-	uint32_t *order = malloc(g->n * sizeof *order);
+	uint32_t *order = malloc((n ? n : 1) * sizeof *order);
 	if (!order)
 		goto out;
-	ng_seg_order_by_start(g->out, order, g->n);
+	ng_seg_order_by_start(rows, order, n);
 	const uint8_t *img;
 	size_t len;
 	char err[256], tmp[4300];
-	if (ng_seg_encode_fields(c->enc, fields, nf, g->out, order, g->n, &img, &len, err,
-	                         sizeof err)) {
+	if (ng_seg_encode_fields(c->enc, fields, nf, rows, order, n, &img, &len, err, sizeof err)) {
 		ng_error("store: rollup %s: %s", path, err);
 		goto out;
 	}
@@ -339,12 +350,125 @@ static int write_rollup(build_ctx *c, const char *path, unsigned set, const grou
 		goto out;
 	}
 	c->st->rollups_written++;
-	c->st->rollup_rows += g->n;
+	c->st->rollup_rows += n;
 	rc = 0;
 out:
 	if (rc)
 		c->st->errors++;
 	free(order);
+	return rc;
+}
+
+/* ---- top rollups ------------------------------------------------------ */
+
+/* Measure m of a group: 0 flows, 1 packets, 2 bytes. */
+static uint64_t measure(const ng_flow *r, unsigned m)
+{
+	return m == 0 ? r->bytes_raw : m == 1 ? r->packets : r->bytes;
+}
+
+typedef struct by_measure {
+	const ng_flow *g;
+	unsigned m;
+} by_measure;
+
+/* Largest measure first. */
+static int cmp_desc(const void *a, const void *b, void *arg)
+{
+	const by_measure *c = arg;
+	uint64_t x = measure(&c->g[*(const uint32_t *)a], c->m);
+	uint64_t y = measure(&c->g[*(const uint32_t *)b], c->m);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Appends to out[*nout] the top rollup rows of the n groups g[] of the
+ * bucket starting at `bucket` (store.h "Top rollups"): the groups among
+ * the NG_ROLLUP_TOP_K largest by some measure, the rest row when a group
+ * is left out, and the bound row.  `addr` is the offset of the set's
+ * address in ng_flow; keep[] and idx[] have room for n. */
+static void top_bucket(const ng_flow *g, size_t n, uint64_t bucket, size_t addr, bool *keep,
+                       uint32_t *idx, ng_flow *out, size_t *nout)
+{
+	memset(keep, n > NG_ROLLUP_TOP_K ? 0 : 1, n);
+	for (unsigned m = 0; m < 3 && n > NG_ROLLUP_TOP_K; m++) {
+		for (size_t i = 0; i < n; i++)
+			idx[i] = (uint32_t)i;
+		by_measure by = {g, m};
+		qsort_r(idx, n, sizeof *idx, cmp_desc, &by);
+		for (size_t i = 0; i < NG_ROLLUP_TOP_K; i++)
+			keep[idx[i]] = true;
+	}
+	ng_flow rest = {.flow_start = UINT64_MAX, .ip_version = NG_ROLLUP_MARK};
+	ng_flow bound = {.flow_start = bucket, .flow_end = bucket, .ip_version = NG_ROLLUP_MARK};
+	((uint8_t *)&bound)[addr + 15] = 1;
+	for (size_t i = 0; i < n; i++) {
+		const ng_flow *r = &g[i];
+		if (keep[i]) {
+			out[(*nout)++] = *r;
+			continue;
+		}
+		rest.bytes_raw += r->bytes_raw;
+		rest.packets += r->packets;
+		rest.bytes += r->bytes;
+		rest.flow_start = r->flow_start < rest.flow_start ? r->flow_start : rest.flow_start;
+		rest.flow_end = r->flow_end > rest.flow_end ? r->flow_end : rest.flow_end;
+		bound.bytes_raw = r->bytes_raw > bound.bytes_raw ? r->bytes_raw : bound.bytes_raw;
+		bound.packets = r->packets > bound.packets ? r->packets : bound.packets;
+		bound.bytes = r->bytes > bound.bytes ? r->bytes : bound.bytes;
+	}
+	if (rest.bytes_raw)
+		out[(*nout)++] = rest;
+	out[(*nout)++] = bound;
+}
+
+/* The rows of top rollup `set` from g's groups (bucket after bucket) into
+ * *rows (malloc'ed; *n of them).  Returns 0 or -1 when out of memory.
+ * When the groups cannot be told from the markers (a flow carries the
+ * marker's ip_version) or a bucket comes twice (rows out of flow_start
+ * order), the rollup is two bound rows: a query reading it finds it
+ * unusable and reads the rows, and maintenance does not try again. */
+static int top_rows(const grouper *g, unsigned set, ng_flow **rows, size_t *n)
+{
+	size_t addr = 0;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+		if (ng_rollup_sets[set].dims & NG_COL(f) && ng_fields[f].type == NG_FT_ADDR)
+			addr = ng_fields[f].offset;
+	size_t nb = 0; /* buckets */
+	for (size_t i = 0; i < g->n; i++)
+		nb += i == 0 ||
+		      g->out[i].flow_start / g->level != g->out[i - 1].flow_start / g->level;
+	size_t cap = g->n < 3 * NG_ROLLUP_TOP_K * nb ? g->n : 3 * NG_ROLLUP_TOP_K * nb;
+	ng_flow *out = malloc((cap + 2 * nb + 1) * sizeof *out);
+	bool *keep = malloc(g->n + 1);
+	uint32_t *idx = malloc((g->n + 1) * sizeof *idx);
+	int rc = out && keep && idx ? 0 : -1;
+	*n = 0;
+	uint64_t last = 0;
+	for (size_t i = 0, j; rc == 0 && i < g->n; i = j) {
+		uint64_t b = g->out[i].flow_start - g->out[i].flow_start % g->level;
+		for (j = i; j < g->n && g->out[j].flow_start - g->out[j].flow_start % g->level == b;
+		     j++)
+			if (g->out[j].ip_version == NG_ROLLUP_MARK)
+				rc = 1;
+		if (i && b <= last)
+			rc = 1;
+		last = b;
+		if (rc == 0)
+			top_bucket(g->out + i, j - i, b, addr, keep, idx, out, n);
+	}
+	free(keep);
+	free(idx);
+	if (rc > 0 && out) {
+		uint64_t b = g->out[0].flow_start - g->out[0].flow_start % g->level;
+		ng_flow bound = {.flow_start = b, .flow_end = b, .ip_version = NG_ROLLUP_MARK};
+		((uint8_t *)&bound)[addr + 15] = 1;
+		out[0] = out[1] = bound;
+		*n = 2;
+		rc = 0;
+	}
+	if (rc)
+		free(out);
+	*rows = rc ? NULL : out;
 	return rc;
 }
 
@@ -394,6 +518,24 @@ static bool rollup_path(const char *seg, unsigned set, unsigned level, char *p, 
 	       (size_t)snprintf(p, len, "%s%s", seg, suf) < len;
 }
 
+/* Writes rollup `set` from the groups of g: all of them, or a top
+ * rollup's rows.  Returns 0 when written. */
+static int write_set(build_ctx *c, const char *path, unsigned set, const grouper *g)
+{
+	if (!ng_rollup_sets[set].top)
+		return write_rollup(c, path, set, g->out, g->n);
+	ng_flow *rows;
+	size_t n;
+	if (top_rows(g, set, &rows, &n)) {
+		ng_error("store: rollup: out of memory for %s", path);
+		c->st->errors++;
+		return -1;
+	}
+	int rc = write_rollup(c, path, set, rows, n);
+	free(rows);
+	return rc;
+}
+
 /* Writes the rollups of `set` that segment `seg` lacks, from its rows
  * (loaded on first need: *n == -2 until then).  The finest level is
  * summed from the rows, each coarser one from the level below it.
@@ -435,7 +577,7 @@ static bool roll_set(build_ctx *c, const char *seg, unsigned set, long *n)
 			grouper_free(&g);
 			break;
 		}
-		if (missing[l] && write_rollup(c, path[l], set, &g) == 0)
+		if (missing[l] && write_set(c, path[l], set, &g) == 0)
 			wrote = true;
 		if (have_below)
 			grouper_free(&below);

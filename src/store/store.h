@@ -276,7 +276,7 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
  * the rollups of the buckets wholly inside its range as from the rows.
  * They are written beside settled segments by the collector's
  * maintenance (ng_store_rollup) and removed with their segment. */
-#define NG_ROLLUP_NSETS 7
+#define NG_ROLLUP_NSETS 9
 #define NG_ROLLUP_NLEVELS 2
 /* In a rollup, this column holds the number of flows a row sums (a
  * plain integer column there: time_received would be stored as a
@@ -287,7 +287,30 @@ typedef struct ng_rollup_set {
 	const char *name; /* "geo", "net", "srcas", …: see rollup.c */
 	uint64_t dims;    /* NG_COL bits of its fields */
 	unsigned levels;  /* bit l: it has rollups of ng_rollup_levels_ms[l] */
+	bool top;         /* a top rollup (below): never picked by ng_rollup_pick */
 } ng_rollup_set;
+
+/*
+ * Top rollups ("srctop", "dsttop"; hourly) keep, of a segment's groups
+ * of one address per bucket, only those among the NG_ROLLUP_TOP_K
+ * largest by flows, by packets or by bytes: an hour's distinct addresses
+ * are too many to keep all.  Two marker rows per bucket, whose
+ * ip_version is NG_ROLLUP_MARK (not an IP version), say what was left out:
+ *   - address ::0, "rest": the sums of the groups left out (flows,
+ *     packets, bytes; earliest flow_start, latest flow_end); absent
+ *     when none was;
+ *   - address ::1, "bound": flows, packets and bytes each hold the
+ *     largest value of any one group left out (0: none was); flow_start
+ *     and flow_end hold the bucket's start.
+ * A top-N query can then prove its answer exact from them (query.c
+ * "Top rollups") or fall back to the rows.
+ */
+#define NG_ROLLUP_TOP_K 256
+#define NG_ROLLUP_MARK 255
+
+/* The top rollup set keyed on address field f (NG_F_SRC_ADDR or
+ * NG_F_DST_ADDR), or -1. */
+int ng_rollup_top_set(enum ng_field_id f);
 
 extern const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS];
 /* Bucket of each level in ms, coarsest first: 1 h, 5 min. */

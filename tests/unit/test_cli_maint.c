@@ -209,11 +209,13 @@ static void test_collect_compacts(void **state)
 	pid_t pid = start_collector(bin, store, log, NULL);
 	bool merged = wait_log(log, pid, "compaction: 5 segments merged into 1 (1000 rows)", 15000);
 	/* then the merged segment's rollups: its 1000 rows lie in one 5-minute
-	 * bucket with one value of every set's fields, so 1 row in each of
-	 * the 12 files */
+	 * bucket with one value of every set's fields but the source address,
+	 * so 1 row in each of the 12 files of the full sets; the top rollups
+	 * keep all 200 source addresses and the one destination, each file
+	 * with its bound row: 14 files, 12 + 201 + 2 rows */
 	bool rolled = merged && wait_log(log, pid,
-	                                 "rollups: 1 segments rolled up into 12 files "
-	                                 "(12 rows)",
+	                                 "rollups: 1 segments rolled up into 14 files "
+	                                 "(215 rows)",
 	                                 15000);
 	stop_collector(pid);
 	if (!rolled)
@@ -286,7 +288,7 @@ static void test_compact_command(void **state)
 	snprintf(cmd, sizeof cmd, "%s compact --store %s 2>&1", bin, store);
 	assert_int_equal(run_cmd(cmd, out, sizeof out), 0);
 	assert_string_equal(out, "compaction: 5 segments merged into 1 (1000 rows)\n"
-	                         "rollups: 1 segments rolled up into 12 files (12 rows)\n");
+	                         "rollups: 1 segments rolled up into 14 files (215 rows)\n");
 	assert_int_equal(run_cmd(cmd, out, sizeof out), 0);
 	assert_string_equal(out, "compaction: 0 segments merged into 0 (0 rows)\n"
 	                         "rollups: 0 segments rolled up into 0 files (0 rows)\n");

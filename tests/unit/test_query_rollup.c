@@ -119,7 +119,7 @@ static int setup(void **state)
 	per_seg = 0;
 	for (unsigned k = 0; k < NG_ROLLUP_NSETS; k++)
 		per_seg += __builtin_popcount(ng_rollup_sets[k].levels);
-	assert_int_equal(per_seg, 12);
+	assert_int_equal(per_seg, 14);
 	assert_int_equal(ng_store_rollup(dir, T0 + 30 * HOUR, 0, 0, true, &st), 0);
 	assert_int_equal(st.errors, 0);
 	assert_int_equal(st.segments_rolled, segs);
