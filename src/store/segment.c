@@ -320,6 +320,24 @@ static void unshuffle(uint8_t *out, const uint8_t *in, size_t n, unsigned w)
 			memcpy(out + i0 * 8, a, 64);
 		}
 	}
+	if (w == 4) { /* one pass: each value from the four planes (ports,
+		       * string indexes); the byte scatter below is 4× slower */
+		const uint8_t *p0 = in, *p1 = in + n, *p2 = in + 2 * n, *p3 = in + 3 * n;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t v = (uint32_t)p0[i] | (uint32_t)p1[i] << 8 |
+			             (uint32_t)p2[i] << 16 | (uint32_t)p3[i] << 24;
+			memcpy(out + i * 4, &v, 4);
+		}
+		return;
+	}
+	if (w == 2) {
+		const uint8_t *p0 = in, *p1 = in + n;
+		for (size_t i = 0; i < n; i++) {
+			uint16_t v = (uint16_t)(p0[i] | p1[i] << 8);
+			memcpy(out + i * 2, &v, 2);
+		}
+		return;
+	}
 	for (unsigned k = 0; k < w; k++) {
 		const uint8_t *s = in + (size_t)k * n;
 		uint8_t *o = out + k;
