@@ -49,6 +49,10 @@ typedef struct dir_entry {
 #define QUEUE_CAP 64      /* segments opened ahead of the workers */
 #define MAX_OPEN_HOUR 768 /* descriptors held for one hour; later ones open lazily */
 #define LIST_TRIES 4
+/* gather(): a block that keeps at most 1/FEW_ROWS of its rows has only
+ * theirs decoded (picking a row's bytes from the planes costs several
+ * times what a whole block's decode costs a row) */
+#define FEW_ROWS 8
 
 typedef struct job {
 	int fd;        /* -1: open by path when run */
@@ -186,10 +190,21 @@ static void zone_map(const ng_seg_reader *rd, ng_zone_map *z)
 	}
 }
 
+/* Counts column f's stored bytes in bytes_read when the segment first
+ * uses it. */
+static void count_col(worker *w, size_t f)
+{
+	if (w->counted & NG_COL(f))
+		return;
+	int idx = w->rd.col_of_field[f];
+	w->counted |= NG_COL(f);
+	if (idx >= 0)
+		w->st.bytes_read += w->rd.h.cols[idx].stored;
+}
+
 /* Decodes block b of field f into out (w->col[f], or the scratch block).
  * flow_start is checked to be in order (from the last value seen in this
- * segment).  A column's stored bytes are counted in bytes_read when the
- * segment first uses it.  Returns 0, or -1 (reported) on corrupt data. */
+ * segment).  Returns 0, or -1 (reported) on corrupt data. */
 static int read_col(worker *w, const char *path, size_t b, size_t f, void *out)
 {
 	char err[256];
@@ -197,12 +212,7 @@ static int read_col(worker *w, const char *path, size_t b, size_t f, void *out)
 		report(w, path, err);
 		return -1;
 	}
-	if (!(w->counted & NG_COL(f))) {
-		int idx = w->rd.col_of_field[f];
-		w->counted |= NG_COL(f);
-		if (idx >= 0)
-			w->st.bytes_read += w->rd.h.cols[idx].stored;
-	}
+	count_col(w, f);
 	if (f != NG_F_FLOW_START)
 		return 0;
 	const uint64_t *start = out;
@@ -268,27 +278,50 @@ static void pick(uint8_t *out, const uint8_t *in, const uint32_t *sel, size_t k,
 	}
 }
 
+/* Rows lo + w->sel[0..k) of block b of field f, decoded straight into
+ * its gather buffer.  Returns 0 or -1 (reported). */
+static int read_rows(worker *w, const char *path, size_t b, size_t f, size_t lo, size_t k)
+{
+	char err[256];
+	if (ng_seg_read_block_rows(&w->rd, &ng_fields[f], b, lo, w->sel, k, w->gcol[f], err,
+	                           sizeof err)) {
+		report(w, path, err);
+		return -1;
+	}
+	count_col(w, f);
+	return 0;
+}
+
 /* The kept rows sel[0..k) of block b (rows [lo, ...) are the batch's) of
  * each column of `cols` into the worker's gather buffers, the batch
- * pointed at them.  A column not decoded yet is decoded into one scratch
- * block, reused for every column: few kept rows touch little memory.
+ * pointed at them.  A column not decoded yet: when few rows are kept
+ * (≤ 1/FEW_ROWS of the block), only theirs are decoded, picked from the
+ * block's byte planes (flow_start, decoded whole anyway, is checked for
+ * order as read_col does); otherwise the block is decoded into one
+ * scratch block, reused for every column, and the rows picked from it.
  * Returns 0 or -1 (reported). */
 static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_batch *batch,
                   uint64_t cols, uint64_t have, size_t k)
 {
 	const uint32_t *sel = w->sel;
+	const bool few = k <= ng_seg_block_rows(&w->rd, b) / FEW_ROWS;
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 		if (!(cols & NG_COL(f)))
 			continue;
 		const size_t sz = ng_fields[f].size;
 		const uint8_t *in = w->col[f];
+		batch->col[f] = w->gcol[f];
+		if (!(have & NG_COL(f)) && few && f != NG_F_FLOW_START) {
+			if (read_rows(w, path, b, f, lo, k))
+				return -1;
+			continue;
+		}
 		if (!(have & NG_COL(f))) {
 			if (read_col(w, path, b, f, w->scratch))
 				return -1;
 			in = w->scratch;
 		}
 		pick(w->gcol[f], in + lo * sz, sel, k, sz);
-		batch->col[f] = w->gcol[f];
 	}
 	for (size_t m = 0; m < k; m++)
 		w->pos[m] = (uint32_t)(batch->row0 + sel[m]);

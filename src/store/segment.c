@@ -1544,33 +1544,66 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 	return 0;
 }
 
-/* Block b of DICT column idx: the dictionary's IDs of the rows' entries. */
-static int read_dict_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, size_t n,
-                           void *out, char *err, size_t errlen)
+/* Rows lo + sel[m] (m < k; sel NULL: rows lo + m) of block b of DICT
+ * column idx: the dictionary's IDs of the rows' entries.  Each row's
+ * index is read from its four planes (an index ≥ K is corruption). */
+static int dict_ids(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const uint32_t *sel,
+                    size_t k, uint32_t *out, char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
-	uint32_t *o = out, k = get32(c->minmax);
-	(void)f; /* compatible(): a 4-byte string field */
+	const uint32_t entries = get32(c->minmax);
+	const size_t n = ng_seg_block_rows(r, b);
 	if (load_column(r, idx, err, errlen))
 		return -1;
 	const uint32_t *dict = r->cb[idx].dict;
 	if (!c->decoded) {
-		for (size_t i = 0; i < n; i++)
-			o[i] = dict[0];
+		for (size_t m = 0; m < k; m++)
+			out[m] = dict[0];
 		return 0;
 	}
 	if (inflate_frame(r, idx, b + 1, n * 4, err, errlen))
 		return -1;
-	unshuffle(out, r->raw, n, 4);
-	for (size_t i = 0; i < n; i++) {
-		if (o[i] >= k) {
+	const uint8_t *p0 = r->raw, *p1 = p0 + n, *p2 = p1 + n, *p3 = p2 + n;
+	for (size_t m = 0; m < k; m++) {
+		size_t i = lo + (sel ? sel[m] : m);
+		uint32_t e = (uint32_t)p0[i] | (uint32_t)p1[i] << 8 | (uint32_t)p2[i] << 16 |
+		             (uint32_t)p3[i] << 24;
+		if (e >= entries) {
 			msg(err, errlen, "column %s block %zu: dictionary index %u of %u", c->name,
-			    b, o[i], k);
+			    b, e, entries);
 			return -1;
 		}
-		o[i] = dict[o[i]];
+		out[m] = dict[e];
 	}
 	return 0;
+}
+
+static const ng_field u64_field = {.type = NG_FT_U64, .size = 8};
+
+static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
+                            int depth, char *err, size_t errlen);
+
+/* Block b of the reference column of DIFF column c (at `depth` in its
+ * chain) as u64 values, decoded into r->ref[depth] unless it holds them
+ * already.  Returns them, or NULL with a message. */
+static const uint64_t *ref_block(ng_seg_reader *r, const ng_seg_column *c, size_t b, int depth,
+                                 char *err, size_t errlen)
+{
+	/* chains are at most NG_SEG_MAX_DIFF_DEPTH long (checked at open) */
+	struct ng_seg_refbuf *rb = &r->ref[depth];
+	if (rb->gen == r->gen && rb->idx == c->ref && rb->block == b)
+		return rb->v;
+	if (!rb->v && !(rb->v = malloc(NG_SEG_BLOCK_ROWS * 8))) {
+		msg(err, errlen, "out of memory for column %s", c->name);
+		return NULL;
+	}
+	rb->gen = 0;
+	if (read_entry_block(r, c->ref, &u64_field, b, rb->v, depth + 1, err, errlen))
+		return NULL;
+	rb->gen = r->gen;
+	rb->idx = c->ref;
+	rb->block = b;
+	return rb->v;
 }
 
 /* Decodes block b of directory entry idx as values of f's type and size;
@@ -1585,26 +1618,10 @@ static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, s
 		return 0;
 	}
 	const uint64_t *refv = NULL;
-	if (c->encoding == NG_ENC_DIFF) {
-		/* chains are at most NG_SEG_MAX_DIFF_DEPTH long (checked at open) */
-		struct ng_seg_refbuf *rb = &r->ref[depth];
-		if (!(rb->gen == r->gen && rb->idx == c->ref && rb->block == b)) {
-			static const ng_field u64 = {.type = NG_FT_U64, .size = 8};
-			if (!rb->v && !(rb->v = malloc(NG_SEG_BLOCK_ROWS * 8))) {
-				msg(err, errlen, "out of memory for column %s", c->name);
-				return -1;
-			}
-			rb->gen = 0;
-			if (read_entry_block(r, c->ref, &u64, b, rb->v, depth + 1, err, errlen))
-				return -1;
-			rb->gen = r->gen;
-			rb->idx = c->ref;
-			rb->block = b;
-		}
-		refv = rb->v;
-	}
-	if (c->encoding == NG_ENC_DICT)
-		return read_dict_block(r, idx, f, b, n, out, err, errlen);
+	if (c->encoding == NG_ENC_DIFF && !(refv = ref_block(r, c, b, depth, err, errlen)))
+		return -1;
+	if (c->encoding == NG_ENC_DICT) /* compatible(): a 4-byte string field */
+		return dict_ids(r, idx, b, 0, NULL, n, out, err, errlen);
 	if (inflate_frame(r, idx, b, n * stored_width(c), err, errlen))
 		return -1;
 	decode_planes(r, f, c, n, refv, out);
@@ -1658,6 +1675,101 @@ int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, 
 		rb->idx = (uint32_t)idx;
 		rb->block = b;
 	}
+	return 0;
+}
+
+/* Rows lo + sel[m] (m < k) of the planes of one block in r->raw (n rows;
+ * PLAIN, V4 or DIFF, whose reference block is refv) into out[m × f->size]:
+ * each kept row's bytes are picked from the planes, without turning the
+ * whole block into values. */
+static void pick_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_column *c, size_t n,
+                        const uint64_t *refv, size_t lo, const uint32_t *sel, size_t k,
+                        uint8_t *out)
+{
+	const uint8_t *in = r->raw;
+	if (c->encoding == NG_ENC_V4) {
+		for (size_t m = 0; m < k; m++) {
+			size_t i = lo + sel[m];
+			uint8_t *o = out + m * 16;
+			memcpy(o, v4_prefix, 12);
+			o[12] = in[i], o[13] = in[n + i], o[14] = in[2 * n + i],
+			o[15] = in[3 * n + i];
+		}
+		return;
+	}
+	if (c->encoding == NG_ENC_PLAIN && c->width == f->size) { /* byte k from plane k */
+		for (unsigned p = 0; p < c->width; p++) {
+			const uint8_t *plane = in + (size_t)p * n + lo;
+			for (size_t m = 0; m < k; m++)
+				out[m * c->width + p] = plane[sel[m]];
+		}
+		return;
+	}
+	/* integers: DIFF, or PLAIN of another width than the field's */
+	const unsigned sw = stored_width(c);
+	for (size_t m = 0; m < k; m++) {
+		size_t i = lo + sel[m];
+		uint64_t v = 0;
+		for (unsigned p = 0; p < sw; p++)
+			v |= (uint64_t)in[(size_t)p * n + i] << (8 * p);
+		if (c->encoding == NG_ENC_DIFF)
+			v = refv[i] + unzigzag(v);
+		store_uint(out + m * f->size, f->size, v);
+	}
+}
+
+/* DELTA rows lo + sel[m] of block b of column idx: a value depends on
+ * every one before it, so the block is decoded whole, into r->ref[0]
+ * (where a DIFF column that refers to it, flow_end, finds it next). */
+static int pick_delta(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, size_t lo,
+                      const uint32_t *sel, size_t k, uint8_t *out, char *err, size_t errlen)
+{
+	struct ng_seg_refbuf *rb = &r->ref[0];
+	if (!(rb->gen == r->gen && rb->idx == idx && rb->block == b)) {
+		if (!rb->v && !(rb->v = malloc(NG_SEG_BLOCK_ROWS * 8))) {
+			msg(err, errlen, "out of memory for column %s", r->h.cols[idx].name);
+			return -1;
+		}
+		rb->gen = 0;
+		if (read_entry_block(r, idx, &u64_field, b, rb->v, 0, err, errlen))
+			return -1;
+		rb->gen = r->gen;
+		rb->idx = idx;
+		rb->block = b;
+	}
+	for (size_t m = 0; m < k; m++)
+		store_uint(out + m * f->size, f->size, rb->v[lo + sel[m]]);
+	return 0;
+}
+
+int ng_seg_read_block_rows(ng_seg_reader *r, const ng_field *f, size_t b, size_t lo,
+                           const uint32_t *sel, size_t k, void *out, char *err, size_t errlen)
+{
+	int idx = r->col_of_field[f->id];
+	if (b >= ng_seg_blocks(r)) {
+		msg(err, errlen, "block %zu beyond the segment", b);
+		return -1;
+	}
+	if (idx < 0 || !compatible(f, &r->h.cols[idx])) {
+		memset(out, 0, k * f->size);
+		return 0;
+	}
+	const ng_seg_column *c = &r->h.cols[idx];
+	const size_t n = ng_seg_block_rows(r, b);
+	const uint64_t *refv = NULL;
+	switch (c->encoding) {
+	case NG_ENC_CONST: fill_const(f, c, out, k); return 0;
+	case NG_ENC_DELTA: return pick_delta(r, (uint32_t)idx, f, b, lo, sel, k, out, err, errlen);
+	case NG_ENC_DICT: return dict_ids(r, (uint32_t)idx, b, lo, sel, k, out, err, errlen);
+	case NG_ENC_DIFF:
+		if (!(refv = ref_block(r, c, b, 0, err, errlen)))
+			return -1;
+		break;
+	default: break;
+	}
+	if (inflate_frame(r, (uint32_t)idx, b, n * stored_width(c), err, errlen))
+		return -1;
+	pick_planes(r, f, c, n, refv, lo, sel, k, out);
 	return 0;
 }
 

@@ -169,6 +169,15 @@ size_t ng_seg_block_rows(const ng_seg_reader *r, size_t b);
 int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, char *err,
                       size_t errlen);
 
+/* Decodes rows lo + sel[m] (m < k; sel ascending, lo + sel[m] < the
+ * block's rows) of block b of field f's column into out[k × f->size],
+ * as ng_seg_read_block would give them: for the rows a filter kept, whose
+ * values are picked from the block's byte planes without turning the
+ * whole block into values (a DELTA column is decoded whole).  Returns 0,
+ * or -1 with a message as ng_seg_read_block. */
+int ng_seg_read_block_rows(ng_seg_reader *r, const ng_field *f, size_t b, size_t lo,
+                           const uint32_t *sel, size_t k, void *out, char *err, size_t errlen);
+
 /* Directory index of the column named `name`, or -1. */
 int ng_seg_find_column(const ng_seg_reader *r, const char *name);
 

@@ -412,6 +412,99 @@ static void test_multi_block_segment(void **state)
 	free(dir);
 }
 
+/* ng_seg_read_block_rows(f, b, lo, sel, k) equals rows lo + sel[m] of
+ * ng_seg_read_block(f, b), as a field of f's size and as an integer
+ * field read narrower (a width change), for kept rows of every density. */
+static void assert_rows_match_block(ng_seg_reader *rd, const ng_field *f, size_t b, uint8_t *block,
+                                    uint8_t *got, uint32_t *sel)
+{
+	char err[256];
+	const size_t n = ng_seg_block_rows(rd, b);
+	assert_int_equal(ng_seg_read_block(rd, f, b, block, err, sizeof err), 0);
+	static const unsigned every[] = {1, 2, 7, 100, 5000};
+	for (size_t e = 0; e < sizeof every / sizeof *every; e++) {
+		const size_t lo = e % 2 ? n / 3 : 0;
+		size_t k = 0;
+		for (size_t i = 0; lo + i < n; i++)
+			if (rnd() % every[e] == 0 || lo + i == n - 1) /* the last row too */
+				sel[k++] = (uint32_t)i;
+		assert_int_equal(ng_seg_read_block_rows(rd, f, b, lo, sel, k, got, err, sizeof err),
+		                 0);
+		for (size_t m = 0; m < k; m++)
+			if (memcmp(got + m * f->size, block + (lo + sel[m]) * f->size, f->size))
+				fail_msg("field %s block %zu row %zu differs", f->name, b,
+				         lo + sel[m]);
+	}
+}
+
+/*
+ * A segment of three blocks with every encoding (PLAIN of each width,
+ * V4, DELTA, DIFF, DICT, CONST): the kept rows decoded alone are the
+ * block's rows, for every field, and for integer fields read 4 or 1
+ * bytes wide.
+ */
+static void test_read_block_rows(void **state)
+{
+	(void)state;
+	enum { N = 2 * NG_SEG_BLOCK_ROWS + 1000 };
+	ng_flow *in = calloc(N, sizeof *in);
+	uint32_t *order = malloc(N * sizeof *order);
+	for (size_t i = 0; i < N; i++) {
+		random_flow(&in[i], T0, HOUR, false);
+		memset(in[i].next_hop, 0, 10); /* an IPv4-only column: V4 */
+		in[i].next_hop[10] = in[i].next_hop[11] = 0xff;
+		in[i].in_if = 7;               /* CONST */
+		in[i].bytes_raw = in[i].bytes; /* DIFF against bytes */
+		order[i] = (uint32_t)i;
+	}
+	ng_seg_order_by_start(in, order, N);
+	ng_seg_encoder *e = ng_seg_encoder_new(1);
+	const uint8_t *img;
+	size_t len;
+	char err[256], path[512];
+	assert_int_equal(ng_seg_encode(e, in, order, N, &img, &len, err, sizeof err), 0);
+	char *dir = make_store();
+	snprintf(path, sizeof path, "%s/one.seg", dir);
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(img, 1, len, fp), len);
+	fclose(fp);
+
+	ng_seg_reader rd;
+	ng_seg_reader_init(&rd);
+	assert_int_equal(ng_seg_open(&rd, path, err, sizeof err), 0);
+	int seen[8] = {0};
+	for (uint32_t i = 0; i < rd.h.ncols; i++)
+		seen[rd.h.cols[i].encoding] = 1;
+	for (int enc = NG_ENC_CONST; enc <= NG_ENC_DICT; enc++)
+		if (!seen[enc])
+			fail_msg("no column of encoding %d", enc);
+	uint8_t *block = malloc(NG_SEG_BLOCK_ROWS * 16), *got = malloc(NG_SEG_BLOCK_ROWS * 16);
+	uint32_t *sel = malloc(NG_SEG_BLOCK_ROWS * sizeof *sel);
+	for (size_t b = 0; b < ng_seg_blocks(&rd); b++)
+		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+			ng_field fd = ng_fields[f];
+			assert_rows_match_block(&rd, &fd, b, block, got, sel);
+			if (fd.type > NG_FT_U64 && fd.type != NG_FT_TIME)
+				continue;
+			static const unsigned widths[] = {4, 1}; /* narrower reads truncate */
+			for (size_t j = 0; j < 2; j++) {
+				fd.size = widths[j];
+				fd.type = widths[j] == 4 ? NG_FT_U32 : NG_FT_U8;
+				assert_rows_match_block(&rd, &fd, b, block, got, sel);
+			}
+		}
+	free(block);
+	free(got);
+	free(sel);
+	ng_seg_reader_free(&rd);
+	ng_seg_encoder_free(e);
+	free(order);
+	free(in);
+	ts_rm_rf(dir);
+	free(dir);
+}
+
 /* Writes an image into the store's hour directory under `name`. */
 static void put_file(const char *dir, const char *name, const void *p, size_t len)
 {
@@ -872,6 +965,7 @@ int main(void)
 	    cmocka_unit_test(test_round_trip_constant_columns),
 	    cmocka_unit_test(test_time_range_skipping),
 	    cmocka_unit_test(test_multi_block_segment),
+	    cmocka_unit_test(test_read_block_rows),
 	    cmocka_unit_test(test_missing_and_unknown_columns),
 	    cmocka_unit_test(test_corrupt_segments_skipped),
 	    cmocka_unit_test(test_header_fuzz),
