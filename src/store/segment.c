@@ -119,6 +119,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 /* for ZSTD_c_literalCompressionMode (index frames, below); a libzstd
  * without it refuses the parameter and the plain settings are used */
 #define ZSTD_STATIC_LINKING_ONLY
@@ -1382,6 +1385,74 @@ static void fill_const(const ng_field *f, const ng_seg_column *c, uint8_t *out, 
 	}
 }
 
+#ifdef __SSE2__
+/* V4 planes p0..p3 (n rows) to IPv4-mapped addresses at out, 16 rows at a
+ * time in SSE2 registers (baseline on x86-64): ~3.5× the scalar loop, and
+ * every query on an address column of an IPv4 network decodes it.
+ * Returns the rows done (a multiple of 16; the caller does the rest). */
+static size_t v4_expand16(const uint8_t *p0, size_t n, uint8_t *out)
+{
+	const uint8_t *p1 = p0 + n, *p2 = p1 + n, *p3 = p2 + n;
+	const __m128i mid = _mm_set1_epi32((int)UINT32_C(0xffff0000)), zero = _mm_setzero_si128();
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(p0 + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p1 + i));
+		__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p2 + i));
+		__m128i d = _mm_loadu_si128((const __m128i *)(const void *)(p3 + i));
+		__m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+		__m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
+		const __m128i v[4] = {_mm_unpacklo_epi16(ab0, cd0), _mm_unpackhi_epi16(ab0, cd0),
+		                      _mm_unpacklo_epi16(ab1, cd1), _mm_unpackhi_epi16(ab1, cd1)};
+		__m128i *o = (__m128i *)(void *)(out + i * 16);
+		for (int q = 0; q < 4; q++) { /* 4 addresses: 8 zero bytes, 00 00 ff ff, v */
+			__m128i h0 = _mm_unpacklo_epi32(mid, v[q]),
+			        h1 = _mm_unpackhi_epi32(mid, v[q]);
+			_mm_storeu_si128(o + 4 * q, _mm_unpacklo_epi64(zero, h0));
+			_mm_storeu_si128(o + 4 * q + 1, _mm_unpackhi_epi64(zero, h0));
+			_mm_storeu_si128(o + 4 * q + 2, _mm_unpacklo_epi64(zero, h1));
+			_mm_storeu_si128(o + 4 * q + 3, _mm_unpackhi_epi64(zero, h1));
+		}
+	}
+	return i;
+}
+#else
+static size_t v4_expand16(const uint8_t *p0, size_t n, uint8_t *out)
+{
+	(void)p0, (void)n, (void)out;
+	return 0;
+}
+#endif
+
+/* out[i] = the running sum of unzigzag(value i) of the n 8-byte values
+ * whose planes are `in` (DELTA), or refv[i] + unzigzag(value i) (DIFF,
+ * refv set).  The values are undone as the planes are transposed, 8 at a
+ * time in registers: one pass over the block instead of two. */
+static void undo_delta_diff(const uint8_t *in, size_t n, const uint64_t *refv, uint8_t *out)
+{
+	uint64_t prev = 0;
+	size_t i0 = 0;
+	for (; i0 + 8 <= n; i0 += 8) {
+		uint64_t a[8];
+		for (unsigned k = 0; k < 8; k++)
+			memcpy(&a[k], in + (size_t)k * n + i0, 8);
+		transpose8(a);
+		if (refv)
+			for (unsigned k = 0; k < 8; k++)
+				a[k] = refv[i0 + k] + unzigzag(a[k]);
+		else
+			for (unsigned k = 0; k < 8; k++)
+				a[k] = prev += unzigzag(a[k]);
+		memcpy(out + i0 * 8, a, 64);
+	}
+	for (size_t i = i0; i < n; i++) {
+		uint64_t z = 0;
+		for (unsigned k = 0; k < 8; k++)
+			z |= (uint64_t)in[(size_t)k * n + i] << (8 * k);
+		put64(out + i * 8, refv ? refv[i] + unzigzag(z) : (prev += unzigzag(z)));
+	}
+}
+
 /* Turns the n decompressed rows of planes in r->raw into field values at
  * `out` (DIFF: plus the reference values `refv`). */
 static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_column *c,
@@ -1392,7 +1463,7 @@ static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_se
 		const uint8_t *p0 = in, *p1 = in + n, *p2 = in + 2 * n, *p3 = in + 3 * n;
 		const uint64_t lo = 0;
 		const uint32_t mid = UINT32_C(0xffff0000); /* bytes 8..11: 00 00 ff ff */
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = v4_expand16(p0, n, out); i < n; i++) {
 			uint8_t *o = out + i * 16;
 			uint32_t v = (uint32_t)p0[i] | (uint32_t)p1[i] << 8 |
 			             (uint32_t)p2[i] << 16 | (uint32_t)p3[i] << 24;
@@ -1407,14 +1478,7 @@ static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_se
 		return;
 	}
 	if (f->size == 8 && c->encoding != NG_ENC_PLAIN) { /* DELTA, DIFF */
-		unshuffle(out, in, n, 8);
-		uint64_t prev = 0;
-		const uint64_t *ref = refv;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t d = unzigzag(get64(out + i * 8));
-			prev = c->encoding == NG_ENC_DIFF ? ref[i] + d : prev + d;
-			put64(out + i * 8, prev);
-		}
+		undo_delta_diff(in, n, c->encoding == NG_ENC_DIFF ? refv : NULL, out);
 		return;
 	}
 	/* integer width change (a field widened or narrowed since) */
