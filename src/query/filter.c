@@ -1392,7 +1392,8 @@ static void eval_net(const node *n, int fi, const ng_column_batch *b, uint8_t *o
 	memcpy(&n0, n->net, 8);
 	memcpy(&n1, n->net + 8, 8);
 	const uint8_t *col = b->col[fi];
-	for (size_t i = 0; i < b->n; i++) {
+	const size_t cnt = b->n; /* out may alias *b: read once, the loop vectorizes */
+	for (size_t i = 0; i < cnt; i++) {
 		uint64_t a0, a1;
 		memcpy(&a0, col + i * 16, 8);
 		memcpy(&a1, col + i * 16 + 8, 8);
@@ -1417,6 +1418,7 @@ static void eval_sides(side_eval fn, const node *n, const ng_column_batch *b, ui
 static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b, uint8_t *out,
                       unsigned level)
 {
+	const size_t cnt = b->n; /* out may alias *b: read once, the loops vectorize */
 	switch (n->kind) {
 	case N_TRUE:
 	case N_FALSE: memset(out, n->kind == N_TRUE, b->n); return;
@@ -1433,7 +1435,7 @@ static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b,
 	case N_NET: eval_sides(eval_net, n, b, out); return;
 	case N_NOT:
 		eval_node(f, n->l, b, out, level + 1);
-		for (size_t i = 0; i < b->n; i++)
+		for (size_t i = 0; i < cnt; i++)
 			out[i] ^= 1;
 		return;
 	case N_AND:
@@ -1442,10 +1444,10 @@ static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b,
 		eval_node(f, n->l, b, out, level + 1);
 		eval_node(f, n->r, b, tmp, level + 1);
 		if (n->kind == N_AND)
-			for (size_t i = 0; i < b->n; i++)
+			for (size_t i = 0; i < cnt; i++)
 				out[i] &= tmp[i];
 		else
-			for (size_t i = 0; i < b->n; i++)
+			for (size_t i = 0; i < cnt; i++)
 				out[i] |= tmp[i];
 		return;
 	}
@@ -1497,7 +1499,7 @@ size_t ng_filter_eval_ctx(const ng_filter *f, ng_filter_ctx *c, const ng_column_
 	if (c->oom)
 		return (size_t)-1;
 	size_t cnt = 0;
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0, n = b->n; i < n; i++)
 		cnt += match[i];
 	return cnt;
 }
