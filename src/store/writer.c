@@ -15,7 +15,8 @@
  * whose flow_start lies in that hour, which lets a scan skip whole hour
  * directories by name), permutes each column that holds a value into
  * flow_start order (columns no row set are stored as constants without
- * being touched) and writes each run as a segment:
+ * being touched; a column holding one value is filled with it, not read
+ * row by row) and writes each run as a segment:
  *
  *   write DIR/flows/Y/M/D/H/<start>-<end>-<seq>.seg.<pid>.tmp
  *   fsync(file), renameat2(tmp, final, RENAME_NOREPLACE), fsync(hour dir)
@@ -78,12 +79,15 @@ struct ng_store_writer {
 	ng_chunk *fchunk[MAX_CHUNKS]; /* the chunks being flushed */
 	size_t nfchunks;
 	uint64_t fmask;                /* columns written in some of them */
+	uint64_t fconst;               /* ... of which these hold one value */
 	uint8_t *pcol[NG_FIELD_COUNT]; /* a run's column in flow_start order */
 	size_t pcap[NG_FIELD_COUNT];   /* its capacity in rows */
 	uint64_t seq;
 	ng_seg_encoder *enc;
 	uint64_t *keys, *keys_tmp;
 	uint32_t *order, *order_tmp; /* row ids */
+	uint32_t *inv;               /* row id -> its position in order */
+	size_t inv_cap;
 	size_t sort_cap;
 };
 
@@ -367,48 +371,117 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 	return 0;
 }
 
-/* Column f of rows order[0..m) into w->pcol[f], in that order.  Returns 0
- * or -1 when out of memory. */
-static int permute(ng_store_writer *w, size_t f, const uint32_t *order, size_t m)
+/* w->pcol[f] with room for m rows.  Returns 0 or -1 when out of memory. */
+static int pcol_reserve(ng_store_writer *w, size_t f, size_t m)
+{
+	if (m <= w->pcap[f])
+		return 0;
+	size_t cap = m < BUF_ROWS ? BUF_ROWS : m;
+	free(w->pcol[f]);
+	w->pcap[f] = 0;
+	if (!(w->pcol[f] = ng_alloc_big(cap * ng_fields[f].size)))
+		return -1;
+	w->pcap[f] = cap;
+	return 0;
+}
+
+/* True when column f holds one value in every row being flushed (a
+ * fixed field of the exporter: IP version, masks, sampling rate ...).
+ * Reads each column once, in order: a memcmp of the column against
+ * itself one value on finds any change. */
+static bool constant_column(const ng_store_writer *w, size_t f)
 {
 	const size_t sz = ng_fields[f].size;
-	if (m > w->pcap[f]) {
-		size_t cap = m < BUF_ROWS ? BUF_ROWS : m;
-		free(w->pcol[f]);
-		w->pcap[f] = 0;
-		if (!(w->pcol[f] = ng_alloc_big(cap * sz)))
+	const uint8_t *first = NULL;
+	for (size_t k = 0; k < w->nfchunks; k++) {
+		const ng_chunk *c = w->fchunk[k];
+		if (!c->n)
+			continue;
+		if (first && memcmp(first, c->col[f], sz))
+			return false;
+		first = first ? first : c->col[f];
+		if (memcmp(c->col[f], c->col[f] + sz, (c->n - 1) * sz))
+			return false;
+	}
+	return true;
+}
+
+/* dst[0..m) = m copies of the sz-byte value v, by doubling. */
+static void fill_value(uint8_t *dst, const uint8_t *v, size_t sz, size_t m)
+{
+	if (!m)
+		return;
+	memcpy(dst, v, sz);
+	for (size_t have = 1; have < m; have *= 2)
+		memcpy(dst + have * sz, dst, (have < m - have ? have : m - have) * sz);
+}
+
+/* w->inv[id] = the position of row id in w->order, for the n rows being
+ * flushed.  Returns 0 or -1 when out of memory. */
+static int invert_order(ng_store_writer *w, size_t n)
+{
+	size_t ids = w->nfchunks << NG_CHUNK_SHIFT;
+	if (ids > w->inv_cap) {
+		size_t cap = ids < BUF_ROWS ? BUF_ROWS : ids;
+		free(w->inv);
+		w->inv_cap = 0;
+		if (!(w->inv = ng_alloc_big(cap * 4)))
 			return -1;
-		w->pcap[f] = cap;
+		w->inv_cap = cap;
 	}
+	for (size_t i = 0; i < n; i++)
+		w->inv[w->order[i]] = (uint32_t)i;
+	return 0;
+}
+
+/*
+ * Column f of the rows at positions [lo, lo + m) of w->order into
+ * w->pcol[f], in that order.  Returns 0 or -1 when out of memory.
+ *
+ * A scatter: each chunk's column is read in order and each value written
+ * to its row's place (w->inv).  The reads are what must not be random:
+ * the chunks were written up to a flush interval ago and have left the
+ * core's caches, while the m values written fit in them (a gather in
+ * flow_start order waited for memory on every row, even prefetched: ~2x
+ * slower).  A column that holds one value is filled without being read.
+ */
+static int permute(ng_store_writer *w, size_t f, bool constant, size_t lo, size_t m)
+{
+	const size_t sz = ng_fields[f].size;
+	if (pcol_reserve(w, f, m))
+		return -1;
 	uint8_t *dst = w->pcol[f];
-	const uint8_t *base[MAX_CHUNKS]; /* the column in each chunk */
-	for (size_t k = 0; k < w->nfchunks; k++)
-		base[k] = w->fchunk[k]->col[f];
-	/* the reads are random (rows in flow_start order come from anywhere
-	 * in the buffer): fetch the row AHEAD places on while this one is
-	 * copied, or every read waits for memory */
-	enum { AHEAD = 64 };
-	size_t i = 0;
-#define PERMUTE(W)                                                                                 \
-	do {                                                                                       \
-		for (; i + AHEAD < m; i++) {                                                       \
-			uint32_t p = order[i + AHEAD], o = order[i];                               \
-			__builtin_prefetch(base[ROW_CHUNK(p)] + ROW_IN(p) * (W));                  \
-			memcpy(dst + i * (W), base[ROW_CHUNK(o)] + ROW_IN(o) * (W), (W));          \
-		}                                                                                  \
-		for (; i < m; i++)                                                                 \
-			memcpy(dst + i * (W), base[ROW_CHUNK(order[i])] + ROW_IN(order[i]) * (W),  \
-			       (W));                                                               \
-	} while (0)
-	switch (sz) {
-	case 1: PERMUTE(1); break;
-	case 2: PERMUTE(2); break;
-	case 4: PERMUTE(4); break;
-	case 8: PERMUTE(8); break;
-	case 16: PERMUTE(16); break;
-	default: PERMUTE(sz); break;
+	if (constant) {
+		for (size_t k = 0; k < w->nfchunks; k++)
+			if (w->fchunk[k]->n) {
+				fill_value(dst, w->fchunk[k]->col[f], sz, m);
+				break;
+			}
+		return 0;
 	}
-#undef PERMUTE
+	for (size_t k = 0; k < w->nfchunks; k++) {
+		const uint8_t *src = w->fchunk[k]->col[f];
+		const uint32_t *pos = w->inv + (k << NG_CHUNK_SHIFT);
+		const size_t rows = w->fchunk[k]->n;
+		/* p - lo wraps for rows of other runs: one unsigned compare */
+#define SCATTER(W)                                                                                 \
+	do {                                                                                       \
+		for (size_t r = 0; r < rows; r++) {                                                \
+			size_t p = pos[r] - lo;                                                    \
+			if (p < m)                                                                 \
+				memcpy(dst + p * (W), src + r * (W), (W));                         \
+		}                                                                                  \
+	} while (0)
+		switch (sz) {
+		case 1: SCATTER(1); break;
+		case 2: SCATTER(2); break;
+		case 4: SCATTER(4); break;
+		case 8: SCATTER(8); break;
+		case 16: SCATTER(16); break;
+		default: SCATTER(sz); break;
+		}
+#undef SCATTER
+	}
 	return 0;
 }
 
@@ -422,7 +495,7 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 		const uint8_t *cols[NG_FIELD_COUNT] = {0};
 		for (uint64_t bits = w->fmask; bits; bits &= bits - 1) {
 			size_t f = (size_t)__builtin_ctzll(bits);
-			if (permute(w, f, w->order + a, b - a)) {
+			if (permute(w, f, w->fconst >> f & 1, a, b - a)) {
 				ng_error("store: out of memory sorting %zu rows", b - a);
 				return -1;
 			}
@@ -462,6 +535,15 @@ static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segm
 	for (size_t k = 0; k < w->nfchunks; k++)
 		ng_chunk_pad(w->fchunk[k], w->fmask | UINT64_C(1) << NG_F_FLOW_START);
 	sort_rows(w);
+	if (invert_order(w, n)) {
+		ng_error("store: out of memory sorting %zu rows", n);
+		return -1;
+	}
+	w->fconst = 0;
+	for (uint64_t bits = w->fmask; bits; bits &= bits - 1) {
+		size_t f = (size_t)__builtin_ctzll(bits);
+		w->fconst |= (uint64_t)constant_column(w, f) << f;
+	}
 	size_t lo = 0;
 	while (lo < n) {
 		uint64_t hour = row_start(w, w->order[lo]) / HOUR_MS;
@@ -612,6 +694,7 @@ int ng_store_writer_close(ng_store_writer *w)
 	free(w->keys_tmp);
 	free(w->order);
 	free(w->order_tmp);
+	free(w->inv);
 	ng_seg_encoder_free(w->enc);
 	free(w->dir);
 	free(w);
