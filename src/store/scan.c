@@ -279,7 +279,10 @@ static void pick(uint8_t *out, const uint8_t *in, const uint32_t *sel, size_t k,
 }
 
 /* Rows lo + w->sel[0..k) of block b of field f, decoded straight into
- * its gather buffer.  Returns 0 or -1 (reported). */
+ * its gather buffer.  flow_start's kept rows are checked to be in order,
+ * as read_col checks a whole block's: they are the rows delivered (a
+ * block is sliced by time only after a whole decode, which read_col
+ * checks).  Returns 0 or -1 (reported). */
 static int read_rows(worker *w, const char *path, size_t b, size_t f, size_t lo, size_t k)
 {
 	char err[256];
@@ -289,6 +292,16 @@ static int read_rows(worker *w, const char *path, size_t b, size_t f, size_t lo,
 		return -1;
 	}
 	count_col(w, f);
+	if (f != NG_F_FLOW_START)
+		return 0;
+	const uint64_t *start = w->gcol[f];
+	for (size_t m = 0; m < k; m++) {
+		if (start[m] < w->prev) {
+			report(w, path, "rows not in flow_start order");
+			return -1;
+		}
+		w->prev = start[m];
+	}
 	return 0;
 }
 
@@ -296,9 +309,9 @@ static int read_rows(worker *w, const char *path, size_t b, size_t f, size_t lo,
  * each column of `cols` into the worker's gather buffers, the batch
  * pointed at them.  A column not decoded yet: when few rows are kept
  * (≤ 1/FEW_ROWS of the block), only theirs are decoded, picked from the
- * block's byte planes (flow_start, decoded whole anyway, is checked for
- * order as read_col does); otherwise the block is decoded into one
- * scratch block, reused for every column, and the rows picked from it.
+ * block's byte planes (flow_start, a DELTA column, is decoded whole but
+ * not copied); otherwise the block is decoded into one scratch block,
+ * reused for every column, and the rows picked from it.
  * Returns 0 or -1 (reported). */
 static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_batch *batch,
                   uint64_t cols, uint64_t have, size_t k)
@@ -311,7 +324,7 @@ static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_ba
 		const size_t sz = ng_fields[f].size;
 		const uint8_t *in = w->col[f];
 		batch->col[f] = w->gcol[f];
-		if (!(have & NG_COL(f)) && few && f != NG_F_FLOW_START) {
+		if (!(have & NG_COL(f)) && few) {
 			if (read_rows(w, path, b, f, lo, k))
 				return -1;
 			continue;
