@@ -261,36 +261,39 @@ static uint64_t row_start(const ng_store_writer *w, uint32_t id)
 	return v;
 }
 
-/*
- * Fills w->order with the ids of the n rows being flushed in flow_start
- * order (stable).  LSD radix sort on flow_start - min in 11-bit digits:
- * only as many passes as the range needs (an hour of ms is 22 bits: 2
- * passes); rows that are already sorted cost one check.
- */
-static void sort_rows(ng_store_writer *w)
+/* Radix digits: the fewest passes of at most MAX_DIGIT bits that cover
+ * `bits`, each as narrow as that allows (a flush's flow_start range of a
+ * minute is 16 bits: 2 passes of 8 bits, 256 buckets being written at a
+ * time rather than 2048, which the caches hold). */
+#define MAX_DIGIT 11
+static unsigned digit_bits(unsigned bits)
 {
-	uint64_t mn = UINT64_MAX, mx = 0;
-	bool sorted = true;
-	size_t n = 0;
-	for (size_t k = 0; k < w->nfchunks; k++) {
-		const ng_chunk *c = w->fchunk[k];
-		const uint8_t *col = c->col[NG_F_FLOW_START];
-		for (size_t r = 0; r < c->n; r++, n++) {
-			uint64_t v;
-			memcpy(&v, col + r * 8, 8);
-			w->order[n] = ROW_ID(k, r);
-			w->keys[n] = v;
-			if (n && v < w->keys[n - 1])
-				sorted = false;
-			mn = v < mn ? v : mn;
-			mx = v > mx ? v : mx;
-		}
-	}
-	if (sorted)
-		return;
+	unsigned passes = (bits + MAX_DIGIT - 1) / MAX_DIGIT;
+	return passes ? (bits + passes - 1) / passes : 1;
+}
+
+/* One stable counting pass over n 64-bit values on bits [shift, shift + d)
+ * from `in` to `out`. */
+static void radix_pass(const uint64_t *in, uint64_t *out, size_t n, unsigned shift, unsigned d)
+{
+	size_t count[1u << MAX_DIGIT] = {0};
+	const uint64_t mask = (UINT64_C(1) << d) - 1;
 	for (size_t i = 0; i < n; i++)
-		w->keys[i] -= mn;
-	uint64_t range = mx - mn;
+		count[(in[i] >> shift) & mask]++;
+	size_t sum = 0;
+	for (size_t v = 0; v <= mask; v++) {
+		size_t c = count[v];
+		count[v] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[count[(in[i] >> shift) & mask]++] = in[i];
+}
+
+/* Sorts keys (and order along) when the range does not fit 32 bits:
+ * (key, id) pairs in two arrays, 11-bit digits. */
+static void sort_wide(ng_store_writer *w, size_t n, uint64_t range)
+{
 	uint32_t *ord = w->order, *ord2 = w->order_tmp;
 	uint64_t *key = w->keys, *key2 = w->keys_tmp;
 	for (unsigned shift = 0; shift < 64 && (range >> shift); shift += 11) {
@@ -317,6 +320,57 @@ static void sort_rows(ng_store_writer *w)
 	}
 	if (ord != w->order)
 		memcpy(w->order, ord, n * 4);
+}
+
+/*
+ * Fills w->order with the ids of the n rows being flushed in flow_start
+ * order (stable).  LSD radix sort on flow_start - min: only as many
+ * passes as the range needs (an hour of ms is 22 bits: 2 passes); rows
+ * that are already sorted cost one check.  A range below 2^32 (always,
+ * but for clocks gone wild) sorts (key << 32 | id) as one 64-bit value:
+ * one array moved a pass, not two.
+ */
+static void sort_rows(ng_store_writer *w)
+{
+	uint64_t mn = UINT64_MAX, mx = 0;
+	bool sorted = true;
+	size_t n = 0;
+	for (size_t k = 0; k < w->nfchunks; k++) {
+		const ng_chunk *c = w->fchunk[k];
+		const uint8_t *col = c->col[NG_F_FLOW_START];
+		for (size_t r = 0; r < c->n; r++, n++) {
+			uint64_t v;
+			memcpy(&v, col + r * 8, 8);
+			w->order[n] = ROW_ID(k, r);
+			w->keys[n] = v;
+			if (n && v < w->keys[n - 1])
+				sorted = false;
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
+		}
+	}
+	if (sorted)
+		return;
+	uint64_t range = mx - mn;
+	if (range >> 32) {
+		for (size_t i = 0; i < n; i++)
+			w->keys[i] -= mn;
+		sort_wide(w, n, range);
+		return;
+	}
+	uint64_t *v = w->keys, *v2 = w->keys_tmp;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (v[i] - mn) << 32 | w->order[i];
+	unsigned bits = 64 - (unsigned)__builtin_clzll(range); /* range > 0: not sorted */
+	unsigned d = digit_bits(bits);
+	for (unsigned shift = 0; shift < bits; shift += d) {
+		radix_pass(v, v2, n, 32 + shift, d);
+		uint64_t *t = v;
+		v = v2;
+		v2 = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		w->order[i] = (uint32_t)v[i];
 }
 
 /* ---- writing segments --------------------------------------------------- */
