@@ -20,8 +20,10 @@
  * checked again, then only the requested columns are decoded.  Rows are
  * sorted by flow_start, so the rows in range are one slice of each column.
  * With a select callback (a filter), a block's filter columns are decoded
- * first and its other columns only when some row passes; the passing rows
- * are gathered through one scratch block (late materialization).
+ * first and its other columns only when some row passes (late
+ * materialization): when few pass, only their values are decoded from
+ * the block's byte planes (ng_seg_read_block_rows); otherwise the block
+ * is decoded into one scratch block and the passing rows gathered from it.
  */
 #include "store/store.h"
 
