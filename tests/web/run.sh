@@ -31,7 +31,14 @@ fi
 
 work=$(mktemp -d /tmp/test_web.XXXXXX)
 cleanup() {
-	[ -f "$work/collect.pid" ] && kill "$(cat "$work/collect.pid")" 2>/dev/null || true
+	# the collector is fixture.sh's child, not ours: `wait` does not wait
+	# for it, so watch its pid go (a maintenance round may be writing into
+	# the store while it stops) before removing the store
+	if [ -f "$work/collect.pid" ]; then
+		pid=$(cat "$work/collect.pid")
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	fi
 	wait 2>/dev/null || true
 	if [ "${keep:-1}" = 1 ]; then echo "web: work dir kept: $work"; else rm -rf "$work"; fi
 }
