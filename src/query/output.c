@@ -307,8 +307,7 @@ void ng_output_summary(FILE *out, const ng_query_result *res)
 		fprintf(out, "Rollups: %" PRIu64 " segments read through their rollups\n",
 		        res->scan.segments_rollup);
 	if (res->scan.blocks_decoded < res->scan.blocks_scanned) /* late materialization */
-		fprintf(out,
-		        "Blocks: %" PRIu64 " scanned, %" PRIu64 " with a match decoded whole\n",
+		fprintf(out, "Blocks: %" PRIu64 " scanned, %" PRIu64 " with a matching row\n",
 		        res->scan.blocks_scanned, res->scan.blocks_decoded);
 	fprintf(out, "Elapsed: %.3f s", res->elapsed_s);
 	if (res->elapsed_s > 0)

@@ -113,8 +113,9 @@ typedef struct ng_scan_stats {
 	uint64_t segments_replaced; /* superseded by a compacted segment: not counted in total */
 	unsigned threads;           /* workers that scanned */
 	uint64_t blocks_scanned;    /* blocks with rows in the time range */
-	uint64_t blocks_decoded;    /* of these, blocks whose every requested column
-	                             * was decoded (ng_scan_opts.select kept a row) */
+	uint64_t blocks_decoded;    /* of these, blocks where ng_scan_opts.select kept a
+	                             * row: their other columns were read (whole, or
+	                             * only the kept rows when few) */
 	uint64_t segments_rollup;   /* of segments_read, read through their rollup */
 } ng_scan_stats;
 

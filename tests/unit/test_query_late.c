@@ -13,7 +13,7 @@
  *   - every matching row, every field equal to what was written, in
  *     flow_start order, for the parallel listing, the serial one (limit)
  *     and one scan worker: the same order (ties by scan order);
- *   - only the blocks with a match are decoded whole (blocks_decoded);
+ *   - only the blocks with a match have their other columns read (blocks_decoded);
  *   - a filter matching nothing lists nothing and decodes no block whole
  *     (and zone maps skip the segments they can);
  *   - a time range that cuts blocks keeps exactly the rows inside it;
@@ -241,7 +241,7 @@ static void test_rare_listing(void **state)
 	ng_query_result par, one, lim;
 	run(rare, 0, UINT64_MAX, 0, 2, NULL, &par);
 	assert_listing(&par, ref, nref);
-	/* late materialization: every block scanned, only 6 decoded whole */
+	/* late materialization: every block scanned, only 6 with their other columns read */
 	assert_int_equal(par.scan.blocks_scanned, 4 + 3 + 2 + 2);
 	assert_int_equal(par.scan.blocks_decoded, blocks);
 	assert_int_equal(par.scan.rows_scanned, nrows);
