@@ -70,6 +70,17 @@ static void random_flow(ng_flow *r, uint64_t start_lo, uint64_t span, bool v4)
 	r->protocol = (uint8_t)(rnd() % 2 ? 6 : 17);
 }
 
+/* n random flows in flow_start order, flow i starting in [T0 + i * step,
+ * T0 + i * step + span), and order[] = 0, 1, … n - 1. */
+static void flows_in_order(ng_flow *in, uint32_t *order, size_t n, uint64_t step, uint64_t span,
+                           bool v4)
+{
+	for (size_t i = 0; i < n; i++) {
+		random_flow(&in[i], T0 + (uint64_t)i * step, span, v4);
+		order[i] = (uint32_t)i;
+	}
+}
+
 static char *make_store(void)
 {
 	return ts_make_store("store");
@@ -548,10 +559,7 @@ static void test_unsorted_segment_skipped(void **state)
 	char *dir = make_store();
 	ng_flow in[N];
 	uint32_t order[N];
-	for (size_t i = 0; i < N; i++) {
-		random_flow(&in[i], T0 + (uint64_t)i * 100, 1, true);
-		order[i] = (uint32_t)i;
-	}
+	flows_in_order(in, order, N, 100, 1, true);
 	ng_seg_encoder *e = ng_seg_encoder_new(1);
 	const uint8_t *img;
 	size_t len;
@@ -590,10 +598,7 @@ static void test_missing_and_unknown_columns(void **state)
 	char *dir = make_store();
 	ng_flow in[N];
 	uint32_t order[N];
-	for (size_t i = 0; i < N; i++) {
-		random_flow(&in[i], T0 + (uint64_t)i * 1000, 1000, false);
-		order[i] = (uint32_t)i;
-	}
+	flows_in_order(in, order, N, 1000, 1000, false);
 	ng_seg_encoder *e = ng_seg_encoder_new(1);
 	const uint8_t *img;
 	size_t len;
@@ -689,10 +694,7 @@ static void test_header_fuzz(void **state)
 	(void)state;
 	ng_flow in[10];
 	uint32_t order[10];
-	for (size_t i = 0; i < 10; i++) {
-		random_flow(&in[i], T0 + i, 1, false);
-		order[i] = (uint32_t)i;
-	}
+	flows_in_order(in, order, 10, 1, 1, false);
 	ng_seg_encoder *e = ng_seg_encoder_new(1);
 	const uint8_t *img;
 	size_t len;
