@@ -991,32 +991,42 @@ static void select_top(const top_ctx *t, size_t n, size_t keep, size_t *h)
 	qsort_r(h, hn, sizeof *h, cmp_rank, (void *)t);
 }
 
+/* "Top rollups" below */
+typedef struct top_cover top_cover;
+static int top_proved(const ng_query *q, top_cover *cv, double *met, size_t n, const size_t *h);
+static bool top_exact(const top_cover *cv);
+
 /* Keeps the best `limit` groups of c's generic table (all when 0) into
- * res->rows, best first. */
-static int finish_top(run_ctx *c)
+ * res->rows, best first.  With cv (a top-N through top rollups), only
+ * when cv proves them exact (top_proved).  Returns 0, 1 (not proved) or
+ * -1 (out of memory). */
+static int finish_top(run_ctx *c, top_cover *cv)
 {
 	const ng_query *q = c->q;
 	size_t n = c->t.n, keep = q->limit && q->limit < n ? q->limit : n;
 	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
 	double *met = malloc((n ? n : 1) * sizeof *met);
 	ng_agg_row *out = malloc((keep ? keep : 1) * sizeof *out);
-	if (!h || !met || !out) {
-		free(h);
-		free(met);
-		free(out);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
+	int rc = h && met && out ? 0 : -1;
+	for (size_t i = 0; rc == 0 && i < n; i++)
 		met[i] = ng_agg_metric(&c->t.rows[i], q->order);
 	top_ctx t = {.met = met, .rows = c->t.rows, .klen = ng_query_key_len(q)};
-	select_top(&t, n, keep, h);
-	for (size_t i = 0; i < keep; i++)
+	if (rc == 0)
+		select_top(&t, n, keep, h);
+	if (rc == 0 && cv)
+		rc = top_proved(q, cv, met, n, h);
+	for (size_t i = 0; rc == 0 && i < keep; i++)
 		out[i] = c->t.rows[h[i]];
 	free(h);
 	free(met);
+	if (rc) {
+		free(out);
+		return rc;
+	}
 	c->res->rows = out;
 	c->res->nrows = keep;
 	c->res->groups = n;
+	c->res->groups_exact = !cv || top_exact(cv);
 	return 0;
 }
 
@@ -1057,6 +1067,7 @@ static int finish_top32(run_ctx *c)
 	c->res->rows = out;
 	c->res->nrows = keep;
 	c->res->groups = n;
+	c->res->groups_exact = true;
 	return 0;
 }
 
@@ -1125,9 +1136,9 @@ static int merge_v4(run_ctx *w, unsigned nw, const ng_query_result *part)
 	return finish_top32(&w[0]) ? -2 : 0;
 }
 
-/* Folds every worker's fast tables into its generic table, merges those
- * and the totals into w[0], and picks the top.  Returns 0 or -2. */
-static int merge_generic(run_ctx *w, unsigned nw, const ng_query_result *part)
+/* Folds every worker's fast tables into its generic table and merges
+ * those and the totals into w[0].  Returns 0 or -2. */
+static int merge_workers(run_ctx *w, unsigned nw, const ng_query_result *part)
 {
 	for (unsigned i = 0; i < nw; i++)
 		if (fold_fast(&w[i]))
@@ -1137,7 +1148,13 @@ static int merge_generic(run_ctx *w, unsigned nw, const ng_query_result *part)
 			return -2;
 		add_totals(w[0].res, &part[i]);
 	}
-	return finish_top(&w[0]) ? -2 : 0;
+	return 0;
+}
+
+/* merge_workers, then the top.  Returns 0 or -2. */
+static int merge_generic(run_ctx *w, unsigned nw, const ng_query_result *part)
+{
+	return merge_workers(w, nw, part) || finish_top(&w[0], NULL) ? -2 : 0;
 }
 
 /*
@@ -1417,13 +1434,19 @@ static int cmp_top_segment(const void *a, const void *b)
 
 /* Per group of a top-N's table (by row): the parts that list it, their
  * bounds summed and how many of them left groups out. */
-typedef struct top_cover {
+struct top_cover {
 	uint64_t *tin;
 	uint32_t *nin;
 	size_t cap;
 	uint64_t T;    /* every part's bound */
 	uint32_t ninc; /* parts that left groups out */
-} top_cover;
+};
+
+/* True when no part left a group out: the groups are all known. */
+static bool top_exact(const top_cover *cv)
+{
+	return cv->ninc == 0;
+}
 
 /* Room for row j in cv's arrays (cap: the table's).  Returns 0 or -2. */
 static int cover_room(top_cover *cv, size_t j, size_t cap)
@@ -1489,68 +1512,36 @@ static int top_part(run_ctx *c, const top_row *p, size_t n, top_cover *cv)
 	return 0;
 }
 
-/* True when the top N (h[0..N), of the n groups whose order metrics
- * are met[]) is proved exact by cv (see "Top rollups").  The metrics
- * and T are sums of integers below 2^53: exact as doubles. */
-static bool top_proved(const ng_query *q, const top_cover *cv, double *met, size_t n,
-                       const size_t *h)
+/* Whether the top N (h[0..N), of the n groups whose order metrics are
+ * met[]) is proved exact by cv (see "Top rollups"): 0 yes, 1 no, -1 out
+ * of memory.  The metrics and T are sums of integers below 2^53: exact
+ * as doubles. */
+static int top_proved(const ng_query *q, top_cover *cv, double *met, size_t n, const size_t *h)
 {
+	if (top_exact(cv))
+		return 0;
+	if (cover_room(cv, n, n + 1))
+		return -1; /* rows only seen in the rows get their (zero) entries */
 	if (n < q->limit)
-		return false; /* a group seen nowhere might be in it */
+		return 1; /* a group seen nowhere might be in it */
 	double th = met[h[q->limit - 1]];
 	if (!((double)cv->T < th))
-		return false;
+		return 1;
 	for (size_t i = 0; i < q->limit; i++)
 		if (cv->nin[h[i]] != cv->ninc)
-			return false;
+			return 1;
 	for (size_t i = 0; i < q->limit; i++)
 		met[h[i]] = -1; /* out of the way of the check below */
 	for (size_t i = 0; i < n; i++)
 		if (met[i] >= 0 && !(met[i] + (double)(cv->T - cv->tin[i]) < th))
-			return false;
-	return true;
-}
-
-/* Puts the top N of w[0]'s table (the rows and every top rollup row
- * merged) into res when it is proved exact (see "Top rollups").
- * Returns 0, 1 when it is not (the caller runs on the rows) or -2. */
-static int top_prove(run_ctx *c, top_cover *cv)
-{
-	const ng_query *q = c->q;
-	size_t n = c->t.n, keep = q->limit < n ? q->limit : n;
-	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
-	double *met = malloc((n ? n : 1) * sizeof *met);
-	int rc = h && met && cover_room(cv, n, n + 1) == 0 ? 0 : -2;
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		met[i] = ng_agg_metric(&c->t.rows[i], q->order);
-	top_ctx t = {.met = met, .rows = c->t.rows, .klen = 16};
-	if (rc == 0)
-		select_top(&t, n, keep, h);
-	if (rc == 0 && cv->ninc)
-		rc = top_proved(q, cv, met, n, h) ? 0 : 1;
-	ng_agg_row *out = rc == 0 ? malloc((keep ? keep : 1) * sizeof *out) : NULL;
-	if (rc == 0 && !out)
-		rc = -2;
-	for (size_t i = 0; rc == 0 && i < keep; i++)
-		out[i] = c->t.rows[h[i]];
-	if (rc == 0) {
-		c->res->rows = out;
-		c->res->nrows = keep;
-		c->res->groups = n;
-		c->res->groups_exact = cv->ninc == 0;
-	}
-	free(h);
-	free(met);
-	return rc;
+			return 1;
+	return 0;
 }
 
 /* Merges the workers' tables and top rollup rows into w[0] and proves
  * its top N.  Returns 0, 1 (not proved) or -2. */
 static int top_merge(run_ctx *w, unsigned nw, const ng_query_result *part)
 {
-	for (unsigned i = 0; i < nw; i++)
-		if (fold_fast(&w[i]))
-			return -2;
 	size_t total = 0;
 	for (unsigned i = 0; i < nw; i++)
 		total += w[i].ntop;
@@ -1561,19 +1552,15 @@ static int top_merge(run_ctx *w, unsigned nw, const ng_query_result *part)
 		if (w[i].ntop)
 			memcpy(all + k, w[i].top, w[i].ntop * sizeof *all);
 	qsort(all, total, sizeof *all, cmp_top_segment);
-	int rc = 0;
-	for (unsigned i = 1; i < nw && rc == 0; i++) {
-		rc = merge_table(&w[0].t, &w[i].t) ? -2 : 0;
-		add_totals(w[0].res, &part[i]);
-	}
+	int rc = merge_workers(w, nw, part);
 	top_cover cv = {0};
 	for (size_t i = 0, j; rc == 0 && i < total; i = j) {
 		for (j = i; j < total && all[j].segment == all[i].segment; j++)
 			;
 		rc = top_part(&w[0], all + i, j - i, &cv);
 	}
-	if (rc == 0)
-		rc = top_prove(&w[0], &cv);
+	if (rc == 0 && (rc = finish_top(&w[0], &cv)) < 0)
+		rc = -2;
 	free(all);
 	free(cv.tin);
 	free(cv.nin);
@@ -1699,16 +1686,10 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 	int rc = 1, top = q->nkeys ? top_set_for(q) : -1;
 	if (top >= 0)
 		rc = run_top(dir, &c, cols, top, res); /* 1: not proved exact */
-	if (rc != 1) {
-		/* answered from the top rollups, or failed */
-	} else if (q->nkeys) {
-		res->groups_exact = true;
-		rc = run_grouped(dir, &c, cols, res);
-	} else if (q->limit) {
-		rc = run_listing_first(dir, &c, cols, res);
-	} else {
-		rc = run_listing_all(dir, &c, cols, res);
-	}
+	if (rc == 1)
+		rc = q->nkeys   ? run_grouped(dir, &c, cols, res)
+		     : q->limit ? run_listing_first(dir, &c, cols, res)
+		                : run_listing_all(dir, &c, cols, res);
 	if (rc == -1)
 		snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir, dir);
 	else if (rc == -3)
