@@ -247,11 +247,17 @@ static int grouper_room(grouper *g)
 	return 0;
 }
 
+/* Start of the bucket of g's level that time t (ms) falls in. */
+static uint64_t bucket_of(const grouper *g, uint64_t t)
+{
+	return t - t % g->level;
+}
+
 /* Adds row r, which sums `flows` flows, to its group.  Returns 0 or -1
  * when out of memory. */
 static int grouper_add(grouper *g, const ng_flow *r, uint64_t flows)
 {
-	uint64_t b = r->flow_start - r->flow_start % g->level, k[KEY_WORDS] = {0};
+	uint64_t b = bucket_of(g, r->flow_start), k[KEY_WORDS] = {0};
 	if (b != g->bucket) {
 		memset(g->slot, 0, (g->mask + 1) * sizeof *g->slot);
 		g->base = g->n;
@@ -381,6 +387,16 @@ static int cmp_desc(const void *a, const void *b, void *arg)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* A bound row (store.h "Top rollups") of the bucket starting at
+ * `bucket`, nothing left out yet; `addr`: the offset of the set's
+ * address in ng_flow. */
+static ng_flow bound_row(uint64_t bucket, size_t addr)
+{
+	ng_flow b = {.flow_start = bucket, .flow_end = bucket, .ip_version = NG_ROLLUP_MARK};
+	((uint8_t *)&b)[addr + 15] = 1;
+	return b;
+}
+
 /* Appends to out[*nout] the top rollup rows of the n groups g[] of the
  * bucket starting at `bucket` (store.h "Top rollups"): the groups among
  * the NG_ROLLUP_TOP_K largest by some measure, the rest row when a group
@@ -399,8 +415,7 @@ static void top_bucket(const ng_flow *g, size_t n, uint64_t bucket, size_t addr,
 			keep[idx[i]] = true;
 	}
 	ng_flow rest = {.flow_start = UINT64_MAX, .ip_version = NG_ROLLUP_MARK};
-	ng_flow bound = {.flow_start = bucket, .flow_end = bucket, .ip_version = NG_ROLLUP_MARK};
-	((uint8_t *)&bound)[addr + 15] = 1;
+	ng_flow bound = bound_row(bucket, addr);
 	for (size_t i = 0; i < n; i++) {
 		const ng_flow *r = &g[i];
 		if (keep[i]) {
@@ -436,7 +451,7 @@ static int top_rows(const grouper *g, unsigned set, ng_flow **rows, size_t *n)
 	size_t nb = 0; /* buckets */
 	for (size_t i = 0; i < g->n; i++)
 		nb += i == 0 ||
-		      g->out[i].flow_start / g->level != g->out[i - 1].flow_start / g->level;
+		      bucket_of(g, g->out[i].flow_start) != bucket_of(g, g->out[i - 1].flow_start);
 	size_t cap = g->n < 3 * NG_ROLLUP_TOP_K * nb ? g->n : 3 * NG_ROLLUP_TOP_K * nb;
 	ng_flow *out = malloc((cap + 2 * nb + 1) * sizeof *out);
 	bool *keep = malloc(g->n + 1);
@@ -445,9 +460,8 @@ static int top_rows(const grouper *g, unsigned set, ng_flow **rows, size_t *n)
 	*n = 0;
 	uint64_t last = 0;
 	for (size_t i = 0, j; rc == 0 && i < g->n; i = j) {
-		uint64_t b = g->out[i].flow_start - g->out[i].flow_start % g->level;
-		for (j = i; j < g->n && g->out[j].flow_start - g->out[j].flow_start % g->level == b;
-		     j++)
+		uint64_t b = bucket_of(g, g->out[i].flow_start);
+		for (j = i; j < g->n && bucket_of(g, g->out[j].flow_start) == b; j++)
 			if (g->out[j].ip_version == NG_ROLLUP_MARK)
 				rc = 1;
 		if (i && b <= last)
@@ -459,10 +473,7 @@ static int top_rows(const grouper *g, unsigned set, ng_flow **rows, size_t *n)
 	free(keep);
 	free(idx);
 	if (rc > 0 && out) {
-		uint64_t b = g->out[0].flow_start - g->out[0].flow_start % g->level;
-		ng_flow bound = {.flow_start = b, .flow_end = b, .ip_version = NG_ROLLUP_MARK};
-		((uint8_t *)&bound)[addr + 15] = 1;
-		out[0] = out[1] = bound;
+		out[0] = out[1] = bound_row(bucket_of(g, g->out[0].flow_start), addr);
 		*n = 2;
 		rc = 0;
 	}
