@@ -1674,27 +1674,36 @@ static const ng_field u64_field = {.type = NG_FT_U64, .size = 8};
 static int read_entry_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
                             int depth, char *err, size_t errlen);
 
+/* Block b of column idx as u64 values, decoded (at `depth` in a DIFF
+ * chain) into r->ref[slot] unless that holds them already.  Returns
+ * them, or NULL with a message. */
+static const uint64_t *u64_block(ng_seg_reader *r, uint32_t idx, size_t b, int slot, int depth,
+                                 char *err, size_t errlen)
+{
+	struct ng_seg_refbuf *rb = &r->ref[slot];
+	if (rb->gen == r->gen && rb->idx == idx && rb->block == b)
+		return rb->v;
+	if (!rb->v && !(rb->v = malloc(NG_SEG_BLOCK_ROWS * 8))) {
+		msg(err, errlen, "out of memory for column %s", r->h.cols[idx].name);
+		return NULL;
+	}
+	rb->gen = 0;
+	if (read_entry_block(r, idx, &u64_field, b, rb->v, depth, err, errlen))
+		return NULL;
+	rb->gen = r->gen;
+	rb->idx = idx;
+	rb->block = b;
+	return rb->v;
+}
+
 /* Block b of the reference column of DIFF column c (at `depth` in its
- * chain) as u64 values, decoded into r->ref[depth] unless it holds them
- * already.  Returns them, or NULL with a message. */
+ * chain), kept in r->ref[depth].  Returns the values, or NULL with a
+ * message. */
 static const uint64_t *ref_block(ng_seg_reader *r, const ng_seg_column *c, size_t b, int depth,
                                  char *err, size_t errlen)
 {
 	/* chains are at most NG_SEG_MAX_DIFF_DEPTH long (checked at open) */
-	struct ng_seg_refbuf *rb = &r->ref[depth];
-	if (rb->gen == r->gen && rb->idx == c->ref && rb->block == b)
-		return rb->v;
-	if (!rb->v && !(rb->v = malloc(NG_SEG_BLOCK_ROWS * 8))) {
-		msg(err, errlen, "out of memory for column %s", c->name);
-		return NULL;
-	}
-	rb->gen = 0;
-	if (read_entry_block(r, c->ref, &u64_field, b, rb->v, depth + 1, err, errlen))
-		return NULL;
-	rb->gen = r->gen;
-	rb->idx = c->ref;
-	rb->block = b;
-	return rb->v;
+	return u64_block(r, c->ref, b, depth, depth + 1, err, errlen);
 }
 
 /* Decodes block b of directory entry idx as values of f's type and size;
@@ -1815,21 +1824,11 @@ static void pick_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_
 static int pick_delta(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, size_t lo,
                       const uint32_t *sel, size_t k, uint8_t *out, char *err, size_t errlen)
 {
-	struct ng_seg_refbuf *rb = &r->ref[0];
-	if (!(rb->gen == r->gen && rb->idx == idx && rb->block == b)) {
-		if (!rb->v && !(rb->v = malloc(NG_SEG_BLOCK_ROWS * 8))) {
-			msg(err, errlen, "out of memory for column %s", r->h.cols[idx].name);
-			return -1;
-		}
-		rb->gen = 0;
-		if (read_entry_block(r, idx, &u64_field, b, rb->v, 0, err, errlen))
-			return -1;
-		rb->gen = r->gen;
-		rb->idx = idx;
-		rb->block = b;
-	}
+	const uint64_t *v = u64_block(r, idx, b, 0, 0, err, errlen);
+	if (!v)
+		return -1;
 	for (size_t m = 0; m < k; m++)
-		store_uint(out + m * f->size, f->size, rb->v[lo + sel[m]]);
+		store_uint(out + m * f->size, f->size, v[lo + sel[m]]);
 	return 0;
 }
 
