@@ -204,21 +204,16 @@ static void count_col(worker *w, size_t f)
 		w->st.bytes_read += w->rd.h.cols[idx].stored;
 }
 
-/* Decodes block b of field f into out (w->col[f], or the scratch block).
- * flow_start is checked to be in order (from the last value seen in this
- * segment).  Returns 0, or -1 (reported) on corrupt data. */
-static int read_col(worker *w, const char *path, size_t b, size_t f, void *out)
+/* After n values of field f were decoded into out: counts the column
+ * (count_col) and, for flow_start, checks them to be in order (from the
+ * last value seen in this segment).  Returns 0, or -1 (reported). */
+static int decoded(worker *w, const char *path, size_t f, const void *out, size_t n)
 {
-	char err[256];
-	if (ng_seg_read_block(&w->rd, &ng_fields[f], b, out, err, sizeof err)) {
-		report(w, path, err);
-		return -1;
-	}
 	count_col(w, f);
 	if (f != NG_F_FLOW_START)
 		return 0;
 	const uint64_t *start = out;
-	for (size_t i = 0, n = ng_seg_block_rows(&w->rd, b); i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (start[i] < w->prev) {
 			report(w, path, "rows not in flow_start order");
 			return -1;
@@ -226,6 +221,19 @@ static int read_col(worker *w, const char *path, size_t b, size_t f, void *out)
 		w->prev = start[i];
 	}
 	return 0;
+}
+
+/* Decodes block b of field f into out (w->col[f], or the scratch block).
+ * flow_start is checked to be in order.  Returns 0, or -1 (reported) on
+ * corrupt data. */
+static int read_col(worker *w, const char *path, size_t b, size_t f, void *out)
+{
+	char err[256];
+	if (ng_seg_read_block(&w->rd, &ng_fields[f], b, out, err, sizeof err)) {
+		report(w, path, err);
+		return -1;
+	}
+	return decoded(w, path, f, out, ng_seg_block_rows(&w->rd, b));
 }
 
 /* Decodes the columns of `want` that *have lacks into the worker's block
@@ -293,18 +301,7 @@ static int read_rows(worker *w, const char *path, size_t b, size_t f, size_t lo,
 		report(w, path, err);
 		return -1;
 	}
-	count_col(w, f);
-	if (f != NG_F_FLOW_START)
-		return 0;
-	const uint64_t *start = w->gcol[f];
-	for (size_t m = 0; m < k; m++) {
-		if (start[m] < w->prev) {
-			report(w, path, "rows not in flow_start order");
-			return -1;
-		}
-		w->prev = start[m];
-	}
-	return 0;
+	return decoded(w, path, f, w->gcol[f], k);
 }
 
 /* The kept rows sel[0..k) of block b (rows [lo, ...) are the batch's) of
