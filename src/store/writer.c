@@ -425,18 +425,18 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 	return 0;
 }
 
-/* w->pcol[f] with room for m rows.  Returns 0 or -1 when out of memory. */
-static int pcol_reserve(ng_store_writer *w, size_t f, size_t m)
+/* buf (room for *cap rows of `size` bytes), or in its place a buffer on
+ * huge pages with room for `rows` (at least BUF_ROWS; contents not kept).
+ * Out of memory: NULL, *cap 0; so *cap ≥ rows says it worked. */
+static void *grow_rows(void *buf, size_t *cap, size_t rows, size_t size)
 {
-	if (m <= w->pcap[f])
-		return 0;
-	size_t cap = m < BUF_ROWS ? BUF_ROWS : m;
-	free(w->pcol[f]);
-	w->pcap[f] = 0;
-	if (!(w->pcol[f] = ng_alloc_big(cap * ng_fields[f].size)))
-		return -1;
-	w->pcap[f] = cap;
-	return 0;
+	if (rows <= *cap)
+		return buf;
+	size_t c = rows < BUF_ROWS ? BUF_ROWS : rows;
+	free(buf);
+	void *p = ng_alloc_big(c * size);
+	*cap = p ? c : 0;
+	return p;
 }
 
 /* True when column f holds one value in every row being flushed (a
@@ -475,14 +475,9 @@ static void fill_value(uint8_t *dst, const uint8_t *v, size_t sz, size_t m)
 static int invert_order(ng_store_writer *w, size_t n)
 {
 	size_t ids = w->nfchunks << NG_CHUNK_SHIFT;
-	if (ids > w->inv_cap) {
-		size_t cap = ids < BUF_ROWS ? BUF_ROWS : ids;
-		free(w->inv);
-		w->inv_cap = 0;
-		if (!(w->inv = ng_alloc_big(cap * 4)))
-			return -1;
-		w->inv_cap = cap;
-	}
+	w->inv = grow_rows(w->inv, &w->inv_cap, ids, sizeof *w->inv);
+	if (w->inv_cap < ids)
+		return -1;
 	for (size_t i = 0; i < n; i++)
 		w->inv[w->order[i]] = (uint32_t)i;
 	return 0;
@@ -502,7 +497,8 @@ static int invert_order(ng_store_writer *w, size_t n)
 static int permute(ng_store_writer *w, size_t f, bool constant, size_t lo, size_t m)
 {
 	const size_t sz = ng_fields[f].size;
-	if (pcol_reserve(w, f, m))
+	w->pcol[f] = grow_rows(w->pcol[f], &w->pcap[f], m, sz);
+	if (w->pcap[f] < m)
 		return -1;
 	uint8_t *dst = w->pcol[f];
 	if (constant) {
