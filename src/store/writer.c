@@ -272,12 +272,12 @@ static unsigned digit_bits(unsigned bits)
 	return passes ? (bits + passes - 1) / passes : 1;
 }
 
-/* One stable counting pass over n 64-bit values on bits [shift, shift + d)
- * from `in` to `out`. */
-static void radix_pass(const uint64_t *in, uint64_t *out, size_t n, unsigned shift, unsigned d)
+/* count[v] = where the first of the n values in[] whose digit (bits
+ * [shift, ...) & mask) is v goes in a stable counting pass. */
+static void digit_offsets(const uint64_t *in, size_t n, unsigned shift, uint64_t mask,
+                          size_t *count)
 {
-	size_t count[1u << MAX_DIGIT] = {0};
-	const uint64_t mask = (UINT64_C(1) << d) - 1;
+	memset(count, 0, (mask + 1) * sizeof *count);
 	for (size_t i = 0; i < n; i++)
 		count[(in[i] >> shift) & mask]++;
 	size_t sum = 0;
@@ -286,6 +286,15 @@ static void radix_pass(const uint64_t *in, uint64_t *out, size_t n, unsigned shi
 		count[v] = sum;
 		sum += c;
 	}
+}
+
+/* One stable counting pass over n 64-bit values on bits [shift, shift + d)
+ * from `in` to `out`. */
+static void radix_pass(const uint64_t *in, uint64_t *out, size_t n, unsigned shift, unsigned d)
+{
+	size_t count[1u << MAX_DIGIT];
+	const uint64_t mask = (UINT64_C(1) << d) - 1;
+	digit_offsets(in, n, shift, mask, count);
 	for (size_t i = 0; i < n; i++)
 		out[count[(in[i] >> shift) & mask]++] = in[i];
 }
@@ -296,18 +305,12 @@ static void sort_wide(ng_store_writer *w, size_t n, uint64_t range)
 {
 	uint32_t *ord = w->order, *ord2 = w->order_tmp;
 	uint64_t *key = w->keys, *key2 = w->keys_tmp;
-	for (unsigned shift = 0; shift < 64 && (range >> shift); shift += 11) {
-		size_t count[2048] = {0};
-		for (size_t i = 0; i < n; i++)
-			count[(key[i] >> shift) & 2047]++;
-		size_t sum = 0;
-		for (size_t d = 0; d < 2048; d++) {
-			size_t c = count[d];
-			count[d] = sum;
-			sum += c;
-		}
+	const uint64_t mask = (UINT64_C(1) << MAX_DIGIT) - 1;
+	for (unsigned shift = 0; shift < 64 && (range >> shift); shift += MAX_DIGIT) {
+		size_t count[1u << MAX_DIGIT];
+		digit_offsets(key, n, shift, mask, count);
 		for (size_t i = 0; i < n; i++) {
-			size_t at = count[(key[i] >> shift) & 2047]++;
+			size_t at = count[(key[i] >> shift) & mask]++;
 			key2[at] = key[i];
 			ord2[at] = ord[i];
 		}
