@@ -151,7 +151,7 @@ static void v4_range(const ng_seg_column *c, ng_zone_map *z, size_t f)
 	if (c->encoding == NG_ENC_CONST && !memcmp(c->minmax, pre, 12)) {
 		memcpy(&mn, c->minmax + 12, 4);
 		mn = mx = __builtin_bswap32(mn);
-	} else if (c->encoding == NG_ENC_V4) {
+	} else if (c->encoding == NG_ENC_V4 || c->encoding == NG_ENC_RANK) {
 		memcpy(&mn, c->minmax, 4);
 		memcpy(&mx, c->minmax + 4, 4);
 		if (mx == 0) /* written before the range was kept */

@@ -34,6 +34,7 @@ enum ng_seg_encoding {
 	NG_ENC_V4 = 3,    /* IPv4-mapped addresses as 4 bytes, shuffled, zstd */
 	NG_ENC_DIFF = 4,  /* zigzag differences from another column, shuffled, zstd */
 	NG_ENC_DICT = 5,  /* strings: a dictionary frame + u32 indexes, shuffled, zstd */
+	NG_ENC_RANK = 6,  /* u32s, IPv4: a frame of values by frequency + u32 indexes */
 };
 
 typedef struct ng_seg_column {
@@ -115,8 +116,9 @@ typedef struct ng_seg_colbuf {
 	uint64_t *frame_off; /* offset of each block's frame in z; one more at the end */
 	size_t offcap;
 	uint64_t gen;   /* the reader's open count when loaded; 0: never */
-	uint32_t *dict; /* DICT: process-wide string ID of each entry */
+	uint32_t *dict; /* DICT: process-wide string ID of each entry; RANK: value */
 	size_t dictcap;
+	uint32_t entries; /* DICT, RANK: K, the dictionary's entries */
 } ng_seg_colbuf;
 
 typedef struct ng_seg_reader {
@@ -131,6 +133,7 @@ typedef struct ng_seg_reader {
 	size_t zcap;
 	void *raw; /* one decompressed block */
 	size_t rawcap;
+	uint32_t *vals; /* RANK: one block's values (NG_SEG_BLOCK_ROWS) */
 	/* a block of a DIFF column's reference, per level of the DIFF chain
 	 * (time_received → flow_end → flow_start), and what it holds */
 	struct ng_seg_refbuf {

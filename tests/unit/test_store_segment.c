@@ -450,7 +450,7 @@ static void assert_rows_match_block(ng_seg_reader *rd, const ng_field *f, size_t
 
 /*
  * A segment of three blocks with every encoding (PLAIN of each width,
- * V4, DELTA, DIFF, DICT, CONST): the kept rows decoded alone are the
+ * V4, DELTA, DIFF, DICT, RANK, CONST): the kept rows decoded alone are the
  * block's rows, for every field, and for integer fields read 4 or 1
  * bytes wide.
  */
@@ -464,7 +464,11 @@ static void test_read_block_rows(void **state)
 		random_flow(&in[i], T0, HOUR, false);
 		memset(in[i].next_hop, 0, 10); /* an IPv4-only column: V4 */
 		in[i].next_hop[10] = in[i].next_hop[11] = 0xff;
-		in[i].in_if = 7;               /* CONST */
+		in[i].in_if = 7; /* CONST */
+		/* 2000 values in 33768 rows: RANK */
+		in[i].src_as = 100 + (uint32_t)(rnd() % 2000);
+		memcpy(in[i].src_addr, in[i].next_hop, 12);
+		memcpy(in[i].src_addr + 12, &in[i].src_as, 4);
 		in[i].bytes_raw = in[i].bytes; /* DIFF against bytes */
 		order[i] = (uint32_t)i;
 	}
@@ -487,7 +491,7 @@ static void test_read_block_rows(void **state)
 	int seen[8] = {0};
 	for (uint32_t i = 0; i < rd.h.ncols; i++)
 		seen[rd.h.cols[i].encoding] = 1;
-	for (int enc = NG_ENC_CONST; enc <= NG_ENC_DICT; enc++)
+	for (int enc = NG_ENC_CONST; enc <= NG_ENC_RANK; enc++)
 		if (!seen[enc])
 			fail_msg("no column of encoding %d", enc);
 	uint8_t *block = malloc(NG_SEG_BLOCK_ROWS * 16), *got = malloc(NG_SEG_BLOCK_ROWS * 16);

@@ -1,0 +1,53 @@
+/*
+ * rank.h — a column's distinct values numbered by how often they occur
+ * (internal to src/store: the RANK encoding of segment.c).
+ *
+ * Flow data is heavy-tailed: a few addresses and AS numbers carry most
+ * rows.  Stored as is, a value's bytes are coded one byte plane at a time
+ * and every row pays about the width of the value; numbered most frequent
+ * first, the frequent values become small numbers whose high planes are
+ * mostly zero, and the column costs close to its entropy plus one copy of
+ * each distinct value.
+ */
+#ifndef NG_RANK_H
+#define NG_RANK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Work space of ng_rank_build, reused from one column to the next.
+ * Zero it before the first use; ng_rank_free releases it. */
+typedef struct ng_rank {
+	uint64_t *slots; /* hash table: 0 empty, else (id + 1) << 32 | value */
+	size_t nslots;
+	uint32_t *count, *value; /* per value in order of first use */
+	uint64_t *key, *key2;    /* sort keys: (max count - count) << 32 | value */
+	uint32_t *id, *id2;      /* the value each key belongs to */
+	size_t cap;              /* entries of the five arrays above */
+} ng_rank;
+
+/*
+ * Numbers the distinct values of v[0..n) from the most frequent (0) to
+ * the least, values of equal count in ascending order: idx[i] = the
+ * number of v[i], dict[j] = the value numbered j.  idx has room for n
+ * entries, dict for max_k.  Returns K, the number of distinct values
+ * (1 ≤ K ≤ max_k); 0 when there are more than max_k, which makes the
+ * numbering not worth its dictionary (idx and dict are then undefined);
+ * -1 when out of memory.  Cost: one hash probe per row (a table of about
+ * 2 × max_k slots) and a radix sort of the K values.
+ */
+long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, uint32_t *idx,
+                   uint32_t *dict);
+
+/* True when the sample v[0], v[step], v[2 × step], … of v[0..n) holds
+ * more than `limit` distinct values; false otherwise or when out of
+ * memory.  A column of a few values (exporters, interfaces) gains little
+ * from numbering (zstd's Huffman coding of its byte planes is close to
+ * its entropy already) and costs a pass over the rows: this asks first,
+ * at 1/step of the price. */
+bool ng_rank_varied(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t limit);
+
+void ng_rank_free(ng_rank *w);
+
+#endif
