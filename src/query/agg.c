@@ -273,3 +273,24 @@ void ng_aggdirect_free(ng_aggdirect *d)
 	free(d->v);
 	d->v = NULL;
 }
+
+void ng_aggdirect_merge(ng_aggdirect *dst, ng_aggdirect *src)
+{
+	if (!src->v)
+		return;
+	if (!dst->v) {
+		dst->v = src->v;
+		src->v = NULL;
+		return;
+	}
+	for (size_t k = 0; k < 65536; k++) { /* unused entries are EMPTY: no test */
+		ng_agg_vals *d = &dst->v[k];
+		const ng_agg_vals *v = &src->v[k];
+		d->flows += v->flows;
+		d->packets += v->packets;
+		d->bytes += v->bytes;
+		d->first = v->first < d->first ? v->first : d->first;
+		d->last = v->last > d->last ? v->last : d->last;
+	}
+	ng_aggdirect_free(src);
+}

@@ -81,4 +81,8 @@ typedef struct ng_aggdirect {
 int ng_aggdirect_add(ng_aggdirect *d, const uint16_t *key, const ng_agg_in *in);
 void ng_aggdirect_free(ng_aggdirect *d);
 
+/* Adds src's groups into dst key by key (values summed, first/last
+ * widened) and frees src's table; when dst has none it takes src's. */
+void ng_aggdirect_merge(ng_aggdirect *dst, ng_aggdirect *src);
+
 #endif

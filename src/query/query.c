@@ -1140,6 +1140,11 @@ static int merge_v4(run_ctx *w, unsigned nw, const ng_query_result *part)
  * those and the totals into w[0].  Returns 0 or -2. */
 static int merge_workers(run_ctx *w, unsigned nw, const ng_query_result *part)
 {
+	/* direct tables (keys of 16 bits) add up element by element, without
+	 * hashing each worker's groups into its generic table and then that
+	 * table into worker 0's */
+	for (unsigned i = 1; i < nw; i++)
+		ng_aggdirect_merge(&w[0].td, &w[i].td);
 	for (unsigned i = 0; i < nw; i++)
 		if (fold_fast(&w[i]))
 			return -2;
