@@ -137,12 +137,13 @@ static void sort_keys(ng_rank *w, size_t k, uint64_t top)
 	w->id = id, w->id2 = id2;
 }
 
-bool ng_rank_varied(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t limit)
+bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t min_k)
 {
+	const size_t sample = (n + step - 1) / step, max_k = sample / 4 * 3;
 	unsigned bits = 1;
-	while (((size_t)1 << bits) < 2 * (limit + 1))
+	while (((size_t)1 << bits) < 2 * (max_k + 1))
 		bits++;
-	if (bits > 32 || reserve(w, limit + 1, (size_t)1 << bits))
+	if (n == 0 || bits > 32 || reserve(w, max_k + 1, (size_t)1 << bits))
 		return false;
 	const size_t mask = ((size_t)1 << bits) - 1;
 	memset(w->slots, 0, (mask + 1) * 8);
@@ -152,12 +153,12 @@ bool ng_rank_varied(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t
 		while (w->slots[h] && (uint32_t)w->slots[h] != v[i])
 			h = (h + 1) & mask;
 		if (!w->slots[h]) {
-			if (++k > limit)
-				return true;
+			if (++k > max_k)
+				return false;
 			w->slots[h] = (uint64_t)k << 32 | v[i];
 		}
 	}
-	return false;
+	return k > min_k;
 }
 
 long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, uint32_t *idx,

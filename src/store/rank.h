@@ -40,13 +40,15 @@ typedef struct ng_rank {
 long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, uint32_t *idx,
                    uint32_t *dict);
 
-/* True when the sample v[0], v[step], v[2 × step], … of v[0..n) holds
- * more than `limit` distinct values; false otherwise or when out of
- * memory.  A column of a few values (exporters, interfaces) gains little
- * from numbering (zstd's Huffman coding of its byte planes is close to
- * its entropy already) and costs a pass over the rows: this asks first,
- * at 1/step of the price. */
-bool ng_rank_varied(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t limit);
+/* True when numbering v[0..n) looks worth it, judged on the sample v[0],
+ * v[step], v[2 × step], …: more than min_k distinct values in it, and at
+ * most 3/4 of its rows distinct.  A column of a few values (exporters,
+ * interfaces) gains little (zstd's Huffman coding of its byte planes is
+ * close to its entropy already); one of nearly unique values (addresses
+ * with random host parts) would fill ng_rank_build's table only to be
+ * refused.  Both cost a pass over the rows; this asks first, at 1/step
+ * of the price.  False when out of memory. */
+bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t min_k);
 
 void ng_rank_free(ng_rank *w);
 

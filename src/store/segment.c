@@ -713,7 +713,8 @@ static bool diff_smaller(const uint8_t *col, const uint8_t *rc, unsigned rw, siz
 /* ...nor do columns with at most this many distinct values among every
  * RANK_SAMPLE_STEP-th row (exporters, observation domains, interfaces:
  * on bench/query's flows RANK saved them 0.03 bytes a flow together, for
- * ~15 ns a row) */
+ * ~15 ns a row), nor those where most of the sample is distinct
+ * (ng_rank_worth) */
 #define RANK_SAMPLE_STEP 16
 #define RANK_MIN_VARIED 256
 
@@ -741,7 +742,7 @@ static bool try_rank(ng_seg_encoder *e, size_t ci, size_t n)
 			e->rv[i] = __builtin_bswap32(get32(col + i * 16 + 12));
 	else
 		memcpy(e->rv, col, n * 4);
-	if (!ng_rank_varied(&e->rank, e->rv, n, RANK_SAMPLE_STEP, RANK_MIN_VARIED))
+	if (!ng_rank_worth(&e->rank, e->rv, n, RANK_SAMPLE_STEP, RANK_MIN_VARIED))
 		return false;
 	long k = ng_rank_build(&e->rank, e->rv, n, n / 2, e->didx, e->dnew);
 	if (k < 2 || reserve(&e->dict, &e->dictcap, (size_t)k * 4))

@@ -120,13 +120,20 @@ static void test_rank_build_large(void **state)
 	assert_memory_equal(dict, want, kw * 4);
 	for (size_t i = 0; i < M; i++)
 		assert_int_equal(dict[idx[i]], v[i]);
-	assert_true(ng_rank_varied(&w, v, M, 16, 256));
-	assert_false(ng_rank_varied(&w, v, M, 16, (size_t)kw));
+	assert_true(ng_rank_worth(&w, v, M, 16, 256));
+	assert_false(ng_rank_worth(&w, v, M, 16, (size_t)kw));
 	for (size_t i = 0; i < M; i++)
 		v[i] = (uint32_t)(i % 300);
-	assert_true(ng_rank_varied(&w, v, M, 1, 256));
-	assert_false(ng_rank_varied(&w, v, M, 1, 300));
-	assert_false(ng_rank_varied(&w, v, M, 16, 256)); /* i % 300 every 16th: 75 values */
+	assert_true(ng_rank_worth(&w, v, M, 1, 256));
+	assert_false(ng_rank_worth(&w, v, M, 1, 300));
+	assert_false(ng_rank_worth(&w, v, M, 16, 256)); /* i % 300 every 16th: 75 values */
+	/* nearly unique: 7 of 8 sampled values distinct, more than 3/4 */
+	for (size_t i = 0; i < M; i++)
+		v[i] = (uint32_t)(i % 8 ? i : 0);
+	assert_false(ng_rank_worth(&w, v, M, 1, 256));
+	for (size_t i = 0; i < M; i++) /* 5 of 8 distinct: under 3/4 */
+		v[i] = (uint32_t)(i % 8 < 5 ? i : 0);
+	assert_true(ng_rank_worth(&w, v, M, 1, 256));
 	ng_rank_free(&w);
 	free(v), free(idx), free(dict), free(want);
 }
