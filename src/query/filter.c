@@ -92,6 +92,16 @@ struct ng_filter_ctx {
 		uint8_t *c;
 		size_t cap;
 	} * str;
+	/* per (leaf, side) given dictionary codes: the leaf's answer for
+	 * each entry of the dictionary last seen (ng_batch_codes.stamp) */
+	struct code_cache {
+		const struct node *n;
+		int fi;
+		uint64_t stamp;
+		uint8_t *ans;
+		size_t cap;
+	} * code;
+	size_t ncode, codecap;
 };
 
 /* ---- tokens ----------------------------------------------------------- */
@@ -1218,6 +1228,36 @@ uint64_t ng_filter_columns(const ng_filter *f)
 	return f->columns;
 }
 
+/* The columns of n's subtree read by leaves that test one column's value
+ * row by row (*side) and by the others (*other: strings, computed
+ * values, which need every row's value). */
+static void leaf_columns(const node *n, uint64_t *side, uint64_t *other)
+{
+	if (!n)
+		return;
+	uint64_t c = (n->f1 >= 0 ? NG_COL(n->f1) : 0) | (n->f2 >= 0 ? NG_COL(n->f2) : 0);
+	switch (n->kind) {
+	case N_CMP:
+	case N_SET:
+	case N_ADDRSET:
+	case N_NET:
+	case N_MAC: *side |= c; return;
+	case N_STR: *other |= c; return;
+	case N_CALC:
+		*other |= NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_BYTES) |
+		          NG_COL(NG_F_PACKETS);
+		return;
+	default: leaf_columns(n->l, side, other); leaf_columns(n->r, side, other);
+	}
+}
+
+uint64_t ng_filter_code_columns(const ng_filter *f)
+{
+	uint64_t side = 0, other = 0;
+	leaf_columns(f->root, &side, &other);
+	return side & ~other;
+}
+
 /* ---- evaluation --------------------------------------------------------- */
 
 /* One loop per value width, operator and or_in (all constants in the
@@ -1408,11 +1448,74 @@ static void eval_net(const node *n, int fi, const ng_column_batch *b, uint8_t *o
 typedef void (*side_eval)(const node *n, int fi, const ng_column_batch *b, uint8_t *out,
                           bool or_in);
 
-static void eval_sides(side_eval fn, const node *n, const ng_column_batch *b, uint8_t *out)
+/* The answers of leaf n on field fi for each entry of the batch's
+ * dictionary: computed by the leaf itself over the entries as a batch,
+ * once per dictionary.  NULL when out of memory. */
+static const uint8_t *code_answers(ng_filter_ctx *c, side_eval fn, const node *n, int fi,
+                                   const ng_batch_codes *bc)
 {
-	fn(n, n->f1, b, out, false);
+	struct code_cache *cc = NULL;
+	for (size_t j = 0; j < c->ncode && !cc; j++)
+		if (c->code[j].n == n && c->code[j].fi == fi)
+			cc = &c->code[j];
+	if (!cc) {
+		if (c->ncode == c->codecap) {
+			size_t cap = c->codecap ? 2 * c->codecap : 4;
+			struct code_cache *g = realloc(c->code, cap * sizeof *g);
+			if (!g)
+				return NULL;
+			c->code = g;
+			c->codecap = cap;
+		}
+		cc = &c->code[c->ncode++];
+		*cc = (struct code_cache){.n = n, .fi = fi};
+	}
+	if (cc->ans && cc->stamp == bc->stamp[fi])
+		return cc->ans;
+	if (bc->k[fi] > cc->cap) {
+		uint8_t *a = realloc(cc->ans, bc->k[fi]);
+		if (!a)
+			return NULL;
+		cc->ans = a;
+		cc->cap = bc->k[fi];
+	}
+	ng_column_batch entries = {.n = bc->k[fi]};
+	entries.col[fi] = bc->dict[fi];
+	fn(n, fi, &entries, cc->ans, false);
+	cc->stamp = bc->stamp[fi];
+	return cc->ans;
+}
+
+/* fn on field fi of b: on its values, or, given as dictionary codes, on
+ * each distinct value once (code_answers) and then by a row's code. */
+static void eval_side(ng_filter_ctx *c, side_eval fn, const node *n, int fi,
+                      const ng_column_batch *b, uint8_t *out, bool or_in)
+{
+	const uint32_t *code = b->codes ? b->codes->code[fi] : NULL;
+	if (!code) {
+		fn(n, fi, b, out, or_in);
+		return;
+	}
+	const uint8_t *ans = code_answers(c, fn, n, fi, b->codes);
+	if (!ans) {
+		c->oom = true;
+		return;
+	}
+	const size_t cnt = b->n;
+	if (or_in)
+		for (size_t i = 0; i < cnt; i++)
+			out[i] |= ans[code[i]];
+	else
+		for (size_t i = 0; i < cnt; i++)
+			out[i] = ans[code[i]];
+}
+
+static void eval_sides(ng_filter_ctx *c, side_eval fn, const node *n, const ng_column_batch *b,
+                       uint8_t *out)
+{
+	eval_side(c, fn, n, n->f1, b, out, false);
 	if (n->f2 >= 0)
-		fn(n, n->f2, b, out, true);
+		eval_side(c, fn, n, n->f2, b, out, true);
 }
 
 static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b, uint8_t *out,
@@ -1422,17 +1525,17 @@ static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b,
 	switch (n->kind) {
 	case N_TRUE:
 	case N_FALSE: memset(out, n->kind == N_TRUE, b->n); return;
-	case N_SET: eval_sides(eval_set, n, b, out); return;
-	case N_ADDRSET: eval_sides(eval_addrset, n, b, out); return;
-	case N_MAC: eval_sides(eval_mac, n, b, out); return;
+	case N_SET: eval_sides(f, eval_set, n, b, out); return;
+	case N_ADDRSET: eval_sides(f, eval_addrset, n, b, out); return;
+	case N_MAC: eval_sides(f, eval_mac, n, b, out); return;
 	case N_CALC: eval_calc(n, b, out); return;
 	case N_STR:
 		if (eval_str(n, &f->str[n->slot], n->f1, b, out, false) ||
 		    (n->f2 >= 0 && eval_str(n, &f->str[n->slot], n->f2, b, out, true)))
 			f->oom = true;
 		return;
-	case N_CMP: eval_sides(eval_cmp, n, b, out); return;
-	case N_NET: eval_sides(eval_net, n, b, out); return;
+	case N_CMP: eval_sides(f, eval_cmp, n, b, out); return;
+	case N_NET: eval_sides(f, eval_net, n, b, out); return;
 	case N_NOT:
 		eval_node(f, n->l, b, out, level + 1);
 		for (size_t i = 0; i < cnt; i++)
@@ -1478,8 +1581,11 @@ void ng_filter_ctx_free(ng_filter_ctx *c)
 		free(c->scratch[i]);
 	for (unsigned i = 0; i < c->nstr && c->str; i++)
 		free(c->str[i].c);
+	for (size_t i = 0; i < c->ncode; i++)
+		free(c->code[i].ans);
 	free(c->scratch);
 	free(c->str);
+	free(c->code);
 	free(c);
 }
 

@@ -306,9 +306,15 @@ void ng_output_summary(FILE *out, const ng_query_result *res)
 	if (res->scan.segments_rollup)
 		fprintf(out, "Rollups: %" PRIu64 " segments read through their rollups\n",
 		        res->scan.segments_rollup);
-	if (res->scan.blocks_decoded < res->scan.blocks_scanned) /* late materialization */
-		fprintf(out, "Blocks: %" PRIu64 " scanned, %" PRIu64 " with a matching row\n",
+	if (res->scan.blocks_decoded < res->scan.blocks_scanned || res->scan.blocks_coded) {
+		/* late materialization; filters on dictionary codes */
+		fprintf(out, "Blocks: %" PRIu64 " scanned, %" PRIu64 " with a matching row",
 		        res->scan.blocks_scanned, res->scan.blocks_decoded);
+		if (res->scan.blocks_coded)
+			fprintf(out, ", %" PRIu64 " filtered on dictionary codes",
+			        res->scan.blocks_coded);
+		fprintf(out, "\n");
+	}
 	fprintf(out, "Elapsed: %.3f s", res->elapsed_s);
 	if (res->elapsed_s > 0)
 		fprintf(out, " (%.1f M rows/s)",

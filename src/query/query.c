@@ -592,13 +592,16 @@ static int select_rows(const ng_column_batch *b, unsigned worker, void *arg, uin
 
 /* Late materialization for a query with a filter: the scan evaluates it
  * on its columns first and decodes the rest only for blocks with a match.
- * `ctx` are the nw contexts select_rows gets. */
+ * `ctx` are the nw contexts select_rows gets; so->columns must be set. */
 static void use_select(ng_scan_opts *so, run_ctx *ctx, unsigned nw)
 {
 	if (!ctx->q->filter)
 		return;
 	so->select = select_rows;
 	so->select_columns = ng_filter_columns(ctx->q->filter);
+	/* a filter's column that nothing after it reads may come as the
+	 * codes of a RANK dictionary: each distinct value tested once */
+	so->select_codes = ng_filter_code_columns(ctx->q->filter) & ~so->columns;
 	for (unsigned i = 0; i < nw; i++)
 		ctx[i].presel = true;
 }
@@ -1664,10 +1667,10 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof *res);
 	run_ctx c = {.q = q, .res = res, .either = -1};
+	/* the columns read after the filter: a filter's own columns are read
+	 * by the scan's select (use_select), which runs it on every path */
 	uint64_t cols = NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_PACKETS) |
 	                NG_COL(NG_F_BYTES);
-	if (q->filter)
-		cols |= ng_filter_columns(q->filter);
 	if (q->nkeys == 0) {
 		cols = NG_FIELD_COUNT >= 64 ? UINT64_MAX : (UINT64_C(1) << NG_FIELD_COUNT) - 1;
 	} else {

@@ -24,6 +24,9 @@
  * materialization): when few pass, only their values are decoded from
  * the block's byte planes (ng_seg_read_block_rows); otherwise the block
  * is decoded into one scratch block and the passing rows gathered from it.
+ * A filter column that nothing after the filter reads (select_codes) and
+ * that the segment stores RANK is given as dictionary codes: the filter
+ * tests each distinct value once, and no row's value is materialized.
  */
 #include "store/store.h"
 
@@ -70,16 +73,20 @@ typedef struct worker {
 	scan *s;
 	unsigned idx;
 	ng_seg_reader rd;
-	void *col[NG_FIELD_COUNT];  /* one decoded block per column */
-	void *gcol[NG_FIELD_COUNT]; /* select: the kept rows, gathered */
-	uint32_t *sel, *pos;        /* select: kept rows' indexes in the batch, segment */
-	void *scratch;              /* select: one decoded block of any column */
-	uint64_t counted;           /* columns counted in bytes_read for this segment */
-	uint64_t seg;               /* ordinal of the segment being read */
-	uint64_t prev;              /* last flow_start seen in it (order check) */
-	uint64_t cols;              /* columns to decode: the scan's, and the
-	                             * flow counts when reading a rollup */
-	bool rollup;                /* the segment is read through its rollup */
+	void *col[NG_FIELD_COUNT];      /* one decoded block per column */
+	void *gcol[NG_FIELD_COUNT];     /* select: the kept rows, gathered */
+	uint32_t *sel, *pos;            /* select: kept rows' indexes in the batch, segment */
+	void *scratch;                  /* select: one decoded block of any column */
+	ng_batch_codes codes;           /* select: the columns given as codes */
+	uint32_t *code[NG_FIELD_COUNT]; /* select: one block's codes of a column */
+	void *dictv[NG_FIELD_COUNT];    /* its dictionary as values of the field */
+	size_t dictcap[NG_FIELD_COUNT]; /* entries dictv[f] has room for */
+	uint64_t counted;               /* columns counted in bytes_read for this segment */
+	uint64_t seg;                   /* ordinal of the segment being read */
+	uint64_t prev;                  /* last flow_start seen in it (order check) */
+	uint64_t cols;                  /* columns to decode: the scan's, and the
+	                                 * flow counts when reading a rollup */
+	bool rollup;                    /* the segment is read through its rollup */
 	ng_scan_stats st;
 	pthread_t th;
 } worker;
@@ -250,6 +257,80 @@ static int read_cols(worker *w, const char *path, size_t b, uint64_t want, uint6
 	return 0;
 }
 
+/* The dictionary of a coded column as values of field f (what the
+ * filter's terms read): IPv4-mapped addresses, or integers of f's width.
+ * Built once per dictionary (stamp).  Returns them, or NULL when out of
+ * memory. */
+static const void *dict_values(worker *w, size_t f, const uint32_t *dict, uint32_t k,
+                               uint64_t stamp)
+{
+	const unsigned sz = ng_fields[f].size;
+	if (ng_fields[f].type != NG_FT_ADDR && sz == 4)
+		return dict;
+	if (w->codes.stamp[f] == stamp && w->codes.dict[f] == w->dictv[f])
+		return w->dictv[f];
+	if (k > w->dictcap[f]) {
+		void *p = realloc(w->dictv[f], (size_t)k * sz);
+		if (!p)
+			return NULL;
+		w->dictv[f] = p;
+		w->dictcap[f] = k;
+	}
+	uint8_t *out = w->dictv[f];
+	for (uint32_t j = 0; j < k; j++) {
+		if (ng_fields[f].type == NG_FT_ADDR) {
+			static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+			uint32_t be = __builtin_bswap32(dict[j]);
+			memcpy(out + (size_t)j * 16, v4, 12);
+			memcpy(out + (size_t)j * 16 + 12, &be, 4);
+		} else {
+			uint64_t v = dict[j];
+			memcpy(out + (size_t)j * sz, &v, sz); /* little-endian: the low bytes */
+		}
+	}
+	return out;
+}
+
+/* Of the columns `want` (ng_scan_opts.select_codes), reads as codes those
+ * the segment stores RANK, into w->codes; sets their bits in *coded.  The
+ * others are left to be read as values.  Returns 0 or -1 (reported). */
+static int read_codes(worker *w, const char *path, size_t b, uint64_t want, uint64_t *coded)
+{
+	char err[256];
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		w->codes.code[f] = NULL;
+		if (!(want & NG_COL(f)))
+			continue;
+		if (!w->code[f] && !(w->code[f] = malloc(NG_SEG_BLOCK_ROWS * 4))) {
+			report(w, path, "out of memory");
+			return -1;
+		}
+		const uint32_t *dict;
+		uint32_t k;
+		uint64_t stamp;
+		int rc = ng_seg_read_block_codes(&w->rd, &ng_fields[f], b, w->code[f], &dict, &k,
+		                                 &stamp, err, sizeof err);
+		if (rc < 0) {
+			report(w, path, err);
+			return -1;
+		}
+		if (rc == 0)
+			continue;
+		const void *values = dict_values(w, f, dict, k, stamp);
+		if (!values) {
+			report(w, path, "out of memory");
+			return -1;
+		}
+		count_col(w, f);
+		w->codes.code[f] = w->code[f];
+		w->codes.dict[f] = values;
+		w->codes.k[f] = k;
+		w->codes.stamp[f] = stamp;
+		*coded |= NG_COL(f);
+	}
+	return 0;
+}
+
 /* Points batch at rows [lo, ...) of the decoded columns in `cols`. */
 static void point_batch(worker *w, ng_column_batch *batch, uint64_t cols, size_t lo)
 {
@@ -370,12 +451,23 @@ static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t h
 	size_t k = batch.n;
 	if (s->o->select) {
 		const uint64_t sc = s->o->select_columns;
-		if (read_cols(w, path, b, sc, have)) {
+		uint64_t coded = 0;
+		if ((s->o->select_codes &&
+		     read_codes(w, path, b, s->o->select_codes & sc & ~*have, &coded)) ||
+		    read_cols(w, path, b, sc & ~coded, have)) {
 			*bad = true;
 			return 0;
 		}
-		point_batch(w, &batch, sc, lo);
+		point_batch(w, &batch, sc & ~coded, lo);
+		if (coded) {
+			for (size_t f = 0; f < NG_FIELD_COUNT; f++)
+				if (coded & NG_COL(f))
+					w->codes.code[f] += lo;
+			batch.codes = &w->codes;
+			w->st.blocks_coded++;
+		}
 		int rc = s->o->select(&batch, s->parallel ? w->idx : 0, s->o->arg, w->sel, &k);
+		batch.codes = NULL; /* fn gets values only */
 		if (rc || k == 0)
 			return rc;
 	}
@@ -687,6 +779,7 @@ void ng_scan_stats_add(ng_scan_stats *a, const ng_scan_stats *b)
 	a->blocks_scanned += b->blocks_scanned;
 	a->blocks_decoded += b->blocks_decoded;
 	a->segments_rollup += b->segments_rollup;
+	a->blocks_coded += b->blocks_coded;
 	a->threads = b->threads > a->threads ? b->threads : a->threads;
 }
 
@@ -704,8 +797,8 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	scan s = {.o = o,
 	          .from = o->from_ms,
 	          .to = o->to_ms,
-	          .columns =
-	              o->columns | NG_COL(NG_F_FLOW_START) | (o->select ? o->select_columns : 0)};
+	          .columns = o->columns | NG_COL(NG_F_FLOW_START) |
+	                     (o->select ? o->select_columns & ~o->select_codes : 0)};
 	s.parallel = o->fn_par && !o->fn && !o->want;
 	s.nw = s.parallel ? ng_store_scan_threads(o->threads) : 1;
 	s.w = calloc(s.nw, sizeof *s.w);
@@ -751,6 +844,8 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 			free(s.w[i].col[f]);
 			free(s.w[i].gcol[f]);
+			free(s.w[i].code[f]);
+			free(s.w[i].dictv[f]);
 		}
 		free(s.w[i].sel);
 		free(s.w[i].pos);

@@ -1667,6 +1667,8 @@ static int load_ranks(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 		cb->dict[j] = v += (uint32_t)p0[j] | (uint32_t)p1[j] << 8 | (uint32_t)p2[j] << 16 |
 		                   (uint32_t)p3[j] << 24;
 	cb->entries = (uint32_t)k;
+	static _Atomic uint64_t loads; /* stamps: one per dictionary loaded */
+	cb->stamp = ++loads;
 	return 0;
 }
 
@@ -1760,11 +1762,13 @@ static bool all_zero(const uint8_t *p, size_t n)
 }
 
 /* Rows lo + sel[m] (m < k; sel NULL: rows lo + m) of block b of DICT or
- * RANK column idx: the dictionary's IDs (DICT) or values (RANK) of the
- * rows' entries.  Each row's index is read from its four planes (an index
- * ≥ K is corruption). */
-static int dict_ids(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const uint32_t *sel,
-                    size_t k, uint32_t *out, char *err, size_t errlen)
+ * RANK column idx: the rows' entry indexes (map false), or the
+ * dictionary's IDs (DICT) or values (RANK) of those entries (map true).
+ * Each row's index is read from its four planes (an index ≥ K is
+ * corruption).  Inlined with `map` a constant: no branch on it per row. */
+static inline __attribute__((always_inline)) int
+entries_of(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const uint32_t *sel, size_t k,
+           uint32_t *out, bool map, char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
 	const size_t n = ng_seg_block_rows(r, b);
@@ -1773,7 +1777,7 @@ static int dict_ids(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const u
 	const uint32_t *dict = r->cb[idx].dict, entries = r->cb[idx].entries;
 	if (!c->decoded) {
 		for (size_t m = 0; m < k; m++)
-			out[m] = dict[0];
+			out[m] = map ? dict[0] : 0;
 		return 0;
 	}
 	if (inflate_frame(r, idx, b + 1, n * 4, err, errlen))
@@ -1787,7 +1791,7 @@ static int dict_ids(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const u
 		for (size_t m = 0; m < k; m++) {
 			uint32_t e = (uint32_t)p0[lo + m] | (uint32_t)p1[lo + m] << 8;
 			bad |= e >= entries;
-			out[m] = dict[e < entries ? e : 0];
+			out[m] = map ? dict[e < entries ? e : 0] : e;
 		}
 	} else {
 		for (size_t m = 0; m < k; m++) {
@@ -1795,7 +1799,7 @@ static int dict_ids(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const u
 			uint32_t e = (uint32_t)p0[i] | (uint32_t)p1[i] << 8 |
 			             (uint32_t)p2[i] << 16 | (uint32_t)p3[i] << 24;
 			bad |= e >= entries;
-			out[m] = dict[e < entries ? e : 0];
+			out[m] = map ? dict[e < entries ? e : 0] : e;
 		}
 	}
 	if (bad) {
@@ -1804,6 +1808,13 @@ static int dict_ids(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const u
 		return -1;
 	}
 	return 0;
+}
+
+/* entries_of, mapped: the rows' string IDs (DICT) or values (RANK). */
+static int dict_ids(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const uint32_t *sel,
+                    size_t k, uint32_t *out, char *err, size_t errlen)
+{
+	return entries_of(r, idx, b, lo, sel, k, out, true, err, errlen);
 }
 
 /* Rows lo + sel[m] (m < k; sel NULL: rows lo + m) of block b of RANK
@@ -2038,4 +2049,22 @@ int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err
 		                      err, errlen))
 			return -1;
 	return 0;
+}
+
+int ng_seg_read_block_codes(ng_seg_reader *r, const ng_field *f, size_t b, uint32_t *codes,
+                            const uint32_t **dict, uint32_t *k, uint64_t *stamp, char *err,
+                            size_t errlen)
+{
+	int idx = r->col_of_field[f->id];
+	if (b >= ng_seg_blocks(r) || idx < 0 || !compatible(f, &r->h.cols[idx]) ||
+	    r->h.cols[idx].encoding != NG_ENC_RANK)
+		return 0;
+	if (entries_of(r, (uint32_t)idx, b, 0, NULL, ng_seg_block_rows(r, b), codes, false, err,
+	               errlen))
+		return -1;
+	const ng_seg_colbuf *cb = &r->cb[idx];
+	*dict = cb->dict;
+	*k = cb->entries;
+	*stamp = cb->stamp;
+	return 1;
 }

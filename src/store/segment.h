@@ -119,6 +119,7 @@ typedef struct ng_seg_colbuf {
 	uint32_t *dict; /* DICT: process-wide string ID of each entry; RANK: value */
 	size_t dictcap;
 	uint32_t entries; /* DICT, RANK: K, the dictionary's entries */
+	uint64_t stamp;   /* RANK: differs for every dictionary a process loads */
 } ng_seg_colbuf;
 
 typedef struct ng_seg_reader {
@@ -180,6 +181,18 @@ int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, 
  * or -1 with a message as ng_seg_read_block. */
 int ng_seg_read_block_rows(ng_seg_reader *r, const ng_field *f, size_t b, size_t lo,
                            const uint32_t *sel, size_t k, void *out, char *err, size_t errlen);
+
+/* Block b of field f's column as dictionary codes, when the segment holds
+ * it RANK-encoded (so that a filter tests each distinct value once):
+ * codes[i] = the entry of the block's row i (< *k; room for the block's
+ * rows), *dict = the K entries as u32 (IPv4 addresses as numbers a << 24
+ * | b << 16 | c << 8 | d), owned by the reader and valid until its next
+ * open; *stamp differs for every dictionary this process loads.  Returns
+ * 1; 0 when the column is absent, of another type or not RANK (nothing
+ * written: read its values instead); -1 with a message on corrupt data. */
+int ng_seg_read_block_codes(ng_seg_reader *r, const ng_field *f, size_t b, uint32_t *codes,
+                            const uint32_t **dict, uint32_t *k, uint64_t *stamp, char *err,
+                            size_t errlen);
 
 /* Directory index of the column named `name`, or -1. */
 int ng_seg_find_column(const ng_seg_reader *r, const char *name);

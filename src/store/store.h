@@ -81,9 +81,23 @@ int ng_store_writer_close(ng_store_writer *w);
  * col[f] points at `n` values of field f's type (ADDR: n × 16 bytes,
  * MAC: n × 6 bytes, others their integer width), or is NULL when f was not
  * requested.  Borrowed for the duration of the callback. */
+/* Columns given to a scan's select callback as dictionary codes
+ * (ng_scan_opts.select_codes): row i of field f is entry code[f][i] of
+ * dict[f], k[f] entries stored as values of field f (its type and size);
+ * stamp[f] changes whenever dict[f] does, so that a filter can keep its
+ * answer per entry between the blocks of a segment. */
+typedef struct ng_batch_codes {
+	const uint32_t *code[NG_FIELD_COUNT]; /* NULL: the column is in col[] as values */
+	const void *dict[NG_FIELD_COUNT];
+	uint32_t k[NG_FIELD_COUNT];
+	uint64_t stamp[NG_FIELD_COUNT];
+} ng_batch_codes;
+
 typedef struct ng_column_batch {
 	size_t n;
 	const void *col[NG_FIELD_COUNT];
+	/* select only: columns given as codes instead (col[f] NULL), or NULL */
+	const ng_batch_codes *codes;
 	/* Where the rows sit in the scan's order (a parallel listing sorts
 	 * by it to give the serial order): `segment` counts the segments in
 	 * scan order from 0; row i is row pos[i] of that segment, or row0 + i
@@ -117,6 +131,8 @@ typedef struct ng_scan_stats {
 	                             * row: their other columns were read (whole, or
 	                             * only the kept rows when few) */
 	uint64_t segments_rollup;   /* of segments_read, read through their rollup */
+	uint64_t blocks_coded;      /* of blocks_scanned, blocks whose select got a column
+	                             * as dictionary codes (ng_scan_opts.select_codes) */
 } ng_scan_stats;
 
 /* Adds b's counts to a (threads: the larger). */
@@ -196,6 +212,10 @@ typedef struct ng_scan_opts {
 	int (*select)(const ng_column_batch *b, unsigned worker, void *arg, uint32_t *sel,
 	              size_t *nsel);
 	uint64_t select_columns; /* NG_COL bits; fn gets these and `columns` */
+	/* Of select_columns, those select may get as dictionary codes
+	 * (b->codes) in segments that store them RANK; fn does not get them
+	 * (they must not be among `columns`). */
+	uint64_t select_codes;
 	/* Optional: the suffix of a rollup (ng_rollup_suffix): a segment that
 	 * has this rollup is read through it (batches with `flows` set), one
 	 * that has not is read as is.  Only for queries the rollup answers
