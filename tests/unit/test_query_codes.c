@@ -27,6 +27,7 @@
 #include "query/filter.h"
 #include "query/query.h"
 #include "store/store.h"
+#include "test_filter_gen.h"
 #include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000)
@@ -123,22 +124,6 @@ static void random_term(char *b, size_t len)
 	}
 }
 
-static void random_filter(char *b, size_t len, unsigned depth)
-{
-	if (depth == 0 || rnd() % 3 == 0) {
-		char t[128];
-		random_term(t, sizeof t);
-		snprintf(b, len, "%s%s", rnd() % 4 == 0 ? "not " : "", t);
-		return;
-	}
-	char l[512], r[512];
-	random_filter(l, sizeof l, depth - 1);
-	random_filter(r, sizeof r, depth - 1);
-	if (snprintf(b, len, "%s(%s) %s (%s)", rnd() % 5 == 0 ? "not " : "", l,
-	             rnd() % 2 ? "and" : "or", r) >= (int)len)
-		b[len - 1] = 0;
-}
-
 /* The flows of the row with protocol p in a group-by on "proto". */
 static const ng_agg_row *proto_row(const ng_query_result *res, uint8_t p)
 {
@@ -155,7 +140,7 @@ static void test_random_filters_on_codes(void **state)
 	uint64_t coded = 0, matched = 0;
 	for (int it = 0; it < 120; it++) {
 		char text[2048];
-		random_filter(text, sizeof text, 3);
+		ts_random_filter(text, sizeof text, 3, random_term, rnd);
 		ng_filter *ref = parse(text);
 		uint64_t nref = 0, bytes = 0, per[256] = {0}, bper[256] = {0};
 		for (size_t i = 0; i < N; i++)

@@ -26,6 +26,7 @@
 #include "query/filter.h"
 #include "query/query.h"
 #include "store/store.h"
+#include "test_filter_gen.h"
 #include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000)
@@ -264,23 +265,6 @@ static void random_term(char *b, size_t len)
 	}
 }
 
-static void random_filter(char *b, size_t len, unsigned depth)
-{
-	if (depth == 0 || rnd() % 3 == 0) {
-		char t[128];
-		random_term(t, sizeof t);
-		snprintf(b, len, "%s%s", rnd() % 4 == 0 ? "not " : "", t);
-		return;
-	}
-	char l[512], r[512];
-	random_filter(l, sizeof l, depth - 1);
-	random_filter(r, sizeof r, depth - 1);
-	/* depth is small: the filter fits; a cut one would only parse worse */
-	if (snprintf(b, len, "%s(%s) %s (%s)", rnd() % 5 == 0 ? "not " : "", l,
-	             rnd() % 2 ? "and" : "or", r) >= (int)len)
-		b[len - 1] = 0;
-}
-
 static int cmp_rows(const void *a, const void *b)
 {
 	return memcmp(((const ng_agg_row *)a)->key, ((const ng_agg_row *)b)->key, NG_QUERY_KEY_MAX);
@@ -293,7 +277,7 @@ static void test_random_filters(void **state)
 	uint64_t pruned = 0, matched_filters = 0;
 	for (int it = 0; it < 150; it++) {
 		char text[2048];
-		random_filter(text, sizeof text, 3);
+		ts_random_filter(text, sizeof text, 3, random_term, rnd);
 		ng_filter *ref = parse(text);
 		size_t nref = 0;
 		uint64_t bytes_ref = 0;

@@ -163,13 +163,20 @@ static ng_flow *make_rows(uint32_t *order)
 	return r;
 }
 
-static const uint8_t *encode(ng_seg_encoder *e, const ng_flow *rows, const uint32_t *order,
-                             size_t *len)
+/* make_rows(), and the segment image they encode to (*len bytes): the
+ * rows, their order and the image are the caller's to free. */
+static uint8_t *rows_image(ng_flow **rows, uint32_t **order, size_t *len)
 {
-	const uint8_t *img;
+	*order = malloc(N * 4);
+	*rows = make_rows(*order);
+	ng_seg_encoder *e = ng_seg_encoder_new(1);
+	const uint8_t *p;
 	char err[256];
-	if (ng_seg_encode(e, rows, order, N, &img, len, err, sizeof err))
+	if (ng_seg_encode(e, *rows, *order, N, &p, len, err, sizeof err))
 		fail_msg("encode: %s", err);
+	uint8_t *img = malloc(*len);
+	memcpy(img, p, *len);
+	ng_seg_encoder_free(e);
 	return img;
 }
 
@@ -179,6 +186,15 @@ static void write_file(const char *path, const void *p, size_t len)
 	assert_non_null(f);
 	assert_int_equal(fwrite(p, 1, len, f), len);
 	fclose(f);
+}
+
+/* img[0..len) in a new file named after the template `path` (XXXXXX). */
+static void write_temp(char *path, const uint8_t *img, size_t len)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, img, len);
 }
 
 static uint32_t get32le(const uint8_t *p)
@@ -226,13 +242,10 @@ static size_t frame(const uint8_t *img, const uint8_t *ent, size_t fr, uint8_t *
 static void test_rank_segment(void **state)
 {
 	(void)state;
-	uint32_t *order = malloc(N * 4);
-	ng_flow *rows = make_rows(order);
-	ng_seg_encoder *e = ng_seg_encoder_new(1);
+	uint32_t *order;
+	ng_flow *rows;
 	size_t len;
-	const uint8_t *p = encode(e, rows, order, &len);
-	uint8_t *img = malloc(len);
-	memcpy(img, p, len);
+	uint8_t *img = rows_image(&rows, &order, &len);
 
 	assert_int_equal(entry_of(img, "src_addr")[34], NG_ENC_RANK);
 	assert_int_equal(entry_of(img, "src_as")[34], NG_ENC_RANK);
@@ -276,10 +289,7 @@ static void test_rank_segment(void **state)
 	}
 
 	char path[] = "/tmp/ng_test_rank_XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, img, len);
+	write_temp(path, img, len);
 	ng_seg_reader rd;
 	ng_seg_reader_init(&rd);
 	char err[256];
@@ -294,7 +304,6 @@ static void test_rank_segment(void **state)
 	unlink(path);
 	free(back), free(colbuf), free(v), free(want), free(raw), free(img), free(rows),
 	    free(order);
-	ng_seg_encoder_free(e);
 }
 
 /*
@@ -350,10 +359,7 @@ static size_t replace_frame(const uint8_t *img, size_t len, uint8_t *out, const 
 static void read_image(const uint8_t *img, size_t len, const ng_field *f, char *err, size_t errlen)
 {
 	char path[] = "/tmp/ng_test_rank_XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, img, len);
+	write_temp(path, img, len);
 	ng_seg_reader rd;
 	ng_seg_reader_init(&rd);
 	err[0] = 0;
@@ -372,13 +378,10 @@ static void read_image(const uint8_t *img, size_t len, const ng_field *f, char *
 static void test_rank_corrupt(void **state)
 {
 	(void)state;
-	uint32_t *order = malloc(N * 4);
-	ng_flow *rows = make_rows(order);
-	ng_seg_encoder *e = ng_seg_encoder_new(1);
+	uint32_t *order;
+	ng_flow *rows;
 	size_t len;
-	const uint8_t *p = encode(e, rows, order, &len);
-	uint8_t *img = malloc(len), *bad = malloc(len + (8u << 20));
-	memcpy(img, p, len);
+	uint8_t *img = rows_image(&rows, &order, &len), *bad = malloc(len + (8u << 20));
 	const ng_field *src_as = &ng_fields[NG_F_SRC_AS];
 	char err[256];
 	read_image(img, len, src_as, err, sizeof err);
@@ -413,7 +416,6 @@ static void test_rank_corrupt(void **state)
 	assert_non_null(strstr(err, "unknown encoding"));
 
 	free(raw), free(bad), free(img), free(rows), free(order);
-	ng_seg_encoder_free(e);
 }
 
 int main(void)
