@@ -81,6 +81,16 @@ static inline void add_row(ng_agg_vals *v, const ng_agg_in *in, size_t i)
 	v->last = e > v->last ? e : v->last;
 }
 
+/* Adds group v into d: counts summed, first/last widened. */
+static inline void merge_vals(ng_agg_vals *d, const ng_agg_vals *v)
+{
+	d->flows += v->flows;
+	d->packets += v->packets;
+	d->bytes += v->bytes;
+	d->first = v->first < d->first ? v->first : d->first;
+	d->last = v->last > d->last ? v->last : d->last;
+}
+
 int ng_agg32_add(ng_agg32 *t, const uint32_t *key, const ng_agg_in *in)
 {
 	const size_t n = in->n;
@@ -148,13 +158,7 @@ int ng_agg32_merge(ng_agg32 *dst, const ng_agg32 *src)
 			s = (uint64_t)k << 32 | (uint64_t)++dst->n;
 			dst->slots[p] = s;
 		}
-		ng_agg_vals *d = &dst->v[(uint32_t)s - 1];
-		const ng_agg_vals *v = &src->v[i];
-		d->flows += v->flows;
-		d->packets += v->packets;
-		d->bytes += v->bytes;
-		d->first = v->first < d->first ? v->first : d->first;
-		d->last = v->last > d->last ? v->last : d->last;
+		merge_vals(&dst->v[(uint32_t)s - 1], &src->v[i]);
 	}
 	return 0;
 }
@@ -283,14 +287,7 @@ void ng_aggdirect_merge(ng_aggdirect *dst, ng_aggdirect *src)
 		src->v = NULL;
 		return;
 	}
-	for (size_t k = 0; k < 65536; k++) { /* unused entries are EMPTY: no test */
-		ng_agg_vals *d = &dst->v[k];
-		const ng_agg_vals *v = &src->v[k];
-		d->flows += v->flows;
-		d->packets += v->packets;
-		d->bytes += v->bytes;
-		d->first = v->first < d->first ? v->first : d->first;
-		d->last = v->last > d->last ? v->last : d->last;
-	}
+	for (size_t k = 0; k < 65536; k++) /* unused entries are EMPTY: no test */
+		merge_vals(&dst->v[k], &src->v[k]);
 	ng_aggdirect_free(src);
 }
