@@ -12,11 +12,11 @@
  */
 #include "store/rank.h"
 
+#include "store/radix.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define DIGIT 11 /* bits per radix pass */
 
 static int grow(void **p, size_t size)
 {
@@ -106,37 +106,6 @@ static size_t number_rows(ng_rank *w, const uint32_t *v, size_t n, size_t max_k,
 	return k;
 }
 
-/* Sorts the k keys (and their ids along) ascending; only the digits
- * below `top` (exclusive bound of every key) take a pass. */
-static void sort_keys(ng_rank *w, size_t k, uint64_t top)
-{
-	uint64_t *key = w->key, *key2 = w->key2;
-	uint32_t *id = w->id, *id2 = w->id2;
-	const uint64_t mask = (UINT64_C(1) << DIGIT) - 1;
-	for (unsigned shift = 0; shift < 64 && (top >> shift); shift += DIGIT) {
-		size_t at[1u << DIGIT] = {0};
-		for (size_t j = 0; j < k; j++)
-			at[(key[j] >> shift) & mask]++;
-		size_t sum = 0;
-		for (size_t d = 0; d <= mask; d++) {
-			size_t c = at[d];
-			at[d] = sum;
-			sum += c;
-		}
-		for (size_t j = 0; j < k; j++) {
-			size_t to = at[(key[j] >> shift) & mask]++;
-			key2[to] = key[j];
-			id2[to] = id[j];
-		}
-		uint64_t *tk = key;
-		key = key2, key2 = tk;
-		uint32_t *ti = id;
-		id = id2, id2 = ti;
-	}
-	w->key = key, w->key2 = key2;
-	w->id = id, w->id2 = id2;
-}
-
 bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t min_k)
 {
 	const size_t sample = (n + step - 1) / step, max_k = sample / 4 * 3;
@@ -182,7 +151,8 @@ long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, uint32
 		w->key[j] = (uint64_t)(maxc - w->count[j]) << 32 | w->value[j];
 		w->id[j] = (uint32_t)j;
 	}
-	sort_keys(w, k, (uint64_t)maxc << 32 | UINT32_MAX);
+	ng_radix_sort_pairs(&w->key, &w->id, &w->key2, &w->id2, k,
+	                    (uint64_t)maxc << 32 | UINT32_MAX);
 	uint32_t *rank = w->count; /* the counts are in the keys now */
 	for (size_t j = 0; j < k; j++) {
 		rank[w->id[j]] = (uint32_t)j;

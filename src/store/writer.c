@@ -42,6 +42,7 @@
 #include "core/timefmt.h"
 #include "store/chunk.h"
 #include "store/files.h"
+#include "store/radix.h"
 #include "store/segment.h"
 
 /* flush at 256 Ki buffered rows (16 chunks): the sort arrays and permuted
@@ -265,27 +266,11 @@ static uint64_t row_start(const ng_store_writer *w, uint32_t id)
  * `bits`, each as narrow as that allows (a flush's flow_start range of a
  * minute is 16 bits: 2 passes of 8 bits, 256 buckets being written at a
  * time rather than 2048, which the caches hold). */
-#define MAX_DIGIT 11
+#define MAX_DIGIT NG_RADIX_MAX_DIGIT
 static unsigned digit_bits(unsigned bits)
 {
 	unsigned passes = (bits + MAX_DIGIT - 1) / MAX_DIGIT;
 	return passes ? (bits + passes - 1) / passes : 1;
-}
-
-/* count[v] = where the first of the n values in[] whose digit (bits
- * [shift, ...) & mask) is v goes in a stable counting pass. */
-static void digit_offsets(const uint64_t *in, size_t n, unsigned shift, uint64_t mask,
-                          size_t *count)
-{
-	memset(count, 0, (mask + 1) * sizeof *count);
-	for (size_t i = 0; i < n; i++)
-		count[(in[i] >> shift) & mask]++;
-	size_t sum = 0;
-	for (size_t v = 0; v <= mask; v++) {
-		size_t c = count[v];
-		count[v] = sum;
-		sum += c;
-	}
 }
 
 /* One stable counting pass over n 64-bit values on bits [shift, shift + d)
@@ -294,7 +279,7 @@ static void radix_pass(const uint64_t *in, uint64_t *out, size_t n, unsigned shi
 {
 	size_t count[1u << MAX_DIGIT];
 	const uint64_t mask = (UINT64_C(1) << d) - 1;
-	digit_offsets(in, n, shift, mask, count);
+	ng_radix_offsets(in, n, shift, mask, count);
 	for (size_t i = 0; i < n; i++)
 		out[count[(in[i] >> shift) & mask]++] = in[i];
 }
@@ -305,22 +290,7 @@ static void sort_wide(ng_store_writer *w, size_t n, uint64_t range)
 {
 	uint32_t *ord = w->order, *ord2 = w->order_tmp;
 	uint64_t *key = w->keys, *key2 = w->keys_tmp;
-	const uint64_t mask = (UINT64_C(1) << MAX_DIGIT) - 1;
-	for (unsigned shift = 0; shift < 64 && (range >> shift); shift += MAX_DIGIT) {
-		size_t count[1u << MAX_DIGIT];
-		digit_offsets(key, n, shift, mask, count);
-		for (size_t i = 0; i < n; i++) {
-			size_t at = count[(key[i] >> shift) & mask]++;
-			key2[at] = key[i];
-			ord2[at] = ord[i];
-		}
-		uint32_t *to = ord;
-		ord = ord2;
-		ord2 = to;
-		uint64_t *tk = key;
-		key = key2;
-		key2 = tk;
-	}
+	ng_radix_sort_pairs(&key, &ord, &key2, &ord2, n, range);
 	if (ord != w->order)
 		memcpy(w->order, ord, n * 4);
 }
