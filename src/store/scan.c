@@ -79,8 +79,6 @@ typedef struct worker {
 	void *scratch;                  /* select: one decoded block of any column */
 	ng_batch_codes codes;           /* select: the columns given as codes */
 	uint32_t *code[NG_FIELD_COUNT]; /* select: one block's codes of a column */
-	void *dictv[NG_FIELD_COUNT];    /* its dictionary as values of the field */
-	size_t dictcap[NG_FIELD_COUNT]; /* entries dictv[f] has room for */
 	uint64_t counted;               /* columns counted in bytes_read for this segment */
 	uint64_t seg;                   /* ordinal of the segment being read */
 	uint64_t prev;                  /* last flow_start seen in it (order check) */
@@ -257,40 +255,6 @@ static int read_cols(worker *w, const char *path, size_t b, uint64_t want, uint6
 	return 0;
 }
 
-/* The dictionary of a coded column as values of field f (what the
- * filter's terms read): IPv4-mapped addresses, or integers of f's width.
- * Built once per dictionary (stamp).  Returns them, or NULL when out of
- * memory. */
-static const void *dict_values(worker *w, size_t f, const uint32_t *dict, uint32_t k,
-                               uint64_t stamp)
-{
-	const unsigned sz = ng_fields[f].size;
-	if (ng_fields[f].type != NG_FT_ADDR && sz == 4)
-		return dict;
-	if (w->codes.stamp[f] == stamp && w->codes.dict[f] == w->dictv[f])
-		return w->dictv[f];
-	if (k > w->dictcap[f]) {
-		void *p = realloc(w->dictv[f], (size_t)k * sz);
-		if (!p)
-			return NULL;
-		w->dictv[f] = p;
-		w->dictcap[f] = k;
-	}
-	uint8_t *out = w->dictv[f];
-	for (uint32_t j = 0; j < k; j++) {
-		if (ng_fields[f].type == NG_FT_ADDR) {
-			static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-			uint32_t be = __builtin_bswap32(dict[j]);
-			memcpy(out + (size_t)j * 16, v4, 12);
-			memcpy(out + (size_t)j * 16 + 12, &be, 4);
-		} else {
-			uint64_t v = dict[j];
-			memcpy(out + (size_t)j * sz, &v, sz); /* little-endian: the low bytes */
-		}
-	}
-	return out;
-}
-
 /* Of the columns `want` (ng_scan_opts.select_codes), reads as codes those
  * the segment stores RANK, into w->codes; sets their bits in *coded.  The
  * others are left to be read as values.  Returns 0 or -1 (reported). */
@@ -305,10 +269,10 @@ static int read_codes(worker *w, const char *path, size_t b, uint64_t want, uint
 			report(w, path, "out of memory");
 			return -1;
 		}
-		const uint32_t *dict;
+		const void *values;
 		uint32_t k;
 		uint64_t stamp;
-		int rc = ng_seg_read_block_codes(&w->rd, &ng_fields[f], b, w->code[f], &dict, &k,
+		int rc = ng_seg_read_block_codes(&w->rd, &ng_fields[f], b, w->code[f], &values, &k,
 		                                 &stamp, err, sizeof err);
 		if (rc < 0) {
 			report(w, path, err);
@@ -316,11 +280,6 @@ static int read_codes(worker *w, const char *path, size_t b, uint64_t want, uint
 		}
 		if (rc == 0)
 			continue;
-		const void *values = dict_values(w, f, dict, k, stamp);
-		if (!values) {
-			report(w, path, "out of memory");
-			return -1;
-		}
 		count_col(w, f);
 		w->codes.code[f] = w->code[f];
 		w->codes.dict[f] = values;
@@ -845,7 +804,6 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 			free(s.w[i].col[f]);
 			free(s.w[i].gcol[f]);
 			free(s.w[i].code[f]);
-			free(s.w[i].dictv[f]);
 		}
 		free(s.w[i].sel);
 		free(s.w[i].pos);

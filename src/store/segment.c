@@ -1434,6 +1434,7 @@ void ng_seg_reader_free(ng_seg_reader *r)
 		free(r->cb[i].z);
 		free(r->cb[i].frame_off);
 		free(r->cb[i].dict);
+		free(r->cb[i].dictv);
 	}
 	free(r->cb);
 	ZSTD_freeDCtx(r->dctx);
@@ -1661,11 +1662,9 @@ static int load_ranks(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	}
 	if (inflate_frame(r, idx, 0, k * 4, err, errlen))
 		return -1;
-	const uint8_t *p0 = r->raw, *p1 = p0 + k, *p2 = p1 + k, *p3 = p2 + k;
-	uint32_t v = 0;
-	for (size_t j = 0; j < k; j++)
-		cb->dict[j] = v += (uint32_t)p0[j] | (uint32_t)p1[j] << 8 | (uint32_t)p2[j] << 16 |
-		                   (uint32_t)p3[j] << 24;
+	unshuffle((uint8_t *)cb->dict, r->raw, k, 4);
+	for (size_t j = 1; j < k; j++) /* the differences summed */
+		cb->dict[j] += cb->dict[j - 1];
 	cb->entries = (uint32_t)k;
 	static _Atomic uint64_t loads; /* stamps: one per dictionary loaded */
 	cb->stamp = ++loads;
@@ -1817,6 +1816,23 @@ static int dict_ids(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const u
 	return entries_of(r, idx, b, lo, sel, k, out, true, err, errlen);
 }
 
+/* The k values v[] of a RANK column (IPv4 addresses as numbers when
+ * `addr`) as values of field f into out[k × f->size]: IPv4-mapped
+ * addresses, or integers of f's width. */
+static void rank_to_field(bool addr, const ng_field *f, const uint32_t *v, size_t k, uint8_t *out)
+{
+	if (addr) {
+		for (size_t m = 0; m < k; m++) {
+			uint32_t be = __builtin_bswap32(v[m]);
+			memcpy(out + m * 16, v4_prefix, 12);
+			memcpy(out + m * 16 + 12, &be, 4);
+		}
+	} else {
+		for (size_t m = 0; m < k; m++)
+			store_uint(out + m * f->size, f->size, v[m]);
+	}
+}
+
 /* Rows lo + sel[m] (m < k; sel NULL: rows lo + m) of block b of RANK
  * column idx into out[k × f->size]: the entries' values as IPv4-mapped
  * addresses (an address column) or as integers of f's width. */
@@ -1831,16 +1847,8 @@ static int rank_values(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t
 	uint32_t *v = direct ? (uint32_t *)(void *)out : r->vals;
 	if (dict_ids(r, idx, b, lo, sel, k, v, err, errlen))
 		return -1;
-	if (addr) {
-		for (size_t m = 0; m < k; m++) {
-			uint32_t be = __builtin_bswap32(v[m]);
-			memcpy(out + m * 16, v4_prefix, 12);
-			memcpy(out + m * 16 + 12, &be, 4);
-		}
-	} else if (!direct) {
-		for (size_t m = 0; m < k; m++)
-			store_uint(out + m * f->size, f->size, v[m]);
-	}
+	if (!direct)
+		rank_to_field(addr, f, v, k, out);
 	return 0;
 }
 
@@ -2052,7 +2060,7 @@ int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err
 }
 
 int ng_seg_read_block_codes(ng_seg_reader *r, const ng_field *f, size_t b, uint32_t *codes,
-                            const uint32_t **dict, uint32_t *k, uint64_t *stamp, char *err,
+                            const void **values, uint32_t *k, uint64_t *stamp, char *err,
                             size_t errlen)
 {
 	int idx = r->col_of_field[f->id];
@@ -2062,8 +2070,24 @@ int ng_seg_read_block_codes(ng_seg_reader *r, const ng_field *f, size_t b, uint3
 	if (entries_of(r, (uint32_t)idx, b, 0, NULL, ng_seg_block_rows(r, b), codes, false, err,
 	               errlen))
 		return -1;
-	const ng_seg_colbuf *cb = &r->cb[idx];
-	*dict = cb->dict;
+	ng_seg_colbuf *cb = &r->cb[idx];
+	const bool addr = r->h.cols[idx].type == NG_FT_ADDR;
+	if (!addr && f->size == 4) {
+		*values = cb->dict; /* u32 integers: the entries as they are */
+	} else {
+		/* converted once per dictionary and field width */
+		if (cb->vstamp != cb->stamp || cb->vsize != f->size) {
+			if (reserve(&cb->dictv, &cb->dictvcap, (size_t)cb->entries * f->size)) {
+				msg(err, errlen, "out of memory for column %s",
+				    r->h.cols[idx].name);
+				return -1;
+			}
+			rank_to_field(addr, f, cb->dict, cb->entries, cb->dictv);
+			cb->vstamp = cb->stamp;
+			cb->vsize = f->size;
+		}
+		*values = cb->dictv;
+	}
 	*k = cb->entries;
 	*stamp = cb->stamp;
 	return 1;

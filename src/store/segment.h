@@ -120,6 +120,10 @@ typedef struct ng_seg_colbuf {
 	size_t dictcap;
 	uint32_t entries; /* DICT, RANK: K, the dictionary's entries */
 	uint64_t stamp;   /* RANK: differs for every dictionary a process loads */
+	uint8_t *dictv;   /* RANK: the entries as values of a field (read_block_codes) */
+	size_t dictvcap;
+	uint64_t vstamp; /* the dictionary dictv holds (stamp), 0: none */
+	unsigned vsize;  /* and the field width it was made for */
 } ng_seg_colbuf;
 
 typedef struct ng_seg_reader {
@@ -185,13 +189,14 @@ int ng_seg_read_block_rows(ng_seg_reader *r, const ng_field *f, size_t b, size_t
 /* Block b of field f's column as dictionary codes, when the segment holds
  * it RANK-encoded (so that a filter tests each distinct value once):
  * codes[i] = the entry of the block's row i (< *k; room for the block's
- * rows), *dict = the K entries as u32 (IPv4 addresses as numbers a << 24
- * | b << 16 | c << 8 | d), owned by the reader and valid until its next
- * open; *stamp differs for every dictionary this process loads.  Returns
- * 1; 0 when the column is absent, of another type or not RANK (nothing
- * written: read its values instead); -1 with a message on corrupt data. */
+ * rows), *values = the K entries as values of field f (its type and
+ * size, as ng_seg_read_block would give them), owned by the reader and
+ * valid until its next open; *stamp differs for every dictionary this
+ * process loads.  Returns 1; 0 when the column is absent, of another type
+ * or not RANK (nothing written: read its values instead); -1 with a
+ * message on corrupt data or when out of memory. */
 int ng_seg_read_block_codes(ng_seg_reader *r, const ng_field *f, size_t b, uint32_t *codes,
-                            const uint32_t **dict, uint32_t *k, uint64_t *stamp, char *err,
+                            const void **values, uint32_t *k, uint64_t *stamp, char *err,
                             size_t errlen);
 
 /* Directory index of the column named `name`, or -1. */
