@@ -21,6 +21,7 @@
 #include "core/field.h"
 #include "store/rank.h"
 #include "store/segment.h"
+#include "test_rng.h"
 
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
 enum { N = 3 * NG_SEG_BLOCK_ROWS + 500 };
@@ -28,10 +29,7 @@ enum { N = 3 * NG_SEG_BLOCK_ROWS + 500 };
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return ts_xorshift64(&rng_state);
 }
 
 /* A heavy-tailed draw from 0..n-1: 0 is the most likely. */
