@@ -15,6 +15,7 @@
 
 #include "core/field.h"
 #include "core/flow.h"
+#include "store/keymap.h"
 
 #define NG_SEG_MAGIC "NGFLOWSG"
 #define NG_SEG_VERSION 1
@@ -35,6 +36,7 @@ enum ng_seg_encoding {
 	NG_ENC_DIFF = 4,  /* zigzag differences from another column, shuffled, zstd */
 	NG_ENC_DICT = 5,  /* strings: a dictionary frame + u32 indexes, shuffled, zstd */
 	NG_ENC_RANK = 6,  /* u32s, IPv4: a frame of values by frequency + u32 indexes */
+	NG_ENC_MAP = 7,   /* strings decided by a u32 column: a frame of (key, string) */
 };
 
 typedef struct ng_seg_column {
@@ -124,6 +126,7 @@ typedef struct ng_seg_colbuf {
 	size_t dictvcap;
 	uint64_t vstamp; /* the dictionary dictv holds (stamp), 0: none */
 	unsigned vsize;  /* and the field width it was made for */
+	ng_keymap kmap;  /* MAP: each key's entry (dict[entry] = its string ID) */
 } ng_seg_colbuf;
 
 typedef struct ng_seg_reader {

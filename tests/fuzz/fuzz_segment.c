@@ -14,8 +14,10 @@
  *                 count and decompressed sizes the entry implies) are
  *                 filled with the rest of the input, repeated, and
  *                 compressed.  Every field is read whole and by kept
- *                 rows: the plane, DELTA, DIFF, V4, DICT and RANK
- *                 decoders meet arbitrary data behind valid frames.
+ *                 rows: the plane, DELTA, DIFF, V4, DICT, RANK and MAP
+ *                 decoders meet arbitrary data behind valid frames.  For
+ *                 MAP the first column is a constant src_as (zone map
+ *                 bytes 8..11) instead, the key the reference may name.
  *   round trip:   rows built from the input (values drawn from it, so
  *                 they repeat: RANK and DICT columns occur) are encoded
  *                 by ng_seg_encode and read back; any difference aborts.
@@ -99,8 +101,8 @@ static void described(const uint8_t *in, size_t size)
 	const uint8_t *minmax = d + 6, *fill = size > 22 ? in + 22 : in;
 	const size_t nfill = size > 22 ? size - 22 : size,
 	             blocks = (rows + NG_SEG_BLOCK_ROWS - 1) / NG_SEG_BLOCK_ROWS;
-	const bool dict = enc == NG_ENC_DICT || enc == NG_ENC_RANK;
-	const size_t nframes = blocks + dict;
+	const bool map = enc == NG_ENC_MAP, dict = enc == NG_ENC_DICT || enc == NG_ENC_RANK || map;
+	const size_t nframes = map ? 1 : blocks + dict;
 	const size_t hsize = NG_SEG_FIXED_SIZE + 2 * NG_SEG_ENTRY_SIZE;
 	size_t cap = hsize + 4 * nframes + nframes * 64 + ZSTD_compressBound(rows * 16 + 65536);
 	uint8_t *img = calloc(1, cap), *raw = malloc(rows * 16 + 65536);
@@ -108,10 +110,16 @@ static void described(const uint8_t *in, size_t size)
 		goto out;
 	/* entry 0: flow_start, constant */
 	uint8_t *e0 = img + NG_SEG_FIXED_SIZE, *e1 = e0 + NG_SEG_ENTRY_SIZE;
-	memcpy(e0, "flow_start", 10);
-	e0[32] = NG_FT_TIME, e0[33] = 8, e0[34] = NG_ENC_CONST;
+	if (map) {
+		memcpy(e0, "src_as", 6);
+		e0[32] = NG_FT_U32, e0[33] = 4, e0[34] = NG_ENC_CONST;
+		put(e0 + 64, minmax[8] | minmax[9] << 8 | (uint32_t)minmax[10] << 16, 8);
+	} else {
+		memcpy(e0, "flow_start", 10);
+		e0[32] = NG_FT_TIME, e0[33] = 8, e0[34] = NG_ENC_CONST;
+		put(e0 + 64, 1000, 8), put(e0 + 72, 1000, 8);
+	}
 	put(e0 + 40, hsize, 8);
-	put(e0 + 64, 1000, 8), put(e0 + 72, 1000, 8);
 	/* entry 1: the described column, named after a field of its type */
 	static const char *const name_of_type[8] = {"protocol", "src_port",   "src_as",
 	                                            "bytes",    "flow_end",   "src_addr",
@@ -124,7 +132,7 @@ static void described(const uint8_t *in, size_t size)
 	for (size_t fr = 0; fr < nframes; fr++) {
 		size_t want;
 		if (dict && fr == 0)
-			want = enc == NG_ENC_DICT ? (minmax[4] | minmax[5] << 8)
+			want = enc != NG_ENC_RANK ? (minmax[4] | minmax[5] << 8)
 			                          : 4 * (1 + minmax[0] % 64);
 		else {
 			size_t b = fr - dict, lo = b * NG_SEG_BLOCK_ROWS;

@@ -1,10 +1,12 @@
 /*
  * test_store_rank.c — the RANK encoding (segment.c): values numbered by
  * frequency, the numbering itself (rank.h), which columns get it, the
- * bytes of its frames, round trips, and corrupt frames.
+ * bytes of its frames, round trips, and corrupt frames; and MAP, string
+ * columns decided by an integer column, whose writer builds on RANK's
+ * numbering of the key column.
  *
- * Expected numberings are computed here from the input, by counting and
- * sorting in the simplest way (qsort), not by rank.c.
+ * Expected numberings and dictionaries are computed here from the input,
+ * by counting and sorting in the simplest way (qsort), not by rank.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include <zstd.h>
 
 #include "core/field.h"
+#include "core/strtab.h"
 #include "store/rank.h"
 #include "store/segment.h"
 #include "test_rng.h"
@@ -138,9 +141,18 @@ static void test_rank_build_large(void **state)
 
 /* ---- segments ------------------------------------------------------------ */
 
+/* The interned string "<prefix><v>". */
+static uint32_t name_of(const char *prefix, uint32_t v)
+{
+	char s[64];
+	snprintf(s, sizeof s, "%s%u", prefix, v);
+	return ng_intern_cstr(s);
+}
+
 /* Rows whose src_addr and src_as are heavy-tailed (RANK), dst_addr and
  * dst_as nearly all distinct (V4, PLAIN), in_if of 12 values (too few
- * for RANK), sorted by flow_start. */
+ * for RANK), sorted by flow_start; the AS and interface names are a
+ * function of the numbers (MAP). */
 static ng_flow *make_rows(uint32_t *order)
 {
 	ng_flow *r = calloc(N, sizeof *r);
@@ -153,6 +165,9 @@ static ng_flow *make_rows(uint32_t *order)
 		r[i].src_as = 64512 + skewed(3000) * 13;
 		r[i].dst_as = (uint32_t)rnd();
 		r[i].in_if = 1 + (uint32_t)(rnd() % 12);
+		r[i].src_as_name = name_of("Network ", r[i].src_as);
+		r[i].dst_as_name = name_of("Other ", r[i].dst_as);
+		r[i].in_if_name = name_of("ge-0/0/", r[i].in_if);
 		r[i].src_port = (uint16_t)rnd();
 		r[i].bytes = rnd() % 100000;
 		order[i] = (uint32_t)i;
@@ -161,21 +176,27 @@ static ng_flow *make_rows(uint32_t *order)
 	return r;
 }
 
+/* The segment image of rows in `order` (*len bytes; the caller's). */
+static uint8_t *encode_image(const ng_flow *rows, const uint32_t *order, size_t *len)
+{
+	ng_seg_encoder *e = ng_seg_encoder_new(1);
+	const uint8_t *p;
+	char err[256];
+	if (ng_seg_encode(e, rows, order, N, &p, len, err, sizeof err))
+		fail_msg("encode: %s", err);
+	uint8_t *img = malloc(*len);
+	memcpy(img, p, *len);
+	ng_seg_encoder_free(e);
+	return img;
+}
+
 /* make_rows(), and the segment image they encode to (*len bytes): the
  * rows, their order and the image are the caller's to free. */
 static uint8_t *rows_image(ng_flow **rows, uint32_t **order, size_t *len)
 {
 	*order = malloc(N * 4);
 	*rows = make_rows(*order);
-	ng_seg_encoder *e = ng_seg_encoder_new(1);
-	const uint8_t *p;
-	char err[256];
-	if (ng_seg_encode(e, *rows, *order, N, &p, len, err, sizeof err))
-		fail_msg("encode: %s", err);
-	uint8_t *img = malloc(*len);
-	memcpy(img, p, *len);
-	ng_seg_encoder_free(e);
-	return img;
+	return encode_image(*rows, *order, len);
 }
 
 static void write_file(const char *path, const void *p, size_t len)
@@ -217,12 +238,19 @@ static uint8_t *entry_of(uint8_t *img, const char *name)
 	return NULL;
 }
 
+/* Frames of the column at `ent`: the dictionary, then (not MAP) one per
+ * block. */
+static size_t frames_of(const uint8_t *ent)
+{
+	return ent[34] == NG_ENC_MAP ? 1 : 1 + (N + NG_SEG_BLOCK_ROWS - 1) / NG_SEG_BLOCK_ROWS;
+}
+
 /* The decompressed frame `fr` of the column at `ent` into out[cap].
  * Returns its size. */
 static size_t frame(const uint8_t *img, const uint8_t *ent, size_t fr, uint8_t *out, size_t cap)
 {
 	const uint8_t *col = img + get64le(ent + 40);
-	size_t off = 4 * (1 + (N + NG_SEG_BLOCK_ROWS - 1) / NG_SEG_BLOCK_ROWS);
+	size_t off = 4 * frames_of(ent);
 	for (size_t j = 0; j < fr; j++)
 		off += get32le(col + 4 * j);
 	size_t z = ZSTD_decompress(out, cap, col + off, get32le(col + 4 * fr));
@@ -317,8 +345,7 @@ static size_t replace_frame(const uint8_t *img, size_t len, uint8_t *out, const 
 	uint8_t *ent = entry_of(out, name);
 	const uint64_t off = get64le(ent + 40), stored = get64le(ent + 48);
 	const uint8_t *col = img + off;
-	const size_t nf = 1 + (N + NG_SEG_BLOCK_ROWS - 1) / NG_SEG_BLOCK_ROWS;
-	size_t at = 4 * nf;
+	size_t at = 4 * frames_of(ent);
 	for (size_t j = 0; j < fr; j++)
 		at += get32le(col + 4 * j);
 	const size_t old = get32le(col + 4 * fr);
@@ -416,13 +443,178 @@ static void test_rank_corrupt(void **state)
 	free(raw), free(bad), free(img), free(rows), free(order);
 }
 
+/* ---- MAP ------------------------------------------------------------------ */
+
+/* Directory index of the column at `ent`. */
+static unsigned index_of(const uint8_t *img, const uint8_t *ent)
+{
+	return (unsigned)((size_t)(ent - img - NG_SEG_FIXED_SIZE) / NG_SEG_ENTRY_SIZE);
+}
+
+static uint32_t name_field(const ng_flow *r, enum ng_field_id f)
+{
+	return f == NG_F_SRC_AS_NAME   ? r->src_as_name
+	       : f == NG_F_DST_AS_NAME ? r->dst_as_name
+	                               : r->in_if_name;
+}
+
+static uint32_t key_field(const ng_flow *r, enum ng_field_id f)
+{
+	return f == NG_F_SRC_AS_NAME ? r->src_as : f == NG_F_DST_AS_NAME ? r->dst_as : r->in_if;
+}
+
+/* The name columns are MAP with their number's column as the key (src_as
+ * through its RANK numbering, dst_as and in_if through the hash); the
+ * dictionary frame holds the distinct keys ascending, then each key's
+ * string; rows picked from a block read back as written; one row giving
+ * an AS a second name makes the column DICT, which reads back too. */
+static void test_map_segment(void **state)
+{
+	(void)state;
+	uint32_t *order;
+	ng_flow *rows;
+	size_t len;
+	uint8_t *img = rows_image(&rows, &order, &len);
+	static const struct {
+		enum ng_field_id f;
+		const char *name, *key;
+	} cols[] = {{NG_F_SRC_AS_NAME, "src_as_name", "src_as"},
+	            {NG_F_DST_AS_NAME, "dst_as_name", "dst_as"},
+	            {NG_F_IN_IF_NAME, "in_if_name", "in_if"}};
+	uint64_t *pairs = malloc(N * 8);
+	uint8_t *raw = malloc((size_t)N * 300);
+	for (size_t c = 0; c < 3; c++) {
+		const uint8_t *ent = entry_of(img, cols[c].name);
+		assert_int_equal(ent[34], NG_ENC_MAP);
+		assert_int_equal(ent[36] | ent[37] << 8, index_of(img, entry_of(img, cols[c].key)));
+		assert_int_equal(get64le(ent + 56), 0); /* no block frames */
+		/* expected: (key, ID) pairs, sorted, unique */
+		for (size_t i = 0; i < N; i++)
+			pairs[i] = (uint64_t)key_field(&rows[i], cols[c].f) << 32 |
+			           name_field(&rows[i], cols[c].f);
+		qsort(pairs, N, 8, cmp_u64);
+		size_t k = 0;
+		for (size_t i = 0; i < N; i++)
+			if (i == 0 || pairs[i] != pairs[k - 1])
+				pairs[k++] = pairs[i];
+		assert_int_equal(get32le(ent + 64), k);
+		size_t dlen = frame(img, ent, 0, raw, (size_t)N * 300);
+		assert_int_equal(get32le(ent + 68), dlen);
+		const uint8_t *s = raw + 4 * k;
+		for (size_t j = 0; j < k; j++) {
+			assert_int_equal(get32le(raw + 4 * j), pairs[j] >> 32);
+			const char *want = ng_str((uint32_t)pairs[j]);
+			assert_int_equal(s[0], strlen(want));
+			assert_memory_equal(s + 1, want, s[0]);
+			s += 1 + s[0];
+		}
+		assert_ptr_equal(s, raw + dlen);
+	}
+
+	char path[] = "/tmp/ng_test_map_XXXXXX";
+	write_temp(path, img, len);
+	ng_seg_reader rd;
+	ng_seg_reader_init(&rd);
+	char err[256];
+	assert_int_equal(ng_seg_open(&rd, path, err, sizeof err), 0);
+	static const uint32_t sel[] = {0, 3, 7, 100, 4000};
+	uint32_t ids[5];
+	const size_t B = NG_SEG_BLOCK_ROWS, lo = 10;
+	for (size_t c = 0; c < 3; c++) {
+		assert_int_equal(ng_seg_read_block_rows(&rd, &ng_fields[cols[c].f], 1, lo, sel, 5,
+		                                        ids, err, sizeof err),
+		                 0);
+		for (size_t m = 0; m < 5; m++)
+			assert_int_equal(ids[m],
+			                 name_field(&rows[order[B + lo + sel[m]]], cols[c].f));
+	}
+	ng_seg_reader_free(&rd);
+	unlink(path);
+
+	/* src_as of row 0 under a second name in another row: DICT */
+	size_t other = 1;
+	while (rows[order[other]].src_as != rows[order[0]].src_as)
+		other++;
+	rows[order[other]].src_as_name = ng_intern_cstr("renamed");
+	free(img);
+	img = encode_image(rows, order, &len);
+	assert_int_equal(entry_of(img, "src_as_name")[34], NG_ENC_DICT);
+	strcpy(path, "/tmp/ng_test_map_XXXXXX");
+	write_temp(path, img, len);
+	ng_seg_reader_init(&rd);
+	assert_int_equal(ng_seg_open(&rd, path, err, sizeof err), 0);
+	uint32_t *all = malloc(N * 4);
+	assert_int_equal(
+	    ng_seg_read_column(&rd, &ng_fields[NG_F_SRC_AS_NAME], all, err, sizeof err), 0);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(all[i], rows[order[i]].src_as_name);
+	ng_seg_reader_free(&rd);
+	unlink(path);
+	free(all), free(pairs), free(raw), free(img), free(rows), free(order);
+}
+
+/* A corrupt MAP column is an error naming it: keys out of order, a row's
+ * key missing from the dictionary, no entries, a key column that is not
+ * an integer. */
+static void test_map_corrupt(void **state)
+{
+	(void)state;
+	uint32_t *order;
+	ng_flow *rows;
+	size_t len;
+	uint8_t *img = rows_image(&rows, &order, &len), *bad = malloc(len + (8u << 20));
+	const ng_field *f = &ng_fields[NG_F_SRC_AS_NAME];
+	char err[256];
+	read_image(img, len, f, err, sizeof err);
+	assert_string_equal(err, "");
+
+	uint8_t *raw = malloc((size_t)N * 300), *ent = entry_of(img, "src_as_name");
+	const size_t k = get32le(ent + 64), dlen = frame(img, ent, 0, raw, (size_t)N * 300);
+	uint8_t key[4];
+	/* the first two keys swapped */
+	memcpy(key, raw, 4), memcpy(raw, raw + 4, 4), memcpy(raw + 4, key, 4);
+	size_t bl = replace_frame(img, len, bad, "src_as_name", 0, raw, dlen);
+	read_image(bad, bl, f, err, sizeof err);
+	assert_non_null(strstr(err, "src_as_name"));
+	assert_non_null(strstr(err, "does not ascend"));
+	memcpy(raw + 4, raw, 4), memcpy(raw, key, 4);
+
+	/* the last key one more: its rows' key is missing */
+	const uint32_t last = get32le(raw + 4 * (k - 1));
+	raw[4 * (k - 1)] = (uint8_t)(last + 1), raw[4 * (k - 1) + 1] = (uint8_t)((last + 1) >> 8);
+	raw[4 * (k - 1) + 2] = (uint8_t)((last + 1) >> 16);
+	raw[4 * (k - 1) + 3] = (uint8_t)((last + 1) >> 24);
+	bl = replace_frame(img, len, bad, "src_as_name", 0, raw, dlen);
+	read_image(bad, bl, f, err, sizeof err);
+	char want[64];
+	snprintf(want, sizeof want, "key %u not in its dictionary", last);
+	assert_non_null(strstr(err, want));
+
+	/* no entries */
+	memcpy(bad, img, len);
+	memset(entry_of(bad, "src_as_name") + 64, 0, 4);
+	ng_seg_reseal(bad);
+	read_image(bad, len, f, err, sizeof err);
+	assert_non_null(strstr(err, "bad key dictionary"));
+
+	/* keyed by a string column */
+	memcpy(bad, img, len);
+	const unsigned sc = index_of(bad, entry_of(bad, "exporter_name"));
+	entry_of(bad, "src_as_name")[36] = (uint8_t)sc;
+	entry_of(bad, "src_as_name")[37] = (uint8_t)(sc >> 8);
+	ng_seg_reseal(bad);
+	read_image(bad, len, f, err, sizeof err);
+	assert_non_null(strstr(err, "bad key column"));
+
+	free(raw), free(bad), free(img), free(rows), free(order);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rank_build_order),
-	    cmocka_unit_test(test_rank_build_large),
-	    cmocka_unit_test(test_rank_segment),
-	    cmocka_unit_test(test_rank_corrupt),
+	    cmocka_unit_test(test_rank_build_order), cmocka_unit_test(test_rank_build_large),
+	    cmocka_unit_test(test_rank_segment),     cmocka_unit_test(test_rank_corrupt),
+	    cmocka_unit_test(test_map_segment),      cmocka_unit_test(test_map_corrupt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
