@@ -464,18 +464,14 @@ static void stop_flusher(struct collect *c)
 
 /* ---- receive loop ----------------------------------------------------- */
 
-/* Decodes a batch of datagrams and hands their records on. */
-static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
+/* Enriches the records decoded so far (e: the tables, or NULL), hands
+ * them to the store and the NDJSON output, and empties the batch. */
+static void hand_on(struct collect *c, ng_enricher *e)
 {
-	ng_flow_batch_clear(&c->batch);
-	for (int i = 0; i < n; i++)
-		ng_decode(c->dec, &dgs[i], &c->batch);
 	if (!c->batch.n)
 		return;
-	ng_enricher *e = ng_enrich_enter(&c->enrich);
 	if (e)
 		ng_enricher_apply(e, c->batch.flows, c->batch.n);
-	ng_enrich_leave(&c->enrich);
 	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n); /* after config names */
 	int rc = ng_store_writer_append(c->w, c->batch.flows, c->batch.n);
 	if (rc == 1) { /* a flush is due: now, not at the next 250 ms poll */
@@ -498,6 +494,28 @@ static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
 			fclose(c->json);
 		c->json = NULL;
 	}
+	ng_flow_batch_clear(&c->batch);
+}
+
+/* Records handed on at a time: decoded, enriched and stored while they
+ * are in the core's second-level cache.  A receive batch handed on whole
+ * (64 datagrams, up to ~2000 records of 328 bytes: 640 KB) went through
+ * memory three times, and pushed the enrichment cache's lines out of the
+ * cache each time. */
+#define STEP_RECORDS 256
+
+/* Decodes a batch of datagrams and hands their records on, a few hundred
+ * at a time (whole datagrams). */
+static void take_batch(struct collect *c, const ng_datagram *dgs, int n)
+{
+	ng_flow_batch_clear(&c->batch);
+	ng_enricher *e = ng_enrich_enter(&c->enrich);
+	for (int i = 0; i < n; i++) {
+		ng_decode(c->dec, &dgs[i], &c->batch);
+		if (c->batch.n >= STEP_RECORDS || i == n - 1)
+			hand_on(c, e);
+	}
+	ng_enrich_leave(&c->enrich);
 }
 
 /* Moves the sFlow counter samples the decoder collected into the counter
