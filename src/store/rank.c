@@ -65,14 +65,18 @@ static void rehash(ng_rank *w, unsigned bits, size_t k)
 }
 
 /* Gives each row its provisional number (idx) and counts the values.
- * The table starts small and doubles at half full: a column of a few
- * thousand AS numbers keeps it in the first-level cache, and clearing it
- * costs what the values need, not what max_k allows.  Returns K, or 0
+ * The table starts with room for expect_k values (at least 2^11) and
+ * doubles at half full: a column of a few thousand AS numbers keeps it in
+ * the first-level cache, and clearing it costs what the values need, not
+ * what max_k allows.  Returns K, or 0
  * when more than max_k values are distinct. */
 static size_t number_rows(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, unsigned max_bits,
-                          uint32_t *idx)
+                          size_t expect_k, uint32_t *idx)
 {
-	unsigned bits = max_bits < 12 ? max_bits : 12;
+	unsigned bits = 12;
+	while (bits < max_bits && ((size_t)1 << bits) < 2 * expect_k)
+		bits++;
+	bits = bits < max_bits ? bits : max_bits;
 	size_t mask = ((size_t)1 << bits) - 1, k = 0;
 	rehash(w, bits, 0);
 	for (size_t i = 0; i < n; i++) {
@@ -106,7 +110,8 @@ static size_t number_rows(ng_rank *w, const uint32_t *v, size_t n, size_t max_k,
 	return k;
 }
 
-bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t min_k)
+bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t min_k,
+                   size_t *sample_k)
 {
 	const size_t sample = (n + step - 1) / step, max_k = sample / 4 * 3;
 	unsigned bits = 1;
@@ -127,11 +132,12 @@ bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t 
 			w->slots[h] = (uint64_t)k << 32 | v[i];
 		}
 	}
+	*sample_k = k;
 	return k > min_k;
 }
 
-long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, uint32_t *idx,
-                   uint32_t *dict)
+long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, size_t expect_k,
+                   uint32_t *idx, uint32_t *dict)
 {
 	if (n == 0 || max_k == 0)
 		return 0;
@@ -141,7 +147,7 @@ long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, uint32
 		bits++;
 	if (bits > 32 || reserve(w, max_k, (size_t)1 << bits))
 		return -1;
-	size_t k = number_rows(w, v, n, max_k, bits, idx);
+	size_t k = number_rows(w, v, n, max_k, bits, expect_k, idx);
 	if (!k)
 		return 0;
 	uint32_t maxc = 0;

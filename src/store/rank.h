@@ -34,11 +34,15 @@ typedef struct ng_rank {
  * entries, dict for max_k.  Returns K, the number of distinct values
  * (1 ≤ K ≤ max_k); 0 when there are more than max_k, which makes the
  * numbering not worth its dictionary (idx and dict are then undefined);
- * -1 when out of memory.  Cost: one hash probe per row (a table of about
- * 2 × max_k slots) and a radix sort of the K values.
+ * -1 when out of memory.  expect_k is about how many distinct values to
+ * expect (0: unknown): the hash table starts with room for them instead
+ * of growing to it, doubling from a few thousand slots (an address column
+ * of 62 000 values in 139 000 rows: 16 → 14 ns a row).  Cost: one hash
+ * probe per row (a table of 2 to 4 slots per value) and a radix sort of
+ * the K values.
  */
-long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, uint32_t *idx,
-                   uint32_t *dict);
+long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, size_t expect_k,
+                   uint32_t *idx, uint32_t *dict);
 
 /* True when numbering v[0..n) looks worth it, judged on the sample v[0],
  * v[step], v[2 × step], …: more than min_k distinct values in it, and at
@@ -47,8 +51,10 @@ long ng_rank_build(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, uint32
  * close to its entropy already); one of nearly unique values (addresses
  * with random host parts) would fill ng_rank_build's table only to be
  * refused.  Both cost a pass over the rows; this asks first, at 1/step
- * of the price.  False when out of memory. */
-bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t min_k);
+ * of the price.  *sample_k = the distinct values of the sample, when
+ * true.  False when out of memory. */
+bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t min_k,
+                   size_t *sample_k);
 
 void ng_rank_free(ng_rank *w);
 

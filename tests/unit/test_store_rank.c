@@ -63,12 +63,12 @@ static void test_rank_build_order(void **state)
 	static const uint32_t idx_want[n] = {1, 1, 1, 2, 2, 4, 0, 0, 0, 0, 5, 6, 3};
 	ng_rank w = {0};
 	uint32_t idx[n], dict[n];
-	assert_int_equal(ng_rank_build(&w, v, n, n, idx, dict), 7);
+	assert_int_equal(ng_rank_build(&w, v, n, n, 0, idx, dict), 7);
 	assert_memory_equal(dict, dict_want, sizeof dict_want);
 	assert_memory_equal(idx, idx_want, sizeof idx_want);
 	/* more distinct values than allowed: not numbered */
-	assert_int_equal(ng_rank_build(&w, v, n, 6, idx, dict), 0);
-	assert_int_equal(ng_rank_build(&w, v, n, 7, idx, dict), 7);
+	assert_int_equal(ng_rank_build(&w, v, n, 6, 0, idx, dict), 0);
+	assert_int_equal(ng_rank_build(&w, v, n, 7, 0, idx, dict), 7);
 	ng_rank_free(&w);
 }
 
@@ -115,26 +115,34 @@ static void test_rank_build_large(void **state)
 	for (size_t i = 0; i < M; i++)
 		v[i] = skewed(60000) * 2654435761u; /* spread over 32 bits */
 	ng_rank w = {0};
-	long k = ng_rank_build(&w, v, M, M / 2, idx, dict);
+	long k = ng_rank_build(&w, v, M, M / 2, 0, idx, dict);
 	size_t kw = expected_dict(v, M, want);
 	assert_int_equal(k, kw);
 	assert_memory_equal(dict, want, kw * 4);
 	for (size_t i = 0; i < M; i++)
 		assert_int_equal(dict[idx[i]], v[i]);
-	assert_true(ng_rank_worth(&w, v, M, 16, 256));
-	assert_false(ng_rank_worth(&w, v, M, 16, (size_t)kw));
+	size_t sk;
+	assert_true(ng_rank_worth(&w, v, M, 16, 256, &sk));
+	/* a table sized from the sample up front numbers the rows the same */
+	uint32_t *idx2 = malloc(M * 4), *dict2 = malloc(M * 4);
+	assert_int_equal(ng_rank_build(&w, v, M, M / 2, 12 * sk, idx2, dict2), k);
+	assert_memory_equal(idx2, idx, M * 4);
+	assert_memory_equal(dict2, dict, (size_t)k * 4);
+	free(idx2), free(dict2);
+	assert_false(ng_rank_worth(&w, v, M, 16, (size_t)kw, &sk));
 	for (size_t i = 0; i < M; i++)
 		v[i] = (uint32_t)(i % 300);
-	assert_true(ng_rank_worth(&w, v, M, 1, 256));
-	assert_false(ng_rank_worth(&w, v, M, 1, 300));
-	assert_false(ng_rank_worth(&w, v, M, 16, 256)); /* i % 300 every 16th: 75 values */
+	assert_true(ng_rank_worth(&w, v, M, 1, 256, &sk));
+	assert_int_equal(sk, 300); /* the sample's distinct values */
+	assert_false(ng_rank_worth(&w, v, M, 1, 300, &sk));
+	assert_false(ng_rank_worth(&w, v, M, 16, 256, &sk)); /* i % 300 every 16th: 75 values */
 	/* nearly unique: 7 of 8 sampled values distinct, more than 3/4 */
 	for (size_t i = 0; i < M; i++)
 		v[i] = (uint32_t)(i % 8 ? i : 0);
-	assert_false(ng_rank_worth(&w, v, M, 1, 256));
+	assert_false(ng_rank_worth(&w, v, M, 1, 256, &sk));
 	for (size_t i = 0; i < M; i++) /* 5 of 8 distinct: under 3/4 */
 		v[i] = (uint32_t)(i % 8 < 5 ? i : 0);
-	assert_true(ng_rank_worth(&w, v, M, 1, 256));
+	assert_true(ng_rank_worth(&w, v, M, 1, 256, &sk));
 	ng_rank_free(&w);
 	free(v), free(idx), free(dict), free(want);
 }
