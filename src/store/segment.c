@@ -1859,6 +1859,30 @@ static size_t column_frames(const ng_seg_reader *r, const ng_seg_column *c)
 static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t fr, size_t want, char *err,
                          size_t errlen);
 
+/* Interns the k strings (u8 length, bytes) that fill p[0..len) of column
+ * c's dictionary: ids[i] = the process-wide ID of string i.  Returns 0, or
+ * -1 when they overrun or fall short of the len bytes. */
+static int intern_strings(const ng_seg_column *c, const uint8_t *p, size_t len, uint32_t k,
+                          uint32_t *ids, char *err, size_t errlen)
+{
+	const uint8_t *end = p + len;
+	for (uint32_t i = 0; i < k; i++) {
+		if (p >= end || p[0] > end - p - 1) {
+			msg(err, errlen, "column %s: dictionary entry %u beyond its %zu bytes",
+			    c->name, i, len);
+			return -1;
+		}
+		ids[i] = ng_intern((const char *)p + 1, p[0]);
+		p += 1 + p[0];
+	}
+	if (p != end) {
+		msg(err, errlen, "column %s: %zu bytes after the dictionary", c->name,
+		    (size_t)(end - p));
+		return -1;
+	}
+	return 0;
+}
+
 /* Decompresses a DICT column's dictionary and interns its strings:
  * cb->dict[i] = the process-wide ID of entry i. */
 static int load_dict(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
@@ -1873,22 +1897,7 @@ static int load_dict(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	if (inflate_frame(r, idx, 0, dlen, err, errlen))
 		return -1;
 	cb->entries = k;
-	const uint8_t *p = r->raw, *end = p + dlen;
-	for (uint32_t i = 0; i < k; i++) {
-		if (p >= end || p[0] > end - p - 1) {
-			msg(err, errlen, "column %s: dictionary entry %u beyond its %u bytes",
-			    c->name, i, dlen);
-			return -1;
-		}
-		cb->dict[i] = ng_intern((const char *)p + 1, p[0]);
-		p += 1 + p[0];
-	}
-	if (p != end) {
-		msg(err, errlen, "column %s: %zu bytes after the dictionary", c->name,
-		    (size_t)(end - p));
-		return -1;
-	}
-	return 0;
+	return intern_strings(c, r->raw, dlen, k, cb->dict, err, errlen);
 }
 
 /* Decompresses a RANK column's dictionary: cb->dict[j] = the value of
@@ -1938,31 +1947,21 @@ static int load_map(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	}
 	if (inflate_frame(r, idx, 0, dlen, err, errlen))
 		return -1;
-	const uint8_t *p = (const uint8_t *)r->raw + 4 * (size_t)k, *end = (uint8_t *)r->raw + dlen;
+	const uint8_t *keys = r->raw;
 	for (uint32_t j = 0; j < k; j++) {
-		uint32_t key = get32((const uint8_t *)r->raw + 4 * (size_t)j);
-		if (j && key <= get32((const uint8_t *)r->raw + 4 * (size_t)(j - 1))) {
+		uint32_t key = get32(keys + 4 * (size_t)j);
+		if (j && key <= get32(keys + 4 * (size_t)(j - 1))) {
 			msg(err, errlen, "column %s: key %u of entry %u does not ascend", c->name,
 			    key, j);
 			return -1;
 		}
-		if (p >= end || p[0] > end - p - 1) {
-			msg(err, errlen, "column %s: dictionary entry %u beyond its %u bytes",
-			    c->name, j, dlen);
-			return -1;
-		}
-		cb->dict[j] = ng_intern((const char *)p + 1, p[0]);
-		p += 1 + p[0];
 		if (ng_keymap_put(&cb->kmap, key, j) < -1) {
 			msg(err, errlen, "out of memory for column %s", c->name);
 			return -1;
 		}
 	}
-	if (p != end) {
-		msg(err, errlen, "column %s: %zu bytes after the dictionary", c->name,
-		    (size_t)(end - p));
+	if (intern_strings(c, keys + 4 * (size_t)k, dlen - 4 * (size_t)k, k, cb->dict, err, errlen))
 		return -1;
-	}
 	cb->entries = k;
 	return 0;
 }
