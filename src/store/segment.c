@@ -1103,23 +1103,19 @@ static int dict_map(ng_seg_encoder *e, size_t ids)
  * row i, e->dict = the entries (u8 length, bytes), in order of first use.
  * Returns the entry count K, or 0 when out of memory; *dlen = dict bytes.
  * String IDs map to entries through a table indexed by the ID: one load a
- * row, no hashing.  An ID past the string table's limit (2^24) cannot have
- * been interned: it is stored as "" (which ng_str would show it as).  The
+ * row, no hashing.  An ID not given out yet (ng_strtab_count(), at most
+ * 2^24) cannot have been interned: it is stored as "" (which ng_str would
+ * show it as).  The
  * strings are copied after the rows are numbered, all in a row: each is
  * a cache miss or two in the string table, waited for together then.
  */
 static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 {
 	const uint8_t *col = e->colv[ci];
-	const uint32_t LIMIT = UINT32_C(1) << 24;
-	uint32_t maxid = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t id = get32(col + i * 4);
-		maxid = id > maxid ? id : maxid;
-	}
-	maxid = maxid < LIMIT ? maxid : LIMIT;
+	/* every ID a row holds was interned before its row was appended */
+	const uint32_t LIMIT = ng_strtab_count();
 	if (reserve((uint8_t **)&e->didx, &e->didxcap, n * 4) ||
-	    reserve((uint8_t **)&e->dnew, &e->dnewcap, n * 4) || dict_map(e, (size_t)maxid + 1))
+	    reserve((uint8_t **)&e->dnew, &e->dnewcap, n * 4) || dict_map(e, (size_t)LIMIT + 1))
 		return 0;
 	const uint32_t gen = e->dgen;
 	size_t k = 0, bytes = 0;
