@@ -24,7 +24,8 @@ typedef struct ng_keymap {
 	size_t k;        /* keys held */
 } ng_keymap;
 
-/* Fibonacci hashing: the top `bits` bits of key × 2^32/φ. */
+/* Fibonacci hashing: the top `bits` bits of key × 2^32/φ (also the hash
+ * of rank.c's table of values). */
 static inline size_t ng_keymap_slot(uint32_t key, unsigned bits)
 {
 	return (size_t)((key * UINT32_C(0x9E3779B1)) >> (32 - bits));

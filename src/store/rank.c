@@ -12,6 +12,7 @@
  */
 #include "store/rank.h"
 
+#include "store/keymap.h"
 #include "store/radix.h"
 
 #include <stdbool.h>
@@ -44,12 +45,6 @@ static int reserve(ng_rank *w, size_t max_k, size_t nslots)
 	return 0;
 }
 
-/* Fibonacci hashing: the top `bits` bits of v × 2^32/φ. */
-static uint32_t slot_of(uint32_t v, unsigned bits)
-{
-	return (uint32_t)((v * UINT32_C(0x9E3779B1)) >> (32 - bits));
-}
-
 /* Empties the table and sizes it at 2^bits slots, then puts back the
  * first k values (ids 0..k-1). */
 static void rehash(ng_rank *w, unsigned bits, size_t k)
@@ -57,7 +52,7 @@ static void rehash(ng_rank *w, unsigned bits, size_t k)
 	const size_t mask = ((size_t)1 << bits) - 1;
 	memset(w->slots, 0, (mask + 1) * 8);
 	for (size_t j = 0; j < k; j++) {
-		size_t h = slot_of(w->value[j], bits);
+		size_t h = ng_keymap_slot(w->value[j], bits);
 		while (w->slots[h])
 			h = (h + 1) & mask;
 		w->slots[h] = (uint64_t)(j + 1) << 32 | w->value[j];
@@ -81,7 +76,7 @@ static size_t number_rows(ng_rank *w, const uint32_t *v, size_t n, size_t max_k,
 	rehash(w, bits, 0);
 	for (size_t i = 0; i < n; i++) {
 		const uint32_t x = v[i];
-		size_t h = slot_of(x, bits);
+		size_t h = ng_keymap_slot(x, bits);
 		for (;;) {
 			uint64_t s = w->slots[h];
 			if ((uint32_t)s == x && s) {
@@ -123,7 +118,7 @@ bool ng_rank_worth(ng_rank *w, const uint32_t *v, size_t n, size_t step, size_t 
 	memset(w->slots, 0, (mask + 1) * 8);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i += step) {
-		size_t h = slot_of(v[i], bits);
+		size_t h = ng_keymap_slot(v[i], bits);
 		while (w->slots[h] && (uint32_t)w->slots[h] != v[i])
 			h = (h + 1) & mask;
 		if (!w->slots[h]) {

@@ -391,7 +391,7 @@ struct keyrank {
 	size_t icap, vcap;
 };
 
-enum { NKEYS = 4 }; /* key columns of map_key() */
+enum { NKEYS = 4 }; /* key columns of map_cols[] */
 
 struct ng_seg_encoder {
 	ZSTD_CCtx *cctx;
@@ -427,7 +427,7 @@ struct ng_seg_encoder {
 	ng_keymap kmap;         /* MAP: each key's string ID */
 	uint64_t *mkey, *mkey2; /* MAP: the keys, sorted (radix.h) */
 	uint32_t *mid, *mid2;   /* MAP: their string IDs */
-	size_t mcap;            /* entries of the four arrays above */
+	size_t mcap[4];         /* bytes of the four arrays above */
 	size_t map_k, map_len;  /* MAP: entries and bytes of the column chosen last */
 	struct keyrank keyr[NKEYS];
 	const ng_field *fields; /* the columns of the segment being encoded */
@@ -706,27 +706,30 @@ static int diff_ref(enum ng_field_id f)
 /* MAP: the integer field whose value decides string field f's, when one
  * usually does (an AS number its AS name, an interface index its name);
  * whether it does in a segment is checked on every row (try_map). */
+static const struct {
+	enum ng_field_id key, name;
+} map_cols[NKEYS] = {
+    {NG_F_SRC_AS, NG_F_SRC_AS_NAME},
+    {NG_F_DST_AS, NG_F_DST_AS_NAME},
+    {NG_F_IN_IF, NG_F_IN_IF_NAME},
+    {NG_F_OUT_IF, NG_F_OUT_IF_NAME},
+};
+
 static int map_key(enum ng_field_id f)
 {
-	switch (f) {
-	case NG_F_SRC_AS_NAME: return NG_F_SRC_AS;
-	case NG_F_DST_AS_NAME: return NG_F_DST_AS;
-	case NG_F_IN_IF_NAME: return NG_F_IN_IF;
-	case NG_F_OUT_IF_NAME: return NG_F_OUT_IF;
-	default: return -1;
-	}
+	for (int i = 0; i < NKEYS; i++)
+		if (map_cols[i].name == f)
+			return (int)map_cols[i].key;
+	return -1;
 }
 
-/* The keyrank slot of a key column of map_key(), or -1. */
+/* The keyrank slot (map_cols entry) of a key column of map_key(), or -1. */
 static int key_slot(enum ng_field_id f)
 {
-	switch (f) {
-	case NG_F_SRC_AS: return 0;
-	case NG_F_DST_AS: return 1;
-	case NG_F_IN_IF: return 2;
-	case NG_F_OUT_IF: return 3;
-	default: return -1;
-	}
+	for (int i = 0; i < NKEYS; i++)
+		if (map_cols[i].key == f)
+			return i;
+	return -1;
 }
 
 /* Table position of field `id` in the encoder's table, or -1. */
@@ -794,13 +797,19 @@ static bool diff_smaller(const uint8_t *col, const uint8_t *rc, unsigned rw, siz
  * bytes a row, AS numbers 1.3 → 0.8).  False otherwise, or when out of
  * memory: the column keeps its plain encoding.
  */
-/* When column ci keys a MAP column (map_key), keeps the numbering just
- * built (e->didx, e->dnew) for it; a copy, as the next column reuses
- * them.  Out of memory keeps nothing: try_map then hashes. */
+/* When column ci keys a MAP column (map_cols) that holds some string,
+ * keeps the numbering just built (e->didx, e->dnew) for it; a copy, as
+ * the next column reuses them.  Out of memory keeps nothing: try_map then
+ * hashes. */
 static void keep_rank(ng_seg_encoder *e, size_t ci, size_t n)
 {
 	const int ks = key_slot(e->fields[ci].id);
 	if (ks < 0)
+		return;
+	size_t nc = 0; /* the name column: all "" (no data) is CONST, no MAP */
+	while (nc < e->nfields && e->fields[nc].id != map_cols[ks].name)
+		nc++;
+	if (nc == e->nfields || !e->colv[nc])
 		return;
 	struct keyrank *kr = &e->keyr[ks];
 	if (reserve((uint8_t **)&kr->idx, &kr->icap, n * 4) ||
@@ -844,31 +853,14 @@ static bool try_rank(ng_seg_encoder *e, size_t ci, size_t n)
 	return true;
 }
 
-static int grow_u64(uint64_t **p, size_t n)
-{
-	uint64_t *q = realloc(*p, n * sizeof *q);
-	if (q)
-		*p = q;
-	return q ? 0 : -1;
-}
-
-static int grow_u32(uint32_t **p, size_t n)
-{
-	uint32_t *q = realloc(*p, n * sizeof *q);
-	if (q)
-		*p = q;
-	return q ? 0 : -1;
-}
-
 /* Room for k entries in the four MAP arrays.  Returns 0 or -1. */
 static int map_reserve(ng_seg_encoder *e, size_t k)
 {
-	if (k > e->mcap) {
-		if (grow_u64(&e->mkey, k) || grow_u64(&e->mkey2, k) || grow_u32(&e->mid, k) ||
-		    grow_u32(&e->mid2, k))
-			return -1;
-		e->mcap = k;
-	}
+	if (reserve((uint8_t **)&e->mkey, &e->mcap[0], k * 8) ||
+	    reserve((uint8_t **)&e->mkey2, &e->mcap[1], k * 8) ||
+	    reserve((uint8_t **)&e->mid, &e->mcap[2], k * 4) ||
+	    reserve((uint8_t **)&e->mid2, &e->mcap[3], k * 4))
+		return -1;
 	return 0;
 }
 
@@ -878,9 +870,9 @@ static int map_reserve(ng_seg_encoder *e, size_t k)
  * Returns the K pairs (e->mid2 keys, e->mid IDs), or 0 when a key has two
  * strings or out of memory. */
 static size_t map_pairs_ranked(ng_seg_encoder *e, const uint8_t *col, size_t n,
-                               const struct keyrank *kr)
+                               const struct keyrank *kr, uint32_t limit)
 {
-	const uint32_t LIMIT = UINT32_C(1) << 24, NONE = UINT32_MAX;
+	const uint32_t NONE = UINT32_MAX;
 	if (map_reserve(e, kr->k))
 		return 0;
 	uint32_t *tab = e->mid;
@@ -888,7 +880,7 @@ static size_t map_pairs_ranked(ng_seg_encoder *e, const uint8_t *col, size_t n,
 		tab[j] = NONE;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = get32(col + i * 4), *t = &tab[kr->idx[i]];
-		id = id < LIMIT ? id : 0;
+		id = id < limit ? id : 0;
 		if (*t != id) {
 			if (*t != NONE)
 				return 0;
@@ -901,15 +893,15 @@ static size_t map_pairs_ranked(ng_seg_encoder *e, const uint8_t *col, size_t n,
 
 /* MAP pairs without a numbering of the keys (kv NULL: all zero): a hash
  * table of the keys.  Returns K as map_pairs_ranked. */
-static size_t map_pairs_hashed(ng_seg_encoder *e, const uint8_t *col, const uint8_t *kv, size_t n)
+static size_t map_pairs_hashed(ng_seg_encoder *e, const uint8_t *col, const uint8_t *kv, size_t n,
+                               uint32_t limit)
 {
-	const uint32_t LIMIT = UINT32_C(1) << 24;
 	if (ng_keymap_reset(&e->kmap, 1024))
 		return 0;
 	uint32_t last_key = 0, last_id = UINT32_MAX; /* runs of one key skip the table */
 	for (size_t i = 0; i < n; i++) {
 		uint32_t key = kv ? get32(kv + i * 4) : 0, id = get32(col + i * 4);
-		id = id < LIMIT ? id : 0;
+		id = id < limit ? id : 0;
 		if (key == last_key && id == last_id)
 			continue;
 		if (ng_keymap_put(&e->kmap, key, id) < 0)
@@ -931,15 +923,16 @@ static size_t map_pairs_hashed(ng_seg_encoder *e, const uint8_t *col, const uint
  * index per row (bench/ingest-enrich: 1.45 → 0.21 bytes a row, and the
  * dearest string columns to encode).  False when some key has two strings
  * (a database reloaded within the segment, interface names from two
- * exporters), or when out of memory: the column stays DICT.  IDs past the
- * string table's limit are "" as in build_dict().
+ * exporters), or when out of memory: the column stays DICT.  IDs not given
+ * out yet are "" as in build_dict().
  */
 static bool try_map(ng_seg_encoder *e, size_t ci, size_t n, size_t kc)
 {
 	const int ks = key_slot(e->fields[kc].id);
 	const struct keyrank *kr = ks >= 0 && e->keyr[ks].ci == (int)kc ? &e->keyr[ks] : NULL;
-	const size_t k = kr ? map_pairs_ranked(e, e->colv[ci], n, kr)
-	                    : map_pairs_hashed(e, e->colv[ci], e->colv[kc], n);
+	const uint32_t limit = ng_strtab_count(); /* IDs given out: as build_dict() */
+	const size_t k = kr ? map_pairs_ranked(e, e->colv[ci], n, kr, limit)
+	                    : map_pairs_hashed(e, e->colv[ci], e->colv[kc], n, limit);
 	if (!k)
 		return false;
 	uint64_t top = 0;
