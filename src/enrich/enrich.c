@@ -86,6 +86,10 @@ struct ng_enricher {
 	const ng_geo_rec *georec, *asrec;
 	const ng_net_val *netval;
 	ng_astab astab;
+	/* fields the set can give besides countries, AS and network names
+	 * (ng_enricher_fields): a database with cities or continents, a
+	 * configured network with a role or a site */
+	bool has_city, has_continent, has_role, has_site;
 	ng_enrich_stats st;
 };
 
@@ -195,6 +199,8 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 		};
 		if (ng_nettrie_add(e->nets, w->net, w->plen, v) < 0)
 			goto nomem;
+		e->has_role |= v.role != 0;
+		e->has_site |= v.site != 0;
 	}
 	e->nnets = c->nnets;
 	if (build_exporters(e, c) < 0)
@@ -205,6 +211,10 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 	if (e->asn)
 		ng_geodb_astab(e->asn, &e->astab);
 	e->st.geo_recs = e->geo ? ng_geodb_nrecs(e->geo) : 0;
+	for (size_t j = 1; j <= e->st.geo_recs; j++) {
+		e->has_city |= e->georec[j].city != 0;
+		e->has_continent |= e->georec[j].continent != 0;
+	}
 	e->st.asn_recs = e->asn ? ng_geodb_nrecs(e->asn) : 0;
 	return e;
 nomem:
@@ -394,6 +404,46 @@ static uint32_t if_name(const struct exporter *x, uint32_t index)
 	return lo < x->nifs && x->ifs[lo].index == index ? x->ifs[lo].name : 0;
 }
 
+/* Field f of record i of view v. */
+static inline uint8_t *at(const ng_enrich_view *v, enum ng_field_id f, size_t i)
+{
+	return v->at[f] + i * v->step[f];
+}
+
+static inline uint32_t get_u32(const ng_enrich_view *v, enum ng_field_id f, size_t i)
+{
+	uint32_t x;
+	memcpy(&x, at(v, f, i), 4);
+	return x;
+}
+
+static inline uint16_t get_u16(const ng_enrich_view *v, enum ng_field_id f, size_t i)
+{
+	uint16_t x;
+	memcpy(&x, at(v, f, i), 2);
+	return x;
+}
+
+static inline void put_u32(const ng_enrich_view *v, enum ng_field_id f, size_t i, uint32_t x)
+{
+	memcpy(at(v, f, i), &x, 4);
+}
+
+/* The exporter's name and the interfaces its configuration names, for
+ * record i of an exporter x of the configuration.  An interface the
+ * configuration does not name keeps the name options data gave it
+ * (interfaces.h), whether that was filled before or after. */
+static inline void name_interfaces(const ng_enrich_view *v, size_t i, const struct exporter *x)
+{
+	uint32_t in = get_u32(v, NG_F_IN_IF, i), out = get_u32(v, NG_F_OUT_IF, i);
+	uint32_t in_name = in ? if_name(x, in) : 0, out_name = out ? if_name(x, out) : 0;
+	put_u32(v, NG_F_EXPORTER_NAME, i, x->name);
+	if (in_name)
+		put_u32(v, NG_F_IN_IF_NAME, i, in_name);
+	if (out_name)
+		put_u32(v, NG_F_OUT_IF_NAME, i, out_name);
+}
+
 /* AS number and name for one side: the record's AS when non-zero (named
  * from the ASN database when it knows it: ai holds its name, see
  * name_side), else the database's. */
@@ -414,26 +464,51 @@ static inline void set_as(const ng_enricher *e, const struct ainfo *ai, uint32_t
 	}
 }
 
-/* The fields of record r from its addresses' answers. */
-static inline void fill(const ng_enricher *e, ng_flow *r, const struct ainfo *s,
-                        const struct ainfo *d)
+/* The fields of record i from its addresses' answers: only those the set
+ * can give (ng_enricher_fields), so that the store need not carry columns
+ * of zeros through its flush. */
+static inline void fill(const ng_enricher *e, const ng_enrich_view *v, size_t i,
+                        const struct ainfo *s, const struct ainfo *d)
 {
-	r->src_country = s->geo->country;
-	r->dst_country = d->geo->country;
-	r->src_continent = s->geo->continent;
-	r->dst_continent = d->geo->continent;
-	r->src_city = s->geo->city;
-	r->dst_city = d->geo->city;
-	set_as(e, s, &r->src_as, &r->src_as_name, &r->as_source, NG_AS_SRC_DB);
-	set_as(e, d, &r->dst_as, &r->dst_as_name, &r->as_source, NG_AS_DST_DB);
-	r->src_net = s->net->name;
-	r->dst_net = d->net->name;
-	r->src_net_role = s->net->role;
-	r->dst_net_role = d->net->role;
-	r->src_net_site = s->net->site;
-	r->dst_net_site = d->net->site;
+	if (e->geo) {
+		put_u32(v, NG_F_SRC_COUNTRY, i, s->geo->country);
+		put_u32(v, NG_F_DST_COUNTRY, i, d->geo->country);
+		if (e->has_continent) {
+			put_u32(v, NG_F_SRC_CONTINENT, i, s->geo->continent);
+			put_u32(v, NG_F_DST_CONTINENT, i, d->geo->continent);
+		}
+		if (e->has_city) {
+			put_u32(v, NG_F_SRC_CITY, i, s->geo->city);
+			put_u32(v, NG_F_DST_CITY, i, d->geo->city);
+		}
+	}
+	if (e->asn) {
+		uint32_t sa = get_u32(v, NG_F_SRC_AS, i), da = get_u32(v, NG_F_DST_AS, i);
+		uint32_t sname = 0, dname = 0;
+		uint8_t src = 0;
+		set_as(e, s, &sa, &sname, &src, NG_AS_SRC_DB);
+		set_as(e, d, &da, &dname, &src, NG_AS_DST_DB);
+		put_u32(v, NG_F_SRC_AS, i, sa);
+		put_u32(v, NG_F_DST_AS, i, da);
+		put_u32(v, NG_F_SRC_AS_NAME, i, sname);
+		put_u32(v, NG_F_DST_AS_NAME, i, dname);
+		*at(v, NG_F_AS_SOURCE, i) = src;
+	}
+	put_u32(v, NG_F_SRC_NET, i, s->net->name);
+	put_u32(v, NG_F_DST_NET, i, d->net->name);
+	if (e->has_role) {
+		put_u32(v, NG_F_SRC_NET_ROLE, i, s->net->role);
+		put_u32(v, NG_F_DST_NET_ROLE, i, d->net->role);
+	}
+	if (e->has_site) {
+		put_u32(v, NG_F_SRC_NET_SITE, i, s->net->site);
+		put_u32(v, NG_F_DST_NET_SITE, i, d->net->site);
+	}
 	if (e->svc)
-		r->service = ng_services_lookup(e->svc, r->protocol, r->src_port, r->dst_port);
+		put_u32(v, NG_F_SERVICE, i,
+		        ng_services_lookup(e->svc, *at(v, NG_F_PROTOCOL, i),
+		                           get_u16(v, NG_F_SRC_PORT, i),
+		                           get_u16(v, NG_F_DST_PORT, i)));
 }
 
 /* What the first two passes learn of one address of a record. */
@@ -511,53 +586,96 @@ static inline void name_side(ng_enricher *e, uint32_t asn, const struct side *sd
  * services bitmap) is small and stays cached.  Everything on this path is
  * inline: calls and recomputed hashes were a third of its cost.
  */
-void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
+void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v)
 {
 	enum { BLOCK = 128 };
 	struct ainfo s[BLOCK], d[BLOCK];
 	struct side ss[2][BLOCK], ds[2][BLOCK]; /* this block's and the next's */
 	const struct exporter *x = NULL;
 	const uint8_t *last_exp = NULL;
+	const size_t n = v->n;
 	uint64_t misses = e->st.cache_misses;
 	for (size_t i = 0; i < n && i < BLOCK; i++) {
-		start_side(e, flows[i].src_addr, &ss[0][i]);
-		start_side(e, flows[i].dst_addr, &ds[0][i]);
+		start_side(e, at(v, NG_F_SRC_ADDR, i), &ss[0][i]);
+		start_side(e, at(v, NG_F_DST_ADDR, i), &ds[0][i]);
 	}
 	for (size_t lo = 0, cur = 0; lo < n; lo += BLOCK, cur ^= 1) {
 		size_t m = n - lo < BLOCK ? n - lo : BLOCK;
-		ng_flow *blk = flows + lo, *next = blk + m;
 		size_t nm = n - lo - m < BLOCK ? n - lo - m : BLOCK;
 		struct side *sc = ss[cur], *dc = ds[cur], *sn = ss[cur ^ 1], *dn = ds[cur ^ 1];
 		for (size_t i = 0; i < m; i++) {
-			probe_side(e, blk[i].src_addr, blk[i].src_as, &sc[i], &s[i]);
-			probe_side(e, blk[i].dst_addr, blk[i].dst_as, &dc[i], &d[i]);
+			probe_side(e, at(v, NG_F_SRC_ADDR, lo + i), get_u32(v, NG_F_SRC_AS, lo + i),
+			           &sc[i], &s[i]);
+			probe_side(e, at(v, NG_F_DST_ADDR, lo + i), get_u32(v, NG_F_DST_AS, lo + i),
+			           &dc[i], &d[i]);
 		}
 		for (size_t i = 0; i < m; i++) {
+			const size_t r = lo + i;
 			/* the next block's sets are fetched while this one is
 			 * filled: its memory waits overlap this work */
 			if (i < nm) {
-				start_side(e, next[i].src_addr, &sn[i]);
-				start_side(e, next[i].dst_addr, &dn[i]);
+				start_side(e, at(v, NG_F_SRC_ADDR, r + m), &sn[i]);
+				start_side(e, at(v, NG_F_DST_ADDR, r + m), &dn[i]);
 			}
-			ng_flow *r = &blk[i];
-			name_side(e, r->src_as, &sc[i], &s[i]);
-			name_side(e, r->dst_as, &dc[i], &d[i]);
+			name_side(e, get_u32(v, NG_F_SRC_AS, r), &sc[i], &s[i]);
+			name_side(e, get_u32(v, NG_F_DST_AS, r), &dc[i], &d[i]);
 			if (e->nexps) {
-				if (!last_exp || memcmp(last_exp, r->exporter, 16)) {
-					x = find_exporter(e, r->exporter);
-					last_exp = r->exporter;
+				const uint8_t *exp = at(v, NG_F_EXPORTER, r);
+				if (!last_exp || memcmp(last_exp, exp, 16)) {
+					x = find_exporter(e, exp);
+					last_exp = exp;
 				}
-				if (x) {
-					r->exporter_name = x->name;
-					r->in_if_name = r->in_if ? if_name(x, r->in_if) : 0;
-					r->out_if_name = r->out_if ? if_name(x, r->out_if) : 0;
-				}
+				if (x)
+					name_interfaces(v, r, x);
 			}
-			fill(e, r, &s[i], &d[i]);
+			fill(e, v, r, &s[i], &d[i]);
 		}
 	}
 	e->st.cache_hits += 2 * (uint64_t)n - (e->st.cache_misses - misses);
 	e->st.records += n;
+}
+
+void ng_enrich_view_rows(ng_enrich_view *v, ng_flow *flows, size_t n)
+{
+	v->n = n;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		v->at[f] = (uint8_t *)flows + ng_fields[f].offset;
+		v->step[f] = sizeof *flows;
+	}
+}
+
+void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
+{
+	ng_enrich_view v;
+	ng_enrich_view_rows(&v, flows, n);
+	ng_enricher_apply_view(e, &v);
+}
+
+uint64_t ng_enricher_fields(const ng_enricher *e)
+{
+#define BIT(f) (UINT64_C(1) << (f))
+	uint64_t m = BIT(NG_F_SRC_ADDR) | BIT(NG_F_DST_ADDR) | BIT(NG_F_SRC_AS) | BIT(NG_F_DST_AS) |
+	             BIT(NG_F_SRC_NET) | BIT(NG_F_DST_NET);
+	if (e->geo)
+		m |= BIT(NG_F_SRC_COUNTRY) | BIT(NG_F_DST_COUNTRY);
+	if (e->geo && e->has_continent)
+		m |= BIT(NG_F_SRC_CONTINENT) | BIT(NG_F_DST_CONTINENT);
+	if (e->geo && e->has_city)
+		m |= BIT(NG_F_SRC_CITY) | BIT(NG_F_DST_CITY);
+	if (e->asn)
+		m |= BIT(NG_F_SRC_AS_NAME) | BIT(NG_F_DST_AS_NAME) | BIT(NG_F_AS_SOURCE);
+	if (e->has_role)
+		m |= BIT(NG_F_SRC_NET_ROLE) | BIT(NG_F_DST_NET_ROLE);
+	if (e->has_site)
+		m |= BIT(NG_F_SRC_NET_SITE) | BIT(NG_F_DST_NET_SITE);
+	if (e->svc)
+		m |= BIT(NG_F_PROTOCOL) | BIT(NG_F_SRC_PORT) | BIT(NG_F_DST_PORT) |
+		     BIT(NG_F_SERVICE);
+	if (e->nexps)
+		m |= BIT(NG_F_EXPORTER) | BIT(NG_F_IN_IF) | BIT(NG_F_OUT_IF) |
+		     BIT(NG_F_EXPORTER_NAME) | BIT(NG_F_IN_IF_NAME) | BIT(NG_F_OUT_IF_NAME);
+	return m;
+#undef BIT
 }
 
 char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len)

@@ -13,10 +13,14 @@
  * receive thread brackets each batch with ng_enrich_enter/leave; the swap
  * frees the old set only after the receive thread has left a batch begun
  * before the swap (an epoch counter), so no record is lost or half-done.
+ * The store's flush thread, which enriches the columns it writes when no
+ * output needs enriched records sooner, holds the set under the slot's
+ * mutex instead (ng_enrich_hold/release); the swap takes it to publish.
  */
 #ifndef NG_ENRICH_H
 #define NG_ENRICH_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -24,6 +28,7 @@
 #include <stdint.h>
 
 #include "core/config.h"
+#include "core/field.h"
 #include "core/flow.h"
 
 typedef struct ng_enricher ng_enricher;
@@ -48,6 +53,29 @@ void ng_enricher_free(ng_enricher *e);
  * one thread at a time per set. */
 void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n);
 
+/* n records' fields wherever they lie: field f of record i at
+ * at[f] + i * step[f] bytes.  Rows of ng_flow (ng_enrich_view_rows), or
+ * the columns of the store's flush (step = the field's size), where the
+ * enrichment columns are written once, in their final order, instead of
+ * being copied out of every record and then sorted (docs/enrichment.md). */
+typedef struct ng_enrich_view {
+	size_t n;
+	uint8_t *at[NG_FIELD_COUNT];
+	size_t step[NG_FIELD_COUNT];
+} ng_enrich_view;
+
+/* The view of flows[0..n) (the records stay owned by the caller). */
+void ng_enrich_view_rows(ng_enrich_view *v, ng_flow *flows, size_t n);
+
+/* Bit f set for each field ng_enricher_apply_view reads or writes with
+ * this set: addresses and AS numbers, and the fields the set can give (a
+ * database without cities writes no city).  A view needs only these. */
+uint64_t ng_enricher_fields(const ng_enricher *e);
+
+/* ng_enricher_apply on a view; the fields of ng_enricher_fields(e) must
+ * be in it.  Same rules: one thread at a time per set. */
+void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v);
+
 /* One line describing the set (databases and their record counts, networks,
  * exporters) into buf; returns buf. */
 char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len);
@@ -63,7 +91,21 @@ typedef struct ng_enrich_slot {
 	_Atomic(ng_enricher *) cur;
 	_Atomic uint64_t epoch; /* batches left */
 	atomic_bool closed;     /* the receive thread will enter no more */
+	pthread_mutex_t hold;   /* held by the store's flush while it enriches */
 } ng_enrich_slot;
+
+/* Flush thread (the store enriching its columns): the current set (may be
+ * NULL), kept from being swapped out until ng_enrich_release.  The slot's
+ * `hold` must have been initialised (pthread_mutex_init). */
+static inline ng_enricher *ng_enrich_hold(ng_enrich_slot *s)
+{
+	pthread_mutex_lock(&s->hold);
+	return atomic_load(&s->cur);
+}
+static inline void ng_enrich_release(ng_enrich_slot *s)
+{
+	pthread_mutex_unlock(&s->hold);
+}
 
 /* Receive thread: the set to apply to this batch (may be NULL). */
 static inline ng_enricher *ng_enrich_enter(ng_enrich_slot *s)
@@ -77,8 +119,9 @@ static inline void ng_enrich_leave(ng_enrich_slot *s)
 	atomic_fetch_add(&s->epoch, 1);
 }
 
-/* Publishes `n` and frees the previous set once no batch uses it (waits
- * for the receive thread's next ng_enrich_leave, or for `closed`). */
+/* Publishes `n` and frees the previous set once nothing uses it (waits for
+ * a flush holding it, then for the receive thread's next ng_enrich_leave,
+ * or for `closed`). */
 void ng_enrich_swap(ng_enrich_slot *s, ng_enricher *n);
 
 /* ---- reloading -------------------------------------------------------- */

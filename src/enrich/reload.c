@@ -22,7 +22,9 @@ static void sleep_ms(long ms)
 
 void ng_enrich_swap(ng_enrich_slot *s, ng_enricher *n)
 {
+	pthread_mutex_lock(&s->hold); /* a flush enriching with `old` ends first */
 	ng_enricher *old = atomic_exchange(&s->cur, n);
+	pthread_mutex_unlock(&s->hold);
 	if (!old)
 		return;
 	/* A batch that took `old` began before the exchange; the receive

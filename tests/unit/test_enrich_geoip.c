@@ -267,6 +267,149 @@ static void test_cache_consistent(void **state)
 	free(f);
 }
 
+/* The same records enriched in place (rows) and as the store's flush does
+ * it (columns of a view: enrich_columns in cli/collect.c) come out the
+ * same in every field, with every kind of table: City and ASN databases,
+ * networks with roles and sites, an exporter with interfaces; record AS
+ * numbers on some rows; IPv4 and IPv6.  A view holds only the fields the
+ * set names (ng_enricher_fields), so a missing one would crash ASan. */
+static void test_view_columns(void **state)
+{
+	(void)state;
+	NEED_DATA();
+	char path[] = "/tmp/ng_enrich_view_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static const char yml[] =
+	    "enrich:\n"
+	    "  networks:\n"
+	    "    - {prefix: 81.2.69.0/24, name: london, role: peer, site: lon}\n"
+	    "  exporters:\n"
+	    "    - address: 192.0.2.7\n"
+	    "      name: edge1\n"
+	    "      interfaces:\n"
+	    "        - {index: 3, name: Te0/0/0}\n";
+	assert_int_equal(write(fd, yml, sizeof yml - 1), (ssize_t)(sizeof yml - 1));
+	close(fd);
+	ng_config c;
+	char err[512];
+	if (ng_config_load(path, &c, err, sizeof err) < 0)
+		fail_msg("%s", err);
+	unlink(path);
+	c.geoip_db = strdup(city);
+	c.asn_db = strdup(asn);
+	static const char *bases[] = {"81.2.69.",    "2.125.160.", "89.160.20.", "214.0.1.",
+	                              "175.16.199.", "10.1.2.",    "1.0.0."};
+	enum { N = 700 };
+	ng_flow *rows = calloc(N, sizeof *rows), *orig = calloc(N, sizeof *orig);
+	assert_non_null(rows);
+	assert_non_null(orig);
+	unsigned seed = 777;
+	for (size_t i = 0; i < N; i++) {
+		char a[64], b[64];
+		seed = seed * 1103515245 + 12345;
+		snprintf(a, sizeof a, "%s%u", bases[(seed >> 8) % 7], (seed >> 16) % 256);
+		if (i % 3)
+			snprintf(b, sizeof b, "2001:480:%x::%x", (seed >> 4) % 32, seed % 1000);
+		else
+			snprintf(b, sizeof b, "89.160.20.%u", (seed >> 4) % 256);
+		orig[i] = flow(a, b);
+		assert_true(ng_addr_parse(i % 2 ? "192.0.2.7" : "192.0.2.8", orig[i].exporter));
+		orig[i].src_as = i % 5 == 0 ? 64500 + (uint32_t)(i % 7) : 0;
+		orig[i].in_if = (uint32_t)(i % 4), orig[i].out_if = 3;
+		orig[i].in_if_name = i % 4 == 2 ? ng_intern_cstr("from-options") : 0;
+		orig[i].protocol = i % 2 ? 6 : 17;
+		orig[i].src_port = (uint16_t)(40000 + i), orig[i].dst_port = i % 3 ? 443 : 53;
+	}
+	memcpy(rows, orig, N * sizeof *rows);
+	ng_enricher *e = ng_enricher_build(&c, err, sizeof err);
+	assert_non_null(e);
+	ng_enricher_apply(e, rows, N);
+	ng_enricher_free(e);
+
+	e = ng_enricher_build(&c, err, sizeof err);
+	assert_non_null(e);
+	const uint64_t fields = ng_enricher_fields(e);
+	ng_enrich_view v = {.n = N};
+	uint8_t *col[NG_FIELD_COUNT] = {0};
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		if (!(fields >> f & 1))
+			continue;
+		const size_t sz = ng_fields[f].size;
+		assert_non_null(col[f] = malloc(N * sz));
+		for (size_t i = 0; i < N; i++)
+			memcpy(col[f] + i * sz, (const uint8_t *)&orig[i] + ng_fields[f].offset,
+			       sz);
+		v.at[f] = col[f];
+		v.step[f] = sz;
+	}
+	ng_enricher_apply_view(e, &v);
+	size_t checked = 0;
+	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+		const size_t sz = ng_fields[f].size, off = ng_fields[f].offset;
+		for (size_t i = 0; i < N; i++) {
+			/* a field outside the view stays as the record had it */
+			const uint8_t *got =
+			    col[f] ? col[f] + i * sz : (const uint8_t *)&orig[i] + off;
+			if (memcmp(got, (const uint8_t *)&rows[i] + off, sz))
+				fail_msg("record %zu field %s differs (rows vs columns)", i,
+				         ng_fields[f].name);
+		}
+		checked += col[f] != NULL;
+		free(col[f]);
+	}
+	/* what the view had to carry: the City database has cities, the
+	 * network a role and a site, the exporter interface names */
+	assert_true(fields >> NG_F_SRC_CITY & 1);
+	assert_true(fields >> NG_F_DST_NET_SITE & 1);
+	assert_true(fields >> NG_F_IN_IF_NAME & 1);
+	assert_false(fields >> NG_F_BYTES & 1);
+	print_message("  %zu columns the same as %d enriched records\n", checked, N);
+	size_t london = 0, in_london = 0, named = 0, kept = 0;
+	for (size_t i = 0; i < N; i++) {
+		char a[64];
+		ng_addr_format(orig[i].src_addr, a);
+		in_london += !strncmp(a, "81.2.69.", 8);
+		london += !strcmp(ng_str(rows[i].src_net), "london") &&
+		          !strcmp(ng_str(rows[i].src_net_role), "peer");
+		named += !strcmp(ng_str(rows[i].in_if_name), "Te0/0/0");
+		kept += !strcmp(ng_str(rows[i].in_if_name), "from-options");
+	}
+	assert_true(in_london > 0);
+	assert_int_equal(london, in_london);
+	/* in_if 3 of exporter 192.0.2.7 (odd rows): configured, named; in_if 2
+	 * (rows 2 mod 4) of 192.0.2.8: not configured, options data's name kept */
+	assert_int_equal(named, N / 4);
+	assert_int_equal(kept, N / 4);
+	ng_enricher_free(e);
+	free(rows);
+	free(orig);
+	ng_config_free(&c);
+}
+
+/* A set without cities, roles, sites, exporters or services names none of
+ * their fields: the store carries no columns of zeros for them. */
+static void test_view_fields(void **state)
+{
+	(void)state;
+	NEED_DATA();
+	ng_config c = {0};
+	c.geoip_db = country;
+	c.no_services = true;
+	char err[512];
+	ng_enricher *e = ng_enricher_build(&c, err, sizeof err);
+	assert_non_null(e);
+	const uint64_t m = ng_enricher_fields(e);
+	assert_true(m >> NG_F_SRC_COUNTRY & 1);
+	assert_true(m >> NG_F_SRC_CONTINENT & 1); /* GeoLite2-Country has continents */
+	assert_false(m >> NG_F_SRC_CITY & 1);
+	assert_false(m >> NG_F_SRC_AS_NAME & 1); /* no ASN database */
+	assert_false(m >> NG_F_SERVICE & 1);
+	assert_false(m >> NG_F_SRC_NET_ROLE & 1);
+	assert_false(m >> NG_F_EXPORTER_NAME & 1);
+	ng_enricher_free(e);
+}
+
 static void expect_error(const char *path, const char *what)
 {
 	ng_config c = {0};
@@ -488,6 +631,8 @@ int main(void)
 	    cmocka_unit_test(test_asn),
 	    cmocka_unit_test(test_record_as_names),
 	    cmocka_unit_test(test_cache_consistent),
+	    cmocka_unit_test(test_view_columns),
+	    cmocka_unit_test(test_view_fields),
 	    cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_config_networks_exporters),
 	    cmocka_unit_test(test_services_bitmap),
