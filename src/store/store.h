@@ -72,6 +72,29 @@ int ng_store_writer_flush(ng_store_writer *w);
 
 void ng_store_writer_get_stats(const ng_store_writer *w, ng_store_writer_stats *st);
 
+/* The rows of one segment being written, for a derive function. */
+typedef struct ng_store_cols ng_store_cols;
+
+/* Rows in c. */
+size_t ng_store_cols_rows(const ng_store_cols *c);
+
+/* Column of field f of c's rows (ng_fields[f].size bytes a row), in the
+ * order they are written and writable: what is left in it is stored.  A
+ * field no row holds comes as zeros.  Owned by the writer, valid during
+ * the derive call.  NULL when out of memory. */
+uint8_t *ng_store_cols_get(ng_store_cols *c, enum ng_field_id f);
+
+/* Fills fields of the rows of a segment after they are sorted and before
+ * they are encoded, column by column (the collector enriches there: see
+ * docs/enrichment.md).  Called on the thread that flushes.  Returns 0, or
+ * -1 when out of memory: the flush fails and its rows are kept for the
+ * retry, which calls it again on the rows as appended. */
+typedef int (*ng_store_derive_fn)(void *arg, ng_store_cols *c);
+
+/* Sets the derive function of w's flushes (NULL: none, the default).
+ * Call before the first flush; `arg` must outlive the writer's close. */
+void ng_store_writer_set_derive(ng_store_writer *w, ng_store_derive_fn fn, void *arg);
+
 /* Flushes and frees.  Returns the flush's result. */
 int ng_store_writer_close(ng_store_writer *w);
 

@@ -90,6 +90,16 @@ struct ng_store_writer {
 	uint32_t *inv;               /* row id -> its position in order */
 	size_t inv_cap;
 	size_t sort_cap;
+	ng_store_derive_fn derive; /* and its argument: ng_store_writer_set_derive */
+	void *derive_arg;
+};
+
+/* The rows [a, a + n) of w->order being written: their columns, as handed
+ * to the encoder (NULL: no row holds the field). */
+struct ng_store_cols {
+	ng_store_writer *w;
+	const uint8_t **cols;
+	size_t n;
 };
 
 static int mkdir_p(const char *path)
@@ -508,6 +518,31 @@ static int permute(ng_store_writer *w, size_t f, bool constant, size_t lo, size_
 	return 0;
 }
 
+void ng_store_writer_set_derive(ng_store_writer *w, ng_store_derive_fn fn, void *arg)
+{
+	w->derive = fn;
+	w->derive_arg = arg;
+}
+
+size_t ng_store_cols_rows(const ng_store_cols *c)
+{
+	return c->n;
+}
+
+uint8_t *ng_store_cols_get(ng_store_cols *c, enum ng_field_id f)
+{
+	ng_store_writer *w = c->w;
+	if (c->cols[f]) /* permuted into w->pcol[f] by write_run */
+		return w->pcol[f];
+	const size_t sz = ng_fields[f].size;
+	w->pcol[f] = grow_rows(w->pcol[f], &w->pcap[f], c->n, sz);
+	if (w->pcap[f] < c->n)
+		return NULL;
+	memset(w->pcol[f], 0, c->n * sz);
+	c->cols[f] = w->pcol[f];
+	return w->pcol[f];
+}
+
 /* Encodes and writes rows order[lo..hi) (one hour) as segments of at most
  * MAX_SEGMENT_ROWS, adding to *done the rows made durable.  Returns 0 or -1. */
 static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uint64_t *segments,
@@ -523,6 +558,11 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 				return -1;
 			}
 			cols[f] = w->pcol[f];
+		}
+		ng_store_cols sc = {w, cols, b - a};
+		if (w->derive && w->derive(w->derive_arg, &sc)) {
+			ng_error("store: out of memory deriving columns of %zu rows", b - a);
+			return -1;
 		}
 		const uint8_t *img;
 		size_t len;
