@@ -147,6 +147,7 @@ struct collect {
 	ng_exporters_file *pending; /* counters for the flush thread to save */
 	/* enrichment (enrich/enrich.h) */
 	ng_enrich_slot enrich;
+	bool enrich_at_flush; /* the store enriches its columns (enrich_columns) */
 	ng_reloader *reloader;
 	const struct collect_opts *opts; /* to rebuild the configuration on reload */
 	/* HTTP API (http/http.h): a snapshot of the counters the receive
@@ -464,13 +465,14 @@ static void stop_flusher(struct collect *c)
 
 /* ---- receive loop ----------------------------------------------------- */
 
-/* Enriches the records decoded so far (e: the tables, or NULL), hands
- * them to the store and the NDJSON output, and empties the batch. */
+/* Enriches the records decoded so far (e: the tables, or NULL) unless the
+ * store does, hands them to the store and the NDJSON output, and empties
+ * the batch. */
 static void hand_on(struct collect *c, ng_enricher *e)
 {
 	if (!c->batch.n)
 		return;
-	if (e)
+	if (e && !c->enrich_at_flush)
 		ng_enricher_apply(e, c->batch.flows, c->batch.n);
 	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n); /* after config names */
 	int rc = ng_store_writer_append(c->w, c->batch.flows, c->batch.n);
@@ -761,6 +763,36 @@ static ng_enricher *rebuild_enricher(void *arg, char *err, size_t errlen)
 	return e;
 }
 
+/*
+ * The store's derive function (store.h): enriches the rows of a segment
+ * about to be written, column by column.  Without an output that needs
+ * enriched records as they arrive (NDJSON), enrichment waits for the
+ * flush: its columns are then written once, in their final order, rather
+ * than copied out of every record into the store's buffer and sorted with
+ * the rest (bench/ingest-enrich: a tenth less CPU a record).  The rows
+ * carry the tables of the flush that writes them, at most a flush
+ * interval (5 s) younger than at their arrival.
+ */
+static int enrich_columns(void *arg, ng_store_cols *sc)
+{
+	struct collect *c = arg;
+	int rc = 0;
+	ng_enricher *e = ng_enrich_hold(&c->enrich);
+	if (e) {
+		ng_enrich_view v = {.n = ng_store_cols_rows(sc)};
+		for (uint64_t bits = ng_enricher_fields(e); bits && !rc; bits &= bits - 1) {
+			enum ng_field_id f = (enum ng_field_id)__builtin_ctzll(bits);
+			v.at[f] = ng_store_cols_get(sc, f);
+			v.step[f] = ng_fields[f].size;
+			rc = v.at[f] ? 0 : -1;
+		}
+		if (!rc)
+			ng_enricher_apply_view(e, &v);
+	}
+	ng_enrich_release(&c->enrich);
+	return rc;
+}
+
 static int open_all(struct collect *c, const struct collect_opts *o)
 {
 	char err[512], state[PATH_MAX - 32];
@@ -823,6 +855,10 @@ static int open_all(struct collect *c, const struct collect_opts *o)
 			return -1;
 		}
 	}
+	if (atomic_load(&c->enrich.cur) && !c->json) {
+		c->enrich_at_flush = true;
+		ng_store_writer_set_derive(c->w, enrich_columns, c);
+	}
 	return 0;
 }
 
@@ -856,6 +892,7 @@ static void close_all(struct collect *c)
 	ng_flow_batch_free(&c->batch);
 	ng_counter_batch_free(&c->counters);
 	ng_enricher_free(atomic_exchange(&c->enrich.cur, NULL));
+	pthread_mutex_destroy(&c->enrich.hold);
 	ng_iftab_free(c->ifs);
 }
 
@@ -895,7 +932,6 @@ static void log_enrichment(struct collect *c)
  * Returns the exit status. */
 static int finish(struct collect *c)
 {
-	log_enrichment(c);
 	ng_exporters_file f;
 	snapshot(c, &f);
 	save_counters(c->exp_path, &f); /* first: counters survive a failing disk */
@@ -906,7 +942,8 @@ static int finish(struct collect *c)
 		         "segment are lost");
 		rc = 1;
 	}
-	snapshot(c, &f); /* again, with the final store counts */
+	log_enrichment(c); /* after the flush: it may enrich (enrich_columns) */
+	snapshot(c, &f);   /* again, with the final store counts */
 	log_counters(&f);
 	save_counters(c->exp_path, &f);
 	ng_exporters_free(&f);
@@ -944,6 +981,7 @@ int ng_cmd_collect(int argc, char **argv)
 		return rc;
 	}
 	struct collect c = {.store_dir = o.store, .started_ms = ng_now_ms(), .opts = &o};
+	pthread_mutex_init(&c.enrich.hold, NULL);
 	stop_requested = 0;
 	install_signals();
 	if (open_all(&c, &o) < 0) {
