@@ -474,7 +474,8 @@ static void hand_on(struct collect *c, ng_enricher *e)
 		return;
 	if (e && !c->enrich_at_flush)
 		ng_enricher_apply(e, c->batch.flows, c->batch.n);
-	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n); /* after config names */
+	/* names from options data; configured names win, before or after */
+	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n);
 	int rc = ng_store_writer_append(c->w, c->batch.flows, c->batch.n);
 	if (rc == 1) { /* a flush is due: now, not at the next 250 ms poll */
 		pthread_mutex_lock(&c->mu);
@@ -499,8 +500,8 @@ static void hand_on(struct collect *c, ng_enricher *e)
 	ng_flow_batch_clear(&c->batch);
 }
 
-/* Records handed on at a time: decoded, enriched and stored while they
- * are in the core's second-level cache.  A receive batch handed on whole
+/* Records handed on at a time: decoded, enriched (with --json) and stored
+ * while they are in the core's second-level cache.  A receive batch handed on whole
  * (64 datagrams, up to ~2000 records of 328 bytes: 640 KB) went through
  * memory three times, and pushed the enrichment cache's lines out of the
  * cache each time. */

@@ -19,6 +19,13 @@ Before the stream, the same exporter address sends Cisco's NetFlow v9
 interface table (telegraf corpus netflow_v9_options__message.bin: ifIndex 1
 Te0/0/0, 2 Te0/0/1 per tshark); the v5 records' input 1 / output 2 must be
 named so from phase 2 on, and `nagare status` must list them.
+
+`--store` runs the same without --json: the store's flush enriches then
+(docs/enrichment.md), so a record gets the tables in force when its
+segment is written, and records buffered across a swap may carry either
+set.  Checked through `nagare query`: sent = stored, every record GB,
+phase 3 London, phases 2 and 3 with the interface names, and at least one
+record of phase 1 or 2 without a city (written between the two swaps).
 """
 import json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, threading, time
 
@@ -68,6 +75,7 @@ def replace(src, dst):
 
 
 def main():
+    store_mode = "--store" in sys.argv[1:]
     work = tempfile.mkdtemp(prefix="ng_e2e_reload.")
     geo = os.path.join(work, "geo.mmdb")
     shutil.copyfile(CITY, geo)
@@ -77,9 +85,10 @@ def main():
     s.close()
     log = os.path.join(work, "collect.log")
     nd = os.path.join(work, "flows.ndjson")
+    json_out = [] if store_mode else ["--json", nd]
     coll = subprocess.Popen([BIN, "collect", "--store", os.path.join(work, "store"),
-                             "--listen", f"127.0.0.1:{port}", "--json", nd,
-                             "--geoip-db", geo], stdout=open(log, "w"), stderr=subprocess.STDOUT)
+                             "--listen", f"127.0.0.1:{port}", "--geoip-db", geo] + json_out,
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT)
     try:
         wait_log(log, "listening on", 1)
         snd = Sender(port)
@@ -105,7 +114,9 @@ def main():
         phase(10000, 2)
         replace(COUNTRY, geo)          # 1: noticed by the file poll
         wait_log(log, "enrichment reloaded", 1)
-        phase(20000, 2)
+        # store mode: longer than a flush interval (5 s), so that some
+        # segment is written between the swaps
+        phase(20000, 6 if store_mode else 2)
         replace(CITY, geo)             # 2: and a SIGHUP
         coll.send_signal(signal.SIGHUP)
         wait_log(log, "enrichment reloaded", 2)
@@ -121,6 +132,8 @@ def main():
         if coll.poll() is None:
             coll.kill()
 
+    if store_mode:
+        return check_store(work, log, snd)
     flows = [json.loads(l) for l in open(nd)]
     bad = {}
     count = {}
@@ -148,6 +161,31 @@ def main():
         sys.exit("enrich_reload: records carry the wrong table's values")
     shutil.rmtree(work)
     print("enrich_reload: OK")
+
+
+def check_store(work, log, snd):
+    """The store-mode checks (see the module's docstring)."""
+    q = subprocess.run([BIN, "query", "--store", os.path.join(work, "store"), "-o", "ndjson"],
+                       capture_output=True, text=True)
+    flows = [json.loads(l) for l in q.stdout.splitlines() if l.startswith("{")]
+    print(open(log).read())
+    count, bad, cityless = {}, {}, 0
+    for f in flows:
+        ph = f["src_port"] // 10000
+        count[ph] = count.get(ph, 0) + 1
+        if f["src_country"] != "GB" or (ph == 3 and f["src_city"] != "London"):
+            bad[ph] = bad.get(ph, 0) + 1
+        if ph in (2, 3) and (f["in_if_name"], f["out_if_name"]) != ("Te0/0/0", "Te0/0/1"):
+            bad["ifname"] = bad.get("ifname", 0) + 1
+        cityless += ph in (1, 2) and f["src_city"] == ""
+    print(f"store mode: sent {snd.sent}, stored {len(flows)}; per phase {count}; "
+          f"phases 1-2 without a city {cityless}; wrong {bad}")
+    if len(flows) != snd.sent:
+        sys.exit("enrich_reload: records lost (sent != stored)")
+    if bad or not all(count.get(p) for p in (1, 2, 3, 5)) or not cityless:
+        sys.exit("enrich_reload: records carry the wrong table's values")
+    shutil.rmtree(work)
+    print("enrich_reload --store: OK")
 
 
 main()

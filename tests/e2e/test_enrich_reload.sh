@@ -26,3 +26,4 @@ for db in /nonexistent.mmdb "$NG_TESTDATA/mmdb/MaxMind-DB-test-broken-pointers-2
 	echo "refused, then optional: $(grep -o "$db: [^;]*" "$work/out" | head -1)"
 done
 python3 "$here/enrich_reload.py"
+python3 "$here/enrich_reload.py" --store # enriched at the store's flush

@@ -72,6 +72,7 @@ static void test_swap_under_load(void **state)
 {
 	(void)state;
 	ng_enrich_slot slot = {0};
+	pthread_mutex_init(&slot.hold, NULL);
 	atomic_store(&slot.cur, make("set-a"));
 	struct worker w = {.slot = &slot};
 	pthread_t t;
@@ -85,6 +86,7 @@ static void test_swap_under_load(void **state)
 	pthread_join(t, NULL);
 	atomic_store(&slot.closed, true);
 	ng_enricher_free(atomic_exchange(&slot.cur, NULL));
+	pthread_mutex_destroy(&slot.hold);
 	print_message("  %" PRIu64 " batches, set-a %u, set-b %u\n", w.batches, w.seen_a, w.seen_b);
 	assert_int_equal(w.mixed, 0);
 	assert_true(w.seen_a > 0 && w.seen_b > 0);
@@ -111,6 +113,7 @@ static void test_reloader(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	ng_enrich_slot slot = {0};
+	pthread_mutex_init(&slot.hold, NULL);
 	char err[64];
 	atomic_store(&slot.cur, rebuild(path, err, sizeof err));
 	builds = 0;
@@ -137,6 +140,7 @@ static void test_reloader(void **state)
 	atomic_store(&slot.closed, true);
 	ng_reloader_stop(r);
 	ng_enricher_free(atomic_exchange(&slot.cur, NULL));
+	pthread_mutex_destroy(&slot.hold);
 	unlink(path);
 }
 
