@@ -102,13 +102,17 @@ static const char collect_help[] =
 /* Set by the signal handler; read by the receive loop. */
 static volatile sig_atomic_t stop_requested;
 /* Pause after a thin receive batch (fewer than NG_LISTEN_BATCH / 2
- * datagrams): 4 ms, at 500 k records/s 67 datagrams, about a full batch.
- * A wake-up costs some 8 µs of CPU on a paravirtualized guest (perf: the
+ * datagrams), so that datagrams gather in the socket buffer rather than
+ * wake the loop one by one: 4 ms (at 500 k records/s 67 datagrams, about a
+ * full batch) when every socket got the receive buffer asked for.  A
+ * wake-up costs some 8 µs of CPU on a paravirtualized guest (perf: the
  * context switch back from nanosleep); at 1 ms they were 4.5 % of the
  * collector's CPU at 500 k records/s, and 4 ms took 5 % off its CPU a
- * record (bench collectors run side by side, 8 rounds).  Only thin
- * batches pause: at higher rates the loop never sleeps. */
+ * record (collectors run side by side, 8 rounds).  With a smaller buffer
+ * (net.core.rmem_max, not root: warned at start) 1 ms, which at 2 M
+ * records/s is 70 datagrams, within the default 208 KiB. */
 #define COALESCE_NS 4000000L
+#define COALESCE_SMALL_NS 1000000L
 
 /* Set by SIGHUP; read (and reset) by the enrichment reloader. */
 static volatile sig_atomic_t hup_requested;
@@ -154,6 +158,7 @@ struct collect {
 	/* enrichment (enrich/enrich.h) */
 	ng_enrich_slot enrich;
 	bool enrich_at_flush; /* the store enriches its columns (enrich_columns) */
+	long pause_ns;        /* after a thin receive batch: COALESCE_NS or _SMALL_NS */
 	ng_reloader *reloader;
 	const struct collect_opts *opts; /* to rebuild the configuration on reload */
 	/* HTTP API (http/http.h): a snapshot of the counters the receive
@@ -716,10 +721,10 @@ static int receive_loop(struct collect *c, unsigned stats_interval)
 			ng_enrich_leave(&c->enrich); /* idle: a pending swap may go on */
 		if (n > 0 && n < NG_LISTEN_BATCH / 2) {
 			/* a thin batch: let datagrams gather in the socket buffer
-			 * (64 MiB) for a moment rather than wake for each one; a
-			 * wake-up costs more than a datagram's decoding here, and
-			 * receive times are stamped per batch (ms) anyway */
-			struct timespec pause = {0, COALESCE_NS};
+			 * for a moment rather than wake for each one; a wake-up
+			 * costs more than a datagram's decoding here, and receive
+			 * times are stamped per batch (ms) anyway */
+			struct timespec pause = {0, c->pause_ns};
 			nanosleep(&pause, NULL);
 		}
 		now = ng_now_ms();
@@ -853,6 +858,10 @@ static int open_all(struct collect *c, const struct collect_opts *o)
 		fprintf(stderr, "nagare collect: %s\n", err);
 		return -1;
 	}
+	c->pause_ns = COALESCE_NS;
+	for (size_t i = 0; i < ng_listener_count(c->lis); i++)
+		if (ng_listener_rcvbuf(c->lis, i) < NG_LISTEN_RCVBUF / 2)
+			c->pause_ns = COALESCE_SMALL_NS;
 	if (o->json) {
 		c->json_name = strcmp(o->json, "-") ? o->json : "stdout";
 		c->json = strcmp(o->json, "-") ? fopen(o->json, "a") : stdout;
