@@ -429,6 +429,14 @@ static inline void put_u32(const ng_enrich_view *v, enum ng_field_id f, size_t i
 	memcpy(at(v, f, i), &x, 4);
 }
 
+/* Fields fs and fd (a source and destination pair) of record i. */
+static inline void put_pair(const ng_enrich_view *v, enum ng_field_id fs, enum ng_field_id fd,
+                            size_t i, uint32_t xs, uint32_t xd)
+{
+	put_u32(v, fs, i, xs);
+	put_u32(v, fd, i, xd);
+}
+
 /* The exporter's name and the interfaces its configuration names, for
  * record i of an exporter x of the configuration.  An interface the
  * configuration does not name keeps the name options data gave it
@@ -471,16 +479,13 @@ static inline void fill(const ng_enricher *e, const ng_enrich_view *v, size_t i,
                         const struct ainfo *s, const struct ainfo *d)
 {
 	if (e->geo) {
-		put_u32(v, NG_F_SRC_COUNTRY, i, s->geo->country);
-		put_u32(v, NG_F_DST_COUNTRY, i, d->geo->country);
-		if (e->has_continent) {
-			put_u32(v, NG_F_SRC_CONTINENT, i, s->geo->continent);
-			put_u32(v, NG_F_DST_CONTINENT, i, d->geo->continent);
-		}
-		if (e->has_city) {
-			put_u32(v, NG_F_SRC_CITY, i, s->geo->city);
-			put_u32(v, NG_F_DST_CITY, i, d->geo->city);
-		}
+		put_pair(v, NG_F_SRC_COUNTRY, NG_F_DST_COUNTRY, i, s->geo->country,
+		         d->geo->country);
+		if (e->has_continent)
+			put_pair(v, NG_F_SRC_CONTINENT, NG_F_DST_CONTINENT, i, s->geo->continent,
+			         d->geo->continent);
+		if (e->has_city)
+			put_pair(v, NG_F_SRC_CITY, NG_F_DST_CITY, i, s->geo->city, d->geo->city);
 	}
 	if (e->asn) {
 		uint32_t sa = get_u32(v, NG_F_SRC_AS, i), da = get_u32(v, NG_F_DST_AS, i);
@@ -488,22 +493,15 @@ static inline void fill(const ng_enricher *e, const ng_enrich_view *v, size_t i,
 		uint8_t src = 0;
 		set_as(e, s, &sa, &sname, &src, NG_AS_SRC_DB);
 		set_as(e, d, &da, &dname, &src, NG_AS_DST_DB);
-		put_u32(v, NG_F_SRC_AS, i, sa);
-		put_u32(v, NG_F_DST_AS, i, da);
-		put_u32(v, NG_F_SRC_AS_NAME, i, sname);
-		put_u32(v, NG_F_DST_AS_NAME, i, dname);
+		put_pair(v, NG_F_SRC_AS, NG_F_DST_AS, i, sa, da);
+		put_pair(v, NG_F_SRC_AS_NAME, NG_F_DST_AS_NAME, i, sname, dname);
 		*at(v, NG_F_AS_SOURCE, i) = src;
 	}
-	put_u32(v, NG_F_SRC_NET, i, s->net->name);
-	put_u32(v, NG_F_DST_NET, i, d->net->name);
-	if (e->has_role) {
-		put_u32(v, NG_F_SRC_NET_ROLE, i, s->net->role);
-		put_u32(v, NG_F_DST_NET_ROLE, i, d->net->role);
-	}
-	if (e->has_site) {
-		put_u32(v, NG_F_SRC_NET_SITE, i, s->net->site);
-		put_u32(v, NG_F_DST_NET_SITE, i, d->net->site);
-	}
+	put_pair(v, NG_F_SRC_NET, NG_F_DST_NET, i, s->net->name, d->net->name);
+	if (e->has_role)
+		put_pair(v, NG_F_SRC_NET_ROLE, NG_F_DST_NET_ROLE, i, s->net->role, d->net->role);
+	if (e->has_site)
+		put_pair(v, NG_F_SRC_NET_SITE, NG_F_DST_NET_SITE, i, s->net->site, d->net->site);
 	if (e->svc)
 		put_u32(v, NG_F_SERVICE, i,
 		        ng_services_lookup(e->svc, *at(v, NG_F_PROTOCOL, i),

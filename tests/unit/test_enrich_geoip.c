@@ -267,6 +267,22 @@ static void test_cache_consistent(void **state)
 	free(f);
 }
 
+/* Loads configuration text `yml` into *c through a temporary file, as
+ * `nagare collect --config` does. */
+static void load_yaml(const char *yml, ng_config *c)
+{
+	char path[] = "/tmp/ng_enrich_cfg_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const size_t len = strlen(yml);
+	assert_int_equal(write(fd, yml, len), (ssize_t)len);
+	close(fd);
+	char err[512];
+	if (ng_config_load(path, c, err, sizeof err) < 0)
+		fail_msg("%s", err);
+	unlink(path);
+}
+
 /* The same records enriched in place (rows) and as the store's flush does
  * it (columns of a view: enrich_columns in cli/collect.c) come out the
  * same in every field, with every kind of table: City and ASN databases,
@@ -277,9 +293,6 @@ static void test_view_columns(void **state)
 {
 	(void)state;
 	NEED_DATA();
-	char path[] = "/tmp/ng_enrich_view_XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
 	static const char yml[] =
 	    "enrich:\n"
 	    "  networks:\n"
@@ -289,13 +302,9 @@ static void test_view_columns(void **state)
 	    "      name: edge1\n"
 	    "      interfaces:\n"
 	    "        - {index: 3, name: Te0/0/0}\n";
-	assert_int_equal(write(fd, yml, sizeof yml - 1), (ssize_t)(sizeof yml - 1));
-	close(fd);
 	ng_config c;
 	char err[512];
-	if (ng_config_load(path, &c, err, sizeof err) < 0)
-		fail_msg("%s", err);
-	unlink(path);
+	load_yaml(yml, &c);
 	c.geoip_db = strdup(city);
 	c.asn_db = strdup(asn);
 	static const char *bases[] = {"81.2.69.",    "2.125.160.", "89.160.20.", "214.0.1.",
@@ -463,9 +472,6 @@ static void test_bad_files(void **state)
 static void test_config_networks_exporters(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/ng_enrich_cfg_XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
 	static const char yml[] =
 	    "enrich:\n"
 	    "  networks:\n"
@@ -481,12 +487,9 @@ static void test_config_networks_exporters(void **state)
 	    "      interfaces:\n"
 	    "        - {index: 3, name: TenGigabitEthernet0/0/0, description: uplink}\n"
 	    "        - {index: 1, name: Gi0/1}\n";
-	assert_int_equal(write(fd, yml, sizeof yml - 1), (ssize_t)(sizeof yml - 1));
-	close(fd);
 	ng_config c;
 	char err[512];
-	if (ng_config_load(path, &c, err, sizeof err) < 0)
-		fail_msg("%s", err);
+	load_yaml(yml, &c);
 	assert_int_equal(c.nnets, 3);
 	assert_int_equal(c.nexps, 1);
 	ng_enricher *e = ng_enricher_build(&c, err, sizeof err);
@@ -528,7 +531,6 @@ static void test_config_networks_exporters(void **state)
 	assert_str(f[3].service, "");
 	ng_enricher_free(e);
 	ng_config_free(&c);
-	unlink(path);
 }
 
 /* The services table (a bit per named port, then the name) against the
