@@ -651,29 +651,28 @@ void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 
 uint64_t ng_enricher_fields(const ng_enricher *e)
 {
-#define BIT(f) (UINT64_C(1) << (f))
-	uint64_t m = BIT(NG_F_SRC_ADDR) | BIT(NG_F_DST_ADDR) | BIT(NG_F_SRC_AS) | BIT(NG_F_DST_AS) |
-	             BIT(NG_F_SRC_NET) | BIT(NG_F_DST_NET);
+	uint64_t m = NG_COL(NG_F_SRC_ADDR) | NG_COL(NG_F_DST_ADDR) | NG_COL(NG_F_SRC_AS) |
+	             NG_COL(NG_F_DST_AS) | NG_COL(NG_F_SRC_NET) | NG_COL(NG_F_DST_NET);
 	if (e->geo)
-		m |= BIT(NG_F_SRC_COUNTRY) | BIT(NG_F_DST_COUNTRY);
+		m |= NG_COL(NG_F_SRC_COUNTRY) | NG_COL(NG_F_DST_COUNTRY);
 	if (e->geo && e->has_continent)
-		m |= BIT(NG_F_SRC_CONTINENT) | BIT(NG_F_DST_CONTINENT);
+		m |= NG_COL(NG_F_SRC_CONTINENT) | NG_COL(NG_F_DST_CONTINENT);
 	if (e->geo && e->has_city)
-		m |= BIT(NG_F_SRC_CITY) | BIT(NG_F_DST_CITY);
+		m |= NG_COL(NG_F_SRC_CITY) | NG_COL(NG_F_DST_CITY);
 	if (e->asn)
-		m |= BIT(NG_F_SRC_AS_NAME) | BIT(NG_F_DST_AS_NAME) | BIT(NG_F_AS_SOURCE);
+		m |= NG_COL(NG_F_SRC_AS_NAME) | NG_COL(NG_F_DST_AS_NAME) | NG_COL(NG_F_AS_SOURCE);
 	if (e->has_role)
-		m |= BIT(NG_F_SRC_NET_ROLE) | BIT(NG_F_DST_NET_ROLE);
+		m |= NG_COL(NG_F_SRC_NET_ROLE) | NG_COL(NG_F_DST_NET_ROLE);
 	if (e->has_site)
-		m |= BIT(NG_F_SRC_NET_SITE) | BIT(NG_F_DST_NET_SITE);
+		m |= NG_COL(NG_F_SRC_NET_SITE) | NG_COL(NG_F_DST_NET_SITE);
 	if (e->svc)
-		m |= BIT(NG_F_PROTOCOL) | BIT(NG_F_SRC_PORT) | BIT(NG_F_DST_PORT) |
-		     BIT(NG_F_SERVICE);
+		m |= NG_COL(NG_F_PROTOCOL) | NG_COL(NG_F_SRC_PORT) | NG_COL(NG_F_DST_PORT) |
+		     NG_COL(NG_F_SERVICE);
 	if (e->nexps)
-		m |= BIT(NG_F_EXPORTER) | BIT(NG_F_IN_IF) | BIT(NG_F_OUT_IF) |
-		     BIT(NG_F_EXPORTER_NAME) | BIT(NG_F_IN_IF_NAME) | BIT(NG_F_OUT_IF_NAME);
+		m |= NG_COL(NG_F_EXPORTER) | NG_COL(NG_F_IN_IF) | NG_COL(NG_F_OUT_IF) |
+		     NG_COL(NG_F_EXPORTER_NAME) | NG_COL(NG_F_IN_IF_NAME) |
+		     NG_COL(NG_F_OUT_IF_NAME);
 	return m;
-#undef BIT
 }
 
 char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len)

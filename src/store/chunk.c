@@ -82,7 +82,7 @@ static uint64_t present(const ng_flow *records, size_t n)
 		const uint8_t *p = b + ng_fields[f].offset;
 		for (size_t k = 0; k < ng_fields[f].size; k++)
 			if (p[k]) {
-				mask |= UINT64_C(1) << f;
+				mask |= NG_COL(f);
 				break;
 			}
 	}

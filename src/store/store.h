@@ -173,12 +173,6 @@ typedef struct ng_zone_map {
 	uint64_t min[NG_FIELD_COUNT], max[NG_FIELD_COUNT];
 } ng_zone_map;
 
-/* Bit of field `f` in a column mask. */
-#define NG_COL(f) (UINT64_C(1) << (f))
-/* Column masks are 64 bits: a 65th field needs a wider mask (a bitset
- * type in store.h, filter.h and query.c), not a silent overflow. */
-_Static_assert(NG_FIELD_COUNT <= 64, "column masks (NG_COL) hold at most 64 fields");
-
 /*
  * Calls `fn` with the rows whose flow_start lies in [from_ms, to_ms),
  * decoding only the columns in `columns` (NG_COL bits; flow_start is always

@@ -596,7 +596,7 @@ static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segm
 	for (size_t k = 0; k < w->nfchunks; k++)
 		w->fmask |= w->fchunk[k]->mask;
 	for (size_t k = 0; k < w->nfchunks; k++)
-		ng_chunk_pad(w->fchunk[k], w->fmask | UINT64_C(1) << NG_F_FLOW_START);
+		ng_chunk_pad(w->fchunk[k], w->fmask | NG_COL(NG_F_FLOW_START));
 	sort_rows(w);
 	if (invert_order(w, n)) {
 		ng_error("store: out of memory sorting %zu rows", n);
@@ -654,7 +654,7 @@ static void keep_for_retry(ng_store_writer *w, size_t n, size_t done)
 		return;
 	}
 	if (done) {
-		uint64_t mask = w->fmask | UINT64_C(1) << NG_F_FLOW_START;
+		uint64_t mask = w->fmask | NG_COL(NG_F_FLOW_START);
 		for (size_t i = 0; i < left; i++) {
 			uint32_t id = w->order[done + i];
 			ng_chunk_copy_row(ch[i / NG_CHUNK_ROWS], w->fchunk[ROW_CHUNK(id)],
