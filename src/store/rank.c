@@ -63,8 +63,8 @@ static void rehash(ng_rank *w, unsigned bits, size_t k)
  * The table starts with room for expect_k values (at least 2^11) and
  * doubles at half full: a column of a few thousand AS numbers keeps it in
  * the first-level cache, and clearing it costs what the values need, not
- * what max_k allows.  Returns K, or 0
- * when more than max_k values are distinct. */
+ * what max_k allows.  Returns K, or 0 when more than max_k values are
+ * distinct. */
 static size_t number_rows(ng_rank *w, const uint32_t *v, size_t n, size_t max_k, unsigned max_bits,
                           size_t expect_k, uint32_t *idx)
 {

@@ -1098,9 +1098,9 @@ static int dict_map(ng_seg_encoder *e, size_t ids)
  * String IDs map to entries through a table indexed by the ID: one load a
  * row, no hashing.  An ID not given out yet (ng_strtab_count(), at most
  * 2^24) cannot have been interned: it is stored as "" (which ng_str would
- * show it as).  The
- * strings are copied after the rows are numbered, all in a row: each is
- * a cache miss or two in the string table, waited for together then.
+ * show it as).  The strings are copied after the rows are numbered, all
+ * in a row: each is a cache miss or two in the string table, waited for
+ * together then.
  */
 static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 {
