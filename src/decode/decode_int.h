@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/bytes.h"
+#include "core/hash.h"
 #include "decode/decoder.h"
 
 #if defined(__GNUC__)
@@ -32,41 +34,6 @@
 #define ng_likely(x) (x)
 #define ng_unlikely(x) (x)
 #endif
-
-/* ---- big-endian reads (callers check lengths first) ---- */
-
-static inline uint16_t ng_rd16(const uint8_t *p)
-{
-	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
-}
-
-static inline uint32_t ng_rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t ng_rd64(const uint8_t *p)
-{
-	return (uint64_t)ng_rd32(p) << 32 | ng_rd32(p + 4);
-}
-
-/* Unsigned big-endian integer of any width 1..8 (RFC 7011 §6.2 reduced-size
- * encoding: a counter may be sent in fewer bytes than its abstract type). */
-static inline uint64_t ng_rduint(const uint8_t *p, unsigned len)
-{
-	switch (len) {
-	case 1: return p[0];
-	case 2: return ng_rd16(p);
-	case 4: return ng_rd32(p);
-	case 8: return ng_rd64(p);
-	default: {
-		uint64_t v = 0;
-		for (unsigned i = 0; i < len; i++)
-			v = v << 8 | p[i];
-		return v;
-	}
-	}
-}
 
 /* ---- a minimal chained hash table ---- */
 
@@ -81,7 +48,6 @@ struct ng_htab {
 	size_t n;
 };
 
-uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed);
 int ng_htab_init(struct ng_htab *t, size_t nb);
 void ng_htab_insert(struct ng_htab *t, struct ng_hnode *e);
 void ng_htab_remove(struct ng_htab *t, struct ng_hnode *e);
@@ -338,7 +304,7 @@ static inline bool ng_next_set(struct ng_domain *dom, const uint8_t *p, size_t l
 {
 	if (len - *o < 4)
 		return false;
-	size_t slen = ng_rd16(p + *o + 2);
+	size_t slen = ng_get_be16(p + *o + 2);
 	if (ng_unlikely(slen < 4)) {
 		if (!ng_all_zero(p + *o, len - *o))
 			ng_count_error(dom, NG_DERR_SET_TOO_SHORT);
@@ -348,7 +314,7 @@ static inline bool ng_next_set(struct ng_domain *dom, const uint8_t *p, size_t l
 		ng_count_error(dom, NG_DERR_SET_OVERRUN);
 		return false;
 	}
-	*id = ng_rd16(p + *o);
+	*id = ng_get_be16(p + *o);
 	*body = p + *o + 4;
 	*blen = slen - 4;
 	*o += slen;

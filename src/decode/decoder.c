@@ -39,22 +39,6 @@ const char *ng_decode_error_doc(enum ng_decode_error e)
 
 /* ---- hash table ---- */
 
-/* FNV-1a 64, then a final mix so the low bits (the bucket index) depend on
- * every input byte. */
-uint64_t ng_hash_bytes(const void *p, size_t n, uint64_t seed)
-{
-	const uint8_t *s = p;
-	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-	for (size_t i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ULL;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
-}
-
 int ng_htab_init(struct ng_htab *t, size_t nb)
 {
 	t->b = calloc(nb, sizeof *t->b);
@@ -312,7 +296,7 @@ size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		ng_count_error(dom, NG_DERR_SHORT_HEADER);
 		return 0;
 	}
-	uint16_t v = ng_rd16(dg->data);
+	uint16_t v = ng_get_be16(dg->data);
 	switch (v) {
 	case 1:
 	case 5:
@@ -320,7 +304,7 @@ size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	case 9: return ng_decode_v9(d, dg, out);
 	case 10: return ng_decode_ipfix(d, dg, out);
 	case 0:
-		if (dg->len >= 4 && ng_rd16(dg->data + 2) == 5) {
+		if (dg->len >= 4 && ng_get_be16(dg->data + 2) == 5) {
 			return ng_decode_sflow(d, dg, out); /* sflow.c */
 		}
 		break;

@@ -32,15 +32,15 @@ static bool parse_fields(const uint8_t *p, size_t len, size_t *o, uint16_t cnt,
 	for (uint16_t i = 0; i < cnt; i++) {
 		if (len - off < 4)
 			return false;
-		uint16_t ie = ng_rd16(p + off);
-		fl[i].len = ng_rd16(p + off + 2);
+		uint16_t ie = ng_get_be16(p + off);
+		fl[i].len = ng_get_be16(p + off + 2);
 		fl[i].pen = 0;
 		off += 4;
 		if (ie & 0x8000) {
 			/* §3.2: the Enterprise Number follows the length */
 			if (len - off < 4)
 				return false;
-			fl[i].pen = ng_rd32(p + off);
+			fl[i].pen = ng_get_be32(p + off);
 			off += 4;
 			ie &= 0x7fff;
 		}
@@ -57,7 +57,7 @@ static void ipfix_templates(struct ng_msg *m, const uint8_t *p, size_t len, bool
 	size_t o = 0;
 	/* §3.3.1: fewer bytes than a template record header is padding */
 	while (len - o >= 4) {
-		uint16_t tid = ng_rd16(p + o), cnt = ng_rd16(p + o + 2);
+		uint16_t tid = ng_get_be16(p + o), cnt = ng_get_be16(p + o + 2);
 		if (tid == 0 && ng_all_zero(p + o, len - o))
 			return; /* zero padding (§3.3.1) */
 		o += 4;
@@ -79,7 +79,7 @@ static void ipfix_templates(struct ng_msg *m, const uint8_t *p, size_t len, bool
 				ng_count_error(m->dom, NG_DERR_TEMPLATE_BAD);
 				return;
 			}
-			scope = ng_rd16(p + o);
+			scope = ng_get_be16(p + o);
 			o += 2;
 		}
 		if (ng_unlikely(!parse_fields(p, len, &o, cnt, fl))) {
@@ -111,7 +111,7 @@ static void ipfix_templates(struct ng_msg *m, const uint8_t *p, size_t len, bool
 static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t *p, size_t len,
                             ng_flow_batch *out)
 {
-	struct ng_domain *dom = ng_domain_get(d, dg->exporter, ng_rd32(p + 12));
+	struct ng_domain *dom = ng_domain_get(d, dg->exporter, ng_get_be32(p + 12));
 	if (!dom)
 		return 0;
 	ng_domain_seen(dom, dg, len, 10);
@@ -120,7 +120,7 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 	    .dom = dom,
 	    .out = out,
 	    .time_received = dg->time_received,
-	    .export_ms = (uint64_t)ng_rd32(p + 4) * 1000,
+	    .export_ms = (uint64_t)ng_get_be32(p + 4) * 1000,
 	    .version = 10,
 	};
 	size_t o = 16, blen;
@@ -145,7 +145,8 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 		ng_held_replay(&m);
 	/* §3.1 sequence: records of this message move it on; a message
 	 * with undecodable sets leaves the count unknown: resynchronise */
-	ng_seq_check(&dom->seq, ng_rd32(p + 8), (uint32_t)m.records, IPFIX_MAX_GAP, &dom->st.lost);
+	ng_seq_check(&dom->seq, ng_get_be32(p + 8), (uint32_t)m.records, IPFIX_MAX_GAP,
+	             &dom->st.lost);
 	if (m.missed)
 		dom->seq.valid = false;
 	return m.appended;
@@ -164,13 +165,14 @@ size_t ng_decode_ipfix(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		}
 		return 0;
 	}
-	while (len - o >= 16 && ng_rd16(p + o) == 10) {
-		size_t mlen = ng_rd16(p + o + 2);
+	while (len - o >= 16 && ng_get_be16(p + o) == 10) {
+		size_t mlen = ng_get_be16(p + o + 2);
 		/* §3.1: Length is the whole message, header included; a
 		 * message longer than the datagram is decoded as far as it
 		 * goes (each set is still bounds-checked) and counted */
 		if (ng_unlikely(mlen < 16)) {
-			struct ng_domain *dom = ng_domain_get(d, dg->exporter, ng_rd32(p + o + 12));
+			struct ng_domain *dom =
+			    ng_domain_get(d, dg->exporter, ng_get_be32(p + o + 12));
 			if (dom) {
 				ng_domain_seen(dom, dg, len - o, 10);
 				ng_count_error(dom, NG_DERR_BAD_LENGTH);
@@ -178,7 +180,8 @@ size_t ng_decode_ipfix(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 			break;
 		}
 		if (ng_unlikely(mlen > len - o)) {
-			struct ng_domain *dom = ng_domain_get(d, dg->exporter, ng_rd32(p + o + 12));
+			struct ng_domain *dom =
+			    ng_domain_get(d, dg->exporter, ng_get_be32(p + o + 12));
 			ng_count_error(dom, NG_DERR_BAD_LENGTH);
 			mlen = len - o;
 		}

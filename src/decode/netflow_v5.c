@@ -42,16 +42,16 @@ static void v5_record(const uint8_t *r, unsigned version, ng_flow *f, uint64_t e
 	ng_addr_from_v4(f->src_addr, r);
 	ng_addr_from_v4(f->dst_addr, r + 4);
 	ng_addr_from_v4(f->next_hop, r + 8);
-	f->in_if = ng_rd16(r + 12);
-	f->out_if = ng_rd16(r + 14);
-	f->packets_raw = ng_rd32(r + 16);
-	f->bytes_raw = ng_rd32(r + 20);
-	int32_t ago_first = (int32_t)(uptime - ng_rd32(r + 24));
-	int32_t ago_last = (int32_t)(uptime - ng_rd32(r + 28));
+	f->in_if = ng_get_be16(r + 12);
+	f->out_if = ng_get_be16(r + 14);
+	f->packets_raw = ng_get_be32(r + 16);
+	f->bytes_raw = ng_get_be32(r + 20);
+	int32_t ago_first = (int32_t)(uptime - ng_get_be32(r + 24));
+	int32_t ago_last = (int32_t)(uptime - ng_get_be32(r + 28));
 	f->flow_start = (uint64_t)((int64_t)export_ms - ago_first);
 	f->flow_end = (uint64_t)((int64_t)export_ms - ago_last);
-	f->src_port = ng_rd16(r + 32);
-	f->dst_port = ng_rd16(r + 34);
+	f->src_port = ng_get_be16(r + 32);
+	f->dst_port = ng_get_be16(r + 34);
 	f->protocol = r[38];
 	f->tos = r[39];
 	f->ip_version = 4;
@@ -61,8 +61,8 @@ static void v5_record(const uint8_t *r, unsigned version, ng_flow *f, uint64_t e
 		return;
 	}
 	f->tcp_flags = r[37];
-	f->src_as = ng_rd16(r + 40);
-	f->dst_as = ng_rd16(r + 42);
+	f->src_as = ng_get_be16(r + 40);
+	f->dst_as = ng_get_be16(r + 42);
 	f->src_mask = r[44];
 	f->dst_mask = r[45];
 	ng_icmp_from_port(f);
@@ -71,7 +71,7 @@ static void v5_record(const uint8_t *r, unsigned version, ng_flow *f, uint64_t e
 size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 {
 	const uint8_t *p = dg->data;
-	unsigned version = ng_rd16(p);
+	unsigned version = ng_get_be16(p);
 	struct v5_format fmt = version == 1   ? (struct v5_format){16, 48, 24}
 	                       : version == 5 ? (struct v5_format){24, 48, 30}
 	                                      : (struct v5_format){24, 52, 28};
@@ -84,9 +84,9 @@ size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		ng_count_error(dom, NG_DERR_SHORT_HEADER);
 		return 0;
 	}
-	size_t count = ng_rd16(p + 2);
-	uint32_t uptime = ng_rd32(p + 4);
-	uint64_t export_ms = (uint64_t)ng_rd32(p + 8) * 1000 + ng_rd32(p + 12) / 1000000;
+	size_t count = ng_get_be16(p + 2);
+	uint32_t uptime = ng_get_be32(p + 4);
+	uint64_t export_ms = (uint64_t)ng_get_be32(p + 8) * 1000 + ng_get_be32(p + 12) / 1000000;
 	/* Cisco format: count is 1..max and the records must fit the
 	 * datagram; decode those that do fit, count the mismatch. */
 	size_t fit = (dg->len - fmt.hdr) / fmt.rec;
@@ -98,16 +98,16 @@ size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	uint32_t rate = 1;
 	uint8_t src = NG_SAMPLING_NONE;
 	if (version == 5) {
-		uint16_t si = ng_rd16(p + 22);
+		uint16_t si = ng_get_be16(p + 22);
 		if (si & 0x3fff) {
 			rate = si & 0x3fff;
 			src = NG_SAMPLING_HEADER;
 		}
 		/* flow_sequence: records sent before this datagram */
-		ng_seq_check(&dom->seq, ng_rd32(p + 16), (uint32_t)count, V5_MAX_GAP,
+		ng_seq_check(&dom->seq, ng_get_be32(p + 16), (uint32_t)count, V5_MAX_GAP,
 		             &dom->st.lost);
 	} else if (version == 7) {
-		ng_seq_check(&dom->seq, ng_rd32(p + 16), (uint32_t)count, V5_MAX_GAP,
+		ng_seq_check(&dom->seq, ng_get_be32(p + 16), (uint32_t)count, V5_MAX_GAP,
 		             &dom->st.lost);
 	}
 	size_t n = 0;

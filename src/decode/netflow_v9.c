@@ -28,7 +28,7 @@ static void v9_templates(struct ng_msg *m, const uint8_t *p, size_t len)
 	size_t o = 0;
 	/* §5.2 Padding: fewer than 4 bytes left cannot hold a template */
 	while (len - o >= 4) {
-		uint16_t tid = ng_rd16(p + o), cnt = ng_rd16(p + o + 2);
+		uint16_t tid = ng_get_be16(p + o), cnt = ng_get_be16(p + o + 2);
 		if (tid == 0 && cnt == 0 && ng_all_zero(p + o, len - o))
 			return; /* zero padding */
 		o += 4;
@@ -39,8 +39,8 @@ static void v9_templates(struct ng_msg *m, const uint8_t *p, size_t len)
 			return;
 		}
 		for (uint16_t i = 0; i < cnt; i++, o += 4) {
-			fl[i].ie = ng_rd16(p + o);
-			fl[i].len = ng_rd16(p + o + 2);
+			fl[i].ie = ng_get_be16(p + o);
+			fl[i].len = ng_get_be16(p + o + 2);
 			fl[i].pen = 0;
 		}
 		m->dom->st.templates++;
@@ -65,8 +65,8 @@ static void v9_options(struct ng_msg *m, const uint8_t *p, size_t len)
 	struct ng_tfield *fl = m->d->scratch;
 	size_t o = 0;
 	while (len - o >= 6) {
-		uint16_t tid = ng_rd16(p + o);
-		size_t slen = ng_rd16(p + o + 2), olen = ng_rd16(p + o + 4);
+		uint16_t tid = ng_get_be16(p + o);
+		size_t slen = ng_get_be16(p + o + 2), olen = ng_get_be16(p + o + 4);
 		if (tid == 0 && ng_all_zero(p + o, len - o))
 			return; /* zero padding */
 		o += 6;
@@ -79,8 +79,8 @@ static void v9_options(struct ng_msg *m, const uint8_t *p, size_t len)
 		}
 		uint16_t n = (uint16_t)((slen + olen) / 4);
 		for (uint16_t i = 0; i < n; i++, o += 4) {
-			fl[i].ie = ng_rd16(p + o);
-			fl[i].len = ng_rd16(p + o + 2);
+			fl[i].ie = ng_get_be16(p + o);
+			fl[i].len = ng_get_be16(p + o + 2);
 			fl[i].pen = 0;
 		}
 		m->dom->st.templates++;
@@ -113,18 +113,18 @@ size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		}
 		return 0;
 	}
-	struct ng_domain *dom = ng_domain_get(d, dg->exporter, ng_rd32(p + 16));
+	struct ng_domain *dom = ng_domain_get(d, dg->exporter, ng_get_be32(p + 16));
 	if (!dom)
 		return 0;
 	ng_domain_seen(dom, dg, len, 9);
-	ng_seq_check(&dom->seq, ng_rd32(p + 12), 1, V9_MAX_GAP, &dom->st.lost);
+	ng_seq_check(&dom->seq, ng_get_be32(p + 12), 1, V9_MAX_GAP, &dom->st.lost);
 	struct ng_msg m = {
 	    .d = d,
 	    .dom = dom,
 	    .out = out,
 	    .time_received = dg->time_received,
-	    .export_ms = (uint64_t)ng_rd32(p + 8) * 1000,
-	    .uptime_ms = ng_rd32(p + 4),
+	    .export_ms = (uint64_t)ng_get_be32(p + 8) * 1000,
+	    .uptime_ms = ng_get_be32(p + 4),
 	    .version = 9,
 	    .has_uptime = true,
 	};

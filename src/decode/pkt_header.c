@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/addr.h"
+#include "core/bytes.h"
 
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86dd
@@ -25,11 +26,6 @@
 #define MAX_TAGS 8
 #define MAX_LABELS 16
 #define MAX_EXT_HDRS 16
-
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
-}
 
 /* Layer 2 as far as the network header: Ethernet, tags, MPLS.  Sets
  * `*off` to the start of the network header and `*etype` to its type
@@ -46,7 +42,7 @@ static enum ng_pkt_status parse_l2(const uint8_t *p, size_t len, ng_pkt_info *l2
 		l2->has_mac = 1;
 	}
 	size_t o = 12;
-	uint16_t t = rd16(p + o);
+	uint16_t t = ng_get_be16(p + o);
 	o += 2;
 	/* IEEE 802.1Q tags: TPID, then TCI (PCP 3 bits, DEI 1, VID 12) */
 	for (int i = 0;
@@ -55,10 +51,10 @@ static enum ng_pkt_status parse_l2(const uint8_t *p, size_t len, ng_pkt_info *l2
 			return NG_PKT_CUT_L2;
 		if (l2) {
 			if (l2->nvlan < 2)
-				l2->vlan[l2->nvlan] = rd16(p + o) & 0x0fff;
+				l2->vlan[l2->nvlan] = ng_get_be16(p + o) & 0x0fff;
 			l2->nvlan++;
 		}
-		t = rd16(p + o + 2);
+		t = ng_get_be16(p + o + 2);
 		o += 4;
 	}
 	if (l2)
@@ -97,8 +93,8 @@ static enum ng_pkt_status parse_l4(const uint8_t *p, size_t len, ng_pkt_ip *ip)
 	case 6: /* TCP, RFC 9293 §3.1: flags in byte 13 */
 		if (len < 14)
 			break;
-		ip->src_port = rd16(p);
-		ip->dst_port = rd16(p + 2);
+		ip->src_port = ng_get_be16(p);
+		ip->dst_port = ng_get_be16(p + 2);
 		ip->tcp_flags = p[13];
 		ip->has_l4 = 1;
 		return NG_PKT_OK;
@@ -107,8 +103,8 @@ static enum ng_pkt_status parse_l4(const uint8_t *p, size_t len, ng_pkt_ip *ip)
 	case 136: /* UDP-Lite, RFC 3828 */
 		if (len < 4)
 			break;
-		ip->src_port = rd16(p);
-		ip->dst_port = rd16(p + 2);
+		ip->src_port = ng_get_be16(p);
+		ip->dst_port = ng_get_be16(p + 2);
 		ip->has_l4 = 1;
 		return NG_PKT_OK;
 	case 1:  /* ICMP, RFC 792 */
@@ -135,14 +131,14 @@ static enum ng_pkt_status parse_ipv4(const uint8_t *p, size_t len, ng_pkt_ip *ip
 	if (len < 4)
 		return NG_PKT_CUT_IP;
 	ip->tos = p[1];
-	ip->ip_length = rd16(p + 2);
+	ip->ip_length = ng_get_be16(p + 2);
 	if (len < 20)
 		return NG_PKT_CUT_IP;
 	size_t ihl = (size_t)(p[0] & 0x0f) * 4;
 	if (ihl < 20)
 		return NG_PKT_BAD;
 	ip->protocol = p[9];
-	ip->fragment = (rd16(p + 6) & 0x1fff) != 0;
+	ip->fragment = (ng_get_be16(p + 6) & 0x1fff) != 0;
 	ng_addr_from_v4(ip->src, p + 12);
 	ng_addr_from_v4(ip->dst, p + 16);
 	if (len < ihl)
@@ -161,8 +157,8 @@ static enum ng_pkt_status parse_ipv6(const uint8_t *p, size_t len, ng_pkt_ip *ip
 	ip->version = 6;
 	if (len < 6)
 		return NG_PKT_CUT_IP;
-	ip->tos = (uint8_t)((rd16(p) >> 4) & 0xff);
-	ip->ip_length = (uint32_t)rd16(p + 4) + 40;
+	ip->tos = (uint8_t)((ng_get_be16(p) >> 4) & 0xff);
+	ip->ip_length = (uint32_t)ng_get_be16(p + 4) + 40;
 	if (len < 40)
 		return NG_PKT_CUT_IP;
 	memcpy(ip->src, p + 8, 16);
@@ -190,7 +186,7 @@ static enum ng_pkt_status parse_ipv6(const uint8_t *p, size_t len, ng_pkt_ip *ip
 				return NG_PKT_CUT_IP;
 			}
 			hl = 8;
-			if (rd16(p + o + 2) >> 3)
+			if (ng_get_be16(p + o + 2) >> 3)
 				ip->fragment = 1;
 			break;
 		case 51: /* AH, RFC 4302 §2.2: length in 4-byte units minus 2 */
@@ -268,12 +264,12 @@ static enum ng_pkt_status parse_tunnel(const uint8_t *p, size_t len, size_t l4, 
 		 * add 4 bytes each; version must be 0 (1 is PPTP, not followed) */
 		if (n < 4)
 			return NG_PKT_CUT_L4;
-		uint16_t fl = rd16(q);
+		uint16_t fl = ng_get_be16(q);
 		if ((fl & 7) != 0)
 			return NG_PKT_OK;
 		size_t h =
 		    4 + ((fl & 0x8000) ? 4 : 0) + ((fl & 0x2000) ? 4 : 0) + ((fl & 0x1000) ? 4 : 0);
-		etype = rd16(q + 2);
+		etype = ng_get_be16(q + 2);
 		if (n < h)
 			return NG_PKT_CUT_L4;
 		o->tunnel = 2;

@@ -103,48 +103,48 @@ static inline __attribute__((always_inline)) void apply(unsigned act, const uint
 {
 	switch (act) {
 	case NG_A_BYTES:
-		c->bytes = ng_rduint(q, len);
+		c->bytes = ng_get_be_uint(q, len);
 		c->have |= H_BYTES;
 		break;
 	case NG_A_PKTS:
-		c->pkts = ng_rduint(q, len);
+		c->pkts = ng_get_be_uint(q, len);
 		c->have |= H_PKTS;
 		break;
 	case NG_A_BYTES_TOTAL:
-		c->bytes_total = ng_rduint(q, len);
+		c->bytes_total = ng_get_be_uint(q, len);
 		c->have |= H_BYTES_TOTAL;
 		break;
 	case NG_A_PKTS_TOTAL:
-		c->pkts_total = ng_rduint(q, len);
+		c->pkts_total = ng_get_be_uint(q, len);
 		c->have |= H_PKTS_TOTAL;
 		break;
 	case NG_A_OUT_BYTES:
-		c->out_bytes = ng_rduint(q, len);
+		c->out_bytes = ng_get_be_uint(q, len);
 		c->have |= H_OUT_BYTES;
 		break;
 	case NG_A_OUT_PKTS:
-		c->out_pkts = ng_rduint(q, len);
+		c->out_pkts = ng_get_be_uint(q, len);
 		c->have |= H_OUT_PKTS;
 		break;
 	case NG_A_INIT_BYTES:
-		c->init_bytes = ng_rduint(q, len);
+		c->init_bytes = ng_get_be_uint(q, len);
 		c->have2 |= H2_INIT_BYTES;
 		break;
 	case NG_A_INIT_PKTS:
-		c->init_pkts = ng_rduint(q, len);
+		c->init_pkts = ng_get_be_uint(q, len);
 		c->have2 |= H2_INIT_PKTS;
 		break;
 	/* Templates holding both IPv4 and IPv6 address fields send the unused
 	 * family as zeros (seen from Cisco IOS XR, nProbe): a zero address
 	 * never overwrites one already read. */
 	case NG_A_SRC4:
-		if (ng_rd32(q)) {
+		if (ng_get_be32(q)) {
 			v4_mapped(f->src_addr, q);
 			f->ip_version = 4;
 		}
 		break;
 	case NG_A_DST4:
-		if (ng_rd32(q)) {
+		if (ng_get_be32(q)) {
 			v4_mapped(f->dst_addr, q);
 			f->ip_version = 4;
 		}
@@ -177,61 +177,61 @@ static inline __attribute__((always_inline)) void apply(unsigned act, const uint
 		memcpy(c->bgpnh, q, 16);
 		c->have |= H_BGPNH;
 		break;
-	case NG_A_SRC_PORT: f->src_port = (uint16_t)ng_rduint(q, len); break;
-	case NG_A_DST_PORT: f->dst_port = (uint16_t)ng_rduint(q, len); break;
-	case NG_A_PROTO: f->protocol = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_SRC_PORT: f->src_port = (uint16_t)ng_get_be_uint(q, len); break;
+	case NG_A_DST_PORT: f->dst_port = (uint16_t)ng_get_be_uint(q, len); break;
+	case NG_A_PROTO: f->protocol = (uint8_t)ng_get_be_uint(q, len); break;
 	/* tcpControlBits: 2 bytes in RFC 7012 (flags in the low byte),
 	 * 1 byte in v9 */
-	case NG_A_TCP_FLAGS: f->tcp_flags = (uint8_t)ng_rduint(q, len); break;
-	case NG_A_TOS: f->tos = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_TCP_FLAGS: f->tcp_flags = (uint8_t)ng_get_be_uint(q, len); break;
+	case NG_A_TOS: f->tos = (uint8_t)ng_get_be_uint(q, len); break;
 	case NG_A_ICMP_TC: {
 		/* icmpTypeCodeIPv4/IPv6: type * 256 + code (RFC 7012 IE 32/139) */
-		uint64_t v = ng_rduint(q, len);
+		uint64_t v = ng_get_be_uint(q, len);
 		f->icmp_type = (uint8_t)(v >> 8);
 		f->icmp_code = (uint8_t)v;
 		break;
 	}
-	case NG_A_ICMP_TYPE: f->icmp_type = (uint8_t)ng_rduint(q, len); break;
-	case NG_A_ICMP_CODE: f->icmp_code = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_ICMP_TYPE: f->icmp_type = (uint8_t)ng_get_be_uint(q, len); break;
+	case NG_A_ICMP_CODE: f->icmp_code = (uint8_t)ng_get_be_uint(q, len); break;
 	case NG_A_IN_IF:
-		f->in_if = (uint32_t)ng_rduint(q, len);
+		f->in_if = (uint32_t)ng_get_be_uint(q, len);
 		c->have |= H_IN_IF;
 		break;
 	case NG_A_OUT_IF:
-		f->out_if = (uint32_t)ng_rduint(q, len);
+		f->out_if = (uint32_t)ng_get_be_uint(q, len);
 		c->have |= H_OUT_IF;
 		break;
 	case NG_A_IN_PHYS:
-		c->in_phys = ng_rduint(q, len);
+		c->in_phys = ng_get_be_uint(q, len);
 		c->have |= H_IN_PHYS;
 		break;
 	case NG_A_OUT_PHYS:
-		c->out_phys = ng_rduint(q, len);
+		c->out_phys = ng_get_be_uint(q, len);
 		c->have |= H_OUT_PHYS;
 		break;
-	case NG_A_DIRECTION: f->direction = (uint8_t)ng_rduint(q, len); break;
-	case NG_A_SRC_AS: f->src_as = (uint32_t)ng_rduint(q, len); break;
-	case NG_A_DST_AS: f->dst_as = (uint32_t)ng_rduint(q, len); break;
-	case NG_A_SRC_MASK: f->src_mask = (uint8_t)ng_rduint(q, len); break;
-	case NG_A_DST_MASK: f->dst_mask = (uint8_t)ng_rduint(q, len); break;
+	case NG_A_DIRECTION: f->direction = (uint8_t)ng_get_be_uint(q, len); break;
+	case NG_A_SRC_AS: f->src_as = (uint32_t)ng_get_be_uint(q, len); break;
+	case NG_A_DST_AS: f->dst_as = (uint32_t)ng_get_be_uint(q, len); break;
+	case NG_A_SRC_MASK: f->src_mask = (uint8_t)ng_get_be_uint(q, len); break;
+	case NG_A_DST_MASK: f->dst_mask = (uint8_t)ng_get_be_uint(q, len); break;
 	case NG_A_SRC_VLAN:
-		f->src_vlan = (uint16_t)ng_rduint(q, len);
+		f->src_vlan = (uint16_t)ng_get_be_uint(q, len);
 		c->have |= H_SRC_VLAN;
 		break;
 	case NG_A_DST_VLAN:
-		f->dst_vlan = (uint16_t)ng_rduint(q, len);
+		f->dst_vlan = (uint16_t)ng_get_be_uint(q, len);
 		c->have |= H_DST_VLAN;
 		break;
 	case NG_A_DOT1Q_VLAN:
-		c->dot1q = (uint16_t)ng_rduint(q, len);
+		c->dot1q = (uint16_t)ng_get_be_uint(q, len);
 		c->have2 |= H2_DOT1Q;
 		break;
 	case NG_A_POST_DOT1Q_VLAN:
-		c->post_dot1q = (uint16_t)ng_rduint(q, len);
+		c->post_dot1q = (uint16_t)ng_get_be_uint(q, len);
 		c->have2 |= H2_POST_DOT1Q;
 		break;
 	/* RFC 7012 IE 70: label (20 bits), TC (3), S (1) in 3 bytes */
-	case NG_A_MPLS_LABEL: f->mpls_label = (uint32_t)(ng_rduint(q, 3) >> 4); break;
+	case NG_A_MPLS_LABEL: f->mpls_label = (uint32_t)(ng_get_be_uint(q, 3) >> 4); break;
 	case NG_A_SRC_MAC:
 		memcpy(f->src_mac, q, 6);
 		c->have |= H_SRC_MAC;
@@ -249,79 +249,79 @@ static inline __attribute__((always_inline)) void apply(unsigned act, const uint
 		c->have |= H_POST_DST_MAC;
 		break;
 	case NG_A_IP_VERSION:
-		c->ipver = (uint8_t)ng_rduint(q, len);
+		c->ipver = (uint8_t)ng_get_be_uint(q, len);
 		c->have |= H_IPVER;
 		break;
 	case NG_A_START_UPTIME:
-		c->start_up = ng_rduint(q, len);
+		c->start_up = ng_get_be_uint(q, len);
 		c->have |= H_START_UP;
 		break;
 	case NG_A_END_UPTIME:
-		c->end_up = ng_rduint(q, len);
+		c->end_up = ng_get_be_uint(q, len);
 		c->have |= H_END_UP;
 		break;
 	case NG_A_START_SEC:
-		c->start_abs = ng_rduint(q, len) * 1000;
+		c->start_abs = ng_get_be_uint(q, len) * 1000;
 		c->have |= H_START_ABS;
 		break;
 	case NG_A_END_SEC:
-		c->end_abs = ng_rduint(q, len) * 1000;
+		c->end_abs = ng_get_be_uint(q, len) * 1000;
 		c->have |= H_END_ABS;
 		break;
 	case NG_A_START_MS:
-		c->start_abs = ng_rduint(q, len);
+		c->start_abs = ng_get_be_uint(q, len);
 		c->have |= H_START_ABS;
 		break;
 	case NG_A_END_MS:
-		c->end_abs = ng_rduint(q, len);
+		c->end_abs = ng_get_be_uint(q, len);
 		c->have |= H_END_ABS;
 		break;
 	case NG_A_START_NTP:
-		c->start_abs = ntp_to_ms(ng_rd64(q));
+		c->start_abs = ntp_to_ms(ng_get_be64(q));
 		c->have |= H_START_ABS;
 		break;
 	case NG_A_END_NTP:
-		c->end_abs = ntp_to_ms(ng_rd64(q));
+		c->end_abs = ntp_to_ms(ng_get_be64(q));
 		c->have |= H_END_ABS;
 		break;
 	case NG_A_START_DELTA_US:
-		c->start_delta = ng_rduint(q, len);
+		c->start_delta = ng_get_be_uint(q, len);
 		c->have |= H_START_DELTA;
 		break;
 	case NG_A_END_DELTA_US:
-		c->end_delta = ng_rduint(q, len);
+		c->end_delta = ng_get_be_uint(q, len);
 		c->have |= H_END_DELTA;
 		break;
 	case NG_A_OBS_MS:
-		c->obs = ng_rduint(q, len);
+		c->obs = ng_get_be_uint(q, len);
 		c->have2 |= H2_OBS;
 		break;
 	case NG_A_SYSINIT_MS:
-		c->sysinit = ng_rduint(q, len);
+		c->sysinit = ng_get_be_uint(q, len);
 		c->have |= H_SYSINIT;
 		break;
 	case NG_A_SAMPLING_INTERVAL:
-		c->interval = ng_rduint(q, len);
+		c->interval = ng_get_be_uint(q, len);
 		c->have |= H_INTERVAL;
 		break;
 	case NG_A_SAMPLER_ID:
-		c->sampler = ng_rduint(q, len);
+		c->sampler = ng_get_be_uint(q, len);
 		c->have |= H_SAMPLER;
 		break;
 	case NG_A_PKT_INTERVAL:
-		c->pkt_int = ng_rduint(q, len);
+		c->pkt_int = ng_get_be_uint(q, len);
 		c->have |= H_PKT_INT;
 		break;
 	case NG_A_PKT_SPACE:
-		c->pkt_space = ng_rduint(q, len);
+		c->pkt_space = ng_get_be_uint(q, len);
 		c->have |= H_PKT_SPACE;
 		break;
 	case NG_A_SAMPLING_SIZE:
-		c->size = ng_rduint(q, len);
+		c->size = ng_get_be_uint(q, len);
 		c->have |= H_SIZE;
 		break;
 	case NG_A_SAMPLING_POP:
-		c->pop = ng_rduint(q, len);
+		c->pop = ng_get_be_uint(q, len);
 		c->have |= H_POP;
 		break;
 	default: break;
@@ -357,7 +357,7 @@ static size_t walk_var(const struct ng_tpl *t, const uint8_t *p, size_t avail, n
 			if (len == 255) {
 				if (off + 2 > avail)
 					return 0;
-				len = ng_rd16(p + off);
+				len = ng_get_be16(p + off);
 				off += 2;
 			}
 		}

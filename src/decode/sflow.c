@@ -99,20 +99,15 @@ void ng_sflow_free(ng_decoder *d)
 	d->sflow = NULL;
 }
 
-/* A word-at-a-time multiply-xorshift hash: this runs once per sample, and
+/* A word-at-a-time hash (ng_hash_words): this runs once per sample, and
  * the byte-wise FNV of ng_hash_bytes cost more than the rest of the sample
  * (measured: ~40% of the decode time). */
 static uint64_t key_hash(const struct src_key *k)
 {
-	uint64_t w[sizeof *k / 8], h = 0x9e3779b97f4a7c15ULL;
+	uint64_t w[sizeof *k / 8];
 	_Static_assert(sizeof *k % 8 == 0, "src_key is whole 64-bit words");
 	memcpy(w, k, sizeof w);
-	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
-		h ^= w[i];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	return h ^ h >> 29;
+	return ng_hash_words(w, sizeof w / sizeof w[0]);
 }
 
 static int seq_grow(struct ng_sflow *sf)
@@ -230,9 +225,9 @@ static void rec_header(struct dgram *g, const uint8_t *p, size_t len, ng_flow *f
 		ng_count_error(g->dom, NG_DERR_SFLOW_RECORD_BAD);
 		return;
 	}
-	uint32_t proto = ng_rd32(p);
-	fs->frame_length = ng_rd32(p + 4);
-	uint32_t hlen = ng_rd32(p + 12);
+	uint32_t proto = ng_get_be32(p);
+	fs->frame_length = ng_get_be32(p + 4);
+	uint32_t hlen = ng_get_be32(p + 12);
 	if (hlen > len - 16) {
 		ng_count_error(g->dom, NG_DERR_SFLOW_RECORD_BAD);
 		hlen = (uint32_t)(len - 16); /* decode what is there */
@@ -288,9 +283,9 @@ static void rec_sampled_ip(struct dgram *g, const uint8_t *p, size_t len, bool v
 	if (fs->have_ip)
 		return;
 	fs->have_ip = true;
-	fs->ip_length = ng_rd32(p);
+	fs->ip_length = ng_get_be32(p);
 	f->ip_version = v6 ? 6 : 4;
-	f->protocol = (uint8_t)ng_rd32(p + 4);
+	f->protocol = (uint8_t)ng_get_be32(p + 4);
 	const uint8_t *q = p + 8;
 	if (v6) {
 		memcpy(f->src_addr, q, 16);
@@ -300,7 +295,7 @@ static void rec_sampled_ip(struct dgram *g, const uint8_t *p, size_t len, bool v
 		ng_addr_from_v4(f->dst_addr, q + 4);
 	}
 	q += 2 * alen;
-	uint32_t sp = ng_rd32(q), dp = ng_rd32(q + 4);
+	uint32_t sp = ng_get_be32(q), dp = ng_get_be32(q + 4);
 	if (f->protocol == 1 || f->protocol == 58) {
 		/* the agent puts ICMP type and code in the port fields */
 		f->icmp_type = (uint8_t)sp;
@@ -309,8 +304,8 @@ static void rec_sampled_ip(struct dgram *g, const uint8_t *p, size_t len, bool v
 		f->src_port = (uint16_t)sp;
 		f->dst_port = (uint16_t)dp;
 	}
-	f->tcp_flags = (uint8_t)ng_rd32(q + 8);
-	f->tos = (uint8_t)ng_rd32(q + 12);
+	f->tcp_flags = (uint8_t)ng_get_be32(q + 8);
+	f->tos = (uint8_t)ng_get_be32(q + 12);
 }
 
 /* An sFlow address (type, 4 or 16 bytes) at p[0..len): its size, or 0 when
@@ -319,7 +314,7 @@ static size_t read_addr(const uint8_t *p, size_t len, uint8_t out[16])
 {
 	if (len < 4)
 		return 0;
-	uint32_t t = ng_rd32(p);
+	uint32_t t = ng_get_be32(p);
 	if (t == 1 && len >= 8) {
 		ng_addr_from_v4(out, p + 4);
 		return 8;
@@ -343,8 +338,8 @@ static void rec_router(struct dgram *g, const uint8_t *p, size_t len, ng_flow *f
 		ng_count_error(g->dom, NG_DERR_SFLOW_RECORD_BAD);
 		return;
 	}
-	f->src_mask = (uint8_t)ng_rd32(p + n);
-	f->dst_mask = (uint8_t)ng_rd32(p + n + 4);
+	f->src_mask = (uint8_t)ng_get_be32(p + n);
+	f->dst_mask = (uint8_t)ng_get_be32(p + n + 4);
 }
 
 /* 0:1003 extended_gateway: nexthop, as, src_as, src_peer_as, dst_as_path
@@ -362,20 +357,20 @@ static void rec_gateway(struct dgram *g, const uint8_t *p, size_t len, ng_flow *
 	static const uint8_t zero[16];
 	if (!memcmp(f->next_hop, zero, 16))
 		memcpy(f->next_hop, nh, 16);
-	uint32_t own_as = ng_rd32(p + o);
-	f->src_as = ng_rd32(p + o + 4);
-	uint32_t nseg = ng_rd32(p + o + 12);
+	uint32_t own_as = ng_get_be32(p + o);
+	f->src_as = ng_get_be32(p + o + 4);
+	uint32_t nseg = ng_get_be32(p + o + 12);
 	o += 16;
 	uint32_t last = own_as;
 	for (uint32_t i = 0; i < nseg; i++) {
 		if (len - o < 8)
 			goto bad;
-		uint32_t cnt = ng_rd32(p + o + 4);
+		uint32_t cnt = ng_get_be32(p + o + 4);
 		o += 8;
 		if (cnt > (len - o) / 4)
 			goto bad;
 		if (cnt)
-			last = ng_rd32(p + o + 4 * (cnt - 1));
+			last = ng_get_be32(p + o + 4 * (cnt - 1));
 		o += 4 * (size_t)cnt;
 	}
 	f->dst_as = last;
@@ -394,7 +389,7 @@ static void flow_records(struct dgram *g, const uint8_t *p, size_t len, uint32_t
 			ng_count_error(g->dom, NG_DERR_SFLOW_RECORD_BAD);
 			return;
 		}
-		uint32_t fmt = ng_rd32(p), rlen = ng_rd32(p + 4);
+		uint32_t fmt = ng_get_be32(p), rlen = ng_get_be32(p + 4);
 		p += 8;
 		len -= 8;
 		if (rlen > len) {
@@ -409,7 +404,7 @@ static void flow_records(struct dgram *g, const uint8_t *p, size_t len, uint32_t
 				break;
 			}
 			if (!fs->frame_length)
-				fs->frame_length = ng_rd32(p);
+				fs->frame_length = ng_get_be32(p);
 			static const uint8_t zmac[6];
 			if (!memcmp(f->src_mac, zmac, 6) && !memcmp(f->dst_mac, zmac, 6)) {
 				memcpy(f->src_mac, p + 4, 6);
@@ -424,12 +419,12 @@ static void flow_records(struct dgram *g, const uint8_t *p, size_t len, uint32_t
 				break;
 			}
 			/* agents send 0xFFFFFFFF (or any value past 4095) for "none" */
-			if (ng_rd32(p) <= 4095) {
+			if (ng_get_be32(p) <= 4095) {
 				fs->have_switch = true;
-				f->src_vlan = (uint16_t)ng_rd32(p);
+				f->src_vlan = (uint16_t)ng_get_be32(p);
 			}
-			if (ng_rd32(p + 8) <= 4095)
-				f->dst_vlan = (uint16_t)ng_rd32(p + 8);
+			if (ng_get_be32(p + 8) <= 4095)
+				f->dst_vlan = (uint16_t)ng_get_be32(p + 8);
 			break;
 		case 1002: rec_router(g, p, rlen, f); break;
 		case 1003: rec_gateway(g, p, rlen, f); break;
@@ -510,27 +505,28 @@ static void flow_sample(struct dgram *g, const uint8_t *p, size_t len, bool expa
 		ng_count_error(g->dom, NG_DERR_SFLOW_SAMPLE_BAD);
 		return;
 	}
-	s.seq = ng_rd32(p);
+	s.seq = ng_get_be32(p);
 	if (expanded) {
-		s.src_type = ng_rd32(p + 4);
-		s.src_index = ng_rd32(p + 8);
-		s.rate = ng_rd32(p + 12);
-		s.in_fmt = ng_rd32(p + 24);
-		s.in_val = ng_rd32(p + 28);
-		s.out_fmt = ng_rd32(p + 32);
-		s.out_val = ng_rd32(p + 36);
+		s.src_type = ng_get_be32(p + 4);
+		s.src_index = ng_get_be32(p + 8);
+		s.rate = ng_get_be32(p + 12);
+		s.in_fmt = ng_get_be32(p + 24);
+		s.in_val = ng_get_be32(p + 28);
+		s.out_fmt = ng_get_be32(p + 32);
+		s.out_val = ng_get_be32(p + 36);
 	} else {
-		uint32_t sid = ng_rd32(p + 4), in = ng_rd32(p + 20), out = ng_rd32(p + 24);
+		uint32_t sid = ng_get_be32(p + 4), in = ng_get_be32(p + 20),
+		         out = ng_get_be32(p + 24);
 		s.src_type = sid >> 24;
 		s.src_index = sid & 0xffffff;
-		s.rate = ng_rd32(p + 8);
+		s.rate = ng_get_be32(p + 8);
 		s.in_fmt = in >> 30;
 		s.in_val = in & IF_INTERNAL;
 		s.out_fmt = out >> 30;
 		s.out_val = out & IF_INTERNAL;
 	}
 	track_seq(g, 0, s.src_type, s.src_index, s.seq);
-	flow_sample_out(g, &s, p + hdr, len - hdr, ng_rd32(p + hdr - 4));
+	flow_sample_out(g, &s, p + hdr, len - hdr, ng_get_be32(p + hdr - 4));
 }
 
 /* 0:5 event_discarded_packet: seq, source_id type and index, drops, input,
@@ -542,22 +538,22 @@ static void discard_sample(struct dgram *g, const uint8_t *p, size_t len)
 		ng_count_error(g->dom, NG_DERR_SFLOW_SAMPLE_BAD);
 		return;
 	}
-	s.seq = ng_rd32(p);
-	s.src_type = ng_rd32(p + 4);
-	s.src_index = ng_rd32(p + 8);
-	s.in_val = ng_rd32(p + 16);
-	s.out_val = ng_rd32(p + 20);
-	s.reason = ng_rd32(p + 24);
+	s.seq = ng_get_be32(p);
+	s.src_type = ng_get_be32(p + 4);
+	s.src_index = ng_get_be32(p + 8);
+	s.in_val = ng_get_be32(p + 16);
+	s.out_val = ng_get_be32(p + 20);
+	s.reason = ng_get_be32(p + 24);
 	s.discard_event = true;
 	track_seq(g, 2, s.src_type, s.src_index, s.seq);
-	flow_sample_out(g, &s, p + 32, len - 32, ng_rd32(p + 28));
+	flow_sample_out(g, &s, p + 32, len - 32, ng_get_be32(p + 28));
 }
 
 /* ---- counter samples ---- */
 
 static float rd_float(const uint8_t *p)
 {
-	uint32_t v = ng_rd32(p);
+	uint32_t v = ng_get_be32(p);
 	float x;
 	memcpy(&x, &v, sizeof x); /* XDR float: IEEE 754 single, big-endian (RFC 4506 §4.6) */
 	return x;
@@ -571,32 +567,32 @@ static bool counter_record(struct dgram *g, uint32_t fmt, const uint8_t *p, size
 		if (len < 88)
 			return false;
 		c->parts |= NG_CTR_IF;
-		c->if_index = ng_rd32(p);
-		c->if_type = ng_rd32(p + 4);
-		c->if_speed = ng_rd64(p + 8);
-		c->if_direction = ng_rd32(p + 16);
-		c->if_status = ng_rd32(p + 20);
-		c->in_octets = ng_rd64(p + 24);
-		c->in_ucast = ng_rd32(p + 32);
-		c->in_mcast = ng_rd32(p + 36);
-		c->in_bcast = ng_rd32(p + 40);
-		c->in_discards = ng_rd32(p + 44);
-		c->in_errors = ng_rd32(p + 48);
-		c->in_unknown = ng_rd32(p + 52);
-		c->out_octets = ng_rd64(p + 56);
-		c->out_ucast = ng_rd32(p + 64);
-		c->out_mcast = ng_rd32(p + 68);
-		c->out_bcast = ng_rd32(p + 72);
-		c->out_discards = ng_rd32(p + 76);
-		c->out_errors = ng_rd32(p + 80);
-		c->promisc = ng_rd32(p + 84);
+		c->if_index = ng_get_be32(p);
+		c->if_type = ng_get_be32(p + 4);
+		c->if_speed = ng_get_be64(p + 8);
+		c->if_direction = ng_get_be32(p + 16);
+		c->if_status = ng_get_be32(p + 20);
+		c->in_octets = ng_get_be64(p + 24);
+		c->in_ucast = ng_get_be32(p + 32);
+		c->in_mcast = ng_get_be32(p + 36);
+		c->in_bcast = ng_get_be32(p + 40);
+		c->in_discards = ng_get_be32(p + 44);
+		c->in_errors = ng_get_be32(p + 48);
+		c->in_unknown = ng_get_be32(p + 52);
+		c->out_octets = ng_get_be64(p + 56);
+		c->out_ucast = ng_get_be32(p + 64);
+		c->out_mcast = ng_get_be32(p + 68);
+		c->out_bcast = ng_get_be32(p + 72);
+		c->out_discards = ng_get_be32(p + 76);
+		c->out_errors = ng_get_be32(p + 80);
+		c->promisc = ng_get_be32(p + 84);
 		return true;
 	case 2: /* ethernet interface counters: 13 words */
 		if (len < 52)
 			return false;
 		c->parts |= NG_CTR_ETH;
 		for (int i = 0; i < 13; i++)
-			c->eth[i] = ng_rd32(p + 4 * i);
+			c->eth[i] = ng_get_be32(p + 4 * i);
 		return true;
 	case 2003: /* host_cpu: 3 floats, then proc_run, proc_total, cpu_num,
 	            * cpu_speed, uptime, cpu_user, cpu_nice, cpu_system, cpu_idle … */
@@ -606,39 +602,39 @@ static bool counter_record(struct dgram *g, uint32_t fmt, const uint8_t *p, size
 		c->load_one = rd_float(p);
 		c->load_five = rd_float(p + 4);
 		c->load_fifteen = rd_float(p + 8);
-		c->cpu_num = ng_rd32(p + 20);
-		c->cpu_speed_mhz = ng_rd32(p + 24);
-		c->host_uptime_s = ng_rd32(p + 28);
-		c->cpu_user_ms = ng_rd32(p + 32);
-		c->cpu_system_ms = ng_rd32(p + 40);
-		c->cpu_idle_ms = ng_rd32(p + 44);
+		c->cpu_num = ng_get_be32(p + 20);
+		c->cpu_speed_mhz = ng_get_be32(p + 24);
+		c->host_uptime_s = ng_get_be32(p + 28);
+		c->cpu_user_ms = ng_get_be32(p + 32);
+		c->cpu_system_ms = ng_get_be32(p + 40);
+		c->cpu_idle_ms = ng_get_be32(p + 44);
 		return true;
 	case 2004: /* host_memory: mem_total, mem_free, … (u64) */
 		if (len < 16)
 			return false;
 		c->parts |= NG_CTR_HOST_MEM;
-		c->mem_total = ng_rd64(p);
-		c->mem_free = ng_rd64(p + 8);
+		c->mem_total = ng_get_be64(p);
+		c->mem_free = ng_get_be64(p + 8);
 		return true;
 	case 2005: /* host_disk_io: disk_total, disk_free, part_max_used, reads,
 	            * bytes_read, read_time, writes, bytes_written, write_time */
 		if (len < 52)
 			return false;
 		c->parts |= NG_CTR_HOST_DISK;
-		c->disk_total = ng_rd64(p);
-		c->disk_free = ng_rd64(p + 8);
-		c->disk_bytes_read = ng_rd64(p + 24);
-		c->disk_bytes_written = ng_rd64(p + 40);
+		c->disk_total = ng_get_be64(p);
+		c->disk_free = ng_get_be64(p + 8);
+		c->disk_bytes_read = ng_get_be64(p + 24);
+		c->disk_bytes_written = ng_get_be64(p + 40);
 		return true;
 	case 2006: /* host_net_io: bytes_in, pkts_in, errs_in, drops_in,
 	            * bytes_out, packets_out, … */
 		if (len < 40)
 			return false;
 		c->parts |= NG_CTR_HOST_NET;
-		c->net_bytes_in = ng_rd64(p);
-		c->net_pkts_in = ng_rd32(p + 8);
-		c->net_bytes_out = ng_rd64(p + 20);
-		c->net_pkts_out = ng_rd32(p + 28);
+		c->net_bytes_in = ng_get_be64(p);
+		c->net_pkts_in = ng_get_be32(p + 8);
+		c->net_bytes_out = ng_get_be64(p + 20);
+		c->net_pkts_out = ng_get_be32(p + 28);
 		return true;
 	default: (void)g; return true; /* not kept: skipped by length */
 	}
@@ -675,15 +671,15 @@ static void counters_sample(struct dgram *g, const uint8_t *p, size_t len, bool 
 		ng_count_error(g->dom, NG_DERR_SFLOW_SAMPLE_BAD);
 		return;
 	}
-	uint32_t seq = ng_rd32(p), type, index;
+	uint32_t seq = ng_get_be32(p), type, index;
 	if (expanded) {
-		type = ng_rd32(p + 4);
-		index = ng_rd32(p + 8);
+		type = ng_get_be32(p + 4);
+		index = ng_get_be32(p + 8);
 	} else {
-		type = ng_rd32(p + 4) >> 24;
-		index = ng_rd32(p + 4) & 0xffffff;
+		type = ng_get_be32(p + 4) >> 24;
+		index = ng_get_be32(p + 4) & 0xffffff;
 	}
-	uint32_t nrec = ng_rd32(p + hdr - 4);
+	uint32_t nrec = ng_get_be32(p + hdr - 4);
 	track_seq(g, 1, type, index, seq);
 	g->dom->st.counter_samples++;
 	ng_counter_sample *c = pending_push(g->sf);
@@ -706,7 +702,7 @@ static void counters_sample(struct dgram *g, const uint8_t *p, size_t len, bool 
 			ng_count_error(g->dom, NG_DERR_SFLOW_RECORD_BAD);
 			return;
 		}
-		uint32_t fmt = ng_rd32(p), rlen = ng_rd32(p + 4);
+		uint32_t fmt = ng_get_be32(p), rlen = ng_get_be32(p + 4);
 		p += 8;
 		len -= 8;
 		if (rlen > len) {
@@ -730,11 +726,11 @@ size_t ng_decode_sflow(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	struct dgram g = {.d = d, .dg = dg, .out = out};
 	/* header: version, address type, address (4/16), sub_agent_id,
 	 * sequence_number, uptime, num_samples */
-	uint32_t at = len >= 8 ? ng_rd32(p + 4) : 0;
+	uint32_t at = len >= 8 ? ng_get_be32(p + 4) : 0;
 	size_t alen = at == 1 ? 4 : at == 2 ? 16 : 0;
 	size_t hdr = 8 + alen + 16;
 	if (!alen || len < hdr) {
-		uint32_t sub = alen && len >= 12 + alen ? ng_rd32(p + 8 + alen) : 0;
+		uint32_t sub = alen && len >= 12 + alen ? ng_get_be32(p + 8 + alen) : 0;
 		g.dom = ng_domain_get(d, dg->exporter, sub);
 		if (g.dom) {
 			ng_domain_seen(g.dom, dg, len, SFLOW_VERSION_BYTE);
@@ -747,10 +743,10 @@ size_t ng_decode_sflow(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	else
 		memcpy(g.agent, p + 8, 16);
 	p += 8 + alen;
-	g.sub_agent = ng_rd32(p);
-	uint32_t seq = ng_rd32(p + 4);
-	g.uptime_ms = ng_rd32(p + 8);
-	uint32_t nsamples = ng_rd32(p + 12);
+	g.sub_agent = ng_get_be32(p);
+	uint32_t seq = ng_get_be32(p + 4);
+	g.uptime_ms = ng_get_be32(p + 8);
+	uint32_t nsamples = ng_get_be32(p + 12);
 	p += 16;
 	len -= hdr;
 	g.dom = ng_domain_get(d, dg->exporter, g.sub_agent);
@@ -766,7 +762,7 @@ size_t ng_decode_sflow(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 			ng_count_error(g.dom, NG_DERR_SFLOW_SAMPLES_LEFT);
 			break;
 		}
-		uint32_t fmt = ng_rd32(p), slen = ng_rd32(p + 4);
+		uint32_t fmt = ng_get_be32(p), slen = ng_get_be32(p + 4);
 		p += 8;
 		len -= 8;
 		if (slen > len) {

@@ -66,30 +66,23 @@ static void put_u8(struct wbuf *w, uint8_t v)
 
 static void put_u16(struct wbuf *w, uint16_t v)
 {
-	uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+	uint8_t b[2];
+	ng_put_be16(b, v);
 	put(w, b, 2);
 }
 
 static void put_u32(struct wbuf *w, uint32_t v)
 {
-	uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+	uint8_t b[4];
+	ng_put_be32(b, v);
 	put(w, b, 4);
 }
 
 static void put_u64(struct wbuf *w, uint64_t v)
 {
-	put_u32(w, (uint32_t)(v >> 32));
-	put_u32(w, (uint32_t)v);
-}
-
-static uint64_t fnv1a(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	uint8_t b[8];
+	ng_put_be64(b, v);
+	put(w, b, 8);
 }
 
 static void serialize(const ng_decoder *d, struct wbuf *w)
@@ -129,7 +122,7 @@ static void serialize(const ng_decoder *d, struct wbuf *w)
 			put_u32(w, m->samplers[k].rate);
 		}
 	}
-	put_u64(w, fnv1a(w->p, w->n));
+	put_u64(w, ng_fnv1a64(NG_FNV64_INIT, w->p, w->n));
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -232,19 +225,19 @@ static uint8_t get_u8(struct rbuf *r)
 static uint16_t get_u16(struct rbuf *r)
 {
 	const uint8_t *q = take(r, 2);
-	return q ? ng_rd16(q) : 0;
+	return q ? ng_get_be16(q) : 0;
 }
 
 static uint32_t get_u32(struct rbuf *r)
 {
 	const uint8_t *q = take(r, 4);
-	return q ? ng_rd32(q) : 0;
+	return q ? ng_get_be32(q) : 0;
 }
 
 static uint64_t get_u64(struct rbuf *r)
 {
 	const uint8_t *q = take(r, 8);
-	return q ? ng_rd64(q) : 0;
+	return q ? ng_get_be64(q) : 0;
 }
 
 /* Walks the body; with `d` NULL only validates, else applies.  Returns
@@ -266,9 +259,9 @@ static bool walk_state(struct rbuf *r, ng_decoder *d)
 		if (!d)
 			continue;
 		for (uint16_t k = 0; k < nf; k++) {
-			d->scratch[k].ie = ng_rd16(fp + k * 8);
-			d->scratch[k].len = ng_rd16(fp + k * 8 + 2);
-			d->scratch[k].pen = ng_rd32(fp + k * 8 + 4);
+			d->scratch[k].ie = ng_get_be16(fp + k * 8);
+			d->scratch[k].len = ng_get_be16(fp + k * 8 + 2);
+			d->scratch[k].pen = ng_get_be32(fp + k * 8 + 4);
 		}
 		struct ng_domain *dom = ng_domain_get(d, addr, domain);
 		if (dom)
@@ -294,8 +287,8 @@ static bool walk_state(struct rbuf *r, ng_decoder *d)
 		dom->sysinit_ms = sysinit;
 		dom->nsamplers = ns;
 		for (unsigned k = 0; k < ns; k++) {
-			dom->samplers[k].id = ng_rd64(sp + k * 12);
-			dom->samplers[k].rate = ng_rd32(sp + k * 12 + 8);
+			dom->samplers[k].id = ng_get_be64(sp + k * 12);
+			dom->samplers[k].rate = ng_get_be32(sp + k * 12 + 8);
 		}
 	}
 	return !r->bad && r->o == r->n;
@@ -349,8 +342,8 @@ int ng_decoder_load(ng_decoder *d, const char *path)
  * when the bytes are not a valid state file (the decoder is unchanged). */
 int ng_decoder_load_mem(ng_decoder *d, const uint8_t *p, size_t n)
 {
-	if (n < 16 || memcmp(p, STATE_MAGIC, 4) || ng_rd32(p + 4) != STATE_VERSION ||
-	    fnv1a(p, n - 8) != ng_rd64(p + n - 8)) {
+	if (n < 16 || memcmp(p, STATE_MAGIC, 4) || ng_get_be32(p + 4) != STATE_VERSION ||
+	    ng_fnv1a64(NG_FNV64_INIT, p, n - 8) != ng_get_be64(p + n - 8)) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "core/bytes.h"
 #include "core/log.h"
 #include "core/strtab.h"
 #include "enrich/enrich_int.h"
@@ -277,13 +278,6 @@ static unsigned lookup_all(ng_enricher *e, const uint8_t a[16], uint32_t *geo, u
 	return umax(umax(p1, p2), p3);
 }
 
-static inline uint64_t be64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
-}
-
 /* True when a (16 bytes) is IPv4-mapped (::ffff:a.b.c.d); *x = a.b.c.d in
  * host order (whatever the answer: a wrong guess for IPv6 is not used). */
 static inline bool v4_of(const uint8_t a[16], uint32_t *x)
@@ -361,7 +355,7 @@ static void v4_miss(ng_enricher *e, const uint8_t a[16], uint32_t x, struct ainf
 static void v6_info(ng_enricher *e, const uint8_t a[16], struct ainfo *o)
 {
 	uint32_t geo, as, netv;
-	uint64_t hi = be64(a), lo = be64(a + 8);
+	uint64_t hi = ng_get_be64(a), lo = ng_get_be64(a + 8);
 	struct c6 *c = &e->c6[((hi >> 16) * 0x9e3779b97f4a7c15ull) >> (64 - C6_BITS)];
 	unsigned p = c->plen1 ? c->plen1 - 1u : 0;
 	uint64_t mh = p == 0 ? 0 : p >= 64 ? ~0ull : ~0ull << (64 - p);

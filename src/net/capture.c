@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "core/addr.h"
+#include "core/bytes.h"
 
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
@@ -48,21 +49,6 @@ struct reader {
 	ng_capture_stats *st;
 	uint64_t time_ms;
 };
-
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
 
 /* Counts a frame that carries no export datagram; returns 0 to go on. */
 static int skip(struct reader *r, uint64_t *why)
@@ -85,7 +71,7 @@ static int udp(struct reader *r, struct frame *f, size_t ip_len, const uint8_t s
 		r->st->truncated++;
 		return skip(r, NULL);
 	}
-	size_t ulen = be16(f->p + 4);
+	size_t ulen = ng_get_be16(f->p + 4);
 	/* UDP length counts the 8-byte header; it may be less than the IP
 	 * payload (padding) but never more. */
 	if (ulen < 8 || ulen > ip_len)
@@ -99,7 +85,7 @@ static int udp(struct reader *r, struct frame *f, size_t ip_len, const uint8_t s
 	ng_datagram dg = {
 	    .data = f->p + 8,
 	    .len = plen,
-	    .exporter_port = be16(f->p),
+	    .exporter_port = ng_get_be16(f->p),
 	    .time_received = r->time_ms,
 	};
 	memcpy(dg.exporter, src, 16);
@@ -114,11 +100,11 @@ static int ipv4(struct reader *r, struct frame *f)
 	if (f->len < 20 || h[0] >> 4 != 4)
 		return skip(r, &r->st->malformed);
 	size_t ihl = (size_t)(h[0] & 0x0f) * 4;
-	size_t total = be16(h + 2);
+	size_t total = ng_get_be16(h + 2);
 	if (ihl < 20 || total < ihl || f->len < ihl)
 		return skip(r, &r->st->malformed);
 	/* More-fragments flag or a non-zero offset: part of a datagram. */
-	if (be16(h + 6) & 0x3fff)
+	if (ng_get_be16(h + 6) & 0x3fff)
 		return skip(r, &r->st->fragments);
 	if (h[9] != 17)
 		return skip(r, NULL);
@@ -137,7 +123,7 @@ static int ipv6(struct reader *r, struct frame *f)
 	const uint8_t *h = f->p;
 	if (f->len < 40 || h[0] >> 4 != 6)
 		return skip(r, &r->st->malformed);
-	size_t plen = be16(h + 4); /* 0: jumbogram (RFC 2675), not for UDP exports */
+	size_t plen = ng_get_be16(h + 4); /* 0: jumbogram (RFC 2675), not for UDP exports */
 	if (plen == 0)
 		return skip(r, &r->st->malformed);
 	uint8_t src[16];
@@ -167,7 +153,7 @@ static int ipv6(struct reader *r, struct frame *f)
 		case 44: /* fragment (RFC 8200 §4.5): offset or M flag set */
 			if (f->len < 8)
 				return skip(r, &r->st->malformed);
-			if (be16(f->p + 2) & 0xfff9)
+			if (ng_get_be16(f->p + 2) & 0xfff9)
 				return skip(r, &r->st->fragments);
 			hlen = 8; /* an atomic fragment: the whole datagram */
 			break;
@@ -210,13 +196,13 @@ static int ethernet(struct reader *r, struct frame *f)
 {
 	if (f->len < 14)
 		return skip(r, &r->st->malformed);
-	uint16_t type = be16(f->p + 12);
+	uint16_t type = ng_get_be16(f->p + 12);
 	f->p += 14;
 	f->len -= 14;
 	while (type == 0x8100 || type == 0x88a8 || type == 0x9100) {
 		if (f->len < 4)
 			return skip(r, &r->st->malformed);
-		type = be16(f->p + 2);
+		type = ng_get_be16(f->p + 2);
 		f->p += 4;
 		f->len -= 4;
 	}
@@ -230,9 +216,9 @@ static int bsd_loop(struct reader *r, struct frame *f)
 {
 	if (f->len < 4)
 		return skip(r, &r->st->malformed);
-	uint32_t af = le32(f->p);
+	uint32_t af = ng_get_le32(f->p);
 	if (af > 0xffff)
-		af = be32(f->p);
+		af = ng_get_be32(f->p);
 	f->p += 4;
 	f->len -= 4;
 	if (af == 2)
@@ -250,12 +236,12 @@ static int frame(struct reader *r, int dlt, struct frame *f)
 		if (f->len < 16)
 			return skip(r, &r->st->malformed);
 		f->p += 16, f->len -= 16;
-		return ethertype(r, f, be16(f->p - 2));
+		return ethertype(r, f, ng_get_be16(f->p - 2));
 	case DLT_LINUX_SLL2: /* 20-byte header, protocol at 0 */
 		if (f->len < 20)
 			return skip(r, &r->st->malformed);
 		f->p += 20, f->len -= 20;
-		return ethertype(r, f, be16(f->p - 20));
+		return ethertype(r, f, ng_get_be16(f->p - 20));
 	case DLT_RAW:
 	case DLT_IPV4:
 	case DLT_IPV6: return raw_ip(r, f);
@@ -338,8 +324,8 @@ static int raw_datagram(struct reader *r, const uint8_t *p, size_t len)
 static bool is_v5_series(const uint8_t *buf, size_t size)
 {
 	size_t off = 0, n = 0;
-	while (size - off >= 24 && be16(buf + off) == 5) {
-		size_t count = be16(buf + off + 2);
+	while (size - off >= 24 && ng_get_be16(buf + off) == 5) {
+		size_t count = ng_get_be16(buf + off + 2);
 		if (count < 1 || count > 30 || 24 + count * 48 > size - off)
 			return false;
 		off += 24 + count * 48;
@@ -360,9 +346,9 @@ static bool is_v5_series(const uint8_t *buf, size_t size)
 static int raw_payloads(struct reader *r, const uint8_t *buf, size_t size)
 {
 	size_t off = 0;
-	if (size >= 16 && be16(buf) == 10) {
-		while (size - off >= 16 && be16(buf + off) == 10) {
-			size_t mlen = be16(buf + off + 2);
+	if (size >= 16 && ng_get_be16(buf) == 10) {
+		while (size - off >= 16 && ng_get_be16(buf + off) == 10) {
+			size_t mlen = ng_get_be16(buf + off + 2);
 			if (mlen < 16 || mlen > size - off)
 				break;
 			int rc = raw_datagram(r, buf + off, mlen);
@@ -372,7 +358,7 @@ static int raw_payloads(struct reader *r, const uint8_t *buf, size_t size)
 		}
 	} else if (is_v5_series(buf, size)) {
 		while (off < size) {
-			size_t mlen = 24 + (size_t)be16(buf + off + 2) * 48;
+			size_t mlen = 24 + (size_t)ng_get_be16(buf + off + 2) * 48;
 			int rc = raw_datagram(r, buf + off, mlen);
 			if (rc)
 				return rc;
@@ -415,7 +401,7 @@ static bool is_capture_magic(const uint8_t m[4])
 {
 	static const uint32_t magics[] = {0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1,
 	                                  0xa1b2cd34, 0x34cdb2a1, 0x0a0d0d0a};
-	uint32_t v = be32(m);
+	uint32_t v = ng_get_be32(m);
 	for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++)
 		if (v == magics[i])
 			return true;

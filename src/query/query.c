@@ -23,6 +23,7 @@
 
 #include "core/addr.h"
 #include "core/bigmem.h"
+#include "core/hash.h"
 #include "query/agg.h"
 
 /* ---- the model ---------------------------------------------------------- */
@@ -201,21 +202,6 @@ typedef struct agg_table {
 	size_t mask;      /* slots - 1 (a power of two minus one) */
 	size_t kwords;    /* key length in 8-byte words */
 } agg_table;
-
-/* One multiply a word, then murmur3's finalizer so that every key bit
- * reaches the low bits that pick the slot (a multiply alone leaves the low
- * bits blind to an IPv4 address's last bytes, which sit in the high half
- * of their word). */
-static inline uint64_t hash_key(const uint64_t *k, size_t words)
-{
-	uint64_t h = UINT64_C(0x9E3779B97F4A7C15);
-	for (size_t i = 0; i < words; i++)
-		h = (h ^ k[i]) * UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
 
 static int table_grow(agg_table *t)
 {
@@ -481,7 +467,7 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 			key_xform(c->q, (uint8_t *)keys[m]);
 		if (c->q->nfold)
 			fold_key(c->q, (uint8_t *)keys[m]);
-		hs[m] = hash_key(keys[m], kw);
+		hs[m] = ng_hash_words(keys[m], kw);
 		if (c->t.slots)
 			__builtin_prefetch(&c->t.slots[hs[m] & c->t.mask]);
 	}
@@ -839,7 +825,7 @@ static int fold_fast(run_ctx *c)
 		uint32_t be = __builtin_bswap32(c->t32.keys[i]);
 		kp[10] = kp[11] = 0xff;
 		memcpy(kp + 12, &be, 4);
-		ng_agg_row *r = table_get(&c->t, k, hash_key(k, c->t.kwords));
+		ng_agg_row *r = table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
 		if (!r)
 			return -1;
 		const ng_agg_vals *v = &c->t32.v[i];
@@ -852,7 +838,7 @@ static int fold_fast(run_ctx *c)
 		memset(k, 0, c->t.kwords * 8);
 		uint16_t kv = (uint16_t)key; /* little-endian: a u8 key is its low byte */
 		memcpy(k, &kv, 2);
-		ng_agg_row *r = table_get(&c->t, k, hash_key(k, c->t.kwords));
+		ng_agg_row *r = table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
 		if (!r)
 			return -1;
 		merge_vals(r, v->flows, v->packets, v->bytes, v->first, v->last);
@@ -860,7 +846,7 @@ static int fold_fast(run_ctx *c)
 	for (size_t i = 0; i < c->t64.n; i++) {
 		memset(k, 0, c->t.kwords * 8);
 		memcpy(k, &c->t64.keys[i], 8); /* FAST_64: kwords is 1 */
-		ng_agg_row *r = table_get(&c->t, k, hash_key(k, c->t.kwords));
+		ng_agg_row *r = table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
 		if (!r)
 			return -1;
 		const ng_agg_vals *v = &c->t64.v[i];
@@ -1507,7 +1493,7 @@ static int top_part(run_ctx *c, const top_row *p, size_t n, top_cover *cv)
 			continue; /* the rest: totals only */
 		uint64_t k[2];
 		memcpy(k, t->addr, 16);
-		ng_agg_row *r = table_get(&c->t, k, hash_key(k, 2));
+		ng_agg_row *r = table_get(&c->t, k, ng_hash_words(k, 2));
 		if (!r)
 			return -2;
 		merge_vals(r, t->flows, t->packets, t->bytes, t->first, t->last);

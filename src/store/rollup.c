@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "store/files.h"
 #include "store/segment.h"
@@ -198,21 +199,10 @@ static void grouper_free(grouper *g)
 	free(g->slot);
 }
 
-static uint64_t hash_words(const uint64_t *k, size_t kw)
-{
-	uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
-	for (size_t i = 0; i < kw; i++) {
-		h ^= k[i];
-		h *= UINT64_C(0xff51afd7ed558ccd);
-		h ^= h >> 32;
-	}
-	return h;
-}
-
 /* Puts group i (of the current bucket) in the table. */
 static void slot_put(grouper *g, size_t i)
 {
-	size_t h = hash_words(g->keys + i * g->kw, g->kw) & g->mask;
+	size_t h = ng_hash_words(g->keys + i * g->kw, g->kw) & g->mask;
 	while (g->slot[h])
 		h = (h + 1) & g->mask;
 	g->slot[h] = (uint32_t)(i - g->base + 1);
@@ -269,7 +259,7 @@ static int grouper_add(grouper *g, const ng_flow *r, uint64_t flows)
 		p += g->dim[j].size;
 	}
 	const size_t kw = g->kw;
-	size_t h = hash_words(k, kw) & g->mask;
+	size_t h = ng_hash_words(k, kw) & g->mask;
 	for (;; h = (h + 1) & g->mask) {
 		uint32_t s = g->slot[h];
 		if (!s)

@@ -128,6 +128,8 @@
 #include "store/segment.h"
 
 #include "core/bigmem.h"
+#include "core/bytes.h"
+#include "core/hash.h"
 #include "core/strtab.h"
 #include "store/keymap.h"
 #include "store/radix.h"
@@ -156,37 +158,6 @@
 
 static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	memcpy(p, &v, 2);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
-}
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static void msg(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void msg(char *err, size_t errlen, const char *fmt, ...)
@@ -196,16 +167,6 @@ static void msg(char *err, size_t errlen, const char *fmt, ...)
 	if (err && errlen)
 		vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-}
-
-uint64_t ng_fnv1a64(uint64_t h, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < len; i++) {
-		h ^= b[i];
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
 }
 
 static uint64_t header_checksum(const uint8_t *img, size_t hsize)
@@ -218,7 +179,7 @@ static uint64_t header_checksum(const uint8_t *img, size_t hsize)
 
 void ng_seg_reseal(uint8_t *img)
 {
-	put64(img + 56, header_checksum(img, get32(img + 12)));
+	ng_put_le64(img + 56, header_checksum(img, ng_get_le32(img + 12)));
 }
 
 static bool is_int_type(unsigned t)
@@ -604,18 +565,18 @@ static uint64_t load_uint(const uint8_t *p, unsigned w)
 {
 	switch (w) {
 	case 1: return *p;
-	case 2: return get16(p);
-	case 4: return get32(p);
-	default: return get64(p);
+	case 2: return ng_get_le16(p);
+	case 4: return ng_get_le32(p);
+	default: return ng_get_le64(p);
 	}
 }
 
 static bool all_equal(const uint8_t *col, size_t n, unsigned w)
 {
 	if (w == 16) { /* addresses: two words a row, no call per row */
-		uint64_t a = get64(col), b = get64(col + 8), d = 0;
+		uint64_t a = ng_get_le64(col), b = ng_get_le64(col + 8), d = 0;
 		for (size_t i = 1; i < n && !d; i++)
-			d = (get64(col + i * 16) ^ a) | (get64(col + i * 16 + 8) ^ b);
+			d = (ng_get_le64(col + i * 16) ^ a) | (ng_get_le64(col + i * 16 + 8) ^ b);
 		return !d;
 	}
 	for (size_t i = 1; i < n; i++)
@@ -626,10 +587,10 @@ static bool all_equal(const uint8_t *col, size_t n, unsigned w)
 
 static bool all_v4(const uint8_t *col, size_t n)
 {
-	const uint64_t a = get64(v4_prefix);
-	const uint32_t b = get32(v4_prefix + 8);
+	const uint64_t a = ng_get_le64(v4_prefix);
+	const uint32_t b = ng_get_le32(v4_prefix + 8);
 	for (size_t i = 0; i < n; i++)
-		if (get64(col + i * 16) != a || get32(col + i * 16 + 8) != b)
+		if (ng_get_le64(col + i * 16) != a || ng_get_le32(col + i * 16 + 8) != b)
 			return false;
 	return true;
 }
@@ -679,7 +640,7 @@ static bool same_values(const uint8_t *a, unsigned wa, const uint8_t *b, unsigne
 	if (wa == 8 && wb == 8) {
 		uint64_t d = 0;
 		for (size_t i = 0; i < n; i++)
-			d |= get64(a + i * 8) ^ get64(b + i * 8);
+			d |= ng_get_le64(a + i * 8) ^ ng_get_le64(b + i * 8);
 		return !d;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -767,9 +728,9 @@ static bool diff_smaller(const uint8_t *col, const uint8_t *rc, unsigned rw, siz
 {
 	uint64_t diff = 0, delta = 0;
 	for (size_t i = 16; i < n; i += 16) {
-		uint64_t v = get64(col + i * 8);
+		uint64_t v = ng_get_le64(col + i * 8);
 		diff += zbits(v - load_uint(rc + i * rw, rw));
-		delta += zbits(v - get64(col + (i - 1) * 8));
+		delta += zbits(v - ng_get_le64(col + (i - 1) * 8));
 	}
 	return diff <= delta;
 }
@@ -830,7 +791,7 @@ static bool try_rank(ng_seg_encoder *e, size_t ci, size_t n)
 		return false;
 	if (e->fields[ci].type == NG_FT_ADDR)
 		for (size_t i = 0; i < n; i++)
-			e->rv[i] = __builtin_bswap32(get32(col + i * 16 + 12));
+			e->rv[i] = __builtin_bswap32(ng_get_le32(col + i * 16 + 12));
 	else
 		memcpy(e->rv, col, n * 4);
 	size_t sample_k;
@@ -879,7 +840,7 @@ static size_t map_pairs_ranked(ng_seg_encoder *e, const uint8_t *col, size_t n,
 	for (size_t j = 0; j < kr->k; j++)
 		tab[j] = NONE;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t id = get32(col + i * 4), *t = &tab[kr->idx[i]];
+		uint32_t id = ng_get_le32(col + i * 4), *t = &tab[kr->idx[i]];
 		id = id < limit ? id : 0;
 		if (*t != id) {
 			if (*t != NONE)
@@ -900,7 +861,7 @@ static size_t map_pairs_hashed(ng_seg_encoder *e, const uint8_t *col, const uint
 		return 0;
 	uint32_t last_key = 0, last_id = UINT32_MAX; /* runs of one key skip the table */
 	for (size_t i = 0; i < n; i++) {
-		uint32_t key = kv ? get32(kv + i * 4) : 0, id = get32(col + i * 4);
+		uint32_t key = kv ? ng_get_le32(kv + i * 4) : 0, id = ng_get_le32(col + i * 4);
 		id = id < limit ? id : 0;
 		if (key == last_key && id == last_id)
 			continue;
@@ -951,7 +912,7 @@ static bool try_map(ng_seg_encoder *e, size_t ci, size_t n, size_t kc)
 	size_t pos = 4 * k;
 	for (size_t j = 0; j < k; j++) {
 		size_t len = ng_str_len(id[j]);
-		put32(e->dict + 4 * j, (uint32_t)key[j]);
+		ng_put_le32(e->dict + 4 * j, (uint32_t)key[j]);
 		e->dict[pos] = (uint8_t)len;
 		memcpy(e->dict + pos + 1, ng_str(id[j]), len);
 		pos += 1 + len;
@@ -976,8 +937,8 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 	if (is_int_type(f->type)) {
 		uint64_t mn, mx;
 		min_max(col, n, w, &mn, &mx);
-		put64(ent + 64, mn);
-		put64(ent + 72, mx);
+		ng_put_le64(ent + 64, mn);
+		ng_put_le64(ent + 72, mx);
 		if (mn == mx)
 			return NG_ENC_CONST;
 	} else if (f->type == NG_FT_STR) {
@@ -1010,12 +971,12 @@ static unsigned choose_encoding(ng_seg_encoder *e, size_t ci, size_t n, uint8_t 
 		/* zone map: the IPv4 range, as numbers (a.b.c.d = a << 24 | …) */
 		uint32_t mn = UINT32_MAX, mx = 0;
 		for (size_t i = 0; i < n; i++) {
-			uint32_t v = __builtin_bswap32(get32(col + i * 16 + 12));
+			uint32_t v = __builtin_bswap32(ng_get_le32(col + i * 16 + 12));
 			mn = v < mn ? v : mn;
 			mx = v > mx ? v : mx;
 		}
-		put32(ent + 64, mn);
-		put32(ent + 68, mx);
+		ng_put_le32(ent + 64, mn);
+		ng_put_le32(ent + 68, mx);
 		return try_rank(e, ci, n) ? NG_ENC_RANK : NG_ENC_V4;
 	}
 	if (is_int_type(f->type) && w == 4 && try_rank(e, ci, n))
@@ -1047,7 +1008,7 @@ static size_t transform_block(ng_seg_encoder *e, size_t ci, unsigned enc, int re
 	case NG_ENC_DELTA: {
 		uint64_t prev = 0; /* each block starts from zero: blocks decode alone */
 		for (size_t i = 0; i < m; i++) {
-			uint64_t v = get64(col + i * 8);
+			uint64_t v = ng_get_le64(col + i * 8);
 			e->z[i] = zigzag(v - prev);
 			prev = v;
 		}
@@ -1113,7 +1074,7 @@ static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 	const uint32_t gen = e->dgen;
 	size_t k = 0, bytes = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t id = get32(col + i * 4);
+		uint32_t id = ng_get_le32(col + i * 4);
 		struct dslot *d = &e->dmap[id < LIMIT ? id : 0];
 		if (d->gen != gen) {
 			e->dnew[k] = id < LIMIT ? id : 0;
@@ -1152,7 +1113,7 @@ static int put_frame(ng_seg_encoder *e, ZSTD_CCtx *cctx, const ng_field *f, cons
 		    ZSTD_getErrorName(z));
 		return -1;
 	}
-	put32(e->out + table, (uint32_t)z);
+	ng_put_le32(e->out + table, (uint32_t)z);
 	*pos += z;
 	return 0;
 }
@@ -1181,14 +1142,14 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 	memcpy(ent, f->name, strlen(f->name) < NG_SEG_NAME_MAX ? strlen(f->name) : NG_SEG_NAME_MAX);
 	ent[32] = (uint8_t)f->type;
 	ent[33] = (uint8_t)f->size;
-	put64(ent + 40, *len);
+	ng_put_le64(ent + 40, *len);
 	int ref;
 	unsigned enc = choose_encoding(e, ci, n, ent, &ref);
 	ent[34] = (uint8_t)enc;
 	if (enc == NG_ENC_CONST)
 		return 0;
 	if (enc == NG_ENC_DIFF || enc == NG_ENC_MAP)
-		put16(ent + 36, (uint16_t)ref);
+		ng_put_le16(ent + 36, (uint16_t)ref);
 	const size_t B = NG_SEG_BLOCK_ROWS;
 	size_t nb = (n + B - 1) / B, extra = 0, dlen = 0, dk = 0;
 	if (enc == NG_ENC_DICT) {
@@ -1196,8 +1157,8 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 			msg(err, errlen, "out of memory encoding column %s (%zu rows)", f->name, n);
 			return -1;
 		}
-		put32(ent + 64, (uint32_t)dk);
-		put32(ent + 68, (uint32_t)dlen);
+		ng_put_le32(ent + 64, (uint32_t)dk);
+		ng_put_le32(ent + 68, (uint32_t)dlen);
 		extra = 1;
 		if (dk == 1)
 			nb = 0; /* one string: every row is entry 0 */
@@ -1208,8 +1169,8 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 	} else if (enc == NG_ENC_MAP) {
 		dk = e->map_k; /* try_map() built it: no block frames */
 		dlen = e->map_len;
-		put32(ent + 64, (uint32_t)dk);
-		put32(ent + 68, (uint32_t)dlen);
+		ng_put_le32(ent + 64, (uint32_t)dk);
+		ng_put_le32(ent + 68, (uint32_t)dlen);
 		extra = 1;
 		nb = 0;
 	}
@@ -1228,8 +1189,8 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 			return -1;
 		raw_total += raw;
 	}
-	put64(ent + 48, pos - start);
-	put64(ent + 56, raw_total);
+	ng_put_le64(ent + 48, pos - start);
+	ng_put_le64(ent + 56, raw_total);
 	*len = pos;
 	return 0;
 }
@@ -1237,7 +1198,7 @@ static int encode_column(ng_seg_encoder *e, size_t ci, size_t n, uint8_t *ent, s
 /* Reads the first or last value of an 8-byte column that may be NULL. */
 static uint64_t col64(const uint8_t *col, size_t i)
 {
-	return col ? get64(col + i * 8) : 0;
+	return col ? ng_get_le64(col + i * 8) : 0;
 }
 
 int ng_seg_encode_cols(ng_seg_encoder *e, const ng_field *fields, size_t nfields,
@@ -1279,20 +1240,20 @@ int ng_seg_encode_cols(ng_seg_encoder *e, const ng_field *fields, size_t nfields
 	uint8_t *h = e->out;
 	memset(h, 0, NG_SEG_FIXED_SIZE);
 	memcpy(h, NG_SEG_MAGIC, 8);
-	put16(h + 8, NG_SEG_VERSION);
-	put16(h + 10, (uint16_t)nfields);
-	put32(h + 12, (uint32_t)hsize);
-	put64(h + 16, n);
+	ng_put_le16(h + 8, NG_SEG_VERSION);
+	ng_put_le16(h + 10, (uint16_t)nfields);
+	ng_put_le32(h + 12, (uint32_t)hsize);
+	ng_put_le64(h + 16, n);
 	const uint8_t *start = e->colv[ps];
-	put64(h + 24, col64(start, 0));
-	put64(h + 32, col64(start, n - 1));
+	ng_put_le64(h + 24, col64(start, 0));
+	ng_put_le64(h + 32, col64(start, n - 1));
 	if (pe >= 0) {
 		const uint8_t *ent_end = h + NG_SEG_FIXED_SIZE + (size_t)pe * NG_SEG_ENTRY_SIZE;
-		put64(h + 40, get64(ent_end + 64));
-		put64(h + 48, get64(ent_end + 72));
+		ng_put_le64(h + 40, ng_get_le64(ent_end + 64));
+		ng_put_le64(h + 48, ng_get_le64(ent_end + 72));
 	} else {
-		put64(h + 40, col64(start, 0));
-		put64(h + 48, col64(start, n - 1));
+		ng_put_le64(h + 40, col64(start, 0));
+		ng_put_le64(h + 48, col64(start, n - 1));
 	}
 	ng_seg_reseal(h);
 	*img = e->out;
@@ -1389,10 +1350,10 @@ static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_s
 	c->type = p[32];
 	c->width = p[33];
 	c->encoding = p[34];
-	c->ref = get16(p + 36);
-	c->offset = get64(p + 40);
-	c->stored = get64(p + 48);
-	c->decoded = get64(p + 56);
+	c->ref = ng_get_le16(p + 36);
+	c->offset = ng_get_le64(p + 40);
+	c->stored = ng_get_le64(p + 48);
+	c->decoded = ng_get_le64(p + 56);
 	memcpy(c->minmax, p + 64, 16);
 	if (!width_fits_type(c->type, c->width)) {
 		msg(err, errlen, "column %s: width %u impossible for type %u", c->name, c->width,
@@ -1409,7 +1370,7 @@ static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_s
 		return 0;
 	}
 	if (c->encoding == NG_ENC_DICT) {
-		uint32_t k = get32(c->minmax), dlen = get32(c->minmax + 4);
+		uint32_t k = ng_get_le32(c->minmax), dlen = ng_get_le32(c->minmax + 4);
 		if (c->type != NG_FT_STR || k == 0 || (uint64_t)k > h->rows || dlen < k ||
 		    dlen > (uint64_t)k * (NG_STR_MAX + 1) || (c->decoded == 0 && k != 1)) {
 			msg(err, errlen, "column %s: bad dictionary (%u entries, %u bytes)",
@@ -1420,7 +1381,7 @@ static int parse_entry(const uint8_t *p, const ng_seg_header *h, uint64_t file_s
 			goto range; /* one entry: no index frames */
 	}
 	if (c->encoding == NG_ENC_MAP) {
-		uint32_t k = get32(c->minmax), dlen = get32(c->minmax + 4);
+		uint32_t k = ng_get_le32(c->minmax), dlen = ng_get_le32(c->minmax + 4);
 		if (c->type != NG_FT_STR || k == 0 || (uint64_t)k > h->rows ||
 		    dlen < 5 * (uint64_t)k || dlen > (uint64_t)k * (4 + 1 + NG_STR_MAX) ||
 		    c->decoded || c->ref >= h->ncols) {
@@ -1471,14 +1432,14 @@ int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg
 		msg(err, errlen, "not a segment (bad magic or shorter than 64 bytes)");
 		return -1;
 	}
-	h->version = get16(p + 8);
-	h->ncols = get16(p + 10);
-	h->header_size = get32(p + 12);
-	h->rows = get64(p + 16);
-	h->start_min = get64(p + 24);
-	h->start_max = get64(p + 32);
-	h->end_min = get64(p + 40);
-	h->end_max = get64(p + 48);
+	h->version = ng_get_le16(p + 8);
+	h->ncols = ng_get_le16(p + 10);
+	h->header_size = ng_get_le32(p + 12);
+	h->rows = ng_get_le64(p + 16);
+	h->start_min = ng_get_le64(p + 24);
+	h->start_max = ng_get_le64(p + 32);
+	h->end_min = ng_get_le64(p + 40);
+	h->end_max = ng_get_le64(p + 48);
 	if (h->version != NG_SEG_VERSION) {
 		msg(err, errlen, "segment format version %u, this build reads %u", h->version,
 		    NG_SEG_VERSION);
@@ -1491,7 +1452,7 @@ int ng_seg_parse_header(const uint8_t *p, size_t len, uint64_t file_size, ng_seg
 		    h->header_size, h->ncols, (unsigned long long)file_size);
 		return -1;
 	}
-	if (get64(p + 56) != header_checksum(p, h->header_size)) {
+	if (ng_get_le64(p + 56) != header_checksum(p, h->header_size)) {
 		msg(err, errlen, "header checksum mismatch");
 		return -1;
 	}
@@ -1593,7 +1554,7 @@ int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen)
 		    (unsigned long long)r->file_size);
 		goto fail;
 	}
-	uint32_t hsize = get32(fixed + 12);
+	uint32_t hsize = ng_get_le32(fixed + 12);
 	if (memcmp(fixed, NG_SEG_MAGIC, 8) || hsize < NG_SEG_FIXED_SIZE || hsize > r->file_size ||
 	    hsize > NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * NG_SEG_MAX_COLUMNS) {
 		/* let the parser name the fault */
@@ -1685,9 +1646,9 @@ static void store_uint(uint8_t *p, unsigned w, uint64_t v)
 {
 	switch (w) {
 	case 1: *p = (uint8_t)v; break;
-	case 2: put16(p, (uint16_t)v); break;
-	case 4: put32(p, (uint32_t)v); break;
-	default: put64(p, v); break;
+	case 2: ng_put_le16(p, (uint16_t)v); break;
+	case 4: ng_put_le32(p, (uint32_t)v); break;
+	default: ng_put_le64(p, v); break;
 	}
 }
 
@@ -1701,7 +1662,7 @@ static bool compatible(const ng_field *f, const ng_seg_column *c)
 static void fill_const(const ng_field *f, const ng_seg_column *c, uint8_t *out, size_t n)
 {
 	if (is_int_type(f->type)) {
-		uint64_t v = get64(c->minmax);
+		uint64_t v = ng_get_le64(c->minmax);
 		for (size_t i = 0; i < n; i++)
 			store_uint(out + i * f->size, f->size, v);
 	} else {
@@ -1774,7 +1735,7 @@ static void undo_delta_diff(const uint8_t *in, size_t n, const uint64_t *refv, u
 		uint64_t z = 0;
 		for (unsigned k = 0; k < 8; k++)
 			z |= (uint64_t)in[(size_t)k * n + i] << (8 * k);
-		put64(out + i * 8, refv ? refv[i] + unzigzag(z) : (prev += unzigzag(z)));
+		ng_put_le64(out + i * 8, refv ? refv[i] + unzigzag(z) : (prev += unzigzag(z)));
 	}
 }
 
@@ -1878,7 +1839,7 @@ static int load_dict(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
 	ng_seg_colbuf *cb = &r->cb[idx];
-	uint32_t k = get32(c->minmax), dlen = get32(c->minmax + 4);
+	uint32_t k = ng_get_le32(c->minmax), dlen = ng_get_le32(c->minmax + 4);
 	if (reserve((uint8_t **)&cb->dict, &cb->dictcap, (size_t)k * 4)) {
 		msg(err, errlen, "out of memory for column %s", c->name);
 		return -1;
@@ -1928,7 +1889,7 @@ static int load_map(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
 	ng_seg_colbuf *cb = &r->cb[idx];
-	const uint32_t k = get32(c->minmax), dlen = get32(c->minmax + 4);
+	const uint32_t k = ng_get_le32(c->minmax), dlen = ng_get_le32(c->minmax + 4);
 	if (reserve((uint8_t **)&cb->dict, &cb->dictcap, (size_t)k * 4) ||
 	    ng_keymap_reset(&cb->kmap, k)) {
 		msg(err, errlen, "out of memory for column %s", c->name);
@@ -1938,8 +1899,8 @@ static int load_map(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 		return -1;
 	const uint8_t *keys = r->raw;
 	for (uint32_t j = 0; j < k; j++) {
-		uint32_t key = get32(keys + 4 * (size_t)j);
-		if (j && key <= get32(keys + 4 * (size_t)(j - 1))) {
+		uint32_t key = ng_get_le32(keys + 4 * (size_t)j);
+		if (j && key <= ng_get_le32(keys + 4 * (size_t)(j - 1))) {
 			msg(err, errlen, "column %s: key %u of entry %u does not ascend", c->name,
 			    key, j);
 			return -1;
@@ -1979,7 +1940,7 @@ static int load_column(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	uint64_t off = 4 * (uint64_t)nb;
 	for (size_t b = 0; b < nb; b++) {
 		cb->frame_off[b] = off;
-		off += get32(cb->z + 4 * b);
+		off += ng_get_le32(cb->z + 4 * b);
 		if (off > c->stored)
 			break;
 	}

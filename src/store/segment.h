@@ -62,11 +62,6 @@ typedef struct ng_seg_header {
 	ng_seg_column *cols;           /* ncols entries, owned */
 } ng_seg_header;
 
-/* 64-bit FNV-1a over len bytes, continuing from `h` (start with
- * NG_FNV64_INIT).  Used for the header checksum. */
-#define NG_FNV64_INIT UINT64_C(0xcbf29ce484222325)
-uint64_t ng_fnv1a64(uint64_t h, const void *p, size_t len);
-
 /* Recomputes and stores the header checksum of a segment image whose
  * directory was edited in place (tests).  `img` holds at least the header. */
 void ng_seg_reseal(uint8_t *img);
