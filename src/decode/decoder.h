@@ -19,16 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/datagram.h"
 #include "core/flow.h"
-
-/* One received export datagram.  `data` is borrowed for the call. */
-typedef struct ng_datagram {
-	const uint8_t *data;
-	size_t len;
-	uint8_t exporter[16];   /* source address, IPv4-mapped */
-	uint16_t exporter_port; /* source UDP port */
-	uint64_t time_received; /* ms since the epoch */
-} ng_datagram;
 
 /*
  * Named decode errors, counted per exporter and observation domain.

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode/decoder.h"
+#include "core/datagram.h"
 
 typedef struct ng_capture_stats {
 	uint64_t packets;   /* frames or raw payloads read */

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode/decoder.h"
+#include "core/datagram.h"
 
 /* Datagrams read per ng_listener_recv call at most, and the largest
  * datagram kept whole (the UDP maximum). */
