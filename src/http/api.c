@@ -33,22 +33,6 @@ const double ng_http_buckets[NG_HTTP_NBUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1,
 #define DEFAULT_RANGE_MS (24ull * 3600 * 1000)
 #define MAX_SERIES_POINTS 100000 /* buckets × series in one answer */
 
-void ng_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const char *hint)
 {
 	FILE *f = open_memstream(&out->body, &out->len);
@@ -57,10 +41,10 @@ void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const cha
 	if (!f)
 		return;
 	fputs("{\"error\":", f);
-	ng_json_str(f, msg);
+	ng_json_put_str(f, msg);
 	if (hint) {
 		fputs(",\"hint\":", f);
-		ng_json_str(f, hint);
+		ng_json_put_str(f, hint);
 	}
 	fputs("}\n", f);
 	fclose(f);
@@ -102,9 +86,9 @@ static void filter_error(ng_http_resp *out, const char *text, const char *err, s
 	char msg[1200];
 	snprintf(msg, sizeof msg, "bad filter at column %zu: %s", col + 1, err);
 	fputs("{\"error\":", f);
-	ng_json_str(f, msg);
+	ng_json_put_str(f, msg);
 	fprintf(f, ",\"column\":%zu,\"filter\":", col + 1);
-	ng_json_str(f, text);
+	ng_json_put_str(f, text);
 	fputs(",\"hint\":\"nfdump filter syntax, e.g. 'proto tcp and dst port 443' "
 	      "(docs/query.md)\"}\n",
 	      f);
@@ -203,16 +187,16 @@ static void field_error(ng_http_resp *out, const char *err)
 	if (!f)
 		return;
 	fputs("{\"error\":", f);
-	ng_json_str(f, err);
+	ng_json_put_str(f, err);
 	fputs(",\"hint\":\"see /api/v1/fields\",\"valid\":[\"ip\",\"port\",\"as\",\"if\","
 	      "\"mask\",\"vlan\",\"conv\"",
 	      f);
 	for (int i = 0; i < NG_FIELD_COUNT; i++) {
 		fputc(',', f);
-		ng_json_str(f, ng_fields[i].name);
+		ng_json_put_str(f, ng_fields[i].name);
 		if (ng_fields[i].short_name && strcmp(ng_fields[i].short_name, ng_fields[i].name)) {
 			fputc(',', f);
-			ng_json_str(f, ng_fields[i].short_name);
+			ng_json_put_str(f, ng_fields[i].short_name);
 		}
 	}
 	fputs("]}\n", f);
@@ -418,7 +402,7 @@ static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *o
 	if (f) {
 		double secs = (double)(p.q.to_ms - p.q.from_ms) / 1000.0;
 		fputs("{\"filter\":", f);
-		ng_json_str(f, p.filter_text);
+		ng_json_put_str(f, p.filter_text);
 		fputc(',', f);
 		put_time_kv(f, "from", p.q.from_ms);
 		fputc(',', f);
@@ -617,14 +601,14 @@ static void api_fields(ng_http_resp *out)
 	for (int i = 0; i < NG_FIELD_COUNT; i++) {
 		const ng_field *x = &ng_fields[i];
 		fprintf(f, "%s{\"name\":", i ? "," : "");
-		ng_json_str(f, x->name);
+		ng_json_put_str(f, x->name);
 		fputs(",\"short\":", f);
 		if (x->short_name)
-			ng_json_str(f, x->short_name);
+			ng_json_put_str(f, x->short_name);
 		else
 			fputs("null", f);
 		fprintf(f, ",\"type\":\"%s\",\"doc\":", type_name(x->type));
-		ng_json_str(f, x->doc ? x->doc : "");
+		ng_json_put_str(f, x->doc ? x->doc : "");
 		fputc('}', f);
 	}
 	fputs("],\"either\":[\"ip\",\"port\",\"as\",\"if\",\"mask\",\"vlan\"],"

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/json.h"
 #include "http/http.h"
 
 /* Query latency histogram bounds, seconds (Prometheus "le"). */
@@ -61,9 +62,6 @@ void ng_api_handle(ng_http_server *s, const ng_http_req *r, ng_http_resp *out);
 
 /* Sets a JSON error {"error": msg, "hint": hint} (hint may be NULL). */
 void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const char *hint);
-
-/* Writes a JSON string (quoted, escaped) to f. */
-void ng_json_str(FILE *f, const char *s);
 
 /* Counts one query of `us` microseconds. */
 void ng_http_observe(ng_http_server *s, uint64_t us);

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/addr.h"
+#include "core/json.h"
 #include "core/strtab.h"
 #include "core/timefmt.h"
 
@@ -372,21 +373,6 @@ static void mr_u64(mrow *m, const char *name, uint64_t v)
 	mr_add(m, name, false, "%" PRIu64, v);
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void csv_field(FILE *out, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
@@ -422,7 +408,7 @@ static void mr_write(FILE *out, const ng_output_opts *o, const mrow *m, size_t i
 	for (size_t i = 0; i < m->n; i++) {
 		fprintf(out, "%s\"%s\":", i ? "," : "", m->name[i]);
 		if (m->quoted[i])
-			json_string(out, m->val[i]);
+			ng_json_put_str(out, m->val[i]);
 		else
 			fputs(m->val[i], out);
 	}
@@ -492,7 +478,7 @@ static void json_begin(FILE *out, const char *kind, const ng_query *q, const ng_
 {
 	char t[40];
 	fprintf(out, "{\"query\":{\"kind\":\"%s\",\"filter\":", kind);
-	json_string(out, o->filter ? o->filter : "");
+	ng_json_put_str(out, o->filter ? o->filter : "");
 	ng_time_format(q->from_ms, t);
 	fprintf(out, ",\"from\":\"%s\"", t);
 	if (q->to_ms != UINT64_MAX) {
@@ -504,7 +490,7 @@ static void json_begin(FILE *out, const char *kind, const ng_query *q, const ng_
 	fprintf(out, ",\"keys\":[");
 	for (size_t j = 0; j < q->nkeys; j++) {
 		fputs(j ? "," : "", out);
-		json_string(out, q->keys[j].label);
+		ng_json_put_str(out, q->keys[j].label);
 	}
 	fprintf(out, "],\"order\":\"%s\",\"limit\":%zu", ng_order_name(q->order), q->limit);
 	if (interval_ms)

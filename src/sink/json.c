@@ -6,35 +6,9 @@
 #include <string.h>
 
 #include "core/addr.h"
+#include "core/json.h"
 #include "core/strtab.h"
 #include "core/timefmt.h"
-
-/* Writes `s` as a JSON string (RFC 8259 §7): quote, backslash and control
- * characters escaped; other bytes (UTF-8) as they are.  At most
- * 2 + 6 × strlen(s) bytes plus a NUL. */
-static size_t json_string(const char *s, char *buf)
-{
-	static const char hex[] = "0123456789abcdef";
-	char *p = buf;
-	*p++ = '"';
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			*p++ = '\\';
-			*p++ = (char)ch;
-		} else if (ch < 0x20 || ch == 0x7f) {
-			memcpy(p, "\\u00", 4);
-			p[4] = hex[ch >> 4];
-			p[5] = hex[ch & 15];
-			p += 6;
-		} else {
-			*p++ = (char)ch;
-		}
-	}
-	*p++ = '"';
-	*p = 0;
-	return (size_t)(p - buf);
-}
 
 size_t ng_json_format_value(const ng_field *f, const ng_flow *r, char *buf)
 {
@@ -46,7 +20,10 @@ size_t ng_json_format_value(const ng_field *f, const ng_flow *r, char *buf)
 		return (size_t)sprintf(buf, "\"%s\"", ng_mac_format(ng_field_ptr(f, r), tmp));
 	case NG_FT_TIME:
 		return (size_t)sprintf(buf, "\"%s\"", ng_time_format(ng_field_get_uint(f, r), tmp));
-	case NG_FT_STR: return json_string(ng_str((uint32_t)ng_field_get_uint(f, r)), buf);
+	case NG_FT_STR: {
+		const char *s = ng_str((uint32_t)ng_field_get_uint(f, r));
+		return ng_json_quote(buf, s, strlen(s));
+	}
 	default:
 		if (f->id == NG_F_SAMPLING_SOURCE)
 			return (size_t)sprintf(buf, "\"%s\"",

@@ -15,11 +15,13 @@
 #include <stdio.h>
 
 #include "core/field.h"
+#include "core/json.h"
+#include "core/strtab.h"
 #include "core/flow.h"
 
 /* Longest line ng_json_format_flow can write, newline included: the fixed
  * fields take under 2 KiB, each string field at most NG_JSON_STR_MAX. */
-#define NG_JSON_STR_MAX (2 + 6 * 255)
+#define NG_JSON_STR_MAX NG_JSON_QUOTED_MAX(NG_STR_MAX)
 #define NG_JSON_LINE_MAX (2048 + 20 * NG_JSON_STR_MAX)
 
 /* Writes the record as one JSON object and a newline into buf (at least
@@ -27,8 +29,8 @@
 size_t ng_json_format_flow(const ng_flow *r, char *buf);
 
 /* Writes one field's value as JSON (a number, or a quoted string for
- * addresses, MACs, times, sampling_source and string fields, escaped per
- * RFC 8259 §7).  buf holds at least 64 bytes, NG_JSON_STR_MAX for a string
+ * addresses, MACs, times, sampling_source and string fields, escaped by
+ * core/json.h).  buf holds at least 64 bytes, NG_JSON_STR_MAX for a string
  * field; returns the length written (NUL-terminated). */
 size_t ng_json_format_value(const ng_field *f, const ng_flow *r, char *buf);
 
