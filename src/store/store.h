@@ -100,10 +100,6 @@ int ng_store_writer_close(ng_store_writer *w);
 
 /* ---- reading ---------------------------------------------------------- */
 
-/* Columns of one segment's rows that match the scan's time range.
- * col[f] points at `n` values of field f's type (ADDR: n × 16 bytes,
- * MAC: n × 6 bytes, others their integer width), or is NULL when f was not
- * requested.  Borrowed for the duration of the callback. */
 /* Columns given to a scan's select callback as dictionary codes
  * (ng_scan_opts.select_codes): row i of field f is entry code[f][i] of
  * dict[f], k[f] entries stored as values of field f (its type and size);
@@ -116,6 +112,10 @@ typedef struct ng_batch_codes {
 	uint64_t stamp[NG_FIELD_COUNT];
 } ng_batch_codes;
 
+/* Columns of one segment's rows that match the scan's time range.
+ * col[f] points at `n` values of field f's type (ADDR: n × 16 bytes,
+ * MAC: n × 6 bytes, others their integer width), or is NULL when f was not
+ * requested.  Borrowed for the duration of the callback. */
 typedef struct ng_column_batch {
 	size_t n;
 	const void *col[NG_FIELD_COUNT];
