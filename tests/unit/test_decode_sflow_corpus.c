@@ -1,5 +1,5 @@
 /*
- * test_net_sflow_corpus.c — every sFlow v5 file of
+ * test_decode_sflow_corpus.c — every sFlow v5 file of
  * ../shared/testdata/captures (INDEX.tsv protocol "sFlow v5") through the
  * capture reader and the decoder: flow and counter sample counts equal
  * tshark's, and field values of several files equal tshark's dissection.
