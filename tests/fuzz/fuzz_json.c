@@ -71,7 +71,11 @@ static bool decode(const char *j, size_t n, char *out, size_t *olen, bool *repla
 static bool utf8_ok(const unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n;) {
-		unsigned c = p[i], len = c < 0x80 ? 1 : c >> 5 == 6 ? 2 : c >> 4 == 14 ? 3 : c >> 3 == 30 ? 4 : 0;
+		unsigned c = p[i], len = c < 0x80       ? 1
+		                         : c >> 5 == 6  ? 2
+		                         : c >> 4 == 14 ? 3
+		                         : c >> 3 == 30 ? 4
+		                                        : 0;
 		if (!len || i + len > n)
 			return false;
 		unsigned long v = len == 1 ? c : c & (0x7f >> len);
