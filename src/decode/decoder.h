@@ -34,7 +34,9 @@
 	  "header length or record count disagrees with the datagram size")                        \
 	X(SET_TOO_SHORT, "set_too_short", "set/flowset length below 4 bytes")                      \
 	X(SET_OVERRUN, "set_overrun", "set/flowset longer than the rest of the message")           \
-	X(BAD_SET_ID, "bad_set_id", "reserved set ID (2..255 in IPFIX, 2..255 in v9)")             \
+	X(BAD_SET_ID, "bad_set_id",                                                                \
+	  "set ID below 256 that names no template set (IPFIX: 0, 1, 4..255; v9: 2..255); "        \
+	  "skipped")                                                                               \
 	X(TEMPLATE_BAD, "template_bad",                                                            \
 	  "template record malformed (no fields, impossible lengths, truncated)")                  \
 	X(TEMPLATE_ID_BAD, "template_id_bad", "template ID below 256")                             \
@@ -84,7 +86,8 @@ typedef struct ng_exporter_stats {
 	uint64_t records;         /* flow records decoded */
 	uint64_t options_records; /* options data records */
 	uint64_t templates;       /* template records received */
-	uint64_t lost;            /* v5/v9: lost packets; IPFIX/v5: lost records (sequence gaps) */
+	uint64_t lost;            /* sequence gaps: NetFlow v5/v7 flow records, v9 export
+	                           * packets, IPFIX data records, sFlow datagrams */
 	uint64_t template_misses; /* data sets that arrived with no template */
 	uint64_t held;            /* of those, held and decoded later */
 	uint64_t unsupported;     /* datagrams of a protocol not decoded yet (sFlow) */
@@ -92,7 +95,7 @@ typedef struct ng_exporter_stats {
 	uint64_t first_seen, last_seen; /* ms since the epoch */
 	uint32_t sampling_rate;         /* last rate seen in this domain */
 	uint8_t sampling_source;
-	/* sFlow (domain = sub-agent ID); `lost` counts lost datagrams */
+	/* sFlow (domain = sub-agent ID) */
 	uint64_t lost_samples;    /* sequence gaps of flow/counter samples per source_id */
 	uint64_t counter_samples; /* counter samples decoded */
 	uint64_t discards;        /* discarded-packet events and samples */
