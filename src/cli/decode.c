@@ -20,12 +20,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/exporters.h"
 #include "cli/usage.h"
 #include "core/addr.h"
 #include "decode/decoder.h"
 #include "net/capture.h"
 #include "sink/json.h"
+#include "store/exporters.h"
 
 static const char decode_help[] =
     "usage: nagare decode [--json-out FILE] FILE...\n"

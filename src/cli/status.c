@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "cli/exporters.h"
 #include "cli/usage.h"
 #include "core/addr.h"
 #include "core/timefmt.h"
+#include "store/exporters.h"
 
 static const char status_help[] =
     "usage: nagare status --store DIR [--format table|json]\n"

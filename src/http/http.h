@@ -27,7 +27,7 @@
 #include "store/store.h"
 
 /* The exporter counters at one moment (the shape of
- * STORE/state/exporters.json, src/cli/exporters.h). */
+ * STORE/state/exporters.json, src/store/exporters.h). */
 typedef struct ng_http_exporters {
 	ng_exporter_stats *rows; /* malloc'd by the provider, freed by the server */
 	size_t n;

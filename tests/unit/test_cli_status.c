@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "cli/exporters.h"
 #include "core/addr.h"
+#include "store/exporters.h"
 #include "store/store.h"
 
 static int rm_one(const char *p, const struct stat *sb, int type, struct FTW *ftw)

@@ -1,12 +1,13 @@
 /*
- * exporters.c — the exporter state file (format in exporters.h).
+ * exporters.c — the exporter state file STORE/state/exporters.json (format
+ * in exporters.h).
  *
  * Writing is plain fprintf of a fixed layout.  Reading takes any JSON that
  * follows the layout's shape (key order free, unknown keys skipped) with a
  * small recursive-descent reader: the file is ours and small, so a general
  * JSON library would buy nothing but a dependency.
  */
-#include "cli/exporters.h"
+#include "store/exporters.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,9 @@
 /*
  * exporters.h — STORE/state/exporters.json: per exporter and observation
- * domain counters, written by `nagare collect`, read by `nagare status`.
+ * domain counters, written by `nagare collect`, read by `nagare status`,
+ * `nagare serve` and a restarted collector.  It sits in store/ (below http/
+ * and cli/) so that the collector, the CLI and the HTTP API share one
+ * reader and one writer.
  *
  * The file is one JSON object (written to PATH.tmp, fsynced, renamed over
  * PATH, so a reader sees a whole old or whole new file):
@@ -23,8 +26,8 @@
  * Counters are totals over the collector's life in this store: at start,
  * collect reads the previous file and adds its counters to the new ones.
  */
-#ifndef NG_CLI_EXPORTERS_H
-#define NG_CLI_EXPORTERS_H
+#ifndef NG_STORE_EXPORTERS_H
+#define NG_STORE_EXPORTERS_H
 
 #include <stddef.h>
 #include <stdint.h>
