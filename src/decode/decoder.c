@@ -343,7 +343,6 @@ void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum)
 		sum->lost += s->lost;
 		sum->template_misses += s->template_misses;
 		sum->held += s->held;
-		sum->unsupported += s->unsupported;
 		sum->lost_samples += s->lost_samples;
 		sum->counter_samples += s->counter_samples;
 		sum->discards += s->discards;

@@ -90,7 +90,6 @@ typedef struct ng_exporter_stats {
 	                           * packets, IPFIX data records, sFlow datagrams */
 	uint64_t template_misses; /* data sets that arrived with no template */
 	uint64_t held;            /* of those, held and decoded later */
-	uint64_t unsupported;     /* datagrams of a protocol not decoded yet (sFlow) */
 	uint64_t errors[NG_DERR_COUNT];
 	uint64_t first_seen, last_seen; /* ms since the epoch */
 	uint32_t sampling_rate;         /* last rate seen in this domain */

@@ -61,11 +61,10 @@ static void put_row(FILE *f, const ng_exporter_stats *s)
 	        "{\"exporter\":\"%s\",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":\"%s\","
 	        "\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
 	        ",\"options_records\":%" PRIu64 ",\"templates\":%" PRIu64 ",\"lost\":%" PRIu64
-	        ",\"template_misses\":%" PRIu64 ",\"held\":%" PRIu64 ",\"unsupported\":%" PRIu64
-	        ",\"errors\":{",
+	        ",\"template_misses\":%" PRIu64 ",\"held\":%" PRIu64 ",\"errors\":{",
 	        ng_addr_format(s->exporter, a), s->domain, s->version, ng_protocol_name(s->version),
 	        s->packets, s->bytes, s->records, s->options_records, s->templates, s->lost,
-	        s->template_misses, s->held, s->unsupported);
+	        s->template_misses, s->held);
 	for (int i = 0; i < NG_DERR_COUNT; i++)
 		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", ng_decode_error_name(i),
 		        s->errors[i]);
@@ -331,7 +330,6 @@ static bool row_member(struct rd *r, const char *k, void *arg)
 	    {"lost", &s->lost},
 	    {"template_misses", &s->template_misses},
 	    {"held", &s->held},
-	    {"unsupported", &s->unsupported},
 	    {"lost_samples", &s->lost_samples},
 	    {"counter_samples", &s->counter_samples},
 	    {"discards", &s->discards},
@@ -471,7 +469,6 @@ static void add_row(ng_exporter_stats *d, const ng_exporter_stats *s)
 	d->lost += s->lost;
 	d->template_misses += s->template_misses;
 	d->held += s->held;
-	d->unsupported += s->unsupported;
 	d->lost_samples += s->lost_samples;
 	d->counter_samples += s->counter_samples;
 	d->discards += s->discards;

@@ -16,12 +16,15 @@
  *    "exporters":[{"exporter":"192.0.2.1","domain":0,"version":9,
  *       "protocol":"NetFlow v9","packets":…,"bytes":…,"records":…,
  *       "options_records":…,"templates":…,"lost":…,"template_misses":…,
- *       "held":…,"unsupported":…,"errors":{"<name>":…, …every error…},
+ *       "held":…,"errors":{"<name>":…, …every error…},
  *       "errors_total":…,"first_seen":"…","first_seen_ms":…,
  *       "last_seen":"…","last_seen_ms":…,"sampling_rate":…,
  *       "sampling_source":"…","lost_samples":…,"counter_samples":…,
  *       "discards":…}, …]}
- * (lost_samples, counter_samples, discards: sFlow only, see decoder.h)
+ * (lost_samples, counter_samples, discards: sFlow only, see decoder.h).
+ * Files of earlier versions carry "unsupported":0 (a count of sFlow
+ * datagrams from before sFlow was decoded); like any unknown key, it is
+ * skipped.
  *
  * Counters are totals over the collector's life in this store: at start,
  * collect reads the previous file and adds its counters to the new ones.
