@@ -101,8 +101,8 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
  *             nagare_exporter_name{source="options"} 1.
  *
  * The GAUGE and SOURCE fields are one reading (a rate and where it came
- * from): a merge takes them all from the older row when the newer row has
- * none of them.  Totals leave them 0.
+ * from): a merge takes them all from the older row when every GAUGE of the
+ * newer row is 0 (it has seen no rate).  Totals leave them 0.
  *
  * Adding a counter is one line here (in the place its key takes in the
  * JSON) and the code that counts it; every writer, reader, merge and test
