@@ -125,7 +125,7 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(last_seen, "last_seen", TIME_MAX, "last datagram received")                              \
 	X(sampling_rate, "sampling_rate", GAUGE,                                                   \
 	  "sampling rate last applied to flow records (1: unsampled, 0: none yet)")                \
-	X(sampling_source, "sampling_source", SOURCE, "where that sampling rate came from")        \
+	X(sampling_source, "sampling_source", SOURCE, "where the sampling rate came from")         \
 	X(lost_samples, "lost_samples", COUNTER,                                                   \
 	  "sFlow: sequence gaps of flow and counter samples, per data source")                     \
 	X(counter_samples, "counter_samples", COUNTER, "sFlow: counter samples decoded")           \
