@@ -30,13 +30,18 @@ const ng_exporter_counter ng_exporter_counters[NG_XC_COUNT] = {
 #undef X
 };
 
-/* Every field but an ERRORS array is an unsigned integer of 1, 2, 4 or 8
- * bytes: the width ng_exporter_counter_get/set read and write. */
+/* Every field but the ERRORS array is an unsigned integer of 1, 2, 4 or 8
+ * bytes: the width ng_exporter_counter_get/set read and write.  The ERRORS
+ * entry is the one array of NG_DECODE_ERRORS counts, s->errors, which the
+ * code that walks the list reads by that name. */
 #define X(field, name, kind, doc)                                                                  \
 	_Static_assert(NG_XK_##kind == NG_XK_ERRORS || FIELD_SIZE(field) == 1 ||                   \
 	                   FIELD_SIZE(field) == 2 || FIELD_SIZE(field) == 4 ||                     \
 	                   FIELD_SIZE(field) == 8,                                                 \
-	               "exporter counter " #field ": not a 1, 2, 4 or 8-byte integer");
+	               "exporter counter " #field ": not a 1, 2, 4 or 8-byte integer");            \
+	_Static_assert(NG_XK_##kind != NG_XK_ERRORS || offsetof(ng_exporter_stats, field) ==       \
+	                                                   offsetof(ng_exporter_stats, errors),    \
+	               "exporter counter " #field ": the ERRORS entry is s->errors");
 NG_EXPORTER_COUNTERS(X)
 #undef X
 
