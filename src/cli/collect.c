@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/exporters.h"
+#include "store/exporters.h"
 #include "cli/maint.h"
 #include "cli/usage.h"
 #include "core/addr.h"

@@ -20,12 +20,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/exporters.h"
 #include "cli/usage.h"
 #include "core/addr.h"
 #include "decode/decoder.h"
 #include "net/capture.h"
 #include "sink/json.h"
+#include "store/exporters.h"
 
 static const char decode_help[] =
     "usage: nagare decode [--json-out FILE] FILE...\n"
@@ -83,9 +83,6 @@ static void print_stats(const ng_exporter_stats *s, void *arg)
 	        ", held %" PRIu64 ", lost %" PRIu64,
 	        ng_addr_format(s->exporter, a), s->domain, ng_protocol_name(s->version), s->packets,
 	        s->records, s->options_records, s->templates, s->template_misses, s->held, s->lost);
-	if (s->unsupported)
-		fprintf(stderr, ", not decoded (protocol not supported yet) %" PRIu64,
-		        s->unsupported);
 	if (s->counter_samples || s->lost_samples || s->discards)
 		fprintf(stderr,
 		        ", counter samples %" PRIu64 ", lost samples %" PRIu64

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/exporters.h"
 #include "cli/usage.h"
 #include "core/log.h"
 #include "http/http.h"
+#include "store/exporters.h"
 
 static const char serve_help[] =
     "usage: nagare serve --store DIR [--http ADDR:PORT] [--http-token TOKEN]\n"

@@ -15,10 +15,11 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "cli/exporters.h"
 #include "cli/usage.h"
 #include "core/addr.h"
+#include "core/json.h"
 #include "core/timefmt.h"
+#include "store/exporters.h"
 
 static const char status_help[] =
     "usage: nagare status --store DIR [--format table|json]\n"
@@ -123,24 +124,65 @@ static void print_errors(const ng_exporter_stats *s)
 	putchar('\n');
 }
 
+/* The columns after EXPORTER, DOMAIN and VERSION: a chosen few of the
+ * exporter counters (NG_EXPORTER_COUNTERS), read through the list.  ERRORS
+ * is their sum (by name on the line below a row that has any). */
+static const struct column {
+	const char *head;
+	int width;
+	enum ng_exporter_counter_id id;
+} columns[] = {
+    {"PACKETS", 12, NG_XC_packets},         {"RECORDS", 12, NG_XC_records}, {"LOST", 9, NG_XC_lost},
+    {"TPL_MISS", 9, NG_XC_template_misses}, {"ERRORS", 8, NG_XC_errors},
+};
+
+/* sFlow's own counters, on a line under the agent's row when any is not 0. */
+static const struct sflow_counter {
+	const char *label;
+	enum ng_exporter_counter_id id;
+} sflow_counters[] = {
+    {"counter samples", NG_XC_counter_samples},
+    {"lost samples", NG_XC_lost_samples},
+    {"discards", NG_XC_discards},
+};
+
+#define NCOLUMNS (sizeof columns / sizeof columns[0])
+#define NSFLOW (sizeof sflow_counters / sizeof sflow_counters[0])
+
+static void print_sflow(const ng_exporter_stats *s)
+{
+	bool any = false;
+	for (size_t k = 0; k < NSFLOW; k++)
+		any |= ng_exporter_counter_get(s, sflow_counters[k].id) != 0;
+	if (!any)
+		return;
+	printf("    sFlow:");
+	for (size_t k = 0; k < NSFLOW; k++)
+		printf("%s %s %" PRIu64, k ? "," : "", sflow_counters[k].label,
+		       ng_exporter_counter_get(s, sflow_counters[k].id));
+	putchar('\n');
+}
+
+/* One line per exporter and domain (then its errors and sFlow lines), and
+ * the collector's own counters. */
 static void print_table(const ng_exporters_file *f)
 {
 	uint64_t now = ng_now_ms();
-	printf("%-39s %10s %-10s %12s %12s %9s %9s %8s  %s\n", "EXPORTER", "DOMAIN", "VERSION",
-	       "PACKETS", "RECORDS", "LOST", "TPL_MISS", "ERRORS", "LAST SEEN");
+	printf("%-39s %10s %-10s", "EXPORTER", "DOMAIN", "VERSION");
+	for (size_t k = 0; k < NCOLUMNS; k++)
+		printf(" %*s", columns[k].width, columns[k].head);
+	printf("  %s\n", "LAST SEEN");
 	for (size_t i = 0; i < f->n; i++) {
 		const ng_exporter_stats *s = &f->rows[i];
 		char a[NG_ADDR_STRLEN], seen[80];
-		printf("%-39s %10" PRIu32 " %-10s %12" PRIu64 " %12" PRIu64 " %9" PRIu64
-		       " %9" PRIu64 " %8" PRIu64 "  %s\n",
-		       ng_addr_format(s->exporter, a), s->domain, ng_protocol_name(s->version),
-		       s->packets, s->records, s->lost, s->template_misses,
-		       ng_exporter_errors_total(s), ago(s->last_seen, now, seen, sizeof seen));
+		printf("%-39s %10" PRIu32 " %-10s", ng_addr_format(s->exporter, a), s->domain,
+		       ng_protocol_name(s->version));
+		for (size_t k = 0; k < NCOLUMNS; k++)
+			printf(" %*" PRIu64, columns[k].width,
+			       ng_exporter_counter_get(s, columns[k].id));
+		printf("  %s\n", ago(s->last_seen, now, seen, sizeof seen));
 		print_errors(s);
-		if (s->counter_samples || s->lost_samples || s->discards)
-			printf("    sFlow: counter samples %" PRIu64 ", lost samples %" PRIu64
-			       ", discards %" PRIu64 "\n",
-			       s->counter_samples, s->lost_samples, s->discards);
+		print_sflow(s);
 	}
 	printf("\nsockets: %" PRIu64 " datagrams received, %" PRIu64 " dropped by the kernel",
 	       f->listener.datagrams, f->listener.drops);
@@ -159,19 +201,14 @@ static void print_table(const ng_exporters_file *f)
 /* ---- json ------------------------------------------------------------- */
 
 /* Re-emits the state file (already checked by the loader) inside an
- * object that adds the store totals. */
+ * object that adds the store totals.  The file is copied as it is, not
+ * written again from the rows loaded: `state` is what is on disk, keys of
+ * another nagare version included (docs/cli.md). */
 static int print_json(const char *state_path, const char *dir, uint64_t segs, uint64_t bytes)
 {
-	printf("{\"store\":{\"path\":\"");
-	for (const char *p = dir; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			putchar('\\');
-		if ((unsigned char)*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	printf("\",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64 "},\"state\":", segs, bytes);
+	fputs("{\"store\":{\"path\":", stdout);
+	ng_json_put_str(stdout, dir);
+	printf(",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64 "},\"state\":", segs, bytes);
 	FILE *fp = state_path ? fopen(state_path, "r") : NULL;
 	if (!fp) {
 		printf("null}\n");

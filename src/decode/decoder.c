@@ -333,27 +333,8 @@ void ng_decoder_foreach_stats(const ng_decoder *d,
 void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum)
 {
 	memset(sum, 0, sizeof *sum);
-	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next) {
-		const ng_exporter_stats *s = &m->st;
-		sum->packets += s->packets;
-		sum->bytes += s->bytes;
-		sum->records += s->records;
-		sum->options_records += s->options_records;
-		sum->templates += s->templates;
-		sum->lost += s->lost;
-		sum->template_misses += s->template_misses;
-		sum->held += s->held;
-		sum->unsupported += s->unsupported;
-		sum->lost_samples += s->lost_samples;
-		sum->counter_samples += s->counter_samples;
-		sum->discards += s->discards;
-		for (int i = 0; i < NG_DERR_COUNT; i++)
-			sum->errors[i] += s->errors[i];
-		if (s->first_seen && (!sum->first_seen || s->first_seen < sum->first_seen))
-			sum->first_seen = s->first_seen;
-		if (s->last_seen > sum->last_seen)
-			sum->last_seen = s->last_seen;
-	}
+	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next)
+		ng_exporter_stats_add(sum, &m->st);
 }
 
 void ng_decoder_foreach_enterprise(const ng_decoder *d,

@@ -34,7 +34,9 @@
 	  "header length or record count disagrees with the datagram size")                        \
 	X(SET_TOO_SHORT, "set_too_short", "set/flowset length below 4 bytes")                      \
 	X(SET_OVERRUN, "set_overrun", "set/flowset longer than the rest of the message")           \
-	X(BAD_SET_ID, "bad_set_id", "reserved set ID (2..255 in IPFIX, 2..255 in v9)")             \
+	X(BAD_SET_ID, "bad_set_id",                                                                \
+	  "set ID below 256 that names no template set (IPFIX: 0, 1, 4..255; v9: 2..255); "        \
+	  "skipped")                                                                               \
 	X(TEMPLATE_BAD, "template_bad",                                                            \
 	  "template record malformed (no fields, impossible lengths, truncated)")                  \
 	X(TEMPLATE_ID_BAD, "template_id_bad", "template ID below 256")                             \
@@ -72,31 +74,124 @@ enum ng_decode_error {
 const char *ng_decode_error_name(enum ng_decode_error e);
 const char *ng_decode_error_doc(enum ng_decode_error e);
 
+/*
+ * The counters of one exporter and observation domain, listed once.  Each
+ * X(field, "name", KIND, "doc") is a field of ng_exporter_stats, its key in
+ * exporters.json and the API's /api/v1/exporters (store/exporters.h), its
+ * /metrics name, how it adds up, and its one-line description (the /metrics
+ * HELP text: no backslash, no newline).  The KIND says the field's type and
+ * how the generic code (ng_exporter_counter_get/set, ng_exporter_stats_add,
+ * ng_exporters_merge, the JSON reader and writer, /metrics) treats it:
+ *
+ *   COUNTER   uint64_t, a count of events.  Sums over the exporters
+ *             (ng_decoder_totals) and over the runs of a store (merge).
+ *             JSON "name":n; /metrics counter nagare_exporter_name_total.
+ *   ERRORS    uint64_t[NG_DERR_COUNT], one count per NG_DECODE_ERRORS
+ *             entry, each summed like a COUNTER.  JSON "name":{"<error>":n,
+ *             …},"name_total":n; /metrics counter nagare_exporter_name_total
+ *             with an error="<error>" label (errors not zero only).
+ *   TIME_MIN  uint64_t ms since the epoch, 0 for never; adds up to the
+ *             earliest non-zero time.  JSON "name":"RFC 3339","name_ms":ms;
+ *             /metrics gauge nagare_exporter_name_timestamp_seconds.
+ *   TIME_MAX  the same, adding up to the latest time.
+ *   GAUGE     uint32_t, the last value seen: not summed.  JSON "name":n;
+ *             /metrics gauge nagare_exporter_name.
+ *   SOURCE    uint8_t enum ng_sampling_source, the last one seen, by name.
+ *             JSON "name":"options"; /metrics gauge
+ *             nagare_exporter_name{source="options"} 1.
+ *
+ * The GAUGE and SOURCE fields are one reading (a rate and where it came
+ * from): a merge takes them all from the older row when every GAUGE of the
+ * newer row is 0 (it has seen no rate).  Totals leave them 0.
+ *
+ * Adding a counter is one line here (in the place its key takes in the
+ * JSON) and the code that counts it; every writer, reader, merge and test
+ * walks the list.
+ */
+#define NG_EXPORTER_COUNTERS(X)                                                                    \
+	X(packets, "packets", COUNTER, "export datagrams received")                                \
+	X(bytes, "bytes", COUNTER, "bytes of the export datagrams received")                       \
+	X(records, "records", COUNTER, "flow records decoded")                                     \
+	X(options_records, "options_records", COUNTER, "options data records decoded")             \
+	X(templates, "templates", COUNTER, "template and options template records read")           \
+	X(lost, "lost", COUNTER,                                                                   \
+	  "sequence gaps: NetFlow v5/v7 flow records, v9 export packets, IPFIX data records, "     \
+	  "sFlow datagrams")                                                                       \
+	X(template_misses, "template_misses", COUNTER,                                             \
+	  "data sets that arrived before their template")                                          \
+	X(held, "held", COUNTER, "data sets decoded late, once their template came")               \
+	X(errors, "errors", ERRORS, "decode errors, by name")                                      \
+	X(first_seen, "first_seen", TIME_MIN, "first datagram received")                           \
+	X(last_seen, "last_seen", TIME_MAX, "last datagram received")                              \
+	X(sampling_rate, "sampling_rate", GAUGE,                                                   \
+	  "sampling rate last applied to flow records (1: unsampled, 0: none yet)")                \
+	X(sampling_source, "sampling_source", SOURCE, "where the sampling rate came from")         \
+	X(lost_samples, "lost_samples", COUNTER,                                                   \
+	  "sFlow: sequence gaps of flow and counter samples, per data source")                     \
+	X(counter_samples, "counter_samples", COUNTER, "sFlow: counter samples decoded")           \
+	X(discards, "discards", COUNTER, "sFlow: discarded-packet samples decoded")
+
+/* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
+#define NG_XK_FIELD_COUNTER(f) uint64_t f;
+#define NG_XK_FIELD_ERRORS(f) uint64_t f[NG_DERR_COUNT];
+#define NG_XK_FIELD_TIME_MIN(f) uint64_t f;
+#define NG_XK_FIELD_TIME_MAX(f) uint64_t f;
+#define NG_XK_FIELD_GAUGE(f) uint32_t f;
+#define NG_XK_FIELD_SOURCE(f) uint8_t f;
+
 /* Counters of one exporter and observation domain (v9 source ID, IPFIX
- * observation domain ID, sFlow sub-agent; 0 for v5).  All are totals since
- * the decoder started (or since the state file they were loaded from). */
+ * observation domain ID, sFlow sub-agent; 0 for v5): the key, the protocol
+ * last seen, and the fields of NG_EXPORTER_COUNTERS in list order.  All are
+ * totals since the decoder started (or since the state file they were
+ * loaded from). */
 typedef struct ng_exporter_stats {
-	uint8_t exporter[16];
+	uint8_t exporter[16]; /* IPv4-mapped */
 	uint32_t domain;
-	uint8_t version;          /* last seen: 1, 5, 7, 9, 10, 0x50 sFlow */
-	uint64_t packets;         /* datagrams */
-	uint64_t bytes;           /* datagram bytes */
-	uint64_t records;         /* flow records decoded */
-	uint64_t options_records; /* options data records */
-	uint64_t templates;       /* template records received */
-	uint64_t lost;            /* v5/v9: lost packets; IPFIX/v5: lost records (sequence gaps) */
-	uint64_t template_misses; /* data sets that arrived with no template */
-	uint64_t held;            /* of those, held and decoded later */
-	uint64_t unsupported;     /* datagrams of a protocol not decoded yet (sFlow) */
-	uint64_t errors[NG_DERR_COUNT];
-	uint64_t first_seen, last_seen; /* ms since the epoch */
-	uint32_t sampling_rate;         /* last rate seen in this domain */
-	uint8_t sampling_source;
-	/* sFlow (domain = sub-agent ID); `lost` counts lost datagrams */
-	uint64_t lost_samples;    /* sequence gaps of flow/counter samples per source_id */
-	uint64_t counter_samples; /* counter samples decoded */
-	uint64_t discards;        /* discarded-packet events and samples */
+	uint8_t version; /* last seen: 1, 5, 7, 9, 10, 0x50 sFlow */
+#define X(field, name, kind, doc) NG_XK_FIELD_##kind(field)
+	NG_EXPORTER_COUNTERS(X)
+#undef X
 } ng_exporter_stats;
+
+enum ng_exporter_kind {
+	NG_XK_COUNTER,
+	NG_XK_ERRORS,
+	NG_XK_TIME_MIN,
+	NG_XK_TIME_MAX,
+	NG_XK_GAUGE,
+	NG_XK_SOURCE,
+};
+
+/* Index of each counter in ng_exporter_counters[]: NG_XC_packets, … */
+enum ng_exporter_counter_id {
+#define X(field, name, kind, doc) NG_XC_##field,
+	NG_EXPORTER_COUNTERS(X)
+#undef X
+	    NG_XC_COUNT
+};
+
+/* One entry of NG_EXPORTER_COUNTERS, for code that walks the list. */
+typedef struct ng_exporter_counter {
+	const char *name; /* JSON key, /metrics name part */
+	enum ng_exporter_kind kind;
+	size_t offset, size; /* of the field in ng_exporter_stats, bytes */
+	const char *doc;
+} ng_exporter_counter;
+
+/* The list, in its order (decode/stats.c). */
+extern const ng_exporter_counter ng_exporter_counters[NG_XC_COUNT];
+
+/* The value of counter `id` of `s`; for ERRORS the sum of every error. */
+uint64_t ng_exporter_counter_get(const ng_exporter_stats *s, enum ng_exporter_counter_id id);
+
+/* Sets counter `id` of `s` to `v`, cut to the field's width (as a cast
+ * would).  Not for ERRORS (set s->errors[e] itself). */
+void ng_exporter_counter_set(ng_exporter_stats *s, enum ng_exporter_counter_id id, uint64_t v);
+
+/* Adds the counters of `s` to `d`: COUNTER and ERRORS summed, TIME_MIN to
+ * the earlier non-zero time, TIME_MAX to the later; the key, the version,
+ * GAUGE and SOURCE fields of `d` are left as they are. */
+void ng_exporter_stats_add(ng_exporter_stats *d, const ng_exporter_stats *s);
 
 typedef struct ng_decoder ng_decoder;
 
@@ -127,7 +222,9 @@ void ng_decoder_expire(ng_decoder *d, uint64_t now_ms);
 void ng_decoder_foreach_stats(const ng_decoder *d,
                               void (*fn)(const ng_exporter_stats *s, void *arg), void *arg);
 
-/* Counts of decoder-wide totals (sums over every exporter). */
+/* Decoder-wide totals into *sum: ng_exporter_stats_add over every
+ * exporter and domain, from zero (key, version, GAUGE and SOURCE fields
+ * stay 0). */
 void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum);
 
 /*

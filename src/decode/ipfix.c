@@ -132,7 +132,7 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 		if (id == 2 || id == 3) {
 			ipfix_templates(&m, b, blen, id == 3);
 		} else if (id < 256) {
-			ng_count_error(dom, NG_DERR_BAD_SET_ID); /* §3.3.2: reserved */
+			ng_count_error(dom, NG_DERR_BAD_SET_ID); /* §3.3.2: 0, 1, 4..255 reserved */
 		} else {
 			struct ng_tpl *t = ng_tpl_find(d, dom, 10, id);
 			if (t)

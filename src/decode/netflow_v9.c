@@ -139,7 +139,7 @@ size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		} else if (id == 1) {
 			v9_options(&m, b, blen);
 		} else if (id < 256) {
-			ng_count_error(dom, NG_DERR_BAD_SET_ID); /* §5.3: reserved */
+			ng_count_error(dom, NG_DERR_BAD_SET_ID); /* §5.2: 2..255 reserved */
 		} else {
 			struct ng_tpl *t = ng_tpl_find(d, dom, 9, id);
 			if (t)

@@ -26,6 +26,7 @@
 #include "query/series.h"
 #include "sink/json.h"
 #include "store/counters.h"
+#include "store/exporters.h"
 
 const double ng_http_buckets[NG_HTTP_NBUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.2,
                                                   0.5,   1,    2.5,   5,    10,  30};
@@ -376,11 +377,13 @@ done:
 	ng_filter_free(p.q.filter);
 }
 
+/* "key":"2026-11-30T12:00:00.000Z","key_ms":ms ("" for 0). */
 static void put_time_kv(FILE *f, const char *key, uint64_t ms)
 {
 	char t[40];
-	fprintf(f, "\"%s\":\"%s\",\"%s_ms\":%" PRIu64, key, ms ? ng_time_format(ms, t) : "", key,
-	        ms);
+	fprintf(f, "\"%s\":", key);
+	ng_json_put_str(f, ms ? ng_time_format(ms, t) : "");
+	fprintf(f, ",\"%s_ms\":%" PRIu64, key, ms);
 }
 
 static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
@@ -485,56 +488,21 @@ done:
 
 /* ---- exporters ---------------------------------------------------------- */
 
-static const char *protocol_name(uint8_t v)
-{
-	switch (v) {
-	case 1: return "NetFlow v1";
-	case 5: return "NetFlow v5";
-	case 7: return "NetFlow v7";
-	case 9: return "NetFlow v9";
-	case 10: return "IPFIX";
-	case 0x50: return "sFlow v5";
-	case 0: return "unknown";
-	}
-	return "other";
-}
-
-static uint64_t errors_total(const ng_exporter_stats *e)
-{
-	uint64_t t = 0;
-	for (int i = 0; i < NG_DERR_COUNT; i++)
-		t += e->errors[i];
-	return t;
-}
-
+/* One exporter: its row as in STORE/state/exporters.json (store/exporters.h;
+ * only the errors that are not zero) and its health: silent when not heard
+ * from in 5 minutes, degraded with sequence loss, decode errors or template
+ * misses not recovered, else ok. */
 static void put_exporter(FILE *f, const ng_exporter_stats *e, uint64_t now)
 {
-	char a[NG_ADDR_STRLEN];
-	fprintf(f,
-	        "{\"exporter\":\"%s\",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":\"%s\","
-	        "\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
-	        ",\"templates\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"template_misses\":%" PRIu64
-	        ",\"errors_total\":%" PRIu64 ",\"errors\":{",
-	        ng_addr_format(e->exporter, a), e->domain, e->version, protocol_name(e->version),
-	        e->packets, e->bytes, e->records, e->templates, e->lost, e->template_misses,
-	        errors_total(e));
-	for (int i = 0, k = 0; i < NG_DERR_COUNT; i++)
-		if (e->errors[i])
-			fprintf(f, "%s\"%s\":%" PRIu64, k++ ? "," : "", ng_decode_error_name(i),
-			        e->errors[i]);
-	fprintf(f, "},\"sampling_rate\":%" PRIu32 ",\"sampling_source\":\"%s\",", e->sampling_rate,
-	        ng_sampling_source_name(e->sampling_source));
-	put_time_kv(f, "first_seen", e->first_seen);
-	fputc(',', f);
-	put_time_kv(f, "last_seen", e->last_seen);
-	/* healthy: heard from in the last 5 minutes, no loss or errors */
-	const char *health = now > e->last_seen + 300000 ? "silent"
-	                     : (e->lost || errors_total(e) || e->template_misses > e->held)
-	                         ? "degraded"
-	                         : "ok";
-	fprintf(f,
-	        ",\"lost_samples\":%" PRIu64 ",\"counter_samples\":%" PRIu64 ",\"health\":\"%s\"}",
-	        e->lost_samples, e->counter_samples, health);
+	const char *health =
+	    now > e->last_seen + 300000                                                ? "silent"
+	    : (e->lost || ng_exporter_errors_total(e) || e->template_misses > e->held) ? "degraded"
+	                                                                               : "ok";
+	fputc('{', f);
+	ng_exporters_put_row(f, e, NG_EXPORTERS_NONZERO_ERRORS);
+	fputs(",\"health\":", f);
+	ng_json_put_str(f, health);
+	fputc('}', f);
 }
 
 /* Takes a snapshot; false with the answer set when none can be had. */
@@ -564,15 +532,11 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 		put_time_kv(f, "updated", x.updated_ms ? x.updated_ms : now);
 		fputc(',', f);
 		put_time_kv(f, "started", x.started_ms);
-		fprintf(f,
-		        ",\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64
-		        ",\"drops\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64
-		        "},\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64
-		        ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64
-		        "},\"exporters\":[",
-		        x.listener.datagrams, x.listener.bytes, x.listener.drops,
-		        x.listener.truncated, x.listener.errors, x.store.rows, x.store.segments,
-		        x.store.bytes, x.store.errors, x.store.dropped);
+		fputc(',', f);
+		ng_exporters_put_listener(f, &x.listener);
+		fputc(',', f);
+		ng_exporters_put_store(f, &x.store);
+		fputs(",\"exporters\":[", f);
 		for (size_t i = 0; i < x.n; i++) {
 			if (i)
 				fputc(',', f);
@@ -620,46 +584,63 @@ static void api_fields(ng_http_resp *out)
 
 /* ---- /metrics ---------------------------------------------------------- */
 
+/* The labels of one exporter and domain: exporter="…",domain="…" (an
+ * address needs no escaping). */
+static void put_labels(FILE *f, const ng_exporter_stats *s)
+{
+	char a[NG_ADDR_STRLEN];
+	fprintf(f, "exporter=\"%s\",domain=\"%" PRIu32 "\"", ng_addr_format(s->exporter, a),
+	        s->domain);
+}
+
+/* One counter of NG_EXPORTER_COUNTERS for every exporter, named and typed
+ * as its kind says (decode/decoder.h): HELP, TYPE, a sample per exporter
+ * (per error not zero for ERRORS). */
+static void metric_counter(FILE *f, const ng_http_exporters *x, enum ng_exporter_counter_id id)
+{
+	const ng_exporter_counter *c = &ng_exporter_counters[id];
+	static const char *const suffix[] = {
+	    [NG_XK_COUNTER] = "_total",
+	    [NG_XK_ERRORS] = "_total",
+	    [NG_XK_TIME_MIN] = "_timestamp_seconds",
+	    [NG_XK_TIME_MAX] = "_timestamp_seconds",
+	    [NG_XK_GAUGE] = "",
+	    [NG_XK_SOURCE] = "",
+	};
+	bool counter = c->kind == NG_XK_COUNTER || c->kind == NG_XK_ERRORS;
+	fprintf(f, "# HELP nagare_exporter_%s%s %s\n# TYPE nagare_exporter_%s%s %s\n", c->name,
+	        suffix[c->kind], c->doc, c->name, suffix[c->kind], counter ? "counter" : "gauge");
+	for (size_t i = 0; i < x->n; i++) {
+		const ng_exporter_stats *s = &x->rows[i];
+		if (c->kind == NG_XK_ERRORS) {
+			for (int e = 0; e < NG_DERR_COUNT; e++) {
+				if (!s->errors[e])
+					continue;
+				fprintf(f, "nagare_exporter_%s_total{", c->name);
+				put_labels(f, s);
+				fprintf(f, ",error=\"%s\"} %" PRIu64 "\n", ng_decode_error_name(e),
+				        s->errors[e]);
+			}
+			continue;
+		}
+		uint64_t v = ng_exporter_counter_get(s, id);
+		fprintf(f, "nagare_exporter_%s%s{", c->name, suffix[c->kind]);
+		put_labels(f, s);
+		if (c->kind == NG_XK_SOURCE)
+			fprintf(f, ",source=\"%s\"} 1\n", ng_sampling_source_name((unsigned)v));
+		else if (c->kind == NG_XK_TIME_MIN || c->kind == NG_XK_TIME_MAX)
+			fprintf(f, "} %" PRIu64 ".%03u\n", v / 1000, (unsigned)(v % 1000));
+		else
+			fprintf(f, "} %" PRIu64 "\n", v);
+	}
+}
+
+/* Per exporter every counter of the list, then the listener's and the
+ * store writer's own. */
 static void metric_exporters(FILE *f, const ng_http_exporters *x)
 {
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} m[] = {
-	    {"packets", "export datagrams received", offsetof(ng_exporter_stats, packets)},
-	    {"records", "flow records decoded", offsetof(ng_exporter_stats, records)},
-	    {"lost", "records or packets lost (sequence gaps)", offsetof(ng_exporter_stats, lost)},
-	    {"template_misses", "data sets without a template",
-	     offsetof(ng_exporter_stats, template_misses)},
-	};
-	char a[NG_ADDR_STRLEN];
-	for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
-		fprintf(
-		    f,
-		    "# HELP nagare_exporter_%s_total %s\n# TYPE nagare_exporter_%s_total counter\n",
-		    m[k].name, m[k].help, m[k].name);
-		for (size_t i = 0; i < x->n; i++) {
-			uint64_t v;
-			memcpy(&v, (const char *)&x->rows[i] + m[k].off, sizeof v);
-			fprintf(f,
-			        "nagare_exporter_%s_total{exporter=\"%s\",domain=\"%" PRIu32
-			        "\"} %" PRIu64 "\n",
-			        m[k].name, ng_addr_format(x->rows[i].exporter, a),
-			        x->rows[i].domain, v);
-		}
-	}
-	fputs("# HELP nagare_exporter_errors_total decode errors\n"
-	      "# TYPE nagare_exporter_errors_total counter\n",
-	      f);
-	for (size_t i = 0; i < x->n; i++)
-		for (int e = 0; e < NG_DERR_COUNT; e++)
-			if (x->rows[i].errors[e])
-				fprintf(
-				    f,
-				    "nagare_exporter_errors_total{exporter=\"%s\",domain=\"%" PRIu32
-				    "\",error=\"%s\"} %" PRIu64 "\n",
-				    ng_addr_format(x->rows[i].exporter, a), x->rows[i].domain,
-				    ng_decode_error_name(e), x->rows[i].errors[e]);
+	for (int id = 0; id < NG_XC_COUNT; id++)
+		metric_counter(f, x, id);
 	fprintf(f,
 	        "# HELP nagare_socket_drops_total datagrams dropped by the kernel\n"
 	        "# TYPE nagare_socket_drops_total counter\nnagare_socket_drops_total %" PRIu64 "\n"

@@ -26,8 +26,9 @@
 #include "net/listener.h"
 #include "store/store.h"
 
-/* The exporter counters at one moment (the shape of
- * STORE/state/exporters.json, src/cli/exporters.h). */
+/* The exporter counters at one moment, in the shape of
+ * STORE/state/exporters.json (src/store/exporters.h, whose writer the API
+ * uses for its rows). */
 typedef struct ng_http_exporters {
 	ng_exporter_stats *rows; /* malloc'd by the provider, freed by the server */
 	size_t n;

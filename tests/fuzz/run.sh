@@ -18,6 +18,17 @@ work=$(mktemp -d /tmp/ng-fuzz-seeds.XXXXXX)
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir -p "$artifacts"
 python3 "$here/seeds.py" "$work" >/dev/null || echo "run.sh: no seeds (capture corpus missing?)" >&2
+# an exporter state file of two rows, the layout store/exporters.c writes
+mkdir -p "$work/exporters"
+cat >"$work/exporters/two-rows.json" <<'EOF'
+{"format":"nagare-exporters/1","updated":"2026-12-01T21:57:34.839Z","updated_ms":1796162254839,"started":"2026-12-01T21:55:20.426Z","started_ms":1796162120426,
+"listener":{"datagrams":673341,"bytes":918000740,"drops":0,"truncated":0,"errors":0},
+"store":{"rows":20000000,"segments":171,"bytes":332953887,"errors":0,"dropped":0},
+"exporters":[
+{"exporter":"127.0.1.14","domain":14,"version":9,"protocol":"NetFlow v9","packets":19068,"bytes":25996404,"records":566370,"options_records":3,"templates":189,"lost":2,"template_misses":1,"held":1,"errors":{"unknown_version":0,"set_overrun":4,"template_limit":1},"errors_total":5,"first_seen":"2026-12-01T21:55:20.797Z","first_seen_ms":1796162120797,"last_seen":"2026-12-01T21:57:34.111Z","last_seen_ms":1796162254111,"sampling_rate":1,"sampling_source":"none","lost_samples":0,"counter_samples":0,"discards":0},
+{"exporter":"2001:db8::1","domain":0,"version":80,"protocol":"sFlow v5","packets":5,"bytes":6000,"records":40,"options_records":0,"templates":0,"lost":1,"template_misses":0,"held":0,"errors":{},"errors_total":0,"first_seen":"","first_seen_ms":0,"last_seen":"2026-12-01T21:57:34.111Z","last_seen_ms":1796162254111,"sampling_rate":512,"sampling_source":"sflow","lost_samples":3,"counter_samples":7,"discards":2}
+]}
+EOF
 found=0
 ran=0
 for bin in "$build"/fuzz_*; do
@@ -28,6 +39,7 @@ for bin in "$build"/fuzz_*; do
 	fuzz_v9) seeds=$work/v9 ;;
 	fuzz_ipfix) seeds=$work/ipfix ;;
 	fuzz_templates) seeds=$work/templates ;;
+	fuzz_exporters) seeds=$work/exporters ;;
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"

@@ -1,12 +1,22 @@
 /*
- * exporters.c — the exporter state file (format in exporters.h).
+ * exporters.c — the exporter state file STORE/state/exporters.json (format
+ * in exporters.h).
  *
- * Writing is plain fprintf of a fixed layout.  Reading takes any JSON that
- * follows the layout's shape (key order free, unknown keys skipped) with a
- * small recursive-descent reader: the file is ours and small, so a general
- * JSON library would buy nothing but a dependency.
+ * A row is written, read and merged by walking NG_EXPORTER_COUNTERS
+ * (decode/decoder.h, the table ng_exporter_counters[]): each counter's kind
+ * says how it is written (a number, a time twice, a name, the errors
+ * object), read back, and added to the row of an earlier run.  Only the
+ * key of a row (exporter, domain, version) and the listener and store
+ * objects around the rows are spelt out here.
+ *
+ * Writing is fprintf of that layout, strings through ng_json_put_str.
+ * Reading takes any JSON of the layout's shape (key order free, unknown
+ * keys skipped) with a small recursive-descent reader that names the first
+ * thing wrong and its byte offset: the file is ours and small, so a general
+ * JSON library would buy nothing but a dependency.  A damaged file is
+ * refused whole (the caller keeps its counters); it never half-loads.
  */
-#include "cli/exporters.h"
+#include "store/exporters.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,6 +30,7 @@
 
 #include "core/addr.h"
 #include "core/field.h"
+#include "core/json.h"
 #include "core/timefmt.h"
 
 const char *ng_protocol_name(uint8_t version)
@@ -38,67 +49,94 @@ const char *ng_protocol_name(uint8_t version)
 
 uint64_t ng_exporter_errors_total(const ng_exporter_stats *s)
 {
-	uint64_t t = 0;
-	for (int i = 0; i < NG_DERR_COUNT; i++)
-		t += s->errors[i];
-	return t;
+	return ng_exporter_counter_get(s, NG_XC_errors);
 }
 
 /* ---- writing ---------------------------------------------------------- */
 
+/* "key":"2026-11-30T12:00:00.000Z","key_ms":ms ("" for 0: never). */
 static void put_time(FILE *f, const char *key, uint64_t ms)
 {
 	char t[40];
-	fprintf(f, "\"%s\":\"%s\",\"%s_ms\":%" PRIu64, key, ms ? ng_time_format(ms, t) : "", key,
-	        ms);
+	fprintf(f, "\"%s\":", key);
+	ng_json_put_str(f, ms ? ng_time_format(ms, t) : "");
+	fprintf(f, ",\"%s_ms\":%" PRIu64, key, ms);
 }
 
-static void put_row(FILE *f, const ng_exporter_stats *s)
+/* "key":{"<error>":n,…},"key_total":n: every error, or those not zero. */
+static void put_errors(FILE *f, const char *key, const ng_exporter_stats *s, unsigned flags)
+{
+	fprintf(f, "\"%s\":{", key);
+	for (int i = 0, k = 0; i < NG_DERR_COUNT; i++)
+		if (s->errors[i] || !(flags & NG_EXPORTERS_NONZERO_ERRORS))
+			fprintf(f, "%s\"%s\":%" PRIu64, k++ ? "," : "", ng_decode_error_name(i),
+			        s->errors[i]);
+	fprintf(f, "},\"%s_total\":%" PRIu64, key, ng_exporter_errors_total(s));
+}
+
+/* One counter of a row, as its kind says (decoder.h), after a comma. */
+static void put_counter(FILE *f, const ng_exporter_stats *s, enum ng_exporter_counter_id id,
+                        unsigned flags)
+{
+	const ng_exporter_counter *c = &ng_exporter_counters[id];
+	uint64_t v = ng_exporter_counter_get(s, id);
+	fputc(',', f);
+	switch (c->kind) {
+	case NG_XK_COUNTER:
+	case NG_XK_GAUGE: fprintf(f, "\"%s\":%" PRIu64, c->name, v); break;
+	case NG_XK_TIME_MIN:
+	case NG_XK_TIME_MAX: put_time(f, c->name, v); break;
+	case NG_XK_SOURCE:
+		fprintf(f, "\"%s\":", c->name);
+		ng_json_put_str(f, ng_sampling_source_name((unsigned)v));
+		break;
+	case NG_XK_ERRORS: put_errors(f, c->name, s, flags); break;
+	}
+}
+
+void ng_exporters_put_row(FILE *f, const ng_exporter_stats *s, unsigned flags)
 {
 	char a[NG_ADDR_STRLEN];
-	fprintf(f,
-	        "{\"exporter\":\"%s\",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":\"%s\","
-	        "\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"records\":%" PRIu64
-	        ",\"options_records\":%" PRIu64 ",\"templates\":%" PRIu64 ",\"lost\":%" PRIu64
-	        ",\"template_misses\":%" PRIu64 ",\"held\":%" PRIu64 ",\"unsupported\":%" PRIu64
-	        ",\"errors\":{",
-	        ng_addr_format(s->exporter, a), s->domain, s->version, ng_protocol_name(s->version),
-	        s->packets, s->bytes, s->records, s->options_records, s->templates, s->lost,
-	        s->template_misses, s->held, s->unsupported);
-	for (int i = 0; i < NG_DERR_COUNT; i++)
-		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", ng_decode_error_name(i),
-		        s->errors[i]);
-	fprintf(f, "},\"errors_total\":%" PRIu64 ",", ng_exporter_errors_total(s));
-	put_time(f, "first_seen", s->first_seen);
-	fputc(',', f);
-	put_time(f, "last_seen", s->last_seen);
-	fprintf(f,
-	        ",\"sampling_rate\":%" PRIu32
-	        ",\"sampling_source\":\"%s\",\"lost_samples\":%" PRIu64
-	        ",\"counter_samples\":%" PRIu64 ",\"discards\":%" PRIu64 "}",
-	        s->sampling_rate, ng_sampling_source_name(s->sampling_source), s->lost_samples,
-	        s->counter_samples, s->discards);
+	fputs("\"exporter\":", f);
+	ng_json_put_str(f, ng_addr_format(s->exporter, a));
+	fprintf(f, ",\"domain\":%" PRIu32 ",\"version\":%u,\"protocol\":", s->domain, s->version);
+	ng_json_put_str(f, ng_protocol_name(s->version));
+	for (int id = 0; id < NG_XC_COUNT; id++)
+		put_counter(f, s, id, flags);
 }
 
+void ng_exporters_put_listener(FILE *f, const ng_listener_stats *l)
+{
+	fprintf(f,
+	        "\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"drops\":%" PRIu64
+	        ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64 "}",
+	        l->datagrams, l->bytes, l->drops, l->truncated, l->errors);
+}
+
+void ng_exporters_put_store(FILE *f, const ng_store_writer_stats *w)
+{
+	fprintf(f,
+	        "\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64
+	        ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64 "}",
+	        w->rows, w->segments, w->bytes, w->errors, w->dropped);
+}
+
+/* The whole file: header, listener, store, one row a line. */
 static void put_file(FILE *f, const ng_exporters_file *x)
 {
 	fprintf(f, "{\"format\":\"nagare-exporters/1\",");
 	put_time(f, "updated", x->updated_ms);
 	fputc(',', f);
 	put_time(f, "started", x->started_ms);
-	const ng_listener_stats *l = &x->listener;
-	fprintf(f,
-	        ",\n\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64
-	        ",\"drops\":%" PRIu64 ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64 "},\n",
-	        l->datagrams, l->bytes, l->drops, l->truncated, l->errors);
-	const ng_store_writer_stats *w = &x->store;
-	fprintf(f,
-	        "\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64
-	        ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64 "},\n\"exporters\":[",
-	        w->rows, w->segments, w->bytes, w->errors, w->dropped);
+	fputs(",\n", f);
+	ng_exporters_put_listener(f, &x->listener);
+	fputs(",\n", f);
+	ng_exporters_put_store(f, &x->store);
+	fputs(",\n\"exporters\":[", f);
 	for (size_t i = 0; i < x->n; i++) {
-		fputs(i ? ",\n" : "\n", f);
-		put_row(f, &x->rows[i]);
+		fputs(i ? ",\n{" : "\n{", f);
+		ng_exporters_put_row(f, &x->rows[i], 0);
+		fputc('}', f);
 	}
 	fputs("\n]}\n", f);
 }
@@ -298,6 +336,68 @@ static bool error_member(struct rd *r, const char *k, void *arg)
 	return skip_value(r, 0); /* an error this build does not know */
 }
 
+/* A sampling source by name; a name this build does not know reads as
+ * "none" (0). */
+static bool source_value(struct rd *r, ng_exporter_stats *s, enum ng_exporter_counter_id id)
+{
+	char name[32];
+	if (!str(r, name, sizeof name))
+		return false;
+	for (unsigned i = 0; i < NG_SAMPLING_SOURCE_COUNT; i++)
+		if (!strcmp(name, ng_sampling_source_name(i)))
+			ng_exporter_counter_set(s, id, i);
+	return true;
+}
+
+/* Reads an unsigned integer into counter `id` of `s`. */
+static bool number_value(struct rd *r, ng_exporter_stats *s, enum ng_exporter_counter_id id)
+{
+	uint64_t v;
+	if (!u64(r, &v))
+		return false;
+	ng_exporter_counter_set(s, id, v);
+	return true;
+}
+
+/* True when key `k` is `name` followed by `suffix`. */
+static bool key_is(const char *k, const char *name, const char *suffix)
+{
+	size_t n = strlen(name);
+	return !strncmp(k, name, n) && !strcmp(k + n, suffix);
+}
+
+/* Reads the value of key `k` when it is a counter's (as its kind writes
+ * it, put_counter) into *s; *known false when no counter has this key. */
+static bool counter_member(struct rd *r, const char *k, ng_exporter_stats *s, bool *known)
+{
+	*known = true;
+	for (int id = 0; id < NG_XC_COUNT; id++) {
+		const ng_exporter_counter *c = &ng_exporter_counters[id];
+		switch (c->kind) {
+		case NG_XK_COUNTER:
+		case NG_XK_GAUGE:
+			if (key_is(k, c->name, ""))
+				return number_value(r, s, id);
+			break;
+		case NG_XK_TIME_MIN:
+		case NG_XK_TIME_MAX: /* "name" is the same time for people */
+			if (key_is(k, c->name, "_ms"))
+				return number_value(r, s, id);
+			break;
+		case NG_XK_SOURCE:
+			if (key_is(k, c->name, ""))
+				return source_value(r, s, id);
+			break;
+		case NG_XK_ERRORS: /* "name_total" is their sum, for people */
+			if (key_is(k, c->name, ""))
+				return members(r, error_member, s);
+			break;
+		}
+	}
+	*known = false;
+	return true;
+}
+
 static bool row_member(struct rd *r, const char *k, void *arg)
 {
 	ng_exporter_stats *s = arg;
@@ -307,51 +407,19 @@ static bool row_member(struct rd *r, const char *k, void *arg)
 		return str(r, a, sizeof a) &&
 		       (ng_addr_parse(a, s->exporter) || fail(r, "exporter is not an address"));
 	}
-	if (!strcmp(k, "errors"))
-		return members(r, error_member, s);
-	if (!strcmp(k, "sampling_source")) {
-		char name[32];
-		if (!str(r, name, sizeof name))
-			return false;
-		for (unsigned i = 0; i < NG_SAMPLING_SOURCE_COUNT; i++)
-			if (!strcmp(name, ng_sampling_source_name(i)))
-				s->sampling_source = (uint8_t)i;
-		return true;
-	}
-	struct {
-		const char *key;
-		uint64_t *dst;
-	} u[] = {
-	    {"packets", &s->packets},
-	    {"bytes", &s->bytes},
-	    {"records", &s->records},
-	    {"options_records", &s->options_records},
-	    {"templates", &s->templates},
-	    {"lost", &s->lost},
-	    {"template_misses", &s->template_misses},
-	    {"held", &s->held},
-	    {"unsupported", &s->unsupported},
-	    {"lost_samples", &s->lost_samples},
-	    {"counter_samples", &s->counter_samples},
-	    {"discards", &s->discards},
-	    {"first_seen_ms", &s->first_seen},
-	    {"last_seen_ms", &s->last_seen},
-	};
-	for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-		if (!strcmp(k, u[i].key))
-			return u64(r, u[i].dst);
-	if (!strcmp(k, "domain") || !strcmp(k, "version") || !strcmp(k, "sampling_rate")) {
+	if (!strcmp(k, "domain") || !strcmp(k, "version")) {
 		if (!u64(r, &v))
 			return false;
 		if (k[0] == 'd')
 			s->domain = (uint32_t)v;
-		else if (k[0] == 'v')
-			s->version = (uint8_t)v;
 		else
-			s->sampling_rate = (uint32_t)v;
+			s->version = (uint8_t)v;
 		return true;
 	}
-	return skip_value(r, 0);
+	bool known;
+	if (!counter_member(r, k, s, &known))
+		return false;
+	return known || skip_value(r, 0); /* "protocol", "errors_total", unknown keys */
 }
 
 static bool rows(struct rd *r, ng_exporters_file *f)
@@ -425,6 +493,25 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+int ng_exporters_parse(const char *buf, size_t len, const char *name, ng_exporters_file *f,
+                       char *err, size_t errlen)
+{
+	memset(f, 0, sizeof *f);
+	struct rd r = {.p = buf, .start = buf, .end = buf + len};
+	bool ok = members(&r, top_member, f);
+	ws(&r);
+	if (ok && r.p != r.end)
+		ok = fail(&r, "text after the object");
+	if (!ok) {
+		snprintf(err, errlen, "%s: not an exporter state file: %s at byte %zu", name,
+		         r.why ? r.why : "syntax error", (size_t)(r.p - r.start));
+		ng_exporters_free(f);
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
 int ng_exporters_load(const char *path, ng_exporters_file *f, char *err, size_t errlen)
 {
 	memset(f, 0, sizeof *f);
@@ -434,21 +521,11 @@ int ng_exporters_load(const char *path, ng_exporters_file *f, char *err, size_t 
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	struct rd r = {.p = buf, .start = buf, .end = buf + len};
-	bool ok = members(&r, top_member, f);
-	ws(&r);
-	if (ok && r.p != r.end)
-		ok = fail(&r, "text after the object");
-	if (!ok) {
-		snprintf(err, errlen, "%s: not an exporter state file: %s at byte %zu", path,
-		         r.why ? r.why : "syntax error", (size_t)(r.p - r.start));
-		free(buf);
-		ng_exporters_free(f);
-		errno = EINVAL;
-		return -1;
-	}
+	int rc = ng_exporters_parse(buf, len, path, f, err, errlen);
+	int e = errno;
 	free(buf);
-	return 0;
+	errno = e;
+	return rc;
 }
 
 void ng_exporters_free(ng_exporters_file *f)
@@ -460,32 +537,29 @@ void ng_exporters_free(ng_exporters_file *f)
 
 /* ---- merging ---------------------------------------------------------- */
 
+/* Whether row `s` holds a reading: a GAUGE counter not 0 (a SOURCE only
+ * says where a GAUGE's value came from). */
+static bool has_last_values(const ng_exporter_stats *s)
+{
+	for (int id = 0; id < NG_XC_COUNT; id++)
+		if (ng_exporter_counters[id].kind == NG_XK_GAUGE && ng_exporter_counter_get(s, id))
+			return true;
+	return false;
+}
+
+/* Adds row `s` of an earlier run to row `d` of this run (same key). */
 static void add_row(ng_exporter_stats *d, const ng_exporter_stats *s)
 {
-	d->packets += s->packets;
-	d->bytes += s->bytes;
-	d->records += s->records;
-	d->options_records += s->options_records;
-	d->templates += s->templates;
-	d->lost += s->lost;
-	d->template_misses += s->template_misses;
-	d->held += s->held;
-	d->unsupported += s->unsupported;
-	d->lost_samples += s->lost_samples;
-	d->counter_samples += s->counter_samples;
-	d->discards += s->discards;
-	for (int i = 0; i < NG_DERR_COUNT; i++)
-		d->errors[i] += s->errors[i];
-	if (s->first_seen && (!d->first_seen || s->first_seen < d->first_seen))
-		d->first_seen = s->first_seen;
-	if (s->last_seen > d->last_seen) {
-		d->last_seen = s->last_seen;
-		if (!d->version)
-			d->version = s->version;
-	}
-	if (!d->sampling_rate) {
-		d->sampling_rate = s->sampling_rate;
-		d->sampling_source = s->sampling_source;
+	if (s->last_seen > d->last_seen && !d->version)
+		d->version = s->version;
+	bool take_last = !has_last_values(d);
+	ng_exporter_stats_add(d, s);
+	if (!take_last)
+		return;
+	for (int id = 0; id < NG_XC_COUNT; id++) {
+		enum ng_exporter_kind k = ng_exporter_counters[id].kind;
+		if (k == NG_XK_GAUGE || k == NG_XK_SOURCE)
+			ng_exporter_counter_set(d, id, ng_exporter_counter_get(s, id));
 	}
 }
 
