@@ -1,0 +1,795 @@
+/*
+ * filter_terms.c — the terms of the filter language: "proto tcp",
+ * "src port 80", "net 10.0.0.0/8", "bytes > 1M", "country JP" … (filter.h
+ * lists them; docs/query.md explains them).  Each parses the words after
+ * its keyword and builds a leaf of the tree (filter_int.h), or a small
+ * subtree ("icmp-type 8" is proto icmp or icmp6 and icmp_type 8).
+ *
+ * A term that fails says what it expected after what, pointing at the
+ * token it could not take (filter_parse.c's essay: errors and columns).
+ */
+#include <ctype.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/addr.h"
+#include "query/filter_int.h"
+
+/* ---- leaves ------------------------------------------------------------ */
+
+/* An N_CMP leaf: field f1 (or f2) op v; its columns noted in p. */
+static node *cmp_node(parser *p, int f1, int f2, enum op op, uint64_t v)
+{
+	node *n = ng_flt_node(p, N_CMP);
+	if (!n)
+		return NULL;
+	n->f1 = f1;
+	n->f2 = f2;
+	n->op = op;
+	n->val = v;
+	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
+	return n;
+}
+
+/* An N_NET leaf: field f1 (or f2) within net/plen (plen of 128 bits:
+ * IPv4 prefixes count from 96); its columns noted in p. */
+static node *net_node(parser *p, int f1, int f2, const uint8_t net[16], unsigned plen)
+{
+	node *n = ng_flt_node(p, N_NET);
+	if (!n)
+		return NULL;
+	n->f1 = f1;
+	n->f2 = f2;
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned bits = plen > i * 8 ? plen - i * 8 : 0;
+		n->mask[i] = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+		n->net[i] = net[i] & n->mask[i];
+	}
+	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
+	return n;
+}
+
+/* Parses a number with an optional k/M/G suffix (×1000, as nfdump's
+ * scaling factors).  False when the current token is not one. */
+static bool parse_number(const parser *p, uint64_t *out)
+{
+	if (p->t.kind != T_WORD)
+		return false;
+	char buf[64];
+	tok_text(p, buf, sizeof buf);
+	if (!isdigit((unsigned char)buf[0]))
+		return false;
+	char *end;
+	unsigned long long v = strtoull(buf, &end, 10);
+	uint64_t mult = 1;
+	if (*end == 'k' || *end == 'K')
+		mult = 1000, end++;
+	else if (*end == 'm' || *end == 'M')
+		mult = 1000000, end++;
+	else if (*end == 'g' || *end == 'G')
+		mult = 1000000000, end++;
+	if (*end)
+		return false;
+	if (mult > 1 && v > UINT64_MAX / mult)
+		return false;
+	*out = v * mult;
+	return true;
+}
+
+/* An optional comparison operator (default ==). */
+static enum op parse_op(parser *p)
+{
+	static const struct {
+		const char *w;
+		enum op op;
+	} words[] = {
+	    {"eq", OP_EQ}, {"ne", OP_NE}, {"lt", OP_LT},
+	    {"gt", OP_GT}, {"le", OP_LE}, {"ge", OP_GE},
+	};
+	if (p->t.kind == T_OP && p->t.op != OP_LIKE) {
+		enum op op = p->t.op;
+		ng_flt_next(p);
+		return op;
+	}
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (is_kw(p, words[i].w)) {
+			ng_flt_next(p);
+			return words[i].op;
+		}
+	return OP_EQ;
+}
+
+/* "[ N N, N ... ]" (space or comma separated, as nfdump's lists) into an
+ * N_SET node on f1 (and f2).  The current token is the '['. */
+static node *number_list(parser *p, int f1, int f2, const char *what, uint64_t max)
+{
+	if (p->t.kind != T_LBRACK)
+		return ng_flt_fail(p, "expected '[' to start a list after 'in'");
+	ng_flt_next(p);
+	node *n = ng_flt_node(p, N_SET);
+	if (!n)
+		return NULL;
+	n->f1 = f1;
+	n->f2 = f2;
+	size_t cap = 0;
+	for (;;) {
+		if (p->t.kind == T_COMMA) {
+			ng_flt_next(p);
+			continue;
+		}
+		if (p->t.kind == T_RBRACK && n->nvals)
+			break;
+		uint64_t v;
+		if (!parse_number(p, &v)) {
+			ng_flt_free(n);
+			return ng_flt_fail(p,
+			                   p->t.kind == T_END ? "expected ']' to close the list"
+			                                      : "expected %s in the list",
+			                   what);
+		}
+		if (v > max) {
+			ng_flt_free(n);
+			return ng_flt_fail(p, "%s %llu out of range (at most %llu)", what,
+			                   (unsigned long long)v, (unsigned long long)max);
+		}
+		if (n->nvals == cap) {
+			cap = cap ? cap * 2 : 16;
+			uint64_t *nv = realloc(n->vals, cap * sizeof *nv);
+			if (!nv) {
+				ng_flt_free(n);
+				return ng_flt_fail(p, "out of memory");
+			}
+			n->vals = nv;
+		}
+		n->vals[n->nvals++] = v;
+		ng_flt_next(p);
+	}
+	ng_flt_next(p);
+	qsort(n->vals, n->nvals, sizeof *n->vals, cmp_u64);
+	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
+	return n;
+}
+
+/* [op] N[kMG] against field f1 (and f2: either side), or "in [list]".
+ * `what` names the expected value in the error, `after` the keyword
+ * before it. */
+static node *number_term(parser *p, int f1, int f2, const char *what, const char *after,
+                         uint64_t max)
+{
+	if (is_kw(p, "in")) {
+		ng_flt_next(p);
+		return number_list(p, f1, f2, what, max);
+	}
+	enum op op = parse_op(p);
+	uint64_t v;
+	if (!parse_number(p, &v))
+		return ng_flt_fail(p, "expected %s after '%s'", what, after);
+	if (v > max)
+		return ng_flt_fail(p, "%s %llu out of range (at most %llu)", what,
+		                   (unsigned long long)v, (unsigned long long)max);
+	ng_flt_next(p);
+	return cmp_node(p, f1, f2, op, v);
+}
+
+/* A protocol by name: the common ones, then /etc/protocols. */
+static int proto_number(const char *s)
+{
+	static const struct {
+		const char *name;
+		int num;
+	} names[] = {
+	    {"icmp", 1},       {"igmp", 2},  {"tcp", 6},   {"udp", 17},
+	    {"gre", 47},       {"esp", 50},  {"ah", 51},   {"icmp6", 58},
+	    {"ipv6-icmp", 58}, {"ospf", 89}, {"pim", 103}, {"sctp", 132},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcasecmp(s, names[i].name))
+			return names[i].num;
+	char low[64];
+	size_t i = 0;
+	for (; s[i] && i < sizeof low - 1; i++)
+		low[i] = (char)tolower((unsigned char)s[i]);
+	low[i] = 0;
+	const struct protoent *pe = getprotobyname(low);
+	return pe && pe->p_proto >= 0 && pe->p_proto <= 255 ? pe->p_proto : -1;
+}
+
+/* proto [op] NAME|N: the protocol by number (0..255) or name. */
+static node *proto_term(parser *p)
+{
+	char buf[64];
+	enum op op = parse_op(p);
+	uint64_t v;
+	if (parse_number(p, &v) && v <= 255) {
+		ng_flt_next(p);
+		return cmp_node(p, NG_F_PROTOCOL, -1, op, v);
+	}
+	int num = p->t.kind == T_WORD ? proto_number(tok_text(p, buf, sizeof buf)) : -1;
+	if (num < 0)
+		return ng_flt_fail(p,
+		                   "expected a protocol (tcp, udp, icmp, icmp6, gre, esp, sctp, a "
+		                   "name of /etc/protocols or 0..255) after 'proto'");
+	ng_flt_next(p);
+	return cmp_node(p, NG_F_PROTOCOL, -1, op, (uint64_t)num);
+}
+
+/* A dotted IPv4 netmask (255.255.255.0) as a prefix length; -1 when the
+ * token is not a contiguous mask. */
+static int dotted_mask(const char *s)
+{
+	uint8_t a[16];
+	if (strchr(s, '/') || !strchr(s, '.') || strchr(s, ':') || !ng_addr_parse(s, a))
+		return -1;
+	uint32_t m = (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
+	int len = 0;
+	while (len < 32 && (m & (UINT32_C(1) << (31 - len))))
+		len++;
+	if (len < 32 && (m << len))
+		return -1;
+	return len;
+}
+
+/* ADDR (host) or ADDR/LEN or ADDR MASK (net) against f1 (and f2). */
+static node *addr_term(parser *p, int f1, int f2, bool want_prefix, const char *after)
+{
+	char buf[128];
+	uint8_t net[16];
+	unsigned plen = 128;
+	if (p->t.kind == T_WORD) {
+		tok_text(p, buf, sizeof buf);
+		bool ok;
+		if (want_prefix && !strchr(buf, '/') && strchr(buf, '.') && !strchr(buf, ':') &&
+		    ng_addr_parse(buf, net)) {
+			/* nfdump's "net 10.0.0.0 255.0.0.0"; a lone address is a host */
+			tok at = p->t;
+			ng_flt_next(p);
+			int len =
+			    p->t.kind == T_WORD ? dotted_mask(tok_text(p, buf, sizeof buf)) : -1;
+			if (len >= 0) {
+				ng_flt_next(p);
+				return net_node(p, f1, f2, net, 96 + (unsigned)len);
+			}
+			uint8_t junk[16];
+			size_t al = strlen(after);
+			bool is_net = al >= 3 && !strcmp(after + al - 3, "net");
+			if (is_net && p->t.kind == T_WORD && strchr(buf, '.') &&
+			    ng_addr_parse(buf, junk)) {
+				p->t = at; /* a bad mask: point at the network */
+				return ng_flt_fail(
+				    p,
+				    "expected a network A.B.C.D/LEN, A.B.C.D MASK or "
+				    "X:X::/LEN after '%s' (the mask is not contiguous)",
+				    after);
+			}
+			p->t = at;
+			tok_text(p, buf, sizeof buf);
+		}
+		ok = want_prefix ? ng_prefix_parse(buf, net, &plen)
+		                 : (!strchr(buf, '/') && ng_addr_parse(buf, net));
+		if (ok) {
+			ng_flt_next(p);
+			return net_node(p, f1, f2, net, plen);
+		}
+	}
+	return ng_flt_fail(p,
+	                   want_prefix
+	                       ? "expected a network A.B.C.D/LEN, A.B.C.D MASK or X:X::/LEN "
+	                         "after '%s'"
+	                       : "expected an IPv4 or IPv6 address after '%s'",
+	                   after);
+}
+
+/* "[ADDR ADDR/LEN, ...]" against f1 (and f2): nfdump's ip list.  The
+ * current token is the '['. */
+static node *addr_list(parser *p, int f1, int f2)
+{
+	if (p->t.kind != T_LBRACK)
+		return ng_flt_fail(p, "expected '[' to start a list of addresses after 'in'");
+	ng_flt_next(p);
+	node *n = ng_flt_node(p, N_ADDRSET);
+	if (!n)
+		return NULL;
+	n->f1 = f1;
+	n->f2 = f2;
+	size_t acap = 0, ncap = 0;
+	for (;;) {
+		if (p->t.kind == T_COMMA) {
+			ng_flt_next(p);
+			continue;
+		}
+		if (p->t.kind == T_RBRACK && n->naddrs + n->nnets)
+			break;
+		char buf[128];
+		uint8_t a[16];
+		unsigned plen = 128;
+		if (p->t.kind != T_WORD ||
+		    !ng_prefix_parse(tok_text(p, buf, sizeof buf), a, &plen)) {
+			ng_flt_free(n);
+			return ng_flt_fail(p, p->t.kind == T_END
+			                          ? "expected ']' to close the list"
+			                          : "expected an address or a network "
+			                            "ADDR/LEN in the list");
+		}
+		bool host = plen == 128;
+		size_t *cnt = host ? &n->naddrs : &n->nnets, *cap = host ? &acap : &ncap;
+		if (*cnt == *cap) {
+			*cap = *cap ? *cap * 2 : 16;
+			void *x = host ? realloc(n->addrs, *cap * 16) : realloc(n->nets, *cap * 32);
+			if (!x) {
+				ng_flt_free(n);
+				return ng_flt_fail(p, "out of memory");
+			}
+			if (host)
+				n->addrs = x;
+			else
+				n->nets = x;
+		}
+		if (host) {
+			memcpy(n->addrs[n->naddrs++], a, 16);
+		} else {
+			uint8_t *e = n->nets[n->nnets++];
+			for (unsigned i = 0; i < 16; i++) {
+				unsigned bits = plen > i * 8 ? plen - i * 8 : 0;
+				e[16 + i] = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+				e[i] = a[i] & e[16 + i];
+			}
+		}
+		ng_flt_next(p);
+	}
+	ng_flt_next(p);
+	if (n->naddrs)
+		qsort(n->addrs, n->naddrs, 16, cmp_addr);
+	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
+	return n;
+}
+
+/* [= | != ] ADDR[/LEN] against one address field (exporter, nexthop...). */
+static node *addr_op_term(parser *p, int f, bool want_prefix, const char *after)
+{
+	if (is_kw(p, "in")) {
+		ng_flt_next(p);
+		return addr_list(p, f, -1);
+	}
+	enum op op = parse_op(p);
+	if (op != OP_EQ && op != OP_NE)
+		return ng_flt_fail(p, "addresses compare with = or != only");
+	node *n = addr_term(p, f, -1, want_prefix, after);
+	return op == OP_EQ ? n : ng_flt_not(p, n);
+}
+
+/* [= | !=] XX:XX:XX:XX:XX:XX against f1 (and f2). */
+static node *mac_term(parser *p, int f1, int f2, const char *after)
+{
+	enum op op = parse_op(p);
+	if (op != OP_EQ && op != OP_NE)
+		return ng_flt_fail(p, "MAC addresses compare with = or != only");
+	char buf[64];
+	unsigned m[6];
+	char extra;
+	if (p->t.kind != T_WORD ||
+	    sscanf(tok_text(p, buf, sizeof buf),
+	           "%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%*[:-]%2x%c", &m[0], &m[1], &m[2], &m[3],
+	           &m[4], &m[5], &extra) != 6 ||
+	    strlen(buf) != 17)
+		return ng_flt_fail(p, "expected a MAC address XX:XX:XX:XX:XX:XX after '%s'", after);
+	ng_flt_next(p);
+	node *n = ng_flt_node(p, N_MAC);
+	if (!n)
+		return NULL;
+	n->f1 = f1;
+	n->f2 = f2;
+	for (int i = 0; i < 6; i++)
+		n->mac[i] = (uint8_t)m[i];
+	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
+	return op == OP_EQ ? n : ng_flt_not(p, n);
+}
+
+/* A string field (interned IDs) against a word or a quoted string.  `=`
+ * or `==`: equal; `~`: contains; no operator: contains for names (fields
+ * whose name ends in "name"), equal for the rest (codes: country JP).
+ * Case-insensitive either way. */
+static node *str_term(parser *p, int f1, int f2, const char *after)
+{
+	const ng_field *fd = &ng_fields[f1];
+	bool substr =
+	    strstr(fd->name, "name") || (fd->short_name && strstr(fd->short_name, "name"));
+	bool neg = false;
+	if (p->t.kind == T_OP) {
+		if (p->t.op == OP_LIKE)
+			substr = true;
+		else if (p->t.op == OP_EQ || p->t.op == OP_NE)
+			substr = false, neg = p->t.op == OP_NE;
+		else
+			return ng_flt_fail(p, "strings compare with =, != or ~ (contains) only");
+		ng_flt_next(p);
+	}
+	if (p->t.kind != T_WORD)
+		return ng_flt_fail(p,
+		                   p->t.kind == T_BADQUOTE ? "unterminated quote"
+		                                           : "expected a name after '%s'",
+		                   after);
+	node *n = ng_flt_node(p, N_STR);
+	if (!n)
+		return NULL;
+	n->f1 = f1;
+	n->f2 = f2;
+	n->substr = substr;
+	n->slot = p->nstr++;
+	n->str = malloc(p->t.len + 1);
+	if (!n->str) {
+		ng_flt_free(n);
+		return ng_flt_fail(p, "out of memory");
+	}
+	for (size_t i = 0; i < p->t.len; i++)
+		n->str[i] = (char)tolower((unsigned char)p->text[p->t.pos + i]);
+	n->str[p->t.len] = 0;
+	ng_flt_next(p);
+	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
+	return neg ? ng_flt_not(p, n) : n;
+}
+
+/* A field of the table by name: FIELD [op] VALUE (f2: the other side). */
+static node *field_term(parser *p, const ng_field *f, int f2)
+{
+	char name[64];
+	snprintf(name, sizeof name, "%s", f->short_name ? f->short_name : f->name);
+	switch (f->type) {
+	case NG_FT_ADDR:
+		if (f2 >= 0)
+			return ng_flt_fail(p, "expected 'src' or 'dst' before '%s'", name);
+		return addr_op_term(p, f->id, true, name);
+	case NG_FT_MAC: return mac_term(p, f->id, f2, name);
+	case NG_FT_STR: return str_term(p, f->id, f2, name);
+	default: {
+		uint64_t max = f->size >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * f->size)) - 1;
+		if (f->id == NG_F_PROTOCOL)
+			return proto_term(p);
+		return number_term(p, f->id, f2, "a number", name, max);
+	}
+	}
+}
+
+/* The field "src_W", "srcW" (dir 1) or "dst_W", "dstW" (dir 2) for the
+ * word W of the current token ('-' read as '_'); NULL when none. */
+static const ng_field *side_field(const parser *p, int dir)
+{
+	char w[64], name[80];
+	if (p->t.kind != T_WORD || p->t.len >= sizeof w)
+		return NULL;
+	tok_text(p, w, sizeof w);
+	for (char *c = w; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	const char *d = dir == 1 ? "src" : "dst";
+	snprintf(name, sizeof name, "%s_%s", d, w);
+	const ng_field *f = ng_field_by_name(name);
+	if (!f) {
+		snprintf(name, sizeof name, "%s%s", d, w);
+		f = ng_field_by_name(name);
+	}
+	if (!f) { /* short names have no '_': "net-name" -> srcnetname */
+		char *o = w;
+		for (const char *c = w; *c; c++)
+			if (*c != '_')
+				*o++ = *c;
+		*o = 0;
+		snprintf(name, sizeof name, "%s%s", d, w);
+		f = ng_field_by_name(name);
+	}
+	return f;
+}
+
+/* [src|dst] host|ip|net|port|as|mask|vlan|mac|FIELD ... ; `dir` 0
+ * either, 1 src, 2 dst. */
+static node *directed_term(parser *p, int dir)
+{
+	const char *d = dir == 1 ? "src " : dir == 2 ? "dst " : "";
+	int f1s = dir == 2 ? 1 : 0; /* pick the dst field for dir 2 */
+	int f2s = dir ? -1 : 0;     /* the other side, either-side terms only */
+#define SIDE(S, D) (f1s ? (D) : (S)), (f2s < 0 ? -1 : (int)(D))
+	char after[32];
+	if (is_kw(p, "host") || is_kw(p, "ip")) {
+		snprintf(after, sizeof after, "%s%s", d, is_kw(p, "ip") ? "ip" : "host");
+		ng_flt_next(p);
+		if (is_kw(p, "in")) {
+			ng_flt_next(p);
+			return addr_list(p, SIDE(NG_F_SRC_ADDR, NG_F_DST_ADDR));
+		}
+		return addr_term(p, SIDE(NG_F_SRC_ADDR, NG_F_DST_ADDR), false, after);
+	}
+	if (is_kw(p, "net")) {
+		snprintf(after, sizeof after, "%snet", d);
+		ng_flt_next(p);
+		if (is_kw(p, "in")) {
+			ng_flt_next(p);
+			return addr_list(p, SIDE(NG_F_SRC_ADDR, NG_F_DST_ADDR));
+		}
+		return addr_term(p, SIDE(NG_F_SRC_ADDR, NG_F_DST_ADDR), true, after);
+	}
+	if (is_kw(p, "port")) {
+		ng_flt_next(p);
+		return number_term(p, SIDE(NG_F_SRC_PORT, NG_F_DST_PORT), "a port number", "port",
+		                   65535);
+	}
+	if (is_kw(p, "as")) {
+		ng_flt_next(p);
+		return number_term(p, SIDE(NG_F_SRC_AS, NG_F_DST_AS), "an AS number", "as",
+		                   UINT32_MAX);
+	}
+	if (is_kw(p, "mask")) {
+		ng_flt_next(p);
+		return number_term(p, SIDE(NG_F_SRC_MASK, NG_F_DST_MASK), "a prefix length", "mask",
+		                   128);
+	}
+	if (is_kw(p, "vlan")) {
+		ng_flt_next(p);
+		return number_term(p, SIDE(NG_F_SRC_VLAN, NG_F_DST_VLAN), "a VLAN ID", "vlan",
+		                   4095);
+	}
+	if (is_kw(p, "mac")) {
+		snprintf(after, sizeof after, "%smac", d);
+		ng_flt_next(p);
+		return mac_term(p, SIDE(NG_F_SRC_MAC, NG_F_DST_MAC), after);
+	}
+#undef SIDE
+	if (dir) {
+		/* enrichment and other paired fields: src country JP */
+		const ng_field *f = side_field(p, dir);
+		if (f) {
+			ng_flt_next(p);
+			return field_term(p, f, -1);
+		}
+	}
+	return ng_flt_fail(
+	    p, "expected host, ip, net, port, as, mask, vlan, mac or a field name after '%s'",
+	    dir == 1 ? "src" : "dst");
+}
+
+/* Counters and rates: bytes packets flows duration bps pps bpp. */
+static node *counter_term(parser *p)
+{
+	static const struct {
+		const char *kw;
+		int field;
+		int calc;
+	} ks[] = {
+	    {"bytes", NG_F_BYTES, -1},    {"packets", NG_F_PACKETS, -1},
+	    {"duration", -1, C_DURATION}, {"pps", -1, C_PPS},
+	    {"bps", -1, C_BPS},           {"bpp", -1, C_BPP},
+	};
+	if (is_kw(p, "flows") || is_kw(p, "flow")) {
+		/* one stored record is one flow (nfdump: "set to 1 unless the
+		 * exporter sends" a count, which nagare does not store) */
+		ng_flt_next(p);
+		node *c = number_term(p, NG_F_BYTES, -1, "a number (optionally with k, M or G)",
+		                      "flows", UINT64_MAX);
+		if (!c)
+			return NULL;
+		bool yes;
+		if (c->kind == N_SET)
+			yes = bsearch(&(uint64_t){1}, c->vals, c->nvals, sizeof *c->vals, cmp_u64);
+		else
+			yes = cmp(c->op, 1, c->val);
+		ng_flt_free(c);
+		return ng_flt_node(p, yes ? N_TRUE : N_FALSE);
+	}
+	for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+		if (!is_kw(p, ks[i].kw))
+			continue;
+		ng_flt_next(p);
+		if (ks[i].field >= 0)
+			return number_term(p, ks[i].field, -1,
+			                   "a number (optionally with k, M or G)", ks[i].kw,
+			                   UINT64_MAX);
+		node *n =
+		    number_term(p, NG_F_FLOW_START, -1,
+		                ks[i].calc == C_DURATION ? "a duration in ms"
+		                                         : "a number (optionally with k, M or G)",
+		                ks[i].kw, UINT64_MAX);
+		if (!n)
+			return NULL;
+		if (n->kind == N_SET) {
+			ng_flt_free(n);
+			return ng_flt_fail(p, "'%s in [...]' is not supported", ks[i].kw);
+		}
+		n->kind = N_CALC;
+		n->calc = (enum calc)ks[i].calc;
+		p->columns |= NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_BYTES) | NG_COL(NG_F_PACKETS);
+		return n;
+	}
+	return NULL;
+}
+
+/* flags FSRPAUEC: every given TCP flag set (nfdump); X: FSRPAU. */
+static node *flags_term(parser *p)
+{
+	static const char letters[] = "FSRPAUEC";
+	char buf[32];
+	uint64_t v = 0;
+	if (parse_number(p, &v) && v <= 255) {
+		ng_flt_next(p);
+		return cmp_node(p, NG_F_TCP_FLAGS, -1, OP_ALL, v);
+	}
+	if (p->t.kind != T_WORD || p->t.len > 8)
+		return ng_flt_fail(
+		    p, "expected TCP flags (some of FSRPAUEC, or X for all) after 'flags'");
+	tok_text(p, buf, sizeof buf);
+	v = 0;
+	for (const char *c = buf; *c; c++) {
+		const char *at = strchr(letters, toupper((unsigned char)*c));
+		if (toupper((unsigned char)*c) == 'X')
+			v |= 0x3f;
+		else if (at && *c)
+			v |= UINT64_C(1) << (at - letters);
+		else
+			return ng_flt_fail(
+			    p,
+			    "expected TCP flags (some of FSRPAUEC, or X for all) after "
+			    "'flags', not '%c'",
+			    *c);
+	}
+	ng_flt_next(p);
+	return cmp_node(p, NG_F_TCP_FLAGS, -1, OP_ALL, v);
+}
+
+/* icmp-type / icmp-code N: implies proto icmp or icmp6 (nfdump). */
+static node *icmp_term(parser *p, bool type)
+{
+	node *c = number_term(p, type ? NG_F_ICMP_TYPE : NG_F_ICMP_CODE, -1,
+	                      type ? "an ICMP type" : "an ICMP code",
+	                      type ? "icmp-type" : "icmp-code", 255);
+	if (!c)
+		return NULL;
+	node *icmp = ng_flt_binary(p, N_OR, cmp_node(p, NG_F_PROTOCOL, -1, OP_EQ, 1),
+	                           cmp_node(p, NG_F_PROTOCOL, -1, OP_EQ, 58));
+	return ng_flt_binary(p, N_AND, icmp, c);
+}
+
+/* A term at the current token (see the essay for the order of lookup). */
+node *ng_flt_term(parser *p)
+{
+	char buf[64];
+	if (p->t.kind == T_END)
+		return ng_flt_fail(
+		    p, "expected a filter term (e.g. 'proto tcp', 'host 192.0.2.1') at the "
+		       "end of the filter");
+	if (p->t.kind == T_BADQUOTE)
+		return ng_flt_fail(p, "unterminated quote");
+	if (p->t.kind != T_WORD || is_kw(p, "and") || is_kw(p, "or"))
+		return ng_flt_fail(p, "expected a filter term, not '%s'",
+		                   tok_text(p, buf, sizeof buf));
+	if (is_kw(p, "any")) {
+		ng_flt_next(p);
+		return ng_flt_node(p, N_TRUE);
+	}
+	if (is_kw(p, "inet") || is_kw(p, "ipv4") || is_kw(p, "inet6") || is_kw(p, "ipv6")) {
+		bool v6 = is_kw(p, "inet6") || is_kw(p, "ipv6");
+		ng_flt_next(p);
+		static const uint8_t mapped[16] = {[10] = 0xff, [11] = 0xff};
+		node *n = net_node(p, NG_F_SRC_ADDR, -1, mapped, 96);
+		return v6 ? ng_flt_not(p, n) : n;
+	}
+	if (is_kw(p, "proto")) {
+		ng_flt_next(p);
+		return proto_term(p);
+	}
+	if (is_kw(p, "src") || is_kw(p, "dst")) {
+		int dir = is_kw(p, "src") ? 1 : 2;
+		ng_flt_next(p);
+		return directed_term(p, dir);
+	}
+	if (is_kw(p, "host") || is_kw(p, "ip") || is_kw(p, "net") || is_kw(p, "port") ||
+	    is_kw(p, "as") || is_kw(p, "mask") || is_kw(p, "vlan") || is_kw(p, "mac"))
+		return directed_term(p, 0);
+	if (is_kw(p, "in") || is_kw(p, "out")) {
+		bool in = is_kw(p, "in");
+		ng_flt_next(p);
+		if (is_kw(p, "src") || is_kw(p, "dst")) /* nfdump's "in src mac" */
+			return ng_flt_term(p);
+		if (is_kw(p, "mac"))
+			return directed_term(p, 0);
+		if (is_kw(p, "bytes") || is_kw(p, "packets")) {
+			if (!in)
+				return ng_flt_fail(
+				    p, "reverse-direction counters ('out %s') are not stored",
+				    tok_text(p, buf, sizeof buf));
+			return counter_term(p);
+		}
+		if (!is_kw(p, "if"))
+			return ng_flt_fail(p, "expected 'if' after '%s'", in ? "in" : "out");
+		ng_flt_next(p);
+		return number_term(p, in ? NG_F_IN_IF : NG_F_OUT_IF, -1, "an interface index",
+		                   in ? "in if" : "out if", UINT32_MAX);
+	}
+	if (is_kw(p, "if")) {
+		ng_flt_next(p);
+		return number_term(p, NG_F_IN_IF, NG_F_OUT_IF, "an interface index", "if",
+		                   UINT32_MAX);
+	}
+	if (is_kw(p, "prev") || is_kw(p, "next")) {
+		bool nxt = is_kw(p, "next");
+		ng_flt_next(p);
+		if (nxt && (is_kw(p, "ip") || is_kw(p, "hop"))) {
+			ng_flt_next(p);
+			return addr_op_term(p, NG_F_NEXT_HOP, true, "next ip");
+		}
+		if (is_kw(p, "as"))
+			return ng_flt_fail(
+			    p,
+			    "the %s adjacent AS is not stored by nagare (use src as / dst "
+			    "as)",
+			    nxt ? "next" : "previous");
+		return ng_flt_fail(p, nxt ? "expected 'ip' or 'as' after 'next'"
+		                          : "expected 'as' after 'prev'");
+	}
+	if (is_kw(p, "router")) {
+		ng_flt_next(p);
+		if (!is_kw(p, "ip"))
+			return ng_flt_fail(p, "expected 'ip' after 'router'");
+		ng_flt_next(p);
+		return addr_op_term(p, NG_F_EXPORTER, false, "router ip");
+	}
+	if (is_kw(p, "exporter")) {
+		ng_flt_next(p);
+		return addr_op_term(p, NG_F_EXPORTER, false, "exporter");
+	}
+	node *c = counter_term(p);
+	if (c || p->failed)
+		return c;
+	if (is_kw(p, "flags")) {
+		ng_flt_next(p);
+		return flags_term(p);
+	}
+	if (is_kw(p, "dscp")) {
+		ng_flt_next(p);
+		node *n = number_term(p, NG_F_TOS, -1, "a DSCP value", "dscp", 63);
+		if (n && n->kind == N_CMP)
+			n->shift = 2;
+		else if (n && n->kind == N_SET) {
+			ng_flt_free(n);
+			return ng_flt_fail(p, "'dscp in [...]' is not supported");
+		}
+		return n;
+	}
+	if (is_kw(p, "icmp-type") || is_kw(p, "icmp-code")) {
+		bool type = is_kw(p, "icmp-type");
+		ng_flt_next(p);
+		return icmp_term(p, type);
+	}
+	if (is_kw(p, "mpls")) {
+		ng_flt_next(p);
+		if (!is_kw(p, "label") && !is_kw(p, "label1"))
+			return ng_flt_fail(
+			    p, "expected 'label' after 'mpls' (the top label is stored)");
+		ng_flt_next(p);
+		return number_term(p, NG_F_MPLS_LABEL, -1, "an MPLS label", "mpls label", 0xfffff);
+	}
+	if (is_kw(p, "flowdir")) {
+		ng_flt_next(p);
+		int v = is_kw(p, "ingress") || is_kw(p, "0")  ? 0
+		        : is_kw(p, "egress") || is_kw(p, "1") ? 1
+		                                              : -1;
+		if (v < 0)
+			return ng_flt_fail(p, "expected ingress, egress, 0 or 1 after 'flowdir'");
+		ng_flt_next(p);
+		return cmp_node(p, NG_F_DIRECTION, -1, OP_EQ, (uint64_t)v);
+	}
+	tok_text(p, buf, sizeof buf);
+	for (char *x = buf; *x; x++)
+		if (*x == '-')
+			*x = '_';
+	const ng_field *f = ng_field_by_name(buf);
+	if (f) {
+		ng_flt_next(p);
+		return field_term(p, f, -1);
+	}
+	/* a paired field without src/dst: either side (country JP) */
+	const ng_field *fs = side_field(p, 1), *fd = side_field(p, 2);
+	if (fs && fd && fs->type == fd->type && fs->type != NG_FT_ADDR) {
+		ng_flt_next(p);
+		return field_term(p, fs, fd->id);
+	}
+	return ng_flt_fail(p, "unknown filter keyword '%s'", tok_text(p, buf, sizeof buf));
+}
