@@ -1,12 +1,45 @@
 /*
- * filter_terms.c — the terms of the filter language: "proto tcp",
- * "src port 80", "net 10.0.0.0/8", "bytes > 1M", "country JP" … (filter.h
- * lists them; docs/query.md explains them).  Each parses the words after
+ * filter_terms.c — the terms of the filter language, the leaves of the
+ * grammar in filter_parse.c: "proto tcp", "src port 80", "net
+ * 10.0.0.0/8", "bytes > 1M", "country JP" … (filter.h lists them all;
+ * docs/query.md explains them to users).  Each parses the words after
  * its keyword and builds a leaf of the tree (filter_int.h), or a small
- * subtree ("icmp-type 8" is proto icmp or icmp6 and icmp_type 8).
+ * subtree ("icmp-type 8" is (proto 1 or proto 58) and icmp_type 8).
  *
- * A term that fails says what it expected after what, pointing at the
- * token it could not take (filter_parse.c's essay: errors and columns).
+ * How a term is found.  ng_flt_term(), at the end of this file, looks at
+ * the word that starts the term:
+ *
+ *   1. a keyword of the table `terms`: its handler parses what follows;
+ *   2. a word of the table `side_terms` (host, ip, net, port, as, mask,
+ *      vlan, mac): the term on either side, "port 80" being src port 80
+ *      or dst port 80; after src or dst (two rows of `terms`) the same
+ *      words test that side only;
+ *   3. the name or short name of a field of core/field.c ('-' read as
+ *      '_'): FIELD [op] VALUE, the value read as the field's type wants
+ *      (field_term);
+ *   4. a paired field named without its side ("country JP", src_country
+ *      or dst_country): either side;
+ *   5. else "unknown filter keyword".
+ *
+ * So a keyword hides a field of the same name ("flags" is the flags
+ * term, not the short name of tcp_flags), and every word is matched
+ * without regard to ASCII case.
+ *
+ * A row of a table holds the keyword's spellings, its handler, an
+ * argument for the handler (a field, a side, a computed value …) and a
+ * line saying what the term is, there for the reader only.  Adding a term
+ * is adding a row and a handler.  The value forms that handlers share
+ * come first in the file: numbers ([op] N[kMG], or "in [LIST]"), the
+ * protocol, addresses and networks, MAC addresses, strings, any field by
+ * its type.
+ *
+ * The leaves note the columns they read in the parser (p->columns, which
+ * becomes ng_filter_columns).
+ *
+ * Errors.  A term that fails says what it expected after what ("expected
+ * a port number after 'port'") and points at the token it could not take
+ * (filter_parse.c's essay: errors and their columns).  The messages are
+ * output: the unit tests and bench/answers check them word for word.
  */
 #include <ctype.h>
 #include <netdb.h>
@@ -481,59 +514,104 @@ static const ng_field *side_field(const parser *p, int dir)
 	return f;
 }
 
-/* [src|dst] host|ip|net|port|as|mask|vlan|mac|FIELD ... ; `dir` 0
- * either, 1 src, 2 dst. */
-static node *directed_term(parser *p, int dir)
+/* ---- the terms after src / dst --------------------------------------- */
+
+/*
+ * A term on one side of the flow: "src port 80", "dst net 10.0.0.0/8".
+ * Without src or dst (a word of this table standing alone) the term is
+ * on either side: "port 80" is src port 80 or dst port 80.  A row: the
+ * keyword, its handler, the source and the destination field, and for
+ * numbers what the value is called in errors and its largest value.
+ * The handler gets the fields to test (f1, and f2 >= 0 for either side)
+ * and the words the errors say the value comes after ("src net").
+ */
+typedef struct side_kw side_kw;
+struct side_kw {
+	const char *word;
+	node *(*parse)(parser *p, const side_kw *k, int f1, int f2, const char *after);
+	int src, dst;
+	const char *what; /* numbers: "a port number" */
+	uint64_t max;     /* numbers: the largest */
+	const char *doc;  /* for the reader */
+};
+
+/* host|ip ADDR, or in [LIST] of addresses and networks. */
+static node *side_host(parser *p, const side_kw *k, int f1, int f2, const char *after)
 {
-	const char *d = dir == 1 ? "src " : dir == 2 ? "dst " : "";
-	int f1s = dir == 2 ? 1 : 0; /* pick the dst field for dir 2 */
-	int f2s = dir ? -1 : 0;     /* the other side, either-side terms only */
-#define SIDE(S, D) (f1s ? (D) : (S)), (f2s < 0 ? -1 : (int)(D))
-	char after[32];
-	if (is_kw(p, "host") || is_kw(p, "ip")) {
-		snprintf(after, sizeof after, "%s%s", d, is_kw(p, "ip") ? "ip" : "host");
+	(void)k;
+	if (is_kw(p, "in")) {
 		ng_flt_next(p);
-		if (is_kw(p, "in")) {
-			ng_flt_next(p);
-			return addr_list(p, SIDE(NG_F_SRC_ADDR, NG_F_DST_ADDR));
-		}
-		return addr_term(p, SIDE(NG_F_SRC_ADDR, NG_F_DST_ADDR), false, after);
+		return addr_list(p, f1, f2);
 	}
-	if (is_kw(p, "net")) {
-		snprintf(after, sizeof after, "%snet", d);
+	return addr_term(p, f1, f2, false, after);
+}
+
+/* net ADDR/LEN | A.B.C.D MASK, or in [LIST]. */
+static node *side_net(parser *p, const side_kw *k, int f1, int f2, const char *after)
+{
+	(void)k;
+	if (is_kw(p, "in")) {
 		ng_flt_next(p);
-		if (is_kw(p, "in")) {
-			ng_flt_next(p);
-			return addr_list(p, SIDE(NG_F_SRC_ADDR, NG_F_DST_ADDR));
-		}
-		return addr_term(p, SIDE(NG_F_SRC_ADDR, NG_F_DST_ADDR), true, after);
+		return addr_list(p, f1, f2);
 	}
-	if (is_kw(p, "port")) {
+	return addr_term(p, f1, f2, true, after);
+}
+
+/* [op] N or in [LIST]; the errors name the keyword alone ("after
+ * 'port'", whichever side). */
+static node *side_number(parser *p, const side_kw *k, int f1, int f2, const char *after)
+{
+	(void)after;
+	return number_term(p, f1, f2, k->what, k->word, k->max);
+}
+
+/* [=|!=] XX:XX:XX:XX:XX:XX. */
+static node *side_mac(parser *p, const side_kw *k, int f1, int f2, const char *after)
+{
+	(void)k;
+	return mac_term(p, f1, f2, after);
+}
+
+static const side_kw side_terms[] = {
+    {"host", side_host, NG_F_SRC_ADDR, NG_F_DST_ADDR, NULL, 0, "host ADDR | host in [LIST]"},
+    {"ip", side_host, NG_F_SRC_ADDR, NG_F_DST_ADDR, NULL, 0, "ip: as host"},
+    {"net", side_net, NG_F_SRC_ADDR, NG_F_DST_ADDR, NULL, 0,
+     "net ADDR/LEN | A.B.C.D MASK | in [LIST]"},
+    {"port", side_number, NG_F_SRC_PORT, NG_F_DST_PORT, "a port number", 65535,
+     "port [op] N | port in [LIST]"},
+    {"as", side_number, NG_F_SRC_AS, NG_F_DST_AS, "an AS number", UINT32_MAX,
+     "as [op] N | as in [LIST]: the BGP AS"},
+    {"mask", side_number, NG_F_SRC_MASK, NG_F_DST_MASK, "a prefix length", 128,
+     "mask [op] N: the routing prefix length"},
+    {"vlan", side_number, NG_F_SRC_VLAN, NG_F_DST_VLAN, "a VLAN ID", 4095, "vlan [op] N"},
+    {"mac", side_mac, NG_F_SRC_MAC, NG_F_DST_MAC, NULL, 0, "mac [=|!=] XX:XX:XX:XX:XX:XX"},
+};
+
+/* The row of side_terms for the current token, or NULL. */
+static const side_kw *side_kw_at(const parser *p)
+{
+	for (size_t i = 0; i < sizeof side_terms / sizeof side_terms[0]; i++)
+		if (is_kw(p, side_terms[i].word))
+			return &side_terms[i];
+	return NULL;
+}
+
+/* A side_terms term or, after src/dst, a paired field ("src country
+ * JP"): `dir` 1 src, 2 dst, 0 either side (called only at a word of
+ * side_terms). */
+static node *side_term(parser *p, int dir)
+{
+	const side_kw *k = side_kw_at(p);
+	if (k) {
+		char after[32];
+		snprintf(after, sizeof after, "%s%s",
+		         dir == 1   ? "src "
+		         : dir == 2 ? "dst "
+		                    : "",
+		         k->word);
 		ng_flt_next(p);
-		return number_term(p, SIDE(NG_F_SRC_PORT, NG_F_DST_PORT), "a port number", "port",
-		                   65535);
+		return k->parse(p, k, dir == 2 ? k->dst : k->src, dir ? -1 : k->dst, after);
 	}
-	if (is_kw(p, "as")) {
-		ng_flt_next(p);
-		return number_term(p, SIDE(NG_F_SRC_AS, NG_F_DST_AS), "an AS number", "as",
-		                   UINT32_MAX);
-	}
-	if (is_kw(p, "mask")) {
-		ng_flt_next(p);
-		return number_term(p, SIDE(NG_F_SRC_MASK, NG_F_DST_MASK), "a prefix length", "mask",
-		                   128);
-	}
-	if (is_kw(p, "vlan")) {
-		ng_flt_next(p);
-		return number_term(p, SIDE(NG_F_SRC_VLAN, NG_F_DST_VLAN), "a VLAN ID", "vlan",
-		                   4095);
-	}
-	if (is_kw(p, "mac")) {
-		snprintf(after, sizeof after, "%smac", d);
-		ng_flt_next(p);
-		return mac_term(p, SIDE(NG_F_SRC_MAC, NG_F_DST_MAC), after);
-	}
-#undef SIDE
 	if (dir) {
 		/* enrichment and other paired fields: src country JP */
 		const ng_field *f = side_field(p, dir);
@@ -542,69 +620,180 @@ static node *directed_term(parser *p, int dir)
 			return field_term(p, f, -1);
 		}
 	}
-	return ng_flt_fail(
-	    p, "expected host, ip, net, port, as, mask, vlan, mac or a field name after '%s'",
-	    dir == 1 ? "src" : "dst");
+	char words[128] = "";
+	for (size_t i = 0; i < sizeof side_terms / sizeof side_terms[0]; i++)
+		snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s", i ? ", " : "",
+		         side_terms[i].word);
+	return ng_flt_fail(p, "expected %s or a field name after '%s'", words,
+	                   dir == 1 ? "src" : "dst");
 }
 
-/* Counters and rates: bytes packets flows duration bps pps bpp. */
-static node *counter_term(parser *p)
+/* ---- the terms by keyword -------------------------------------------- */
+
+/*
+ * A row of the keyword table: the spellings of the keyword (ASCII
+ * case-insensitive; the first is the one errors name), the handler that
+ * parses what follows it (the keyword already read), an argument the
+ * handler reads in k->arg, and what the term is, for the reader.
+ */
+typedef struct term_kw term_kw;
+struct term_kw {
+	const char *words[3]; /* NULL-terminated */
+	node *(*parse)(parser *p, const term_kw *k);
+	int arg;
+	const char *doc;
+};
+
+/* any */
+static node *kw_any(parser *p, const term_kw *k)
 {
-	static const struct {
-		const char *kw;
-		int field;
-		int calc;
-	} ks[] = {
-	    {"bytes", NG_F_BYTES, -1},    {"packets", NG_F_PACKETS, -1},
-	    {"duration", -1, C_DURATION}, {"pps", -1, C_PPS},
-	    {"bps", -1, C_BPS},           {"bpp", -1, C_BPP},
-	};
-	if (is_kw(p, "flows") || is_kw(p, "flow")) {
-		/* one stored record is one flow (nfdump: "set to 1 unless the
-		 * exporter sends" a count, which nagare does not store) */
-		ng_flt_next(p);
-		node *c = number_term(p, NG_F_BYTES, -1, "a number (optionally with k, M or G)",
-		                      "flows", UINT64_MAX);
-		if (!c)
-			return NULL;
-		bool yes;
-		if (c->kind == N_SET)
-			yes = bsearch(&(uint64_t){1}, c->vals, c->nvals, sizeof *c->vals, cmp_u64);
-		else
-			yes = cmp(c->op, 1, c->val);
-		ng_flt_free(c);
-		return ng_flt_node(p, yes ? N_TRUE : N_FALSE);
-	}
-	for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-		if (!is_kw(p, ks[i].kw))
-			continue;
-		ng_flt_next(p);
-		if (ks[i].field >= 0)
-			return number_term(p, ks[i].field, -1,
-			                   "a number (optionally with k, M or G)", ks[i].kw,
-			                   UINT64_MAX);
-		node *n =
-		    number_term(p, NG_F_FLOW_START, -1,
-		                ks[i].calc == C_DURATION ? "a duration in ms"
-		                                         : "a number (optionally with k, M or G)",
-		                ks[i].kw, UINT64_MAX);
-		if (!n)
-			return NULL;
-		if (n->kind == N_SET) {
-			ng_flt_free(n);
-			return ng_flt_fail(p, "'%s in [...]' is not supported", ks[i].kw);
-		}
-		n->kind = N_CALC;
-		n->calc = (enum calc)ks[i].calc;
-		p->columns |= NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_BYTES) | NG_COL(NG_F_PACKETS);
-		return n;
-	}
-	return NULL;
+	(void)k;
+	return ng_flt_node(p, N_TRUE);
 }
 
-/* flags FSRPAUEC: every given TCP flag set (nfdump); X: FSRPAU. */
-static node *flags_term(parser *p)
+/* inet / inet6: whether the source address is IPv4-mapped (arg 4, else
+ * not: 6). */
+static node *kw_family(parser *p, const term_kw *k)
 {
+	static const uint8_t mapped[16] = {[10] = 0xff, [11] = 0xff};
+	node *n = net_node(p, NG_F_SRC_ADDR, -1, mapped, 96);
+	return k->arg == 6 ? ng_flt_not(p, n) : n;
+}
+
+/* proto [op] NAME|N */
+static node *kw_proto(parser *p, const term_kw *k)
+{
+	(void)k;
+	return proto_term(p);
+}
+
+/* src TERM (arg 1), dst TERM (arg 2) */
+static node *kw_side(parser *p, const term_kw *k)
+{
+	return side_term(p, k->arg);
+}
+
+/* in|out (arg 1|0) if N; "in src mac" and "in mac" (nfdump's words for
+ * the MAC of either direction) are the MAC terms; "in bytes" / "in
+ * packets" the counters, "out bytes" an error (not stored). */
+static node *kw_in_out(parser *p, const term_kw *k)
+{
+	bool in = k->arg;
+	char buf[64];
+	if (is_kw(p, "src") || is_kw(p, "dst")) /* nfdump's "in src mac" */
+		return ng_flt_term(p);
+	if (is_kw(p, "mac"))
+		return side_term(p, 0);
+	if (is_kw(p, "bytes") || is_kw(p, "packets")) {
+		if (!in)
+			return ng_flt_fail(p,
+			                   "reverse-direction counters ('out %s') are not stored",
+			                   tok_text(p, buf, sizeof buf));
+		return ng_flt_term(p); /* the counter's own row */
+	}
+	if (!is_kw(p, "if"))
+		return ng_flt_fail(p, "expected 'if' after '%s'", in ? "in" : "out");
+	ng_flt_next(p);
+	return number_term(p, in ? NG_F_IN_IF : NG_F_OUT_IF, -1, "an interface index",
+	                   in ? "in if" : "out if", UINT32_MAX);
+}
+
+/* if N: the input or the output interface */
+static node *kw_if(parser *p, const term_kw *k)
+{
+	(void)k;
+	return number_term(p, NG_F_IN_IF, NG_F_OUT_IF, "an interface index", "if", UINT32_MAX);
+}
+
+/* next ip|hop [=|!=] ADDR[/LEN] (arg 1); prev as / next as: the adjacent
+ * ASes nagare does not store, an error that says so. */
+static node *kw_hop(parser *p, const term_kw *k)
+{
+	bool nxt = k->arg;
+	if (nxt && (is_kw(p, "ip") || is_kw(p, "hop"))) {
+		ng_flt_next(p);
+		return addr_op_term(p, NG_F_NEXT_HOP, true, "next ip");
+	}
+	if (is_kw(p, "as"))
+		return ng_flt_fail(p,
+		                   "the %s adjacent AS is not stored by nagare (use src as / dst "
+		                   "as)",
+		                   nxt ? "next" : "previous");
+	return ng_flt_fail(p, nxt ? "expected 'ip' or 'as' after 'next'"
+	                          : "expected 'as' after 'prev'");
+}
+
+/* router ip [=|!=] ADDR: the exporter */
+static node *kw_router(parser *p, const term_kw *k)
+{
+	(void)k;
+	if (!is_kw(p, "ip"))
+		return ng_flt_fail(p, "expected 'ip' after 'router'");
+	ng_flt_next(p);
+	return addr_op_term(p, NG_F_EXPORTER, false, "router ip");
+}
+
+/* exporter [=|!=] ADDR | exporter in [LIST] */
+static node *kw_exporter(parser *p, const term_kw *k)
+{
+	(void)k;
+	return addr_op_term(p, NG_F_EXPORTER, false, "exporter");
+}
+
+/* flows [op] N: one stored record is one flow (nfdump: "set to 1 unless
+ * the exporter sends" a count, which nagare does not store), so the term
+ * is true or false for every row.  It is parsed as a number term on
+ * bytes, which is then dropped (bytes stays among the columns the parse
+ * noted, read for nothing). */
+static node *kw_flows(parser *p, const term_kw *k)
+{
+	(void)k;
+	node *c = number_term(p, NG_F_BYTES, -1, "a number (optionally with k, M or G)", "flows",
+	                      UINT64_MAX);
+	if (!c)
+		return NULL;
+	bool yes;
+	if (c->kind == N_SET)
+		yes = bsearch(&(uint64_t){1}, c->vals, c->nvals, sizeof *c->vals, cmp_u64);
+	else
+		yes = cmp(c->op, 1, c->val);
+	ng_flt_free(c);
+	return ng_flt_node(p, yes ? N_TRUE : N_FALSE);
+}
+
+/* bytes|packets [op] N[kMG] | in [LIST]: the counter field k->arg */
+static node *kw_counter(parser *p, const term_kw *k)
+{
+	return number_term(p, k->arg, -1, "a number (optionally with k, M or G)", k->words[0],
+	                   UINT64_MAX);
+}
+
+/* duration|pps|bps|bpp [op] N: the value k->arg (enum calc) computed from
+ * flow_start, flow_end, bytes and packets; no lists. */
+static node *kw_calc(parser *p, const term_kw *k)
+{
+	const char *w = k->words[0];
+	node *n = number_term(p, NG_F_FLOW_START, -1,
+	                      k->arg == C_DURATION ? "a duration in ms"
+	                                           : "a number (optionally with k, M or G)",
+	                      w, UINT64_MAX);
+	if (!n)
+		return NULL;
+	if (n->kind == N_SET) {
+		ng_flt_free(n);
+		return ng_flt_fail(p, "'%s in [...]' is not supported", w);
+	}
+	n->kind = N_CALC;
+	n->calc = (enum calc)k->arg;
+	p->columns |= NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_BYTES) | NG_COL(NG_F_PACKETS);
+	return n;
+}
+
+/* flags FSRPAUEC: every given TCP flag set (nfdump); X: FSRPAU; or the
+ * flag bits as a number. */
+static node *kw_flags(parser *p, const term_kw *k)
+{
+	(void)k;
 	static const char letters[] = "FSRPAUEC";
 	char buf[32];
 	uint64_t v = 0;
@@ -634,12 +823,27 @@ static node *flags_term(parser *p)
 	return cmp_node(p, NG_F_TCP_FLAGS, -1, OP_ALL, v);
 }
 
-/* icmp-type / icmp-code N: implies proto icmp or icmp6 (nfdump). */
-static node *icmp_term(parser *p, bool type)
+/* dscp [op] N: the upper 6 bits of tos; no lists. */
+static node *kw_dscp(parser *p, const term_kw *k)
 {
-	node *c = number_term(p, type ? NG_F_ICMP_TYPE : NG_F_ICMP_CODE, -1,
-	                      type ? "an ICMP type" : "an ICMP code",
-	                      type ? "icmp-type" : "icmp-code", 255);
+	(void)k;
+	node *n = number_term(p, NG_F_TOS, -1, "a DSCP value", "dscp", 63);
+	if (n && n->kind == N_CMP)
+		n->shift = 2;
+	else if (n && n->kind == N_SET) {
+		ng_flt_free(n);
+		return ng_flt_fail(p, "'dscp in [...]' is not supported");
+	}
+	return n;
+}
+
+/* icmp-type|icmp-code [op] N (the field k->arg): implies proto icmp or
+ * icmp6 (nfdump). */
+static node *kw_icmp(parser *p, const term_kw *k)
+{
+	node *c =
+	    number_term(p, k->arg, -1, k->arg == NG_F_ICMP_TYPE ? "an ICMP type" : "an ICMP code",
+	                k->words[0], 255);
 	if (!c)
 		return NULL;
 	node *icmp = ng_flt_binary(p, N_OR, cmp_node(p, NG_F_PROTOCOL, -1, OP_EQ, 1),
@@ -647,135 +851,77 @@ static node *icmp_term(parser *p, bool type)
 	return ng_flt_binary(p, N_AND, icmp, c);
 }
 
-/* A term at the current token (see the essay for the order of lookup). */
-node *ng_flt_term(parser *p)
+/* mpls label [op] N: the top label (label1 is nfdump's name for it) */
+static node *kw_mpls(parser *p, const term_kw *k)
+{
+	(void)k;
+	if (!is_kw(p, "label") && !is_kw(p, "label1"))
+		return ng_flt_fail(p, "expected 'label' after 'mpls' (the top label is stored)");
+	ng_flt_next(p);
+	return number_term(p, NG_F_MPLS_LABEL, -1, "an MPLS label", "mpls label", 0xfffff);
+}
+
+/* flowdir ingress|egress|0|1 */
+static node *kw_flowdir(parser *p, const term_kw *k)
+{
+	(void)k;
+	int v = is_kw(p, "ingress") || is_kw(p, "0")  ? 0
+	        : is_kw(p, "egress") || is_kw(p, "1") ? 1
+	                                              : -1;
+	if (v < 0)
+		return ng_flt_fail(p, "expected ingress, egress, 0 or 1 after 'flowdir'");
+	ng_flt_next(p);
+	return cmp_node(p, NG_F_DIRECTION, -1, OP_EQ, (uint64_t)v);
+}
+
+/* Every term that starts with a keyword; to add one, add a row and its
+ * handler (and the term to filter.h's grammar and docs/query.md).  The
+ * words of side_terms and the field names are looked up after these. */
+static const term_kw terms[] = {
+    {{"any"}, kw_any, 0, "every flow"},
+    {{"inet", "ipv4"}, kw_family, 4, "IPv4 flows"},
+    {{"inet6", "ipv6"}, kw_family, 6, "IPv6 flows"},
+    {{"proto"}, kw_proto, 0, "proto [op] tcp|udp|…|N: the IP protocol"},
+    {{"src"}, kw_side, 1, "src TERM: a side_terms term or a field on the source side"},
+    {{"dst"}, kw_side, 2, "dst TERM: the same on the destination side"},
+    {{"in"}, kw_in_out, 1, "in if N, in [src|dst] mac …, in bytes|packets …"},
+    {{"out"}, kw_in_out, 0, "out if N"},
+    {{"if"}, kw_if, 0, "if N: the input or the output interface"},
+    {{"prev"}, kw_hop, 0, "prev as: not stored (an error)"},
+    {{"next"}, kw_hop, 1, "next ip|hop ADDR: the next hop; next as: not stored"},
+    {{"router"}, kw_router, 0, "router ip ADDR: the exporter"},
+    {{"exporter"}, kw_exporter, 0, "exporter ADDR: the exporter"},
+    {{"flows", "flow"}, kw_flows, 0, "flows [op] N: a record is one flow"},
+    {{"bytes"}, kw_counter, NG_F_BYTES, "bytes [op] N[kMG]"},
+    {{"packets"}, kw_counter, NG_F_PACKETS, "packets [op] N[kMG]"},
+    {{"duration"}, kw_calc, C_DURATION, "duration [op] MS"},
+    {{"pps"}, kw_calc, C_PPS, "pps [op] N: packets per second"},
+    {{"bps"}, kw_calc, C_BPS, "bps [op] N: bits per second"},
+    {{"bpp"}, kw_calc, C_BPP, "bpp [op] N: bytes per packet"},
+    {{"flags"}, kw_flags, 0, "flags FSRPAUECX | N: all these TCP flags set"},
+    {{"dscp"}, kw_dscp, 0, "dscp [op] N: tos >> 2"},
+    {{"icmp-type"}, kw_icmp, NG_F_ICMP_TYPE, "icmp-type [op] N, ICMP or ICMPv6"},
+    {{"icmp-code"}, kw_icmp, NG_F_ICMP_CODE, "icmp-code [op] N, ICMP or ICMPv6"},
+    {{"mpls"}, kw_mpls, 0, "mpls label N: the top MPLS label"},
+    {{"flowdir"}, kw_flowdir, 0, "flowdir ingress|egress|0|1"},
+};
+
+/* The row of terms whose keyword is the current token, or NULL. */
+static const term_kw *term_kw_at(const parser *p)
+{
+	for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
+		for (const char *const *w = terms[i].words; *w; w++)
+			if (is_kw(p, *w))
+				return &terms[i];
+	return NULL;
+}
+
+/* FIELD [op] VALUE for a field of core/field.c by name or short name
+ * ('-' read as '_'), or a paired field named without src/dst, on either
+ * side ("country JP"); else the keyword is unknown. */
+static node *named_field_term(parser *p)
 {
 	char buf[64];
-	if (p->t.kind == T_END)
-		return ng_flt_fail(
-		    p, "expected a filter term (e.g. 'proto tcp', 'host 192.0.2.1') at the "
-		       "end of the filter");
-	if (p->t.kind == T_BADQUOTE)
-		return ng_flt_fail(p, "unterminated quote");
-	if (p->t.kind != T_WORD || is_kw(p, "and") || is_kw(p, "or"))
-		return ng_flt_fail(p, "expected a filter term, not '%s'",
-		                   tok_text(p, buf, sizeof buf));
-	if (is_kw(p, "any")) {
-		ng_flt_next(p);
-		return ng_flt_node(p, N_TRUE);
-	}
-	if (is_kw(p, "inet") || is_kw(p, "ipv4") || is_kw(p, "inet6") || is_kw(p, "ipv6")) {
-		bool v6 = is_kw(p, "inet6") || is_kw(p, "ipv6");
-		ng_flt_next(p);
-		static const uint8_t mapped[16] = {[10] = 0xff, [11] = 0xff};
-		node *n = net_node(p, NG_F_SRC_ADDR, -1, mapped, 96);
-		return v6 ? ng_flt_not(p, n) : n;
-	}
-	if (is_kw(p, "proto")) {
-		ng_flt_next(p);
-		return proto_term(p);
-	}
-	if (is_kw(p, "src") || is_kw(p, "dst")) {
-		int dir = is_kw(p, "src") ? 1 : 2;
-		ng_flt_next(p);
-		return directed_term(p, dir);
-	}
-	if (is_kw(p, "host") || is_kw(p, "ip") || is_kw(p, "net") || is_kw(p, "port") ||
-	    is_kw(p, "as") || is_kw(p, "mask") || is_kw(p, "vlan") || is_kw(p, "mac"))
-		return directed_term(p, 0);
-	if (is_kw(p, "in") || is_kw(p, "out")) {
-		bool in = is_kw(p, "in");
-		ng_flt_next(p);
-		if (is_kw(p, "src") || is_kw(p, "dst")) /* nfdump's "in src mac" */
-			return ng_flt_term(p);
-		if (is_kw(p, "mac"))
-			return directed_term(p, 0);
-		if (is_kw(p, "bytes") || is_kw(p, "packets")) {
-			if (!in)
-				return ng_flt_fail(
-				    p, "reverse-direction counters ('out %s') are not stored",
-				    tok_text(p, buf, sizeof buf));
-			return counter_term(p);
-		}
-		if (!is_kw(p, "if"))
-			return ng_flt_fail(p, "expected 'if' after '%s'", in ? "in" : "out");
-		ng_flt_next(p);
-		return number_term(p, in ? NG_F_IN_IF : NG_F_OUT_IF, -1, "an interface index",
-		                   in ? "in if" : "out if", UINT32_MAX);
-	}
-	if (is_kw(p, "if")) {
-		ng_flt_next(p);
-		return number_term(p, NG_F_IN_IF, NG_F_OUT_IF, "an interface index", "if",
-		                   UINT32_MAX);
-	}
-	if (is_kw(p, "prev") || is_kw(p, "next")) {
-		bool nxt = is_kw(p, "next");
-		ng_flt_next(p);
-		if (nxt && (is_kw(p, "ip") || is_kw(p, "hop"))) {
-			ng_flt_next(p);
-			return addr_op_term(p, NG_F_NEXT_HOP, true, "next ip");
-		}
-		if (is_kw(p, "as"))
-			return ng_flt_fail(
-			    p,
-			    "the %s adjacent AS is not stored by nagare (use src as / dst "
-			    "as)",
-			    nxt ? "next" : "previous");
-		return ng_flt_fail(p, nxt ? "expected 'ip' or 'as' after 'next'"
-		                          : "expected 'as' after 'prev'");
-	}
-	if (is_kw(p, "router")) {
-		ng_flt_next(p);
-		if (!is_kw(p, "ip"))
-			return ng_flt_fail(p, "expected 'ip' after 'router'");
-		ng_flt_next(p);
-		return addr_op_term(p, NG_F_EXPORTER, false, "router ip");
-	}
-	if (is_kw(p, "exporter")) {
-		ng_flt_next(p);
-		return addr_op_term(p, NG_F_EXPORTER, false, "exporter");
-	}
-	node *c = counter_term(p);
-	if (c || p->failed)
-		return c;
-	if (is_kw(p, "flags")) {
-		ng_flt_next(p);
-		return flags_term(p);
-	}
-	if (is_kw(p, "dscp")) {
-		ng_flt_next(p);
-		node *n = number_term(p, NG_F_TOS, -1, "a DSCP value", "dscp", 63);
-		if (n && n->kind == N_CMP)
-			n->shift = 2;
-		else if (n && n->kind == N_SET) {
-			ng_flt_free(n);
-			return ng_flt_fail(p, "'dscp in [...]' is not supported");
-		}
-		return n;
-	}
-	if (is_kw(p, "icmp-type") || is_kw(p, "icmp-code")) {
-		bool type = is_kw(p, "icmp-type");
-		ng_flt_next(p);
-		return icmp_term(p, type);
-	}
-	if (is_kw(p, "mpls")) {
-		ng_flt_next(p);
-		if (!is_kw(p, "label") && !is_kw(p, "label1"))
-			return ng_flt_fail(
-			    p, "expected 'label' after 'mpls' (the top label is stored)");
-		ng_flt_next(p);
-		return number_term(p, NG_F_MPLS_LABEL, -1, "an MPLS label", "mpls label", 0xfffff);
-	}
-	if (is_kw(p, "flowdir")) {
-		ng_flt_next(p);
-		int v = is_kw(p, "ingress") || is_kw(p, "0")  ? 0
-		        : is_kw(p, "egress") || is_kw(p, "1") ? 1
-		                                              : -1;
-		if (v < 0)
-			return ng_flt_fail(p, "expected ingress, egress, 0 or 1 after 'flowdir'");
-		ng_flt_next(p);
-		return cmp_node(p, NG_F_DIRECTION, -1, OP_EQ, (uint64_t)v);
-	}
 	tok_text(p, buf, sizeof buf);
 	for (char *x = buf; *x; x++)
 		if (*x == '-')
@@ -792,4 +938,28 @@ node *ng_flt_term(parser *p)
 		return field_term(p, fs, fd->id);
 	}
 	return ng_flt_fail(p, "unknown filter keyword '%s'", tok_text(p, buf, sizeof buf));
+}
+
+/* A term at the current token: a keyword of terms, a word of side_terms
+ * (either side), or a field's name (see the essay). */
+node *ng_flt_term(parser *p)
+{
+	char buf[64];
+	if (p->t.kind == T_END)
+		return ng_flt_fail(
+		    p, "expected a filter term (e.g. 'proto tcp', 'host 192.0.2.1') at the "
+		       "end of the filter");
+	if (p->t.kind == T_BADQUOTE)
+		return ng_flt_fail(p, "unterminated quote");
+	if (p->t.kind != T_WORD || is_kw(p, "and") || is_kw(p, "or"))
+		return ng_flt_fail(p, "expected a filter term, not '%s'",
+		                   tok_text(p, buf, sizeof buf));
+	const term_kw *k = term_kw_at(p);
+	if (k) {
+		ng_flt_next(p);
+		return k->parse(p, k);
+	}
+	if (side_kw_at(p)) /* host, port, … without src/dst */
+		return side_term(p, 0);
+	return named_field_term(p);
 }
