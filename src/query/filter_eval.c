@@ -65,18 +65,14 @@ static void leaf_columns(const node *n, uint64_t *side, uint64_t *other)
 {
 	if (!n)
 		return;
-	uint64_t c = (n->f1 >= 0 ? NG_COL(n->f1) : 0) | (n->f2 >= 0 ? NG_COL(n->f2) : 0);
 	switch (n->kind) {
 	case N_CMP:
 	case N_SET:
 	case N_ADDRSET:
 	case N_NET:
-	case N_MAC: *side |= c; return;
-	case N_STR: *other |= c; return;
-	case N_CALC:
-		*other |= NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_BYTES) |
-		          NG_COL(NG_F_PACKETS);
-		return;
+	case N_MAC: *side |= node_columns(n); return;
+	case N_STR:
+	case N_CALC: *other |= node_columns(n); return;
 	default: leaf_columns(n->l, side, other); leaf_columns(n->r, side, other);
 	}
 }

@@ -175,6 +175,18 @@ node *ng_flt_term(parser *p);
 
 /* ---- what evaluation and pruning share ---------------------------------- */
 
+/* The columns (NG_COL bits) leaf n reads: its field and, for either
+ * side, the other; for a computed value the four it is computed from.
+ * The one place a filter's column sets are built from its leaves (the
+ * parser's ng_filter_columns, the evaluator's code columns). */
+static inline uint64_t node_columns(const node *n)
+{
+	if (n->kind == N_CALC)
+		return NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_BYTES) |
+		       NG_COL(NG_F_PACKETS);
+	return (n->f1 >= 0 ? NG_COL(n->f1) : 0) | (n->f2 >= 0 ? NG_COL(n->f2) : 0);
+}
+
 /* v op x for the integer operators (false for OP_LIKE). */
 static inline bool cmp(enum op op, uint64_t v, uint64_t x)
 {

@@ -267,13 +267,7 @@ static node *unary(parser *p, unsigned depth)
 			c->op = OP_NONE;
 			return c;
 		}
-		node *n = ng_flt_node(p, N_NOT);
-		if (!n) {
-			ng_flt_free(c);
-			return NULL;
-		}
-		n->l = c;
-		return n;
+		return ng_flt_not(p, c);
 	}
 	if (p->t.kind == T_LPAREN) {
 		ng_flt_next(p);

@@ -50,38 +50,76 @@
 #include "core/addr.h"
 #include "query/filter_int.h"
 
-/* ---- leaves ------------------------------------------------------------ */
+/* ---- leaves and lists --------------------------------------------------- */
 
-/* An N_CMP leaf: field f1 (or f2) op v; its columns noted in p. */
-static node *cmp_node(parser *p, int f1, int f2, enum op op, uint64_t v)
+/* A leaf of kind k on field f1 (and f2 >= 0, either side), its columns
+ * noted in p (ng_filter_columns); NULL when out of memory.  The caller
+ * fills in the value. */
+static node *leaf(parser *p, enum node_kind k, int f1, int f2)
 {
-	node *n = ng_flt_node(p, N_CMP);
+	node *n = ng_flt_node(p, k);
 	if (!n)
 		return NULL;
 	n->f1 = f1;
 	n->f2 = f2;
-	n->op = op;
-	n->val = v;
-	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
+	p->columns |= node_columns(n);
 	return n;
 }
 
-/* An N_NET leaf: field f1 (or f2) within net/plen (plen of 128 bits:
- * IPv4 prefixes count from 96); its columns noted in p. */
-static node *net_node(parser *p, int f1, int f2, const uint8_t net[16], unsigned plen)
+/* An N_CMP leaf: field f1 (or f2) op v. */
+static node *cmp_node(parser *p, int f1, int f2, enum op op, uint64_t v)
 {
-	node *n = ng_flt_node(p, N_NET);
+	node *n = leaf(p, N_CMP, f1, f2);
 	if (!n)
 		return NULL;
-	n->f1 = f1;
-	n->f2 = f2;
+	n->op = op;
+	n->val = v;
+	return n;
+}
+
+/* The network of a[16]/plen (plen of 128 bits: IPv4 prefixes count from
+ * 96) as net[16] (host bits clear) and mask[16]. */
+static void prefix_mask(const uint8_t a[16], unsigned plen, uint8_t net[16], uint8_t mask[16])
+{
 	for (unsigned i = 0; i < 16; i++) {
 		unsigned bits = plen > i * 8 ? plen - i * 8 : 0;
-		n->mask[i] = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
-		n->net[i] = net[i] & n->mask[i];
+		mask[i] = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+		net[i] = a[i] & mask[i];
 	}
-	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
+}
+
+/* An N_NET leaf: field f1 (or f2) within net/plen. */
+static node *net_node(parser *p, int f1, int f2, const uint8_t net[16], unsigned plen)
+{
+	node *n = leaf(p, N_NET, f1, f2);
+	if (!n)
+		return NULL;
+	prefix_mask(net, plen, n->net, n->mask);
 	return n;
+}
+
+/* The '[' that opens a list (else the error `no_bracket`), read, and the
+ * leaf of kind k on f1 (and f2) that the list's items go into; NULL on an
+ * error. */
+static node *list_start(parser *p, enum node_kind k, int f1, int f2, const char *no_bracket)
+{
+	if (p->t.kind != T_LBRACK)
+		return ng_flt_fail(p, "%s", no_bracket);
+	ng_flt_next(p);
+	return leaf(p, k, f1, f2);
+}
+
+/* In a list, after its '[': skips commas, and at the closing ']' of a
+ * list that holds `have` > 0 items reads it and returns true; false at
+ * the next item, or whatever stands in its place. */
+static bool list_end(parser *p, size_t have)
+{
+	while (p->t.kind == T_COMMA)
+		ng_flt_next(p);
+	if (p->t.kind != T_RBRACK || !have)
+		return false;
+	ng_flt_next(p);
+	return true;
 }
 
 /* Parses a number with an optional k/M/G suffix (×1000, as nfdump's
@@ -138,22 +176,11 @@ static enum op parse_op(parser *p)
  * N_SET node on f1 (and f2).  The current token is the '['. */
 static node *number_list(parser *p, int f1, int f2, const char *what, uint64_t max)
 {
-	if (p->t.kind != T_LBRACK)
-		return ng_flt_fail(p, "expected '[' to start a list after 'in'");
-	ng_flt_next(p);
-	node *n = ng_flt_node(p, N_SET);
+	node *n = list_start(p, N_SET, f1, f2, "expected '[' to start a list after 'in'");
 	if (!n)
 		return NULL;
-	n->f1 = f1;
-	n->f2 = f2;
 	size_t cap = 0;
-	for (;;) {
-		if (p->t.kind == T_COMMA) {
-			ng_flt_next(p);
-			continue;
-		}
-		if (p->t.kind == T_RBRACK && n->nvals)
-			break;
+	while (!list_end(p, n->nvals)) {
 		uint64_t v;
 		if (!parse_number(p, &v)) {
 			ng_flt_free(n);
@@ -179,9 +206,7 @@ static node *number_list(parser *p, int f1, int f2, const char *what, uint64_t m
 		n->vals[n->nvals++] = v;
 		ng_flt_next(p);
 	}
-	ng_flt_next(p);
 	qsort(n->vals, n->nvals, sizeof *n->vals, cmp_u64);
-	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
 	return n;
 }
 
@@ -318,22 +343,12 @@ static node *addr_term(parser *p, int f1, int f2, bool want_prefix, const char *
  * current token is the '['. */
 static node *addr_list(parser *p, int f1, int f2)
 {
-	if (p->t.kind != T_LBRACK)
-		return ng_flt_fail(p, "expected '[' to start a list of addresses after 'in'");
-	ng_flt_next(p);
-	node *n = ng_flt_node(p, N_ADDRSET);
+	node *n = list_start(p, N_ADDRSET, f1, f2,
+	                     "expected '[' to start a list of addresses after 'in'");
 	if (!n)
 		return NULL;
-	n->f1 = f1;
-	n->f2 = f2;
 	size_t acap = 0, ncap = 0;
-	for (;;) {
-		if (p->t.kind == T_COMMA) {
-			ng_flt_next(p);
-			continue;
-		}
-		if (p->t.kind == T_RBRACK && n->naddrs + n->nnets)
-			break;
+	while (!list_end(p, n->naddrs + n->nnets)) {
 		char buf[128];
 		uint8_t a[16];
 		unsigned plen = 128;
@@ -363,18 +378,12 @@ static node *addr_list(parser *p, int f1, int f2)
 			memcpy(n->addrs[n->naddrs++], a, 16);
 		} else {
 			uint8_t *e = n->nets[n->nnets++];
-			for (unsigned i = 0; i < 16; i++) {
-				unsigned bits = plen > i * 8 ? plen - i * 8 : 0;
-				e[16 + i] = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
-				e[i] = a[i] & e[16 + i];
-			}
+			prefix_mask(a, plen, e, e + 16);
 		}
 		ng_flt_next(p);
 	}
-	ng_flt_next(p);
 	if (n->naddrs)
 		qsort(n->addrs, n->naddrs, 16, cmp_addr);
-	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
 	return n;
 }
 
@@ -408,14 +417,11 @@ static node *mac_term(parser *p, int f1, int f2, const char *after)
 	    strlen(buf) != 17)
 		return ng_flt_fail(p, "expected a MAC address XX:XX:XX:XX:XX:XX after '%s'", after);
 	ng_flt_next(p);
-	node *n = ng_flt_node(p, N_MAC);
+	node *n = leaf(p, N_MAC, f1, f2);
 	if (!n)
 		return NULL;
-	n->f1 = f1;
-	n->f2 = f2;
 	for (int i = 0; i < 6; i++)
 		n->mac[i] = (uint8_t)m[i];
-	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
 	return op == OP_EQ ? n : ng_flt_not(p, n);
 }
 
@@ -443,11 +449,9 @@ static node *str_term(parser *p, int f1, int f2, const char *after)
 		                   p->t.kind == T_BADQUOTE ? "unterminated quote"
 		                                           : "expected a name after '%s'",
 		                   after);
-	node *n = ng_flt_node(p, N_STR);
+	node *n = leaf(p, N_STR, f1, f2);
 	if (!n)
 		return NULL;
-	n->f1 = f1;
-	n->f2 = f2;
 	n->substr = substr;
 	n->slot = p->nstr++;
 	n->str = malloc(p->t.len + 1);
@@ -459,7 +463,6 @@ static node *str_term(parser *p, int f1, int f2, const char *after)
 		n->str[i] = (char)tolower((unsigned char)p->text[p->t.pos + i]);
 	n->str[p->t.len] = 0;
 	ng_flt_next(p);
-	p->columns |= NG_COL(f1) | (f2 >= 0 ? NG_COL(f2) : 0);
 	return neg ? ng_flt_not(p, n) : n;
 }
 
@@ -535,26 +538,29 @@ struct side_kw {
 	const char *doc;  /* for the reader */
 };
 
-/* host|ip ADDR, or in [LIST] of addresses and networks. */
+/* An address (a network when `prefix`) or "in [LIST]" of addresses and
+ * networks, on f1 (and f2). */
+static node *addr_or_list(parser *p, int f1, int f2, bool prefix, const char *after)
+{
+	if (is_kw(p, "in")) {
+		ng_flt_next(p);
+		return addr_list(p, f1, f2);
+	}
+	return addr_term(p, f1, f2, prefix, after);
+}
+
+/* host|ip ADDR | in [LIST] */
 static node *side_host(parser *p, const side_kw *k, int f1, int f2, const char *after)
 {
 	(void)k;
-	if (is_kw(p, "in")) {
-		ng_flt_next(p);
-		return addr_list(p, f1, f2);
-	}
-	return addr_term(p, f1, f2, false, after);
+	return addr_or_list(p, f1, f2, false, after);
 }
 
-/* net ADDR/LEN | A.B.C.D MASK, or in [LIST]. */
+/* net ADDR/LEN | A.B.C.D MASK | in [LIST] */
 static node *side_net(parser *p, const side_kw *k, int f1, int f2, const char *after)
 {
 	(void)k;
-	if (is_kw(p, "in")) {
-		ng_flt_next(p);
-		return addr_list(p, f1, f2);
-	}
-	return addr_term(p, f1, f2, true, after);
+	return addr_or_list(p, f1, f2, true, after);
 }
 
 /* [op] N or in [LIST]; the errors name the keyword alone ("after
@@ -785,7 +791,7 @@ static node *kw_calc(parser *p, const term_kw *k)
 	}
 	n->kind = N_CALC;
 	n->calc = (enum calc)k->arg;
-	p->columns |= NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_BYTES) | NG_COL(NG_F_PACKETS);
+	p->columns |= node_columns(n);
 	return n;
 }
 
