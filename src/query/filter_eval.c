@@ -58,6 +58,8 @@ struct ng_filter_ctx {
 	size_t ncode, codecap;
 };
 
+/* ---- dictionary-code columns -------------------------------------------- */
+
 /* The columns of n's subtree read by leaves that test one column's value
  * row by row (*side) and by the others (*other: strings, computed
  * values, which need every row's value). */
@@ -85,7 +87,7 @@ uint64_t ng_filter_code_columns(const ng_filter *f)
 	return side & ~other;
 }
 
-/* ---- leaves ------------------------------------------------------------ */
+/* ---- leaves ------------------------------------------------------------- */
 
 /* One loop per value width, operator and or_in (all constants in the
  * loop, so each compiles to straight vector code): the filter's most
@@ -278,6 +280,8 @@ static void eval_net(const node *n, int fi, const ng_column_batch *b, uint8_t *o
 	}
 }
 
+/* ---- leaves by dictionary code, and the tree ---------------------------- */
+
 /* A term on one field (f1), or on either of two (f2 >= 0: `host`, `port`,
  * `as` … match the source or the destination side): the second side is
  * OR-ed into the first's result. */
@@ -396,6 +400,8 @@ static void eval_node(ng_filter_ctx *f, const node *n, const ng_column_batch *b,
 	}
 	}
 }
+
+/* ---- contexts and batches ----------------------------------------------- */
 
 /* A context for evaluating f (filter.h); NULL when out of memory.  Its
  * scratch vectors are sized at the first batch. */

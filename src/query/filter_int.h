@@ -173,7 +173,7 @@ node *ng_flt_not(parser *p, node *c);
 /* A term (filter_terms.c): the current token starts one. */
 node *ng_flt_term(parser *p);
 
-/* ---- what evaluation and pruning share ---------------------------------- */
+/* ---- what the terms, evaluation and pruning share ----------------------- */
 
 /* The columns (NG_COL bits) leaf n reads: its field and, for either
  * side, the other; for a computed value the four it is computed from.

@@ -8,7 +8,7 @@
  * the next one may begin (end):
  *
  *   word     letters, digits and . : / _ - +, so that 10.0.0.0/8,
- *            2001:db8::/32, 00:11:22:33:44:55, icmp-type and 1.5k are one
+ *            2001:db8::/32, 00:11:22:33:44:55, icmp-type and 10k are one
  *            word each; or "a quoted word" ('single' quotes too): pos is
  *            after the opening quote, end after the closing one, so
  *            "Google LLC" is one word of 10 bytes.  Any other character
@@ -35,7 +35,9 @@
  * text; the empty filter (blanks and comments only) matches every flow.
  * "not" over "flags X" is nfdump's "none of X set" rather than "not all
  * of X set" (unary()).  Parentheses and "not" may nest 200 deep, which
- * bounds the recursion a hostile text can cause.
+ * bounds the parser's recursion.  A chain of and/or is read by a loop,
+ * but the tree it builds is as deep as the chain is long, and evaluation
+ * recurses down it with a scratch vector for each level.
  *
  * Errors.  The first fault wins: ng_flt_fail() records it, and each rule
  * returns NULL, freeing what it built, until ng_filter_parse returns
@@ -144,7 +146,7 @@ void ng_flt_next(parser *p)
 	p->t = t;
 }
 
-/* ---- errors ------------------------------------------------------------ */
+/* ---- errors ------------------------------------------------------------- */
 
 /* Records the first error, pointing at the current token: its offset in
  * p->err_col and, when the caller gave a buffer, the message with the line
@@ -182,7 +184,7 @@ node *ng_flt_fail(parser *p, const char *fmt, ...)
 	return NULL;
 }
 
-/* ---- the tree ------------------------------------------------------------ */
+/* ---- the tree ----------------------------------------------------------- */
 
 /* Frees n, its subtree and the arrays and string its leaves own. */
 void ng_flt_free(node *n)
@@ -246,7 +248,7 @@ node *ng_flt_not(parser *p, node *c)
 	return n;
 }
 
-/* ---- the grammar ----------------------------------------------------------- */
+/* ---- the grammar -------------------------------------------------------- */
 
 static node *expr(parser *p, unsigned depth);
 
@@ -316,7 +318,7 @@ static unsigned tree_depth(const node *n)
 	return 1 + (a > b ? a : b);
 }
 
-/* ---- the filter ------------------------------------------------------------ */
+/* ---- the filter --------------------------------------------------------- */
 
 /* Parses text into a filter the caller frees with ng_filter_free, or
  * returns NULL with the message in err[errlen] and its column in

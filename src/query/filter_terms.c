@@ -18,7 +18,7 @@
  *      '_'): FIELD [op] VALUE, the value read as the field's type wants
  *      (field_term);
  *   4. a paired field named without its side ("country JP", src_country
- *      or dst_country): either side;
+ *      or dst_country; not an address field): either side;
  *   5. else "unknown filter keyword".
  *
  * So a keyword hides a field of the same name ("flags" is the flags
@@ -121,6 +121,8 @@ static bool list_end(parser *p, size_t have)
 	ng_flt_next(p);
 	return true;
 }
+
+/* ---- numbers ------------------------------------------------------------ */
 
 /* Parses a number with an optional k/M/G suffix (×1000, as nfdump's
  * scaling factors).  False when the current token is not one. */
@@ -231,6 +233,8 @@ static node *number_term(parser *p, int f1, int f2, const char *what, const char
 	return cmp_node(p, f1, f2, op, v);
 }
 
+/* ---- protocols ---------------------------------------------------------- */
+
 /* A protocol by name: the common ones, then /etc/protocols. */
 static int proto_number(const char *s)
 {
@@ -272,6 +276,8 @@ static node *proto_term(parser *p)
 	ng_flt_next(p);
 	return cmp_node(p, NG_F_PROTOCOL, -1, op, (uint64_t)num);
 }
+
+/* ---- addresses and networks --------------------------------------------- */
 
 /* A dotted IPv4 netmask (255.255.255.0) as a prefix length; -1 when the
  * token is not a contiguous mask. */
@@ -401,6 +407,8 @@ static node *addr_op_term(parser *p, int f, bool want_prefix, const char *after)
 	return op == OP_EQ ? n : ng_flt_not(p, n);
 }
 
+/* ---- MAC addresses, strings, any field ---------------------------------- */
+
 /* [= | !=] XX:XX:XX:XX:XX:XX against f1 (and f2). */
 static node *mac_term(parser *p, int f1, int f2, const char *after)
 {
@@ -517,7 +525,7 @@ static const ng_field *side_field(const parser *p, int dir)
 	return f;
 }
 
-/* ---- the terms after src / dst --------------------------------------- */
+/* ---- the terms after src / dst ------------------------------------------ */
 
 /*
  * A term on one side of the flow: "src port 80", "dst net 10.0.0.0/8".
@@ -578,6 +586,8 @@ static node *side_mac(parser *p, const side_kw *k, int f1, int f2, const char *a
 	return mac_term(p, f1, f2, after);
 }
 
+/* The words of one side's terms (after src or dst, or alone for either
+ * side); to add one, add a row and, for a new kind of value, a handler. */
 static const side_kw side_terms[] = {
     {"host", side_host, NG_F_SRC_ADDR, NG_F_DST_ADDR, NULL, 0, "host ADDR | host in [LIST]"},
     {"ip", side_host, NG_F_SRC_ADDR, NG_F_DST_ADDR, NULL, 0, "ip: as host"},
@@ -634,7 +644,7 @@ static node *side_term(parser *p, int dir)
 	                   dir == 1 ? "src" : "dst");
 }
 
-/* ---- the terms by keyword -------------------------------------------- */
+/* ---- the terms by keyword ----------------------------------------------- */
 
 /*
  * A row of the keyword table: the spellings of the keyword (ASCII
