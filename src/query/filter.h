@@ -29,6 +29,11 @@
  * "not flags X" means none of X set (nfdump); "flags X" all of X set.
  * Without src/dst, host/net/port/as match either side.  k/M/G multiply by
  * 1000 (nfdump's convention).
+ *
+ * Inside: filter_parse.c (the lexer, this grammar's not/and/or, errors),
+ * filter_terms.c (the terms, a table of keywords), filter_eval.c (over a
+ * column batch), filter_prune.c (over a zone map); filter_int.h holds
+ * what they share.
  */
 #ifndef NG_FILTER_H
 #define NG_FILTER_H

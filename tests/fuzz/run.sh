@@ -43,8 +43,11 @@ for bin in "$build"/fuzz_*; do
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"
+	# a target's dictionary of tokens (fuzz_filter.dict: the filter keywords)
+	dict=
+	[ -f "$here/$name.dict" ] && dict=-dict=$here/$name.dict
 	echo "== $name ($secs s)"
-	if ! "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65535 \
+	if ! "$bin" $dict -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65535 \
 		-artifact_prefix="$artifacts/$name-" -print_final_stats=1 \
 		"$work/corpus_$name" "$seeds" >"$work/$name.log" 2>&1; then
 		echo "run.sh: $name found a problem; log tail:" >&2

@@ -1,7 +1,7 @@
 /*
  * test_query_codes.c — filters on dictionary codes: a query whose filter
  * reads a RANK column that nothing else reads tests each distinct value
- * once (store.h ng_scan_opts.select_codes, filter.c code_answers).
+ * once (store.h ng_scan_opts.select_codes, filter_eval.c code_answers).
  *
  * A store of 4 segments of 16384 rows with heavy-tailed IPv4 source
  * addresses and source AS numbers (the writer stores them RANK); random
