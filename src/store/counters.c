@@ -1,11 +1,76 @@
 /*
- * counters.c — the counter-sample store (format in counters.h).
+ * counters.c — the counter-sample store: sFlow interface and host
+ * counters, as the collector decoded them (ng_counter_sample,
+ * decode/decoder.h), in one file per flush and UTC hour:
+ *
+ *   STORE/counters/YYYY/MM/DD/HH/<first_ms>-<last_ms>-<seq>.ctr
+ *
+ * <first_ms>, <last_ms>: the first and last sample's time_received, so a
+ * scan skips a file outside its range without opening it.  A file is
+ * written to <name>.tmp, fsynced, renamed and its directory fsynced: whole
+ * or absent.  Counter samples are few (one per interface every 20-30 s),
+ * so they are not compressed.
+ *
+ * FORMAT, version 2.  All integers little-endian; a float is its IEEE 754
+ * binary32 bits as a u32.
+ *
+ *   Header, 32 bytes:
+ *     offset size  meaning
+ *          0    8  magic "NGCOUNTS"
+ *          8    2  format version, 2
+ *         10    2  R, bytes per record: 312
+ *         12    4  N, records (at most 2^24)
+ *         16    8  time_received of the first record (ms since the epoch)
+ *         24    8  time_received of the last record
+ *
+ *   N records of R bytes follow, in time_received order, each the fields
+ *   of ng_counter_sample in this order (a reader of version 2 rejects
+ *   another R; a field added is a new version):
+ *     offset size  field
+ *          0    8  time_received (ms since the epoch, collector clock)
+ *          8   16  exporter (datagram source, IPv4-mapped)
+ *         24   16  agent (agent address of the datagram, IPv4-mapped)
+ *         40    4  sub_agent
+ *         44    4  source_type (0 ifIndex, 1 VLAN, 2 entity)
+ *         48    4  source_index
+ *         52    4  seq (sample sequence number)
+ *         56    4  uptime_ms
+ *         60    4  parts (enum ng_counter_part bits: which groups below
+ *                  the sample carried)
+ *         64    4  if_index        68    4  if_type
+ *         72    8  if_speed (bits per second)
+ *         80    4  if_direction    84    4  if_status
+ *         88    8  in_octets       96    8  out_octets
+ *        104   24  in_ucast, in_mcast, in_bcast, in_discards, in_errors,
+ *                  in_unknown (u32 each)
+ *        128   24  out_ucast, out_mcast, out_bcast, out_discards,
+ *                  out_errors, promisc (u32 each)
+ *        152   52  eth[13] (u32 each: dot3Stats, decoder.h)
+ *        204   12  load_one, load_five, load_fifteen (floats)
+ *        216   24  cpu_num, cpu_speed_mhz, host_uptime_s, cpu_user_ms,
+ *                  cpu_system_ms, cpu_idle_ms (u32 each)
+ *        240   64  mem_total, mem_free, disk_total, disk_free,
+ *                  disk_bytes_read, disk_bytes_written, net_bytes_in,
+ *                  net_bytes_out (u64 each)
+ *        304    8  net_pkts_in, net_pkts_out (u32 each)
+ *
+ * Version 1 (written until this format was defined; read, never
+ * written): magic "NGCTR001", u32 R at 8, u32 N at 12, first and last
+ * times at 16 and 24, in host order, then N structs as they were in
+ * memory.  Only x86-64 hosts wrote it, where that is little-endian and
+ * the struct has no padding: R = 312 and the records are byte for byte
+ * those of version 2, so one decoder reads both.  A file of another magic,
+ * version or R, or shorter than its N records, is skipped (counted as an
+ * error).
+ *
+ * The record's layout is the list CTR_RECORD below: the writer and the
+ * reader both walk it, each element copied with core/bytes.h, so the
+ * file does not depend on the host's byte order or struct layout.
  */
 #include "store/counters.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +79,131 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAGIC "NGCTR001"
+#include "core/bytes.h"
+#include "store/files.h"
+
+#define MAGIC "NGCOUNTS"
+#define MAGIC_V1 "NGCTR001"
+#define VERSION 2
 #define HDR_SIZE 32
+#define MAX_RECORDS (1u << 24)
 #define HOUR_MS 3600000ULL
+
+/* The fields of a record in file order, with their element counts (arrays:
+ * addresses are 16 bytes, eth 13 u32s).  Each element is stored as a
+ * little-endian integer of its size (1, 2, 4 or 8 bytes). */
+#define CTR_RECORD(X)                                                                              \
+	X(time_received, 1)                                                                        \
+	X(exporter, 16)                                                                            \
+	X(agent, 16)                                                                               \
+	X(sub_agent, 1)                                                                            \
+	X(source_type, 1)                                                                          \
+	X(source_index, 1)                                                                         \
+	X(seq, 1)                                                                                  \
+	X(uptime_ms, 1)                                                                            \
+	X(parts, 1)                                                                                \
+	X(if_index, 1)                                                                             \
+	X(if_type, 1)                                                                              \
+	X(if_speed, 1)                                                                             \
+	X(if_direction, 1)                                                                         \
+	X(if_status, 1)                                                                            \
+	X(in_octets, 1)                                                                            \
+	X(out_octets, 1)                                                                           \
+	X(in_ucast, 1)                                                                             \
+	X(in_mcast, 1)                                                                             \
+	X(in_bcast, 1)                                                                             \
+	X(in_discards, 1)                                                                          \
+	X(in_errors, 1)                                                                            \
+	X(in_unknown, 1)                                                                           \
+	X(out_ucast, 1)                                                                            \
+	X(out_mcast, 1)                                                                            \
+	X(out_bcast, 1)                                                                            \
+	X(out_discards, 1)                                                                         \
+	X(out_errors, 1)                                                                           \
+	X(promisc, 1)                                                                              \
+	X(eth, 13)                                                                                 \
+	X(load_one, 1)                                                                             \
+	X(load_five, 1)                                                                            \
+	X(load_fifteen, 1)                                                                         \
+	X(cpu_num, 1)                                                                              \
+	X(cpu_speed_mhz, 1)                                                                        \
+	X(host_uptime_s, 1)                                                                        \
+	X(cpu_user_ms, 1)                                                                          \
+	X(cpu_system_ms, 1)                                                                        \
+	X(cpu_idle_ms, 1)                                                                          \
+	X(mem_total, 1)                                                                            \
+	X(mem_free, 1)                                                                             \
+	X(disk_total, 1)                                                                           \
+	X(disk_free, 1)                                                                            \
+	X(disk_bytes_read, 1)                                                                      \
+	X(disk_bytes_written, 1)                                                                   \
+	X(net_bytes_in, 1)                                                                         \
+	X(net_bytes_out, 1)                                                                        \
+	X(net_pkts_in, 1)                                                                          \
+	X(net_pkts_out, 1)
+
+#define CTR_SIZEOF(f) sizeof(((ng_counter_sample *)0)->f)
+
+/* One field of the record: where it is in the struct, its element size
+ * (1, 2, 4 or 8) and count. */
+struct ctr_field {
+	uint16_t off;
+	uint8_t size, count;
+};
+
+#define CTR_FIELD(f, n) {offsetof(ng_counter_sample, f), CTR_SIZEOF(f) / (n), (n)},
+static const struct ctr_field ctr_fields[] = {CTR_RECORD(CTR_FIELD)};
+#undef CTR_FIELD
+
+#define CTR_BYTES(f, n) +CTR_SIZEOF(f)
+enum { RECORD_SIZE = 0 CTR_RECORD(CTR_BYTES) };
+#undef CTR_BYTES
+
+_Static_assert(RECORD_SIZE == 312, "the counter record of format version 2 is 312 bytes: a "
+                                   "field changed in ng_counter_sample needs a new version");
+_Static_assert(sizeof(ng_counter_sample) == RECORD_SIZE,
+               "a field of ng_counter_sample is missing from CTR_RECORD (a new version)");
+
+/* Stores sample s as a record at p[0..RECORD_SIZE). */
+static void put_record(uint8_t *p, const ng_counter_sample *s)
+{
+	for (size_t i = 0; i < sizeof ctr_fields / sizeof ctr_fields[0]; i++) {
+		const struct ctr_field *f = &ctr_fields[i];
+		const uint8_t *v = (const uint8_t *)s + f->off;
+		for (unsigned k = 0; k < f->count; k++, v += f->size, p += f->size) {
+			uint16_t u16;
+			uint32_t u32;
+			uint64_t u64;
+			switch (f->size) {
+			case 1: *p = *v; break;
+			case 2: memcpy(&u16, v, 2), ng_put_le16(p, u16); break;
+			case 4: memcpy(&u32, v, 4), ng_put_le32(p, u32); break;
+			default: memcpy(&u64, v, 8), ng_put_le64(p, u64); break;
+			}
+		}
+	}
+}
+
+/* The inverse of put_record: the record at p[0..RECORD_SIZE) into *s. */
+static void get_record(ng_counter_sample *s, const uint8_t *p)
+{
+	memset(s, 0, sizeof *s);
+	for (size_t i = 0; i < sizeof ctr_fields / sizeof ctr_fields[0]; i++) {
+		const struct ctr_field *f = &ctr_fields[i];
+		uint8_t *v = (uint8_t *)s + f->off;
+		for (unsigned k = 0; k < f->count; k++, v += f->size, p += f->size) {
+			uint16_t u16;
+			uint32_t u32;
+			uint64_t u64;
+			switch (f->size) {
+			case 1: *v = *p; break;
+			case 2: u16 = ng_get_le16(p), memcpy(v, &u16, 2); break;
+			case 4: u32 = ng_get_le32(p), memcpy(v, &u32, 4); break;
+			default: u64 = ng_get_le64(p), memcpy(v, &u64, 8); break;
+			}
+		}
+	}
+}
 
 struct ng_counter_store {
 	char *dir; /* STORE/counters */
@@ -96,7 +283,8 @@ static int cmp_time(const void *a, const void *b)
 	return x->time_received < y->time_received ? -1 : x->time_received > y->time_received;
 }
 
-/* Writes s[0..n) (all in one UTC hour) as one file. */
+/* Writes s[0..n) (all in one UTC hour, time order) as one file, in
+ * format version 2.  Returns 0, or -1 with nothing left behind. */
 static int write_file(ng_counter_store *w, const ng_counter_sample *s, size_t n)
 {
 	time_t t = (time_t)(s[0].time_received / 1000);
@@ -111,29 +299,25 @@ static int write_file(ng_counter_store *w, const ng_counter_sample *s, size_t n)
 	         (unsigned long long)s[0].time_received, (unsigned long long)s[n - 1].time_received,
 	         w->seq++);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
+	size_t len = HDR_SIZE + n * RECORD_SIZE;
+	uint8_t *img = malloc(len);
+	if (!img)
 		return -1;
-	uint8_t hdr[HDR_SIZE];
-	uint32_t rs = sizeof *s, cnt = (uint32_t)n;
-	memcpy(hdr, MAGIC, 8);
-	memcpy(hdr + 8, &rs, 4);
-	memcpy(hdr + 12, &cnt, 4);
-	memcpy(hdr + 16, &s[0].time_received, 8);
-	memcpy(hdr + 24, &s[n - 1].time_received, 8);
-	size_t body = n * sizeof *s;
-	int ok = write(fd, hdr, HDR_SIZE) == HDR_SIZE && write(fd, s, body) == (ssize_t)body &&
-	         fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
-	if (!ok || rename(tmp, path)) {
+	memcpy(img, MAGIC, 8);
+	ng_put_le16(img + 8, VERSION);
+	ng_put_le16(img + 10, RECORD_SIZE);
+	ng_put_le32(img + 12, (uint32_t)n);
+	ng_put_le64(img + 16, s[0].time_received);
+	ng_put_le64(img + 24, s[n - 1].time_received);
+	for (size_t i = 0; i < n; i++)
+		put_record(img + HDR_SIZE + i * RECORD_SIZE, &s[i]);
+	int rc = ng_write_file_sync(tmp, img, len) || rename(tmp, path) ? -1 : 0;
+	free(img);
+	if (rc) {
 		unlink(tmp);
 		return -1;
 	}
-	int dfd = open(hdir, O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
+	ng_fsync_dir(hdir);
 	return 0;
 }
 
@@ -200,6 +384,26 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The record count of a counter file's header (either version; see the
+ * top), or -1 when the header is not one this build reads. */
+static long parse_header(const uint8_t *hdr)
+{
+	uint32_t rs, cnt;
+	if (!memcmp(hdr, MAGIC_V1, 8)) {
+		rs = ng_get_le32(hdr + 8);
+	} else if (!memcmp(hdr, MAGIC, 8) && ng_get_le16(hdr + 8) == VERSION) {
+		rs = ng_get_le16(hdr + 10);
+	} else {
+		return -1;
+	}
+	cnt = ng_get_le32(hdr + 12);
+	return rs == RECORD_SIZE && cnt <= MAX_RECORDS ? (long)cnt : -1;
+}
+
+/* Passes the samples of counter file `path` that lie in the scan's range
+ * to its callback (a file whose name puts it outside is not opened).
+ * Returns the callback's value, or 0; an unreadable file is counted and
+ * reported on stderr, and the scan goes on. */
 static int scan_file(struct scan *sc, const char *path)
 {
 	unsigned long long first, last;
@@ -210,30 +414,31 @@ static int scan_file(struct scan *sc, const char *path)
 	if (last < sc->from || first >= sc->to)
 		return 0; /* outside the range: not opened */
 	FILE *f = fopen(path, "rb");
-	uint8_t hdr[HDR_SIZE];
-	uint32_t rs, cnt;
-	if (!f || fread(hdr, 1, HDR_SIZE, f) != HDR_SIZE || memcmp(hdr, MAGIC, 8))
+	uint8_t hdr[HDR_SIZE], *raw = NULL;
+	ng_counter_sample *s = NULL;
+	long cnt;
+	if (!f || fread(hdr, 1, HDR_SIZE, f) != HDR_SIZE || (cnt = parse_header(hdr)) < 0)
 		goto bad;
-	memcpy(&rs, hdr + 8, 4);
-	memcpy(&cnt, hdr + 12, 4);
-	if (rs != sizeof(ng_counter_sample) || cnt > 1u << 24)
+	raw = malloc((size_t)cnt * RECORD_SIZE + 1);
+	s = malloc((size_t)cnt * sizeof *s + 1);
+	if (!raw || !s || fread(raw, RECORD_SIZE, (size_t)cnt, f) != (size_t)cnt)
 		goto bad;
-	ng_counter_sample *s = malloc((size_t)cnt * rs + 1);
-	if (!s || fread(s, rs, cnt, f) != cnt) {
-		free(s);
-		goto bad;
-	}
 	fclose(f);
 	size_t k = 0;
-	for (size_t i = 0; i < cnt; i++)
-		if (s[i].time_received >= sc->from && s[i].time_received < sc->to)
-			s[k++] = s[i];
+	for (size_t i = 0; i < (size_t)cnt; i++) {
+		get_record(&s[k], raw + i * RECORD_SIZE);
+		if (s[k].time_received >= sc->from && s[k].time_received < sc->to)
+			k++;
+	}
+	free(raw);
 	int rc = k ? sc->fn(s, k, sc->arg) : 0;
 	free(s);
 	return rc;
 bad:
 	if (f)
 		fclose(f);
+	free(raw);
+	free(s);
 	if (sc->errors)
 		(*sc->errors)++;
 	fprintf(stderr, "nagare: %s: not a readable counter file, skipped\n", path);

@@ -4,14 +4,16 @@
  *
  *   STORE/counters/YYYY/MM/DD/HH/<first_ms>-<last_ms>-<seq>.ctr
  *
- * A file holds the samples of one flush that fall in its UTC hour: a
- * 32-byte header (magic "NGCTR001", u32 record size, u32 count, u64 first
- * and last time_received in ms; host byte order) then `count`
- * ng_counter_sample structs as they are in memory.  Files are written to a
- * temporary name, fsynced and renamed: whole or absent.  A file whose
- * record size differs from this build's is skipped (counted as an error).
- * Counter samples are few (one per interface every 20-30 s), so records
- * are not compressed.
+ * A file holds the samples of one flush that fall in its UTC hour, in a
+ * little-endian, versioned format: a 32-byte header (magic "NGCOUNTS",
+ * version 2, record size, count, first and last time_received) then one
+ * 312-byte record per sample (byte by byte at the top of counters.c, and
+ * in docs/store-format.md).  Files of version 1 (magic "NGCTR001", the
+ * structs as they were in memory on x86-64) are still read.  Files are
+ * written to a temporary name, fsynced and renamed: whole or absent.  A
+ * file this build cannot read is skipped (counted as an error).  Counter
+ * samples are few (one per interface every 20-30 s), so records are not
+ * compressed.
  */
 #ifndef NG_STORE_COUNTERS_H
 #define NG_STORE_COUNTERS_H

@@ -7,8 +7,10 @@
  *
  *   1. write NEW.seg.c.tmp (all rows, merged in flow_start order), fsync
  *   2. write NEW.seg.replaces.tmp (the old names, one a line), fsync,
- *      rename to NEW.seg.replaces
+ *      rename to NEW.seg.replaces, fsync the directory
  *   3. rename NEW.seg.c.tmp to NEW.seg (no replace), fsync the directory
+ *
+ * (1 to 3: ng_seg_publish, files.c, with the marker as its before_rename)
  *   4. unlink OLD1..OLDk, fsync the directory
  *   5. unlink NEW.seg.replaces
  *
@@ -154,74 +156,87 @@ typedef struct compact_ctx {
 	ng_seg_encoder *enc;
 } compact_ctx;
 
-/* Merges segments g[0..k) (rows in total) of hour directory `path`. */
-static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k, uint64_t rows,
-                       uint64_t next_seq)
+/* Reads segments g[0..k) of hour directory `path` (rows in total) into
+ * rows[], and sets order[] to their flow_start order.  Returns the rows
+ * read, or 0 when one of them cannot be read whole (logged by load_rows:
+ * it may have vanished; the next call tries again). */
+static size_t read_group(compact_ctx *c, const char *path, const cand *g, size_t k, size_t rows,
+                         ng_flow *buf, uint32_t *order, uint8_t *colbuf)
 {
-	ng_flow *buf = malloc((size_t)rows * sizeof *buf);
-	uint32_t *order = malloc((size_t)rows * sizeof *order);
-	uint8_t *colbuf = malloc((size_t)SMALL_ROWS * 16 + NG_SEG_BLOCK_ROWS * 16);
-	int rc = -1;
-	char tmp[4200], final[4200], mk[4300], mktmp[4400];
-	if (!buf || !order || !colbuf) {
-		ng_error("store: compaction: out of memory for %llu rows",
-		         (unsigned long long)rows);
-		goto out;
-	}
 	size_t n = 0;
 	for (size_t i = 0; i < k; i++) {
 		char sp[4200];
 		snprintf(sp, sizeof sp, "%s/%s", path, g[i].name);
-		if (load_rows(&c->rd, sp, buf, &n, (size_t)rows, colbuf))
-			goto out; /* vanished or unreadable: try again next time */
+		if (load_rows(&c->rd, sp, buf, &n, rows, colbuf))
+			return 0;
 	}
 	ng_seg_order_by_start(buf, order, n);
-	const uint8_t *img;
+	return n;
+}
+
+/* The marker of a compaction, which ng_seg_publish() writes under the
+ * segment's final name just before the rename (step 2 at the top). */
+typedef struct marker {
+	const char *text; /* the old segments' names, one a line */
 	size_t len;
-	char err[256];
-	if (ng_seg_encode(c->enc, buf, order, n, &img, &len, err, sizeof err)) {
-		ng_error("store: compaction: %s", err);
-		goto out;
-	}
-	uint64_t a = buf[order[0]].flow_start, b = buf[order[n - 1]].flow_start;
-	snprintf(tmp, sizeof tmp, "%s/%llu-%llu-%llu.seg.c.tmp", path, (unsigned long long)a,
-	         (unsigned long long)b, (unsigned long long)next_seq);
-	if (ng_write_file_sync(tmp, img, len)) {
-		ng_error("store: compaction: cannot write %s: %s", tmp, strerror(errno));
+	char path[4300]; /* <final>.replaces, once written */
+} marker;
+
+/* ng_seg_pub.before_rename: the marker for `final`, fsynced and renamed
+ * into place, the directory fsynced, before the segment may appear. */
+static int put_marker(ng_seg_pub *p, const char *final, void *arg)
+{
+	marker *m = arg;
+	char tmp[4400];
+	snprintf(m->path, sizeof m->path, "%s%s", final, NG_MARKER_SUFFIX);
+	snprintf(tmp, sizeof tmp, "%s.tmp", m->path);
+	if (ng_write_file_sync(tmp, m->text, m->len) || rename(tmp, m->path)) {
+		snprintf(p->err, sizeof p->err, "cannot write %s: %s", m->path, strerror(errno));
 		unlink(tmp);
-		goto out;
+		return -1;
 	}
-	/* the marker: the old names */
-	size_t mlen = 0;
-	char *mtext = malloc(k * 257 + 1);
-	if (!mtext)
-		goto out_tmp;
+	ng_fsync_dir(p->dir);
+	return 0;
+}
+
+/* ng_seg_pub.rename_failed: the name was not ours, nor is its marker. */
+static void drop_marker(ng_seg_pub *p, const char *final, void *arg)
+{
+	(void)p, (void) final;
+	unlink(((marker *)arg)->path);
+}
+
+/* Steps 1 to 5 at the top for the image of the merged segment, whose rows'
+ * flow_start run from `first` to `last`: published with its marker, then
+ * the old segments g[0..k) of `path` (and their rollups) unlinked and the
+ * marker removed.  Returns 0, or -1 (logged) with the old segments kept. */
+static int replace_group(const char *path, const cand *g, size_t k, const uint8_t *img, size_t len,
+                         uint64_t first, uint64_t last, uint64_t seq)
+{
+	char *text = malloc(k * 257 + 1);
+	if (!text) {
+		ng_error("store: compaction: out of memory");
+		return -1;
+	}
+	marker m = {.text = text};
 	for (size_t i = 0; i < k; i++)
-		mlen += (size_t)sprintf(mtext + mlen, "%s\n", g[i].name);
-	for (uint64_t seq = next_seq;; seq++) {
-		snprintf(final, sizeof final, "%s/%llu-%llu-%llu.seg", path, (unsigned long long)a,
-		         (unsigned long long)b, (unsigned long long)seq);
-		snprintf(mk, sizeof mk, "%s%s", final, NG_MARKER_SUFFIX);
-		snprintf(mktmp, sizeof mktmp, "%s.tmp", mk);
-		if (ng_write_file_sync(mktmp, mtext, mlen) || rename(mktmp, mk)) {
-			ng_error("store: compaction: cannot write %s: %s", mk, strerror(errno));
-			unlink(mktmp);
-			free(mtext);
-			goto out_tmp;
-		}
-		ng_fsync_dir(path);
-		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
-			break;
-		int e = errno;
-		unlink(mk);
-		if (e != EEXIST || seq > next_seq + 1000) {
-			ng_error("store: compaction: cannot rename %s: %s", tmp, strerror(e));
-			free(mtext);
-			goto out_tmp;
-		}
+		m.len += (size_t)sprintf(text + m.len, "%s\n", g[i].name);
+	ng_seg_pub p = {.dir = path,
+	                .start = first,
+	                .end = last,
+	                .seq = seq,
+	                .tmp_tag = "c",
+	                .before_rename = put_marker,
+	                .rename_failed = drop_marker,
+	                .arg = &m};
+	int rc = ng_seg_publish(&p, img, len);
+	free(text);
+	if (rc) {
+		ng_error("store: compaction: %s", p.err);
+		return -1;
 	}
-	free(mtext);
-	ng_fsync_dir(path);
+	/* p.err may warn of the directory's fsync: the unlinks below are
+	 * fsynced again, which makes the rename durable with them */
 	for (size_t i = 0; i < k; i++) {
 		char sp[4200];
 		snprintf(sp, sizeof sp, "%s/%s", path, g[i].name);
@@ -229,17 +244,40 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 		unlink(sp);
 	}
 	ng_fsync_dir(path);
-	unlink(mk);
-	c->st->segments_in += k;
-	c->st->segments_out++;
-	c->st->rows += n;
-	rc = 0;
-	goto out;
-out_tmp:
-	unlink(tmp);
-out:
-	if (rc)
+	unlink(m.path);
+	return 0;
+}
+
+/* Merges segments g[0..k) (rows in total) of hour directory `path` into
+ * one, named with seq `next_seq` or the next free one.  Returns 0, or -1
+ * (counted in c->st->errors) with the old segments left as they were. */
+static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k, uint64_t rows,
+                       uint64_t next_seq)
+{
+	ng_flow *buf = malloc((size_t)rows * sizeof *buf);
+	uint32_t *order = malloc((size_t)rows * sizeof *order);
+	uint8_t *colbuf = malloc((size_t)SMALL_ROWS * 16 + NG_SEG_BLOCK_ROWS * 16);
+	const uint8_t *img;
+	size_t n = 0, len;
+	char err[256];
+	int rc = -1;
+	if (!buf || !order || !colbuf)
+		ng_error("store: compaction: out of memory for %llu rows",
+		         (unsigned long long)rows);
+	else if (!(n = read_group(c, path, g, k, (size_t)rows, buf, order, colbuf)))
+		; /* vanished or unreadable: try again next time */
+	else if (ng_seg_encode(c->enc, buf, order, n, &img, &len, err, sizeof err))
+		ng_error("store: compaction: %s", err);
+	else
+		rc = replace_group(path, g, k, img, len, buf[order[0]].flow_start,
+		                   buf[order[n - 1]].flow_start, next_seq);
+	if (rc == 0) {
+		c->st->segments_in += k;
+		c->st->segments_out++;
+		c->st->rows += n;
+	} else {
 		c->st->errors++;
+	}
 	free(buf);
 	free(order);
 	free(colbuf);

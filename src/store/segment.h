@@ -2,9 +2,10 @@
  * segment.h — one immutable columnar segment file (internal to src/store).
  *
  * The byte-by-byte format is at the top of segment.c and in
- * docs/store-format.md.  An encoder turns flow records into a segment image
- * in memory; a reader opens a file, validates its header, and decodes
- * columns on request.  Neither is thread-safe: one per thread.
+ * docs/store-format.md.  An encoder (segment_encode.c, segment_choose.c)
+ * turns flow records into a segment image in memory; a reader
+ * (segment_read.c) opens a file, validates its header, and decodes columns
+ * on request.  Neither is thread-safe: one per thread.
  */
 #ifndef NG_SEGMENT_H
 #define NG_SEGMENT_H

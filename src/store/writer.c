@@ -21,14 +21,14 @@
  *   write DIR/flows/Y/M/D/H/<start>-<end>-<seq>.seg.<pid>.tmp
  *   fsync(file), renameat2(tmp, final, RENAME_NOREPLACE), fsync(hour dir)
  *
- * so a segment is whole or absent; readers ignore names ending in ".tmp".
+ * (ng_seg_publish, files.c) so a segment is whole or absent; readers
+ * ignore names ending in ".tmp".
  * <start>/<end> are the first and last row's flow_start in ms; <seq> counts
  * the writer's segments and steps on a name collision.
  */
 #include "store/store.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,53 +358,40 @@ static void sort_rows(ng_store_writer *w)
 
 /* ---- writing segments --------------------------------------------------- */
 
-/* Writes one encoded image as a segment of the hour of `start`. */
+/* Writes one encoded image as a segment of the hour of `start`
+ * (ng_seg_publish: whole or absent).  Returns 0, or -1 (logged). */
 static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uint64_t start,
                          uint64_t end)
 {
 	time_t secs = (time_t)(start / 1000);
 	struct tm tm;
 	gmtime_r(&secs, &tm);
-	char hdir[4096], tmp[4200], final[4200];
+	char hdir[4096], tag[24];
 	snprintf(hdir, sizeof hdir, "%s/flows/%04d/%02d/%02d/%02d", w->dir, tm.tm_year + 1900,
 	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
 	if (mkdir_p(hdir)) {
 		ng_error("store: cannot create %s: %s", hdir, strerror(errno));
 		return -1;
 	}
-	snprintf(tmp, sizeof tmp, "%s/%llu-%llu-%llu.seg.%ld.tmp", hdir, (unsigned long long)start,
-	         (unsigned long long)end, (unsigned long long)w->seq, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ng_error("store: cannot create %s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	if (ng_write_all(fd, img, len) || fsync(fd)) {
-		ng_error("store: cannot write %s: %s", tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
+	snprintf(tag, sizeof tag, "%ld", (long)getpid());
 	/* the file is on disk: hand its page-cache pages back now, so the
 	 * next segment's write reuses them.  Fresh pages cost ~2.6 ms a MB
 	 * here (a paravirtualized guest pays for every page it touches for
-	 * the first time) against ~0.4 for reused ones.  Advice only. */
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
-	for (int tries = 0;; tries++) {
-		snprintf(final, sizeof final, "%s/%llu-%llu-%llu.seg", hdir,
-		         (unsigned long long)start, (unsigned long long)end,
-		         (unsigned long long)w->seq++);
-		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
-			break;
-		if (errno == EEXIST && tries < 1000)
-			continue;
-		ng_error("store: cannot rename %s to %s: %s", tmp, final, strerror(errno));
-		unlink(tmp);
+	 * the first time) against ~0.4 for reused ones (drop_cache) */
+	ng_seg_pub p = {.dir = hdir,
+	                .start = start,
+	                .end = end,
+	                .seq = w->seq,
+	                .tmp_tag = tag,
+	                .drop_cache = true};
+	int rc = ng_seg_publish(&p, img, len);
+	w->seq = p.seq;
+	if (rc) {
+		ng_error("store: %s", p.err);
 		return -1;
 	}
-	if (ng_fsync_dir(hdir))
-		ng_warn("store: fsync of directory %s: %s", hdir, strerror(errno));
+	if (p.err[0])
+		ng_warn("store: %s", p.err);
 	return 0;
 }
 
