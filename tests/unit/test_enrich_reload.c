@@ -71,7 +71,8 @@ static void *work(void *arg)
 static void test_swap_under_load(void **state)
 {
 	(void)state;
-	ng_enrich_slot slot = {0};
+	ng_enrich_slot slot;
+	memset(&slot, 0, sizeof slot);
 	pthread_mutex_init(&slot.hold, NULL);
 	atomic_store(&slot.cur, make("set-a"));
 	struct worker w = {.slot = &slot};
@@ -112,7 +113,8 @@ static void test_reloader(void **state)
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
-	ng_enrich_slot slot = {0};
+	ng_enrich_slot slot;
+	memset(&slot, 0, sizeof slot);
 	pthread_mutex_init(&slot.hold, NULL);
 	char err[64];
 	atomic_store(&slot.cur, rebuild(path, err, sizeof err));
