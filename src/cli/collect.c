@@ -38,7 +38,7 @@
 
 #include "cli/cli.h"
 #include "cli/exporters.h"
-#include "cli/maint.h"
+#include "collector/maint.h"
 #include "cli/usage.h"
 #include "core/addr.h"
 #include "core/config.h"

@@ -4,8 +4,8 @@
  * and ng_store_retention), on a thread of its own at low priority so a
  * merge (1–2 s for 2^20 rows) never delays a flush.
  */
-#ifndef NG_CLI_MAINT_H
-#define NG_CLI_MAINT_H
+#ifndef NG_COLLECTOR_MAINT_H
+#define NG_COLLECTOR_MAINT_H
 
 #include <stdint.h>
 

@@ -7,7 +7,7 @@
  * the store's maintenance lock against `nagare compact` in another
  * process.
  */
-#include "cli/maint.h"
+#include "collector/maint.h"
 
 #include <errno.h>
 #include <inttypes.h>
