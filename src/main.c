@@ -1,7 +1,8 @@
 /*
  * main.c — the nagare command: one program, several subcommands.
  *
- *   nagare collect  receive flow exports, store them (src/cli/collect.c)
+ *   nagare collect  receive flow exports, store them (src/cli/collect.c,
+ *                   running src/collector/)
  *   nagare decode   decode captures of export packets to NDJSON (src/cli/decode.c)
  *   nagare query    query a flow store (src/cli/query.c)
  *   nagare status   per-exporter counters of a store (src/cli/status.c)

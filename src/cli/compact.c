@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/maint.h"
+#include "collector/maint.h"
 #include "cli/usage.h"
 #include "core/timefmt.h"
 #include "store/store.h"

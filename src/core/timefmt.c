@@ -2,6 +2,7 @@
 #include "core/timefmt.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,5 +114,24 @@ bool ng_time_parse(const char *s, uint64_t now_ms, uint64_t *out)
 	if (t < 0)
 		return false;
 	*out = (uint64_t)t * 1000 + ms;
+	return true;
+}
+
+bool ng_parse_duration_ms(const char *s, uint64_t *ms)
+{
+	static const char units[] = "smhdw";
+	static const uint64_t mult[] = {1000, 60000, 3600000, 86400000, 604800000};
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	const char *u = *end ? strchr(units, tolower((unsigned char)*end)) : NULL;
+	if (errno || !u || end[1])
+		return false;
+	uint64_t m = mult[u - units];
+	if (v > UINT64_MAX / m)
+		return false;
+	*ms = (uint64_t)v * m;
 	return true;
 }

@@ -20,4 +20,11 @@ char *ng_time_format(uint64_t ms, char *buf);
  * Returns false when `s` is none of these. */
 bool ng_time_parse(const char *s, uint64_t now_ms, uint64_t *out_ms);
 
+/* Parses a duration for an option (--retention, --settle): decimal digits
+ * and one unit letter, s m h d or w (either case), "30d", "12h", "90m",
+ * "45s", "2w", into *ms.  Returns false, *ms untouched, without a unit,
+ * with anything after it, or when the value does not fit 64 bits of ms.
+ * "0s" is 0: callers that need a positive age check. */
+bool ng_parse_duration_ms(const char *s, uint64_t *ms);
+
 #endif

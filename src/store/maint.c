@@ -504,13 +504,6 @@ static bool parse_scaled(const char *s, const char *units, const uint64_t *mult,
 	return true;
 }
 
-bool ng_parse_duration_ms(const char *s, uint64_t *ms)
-{
-	static const uint64_t mult[] = {1000, 60000, 3600000, 86400000, 604800000};
-	return parse_scaled(s, "smhdw", mult, ms) &&
-	       (s[strlen(s) - 1] < '0' || s[strlen(s) - 1] > '9');
-}
-
 bool ng_parse_size_bytes(const char *s, uint64_t *bytes)
 {
 	static const uint64_t mult[] = {UINT64_C(1) << 10, UINT64_C(1) << 20, UINT64_C(1) << 30,

@@ -379,10 +379,9 @@ uint64_t ng_rollup_bytes(const char *seg);
 int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_segments,
                     bool merging_too, ng_store_maint_stats *st);
 
-/* Parses a duration "30d", "12h", "90m", "45s", "2w" into ms; a size
- * "50G", "500M", "1T", "4096" (bytes; K/M/G/T powers of 1024) into
- * bytes.  Return false on bad input. */
-bool ng_parse_duration_ms(const char *s, uint64_t *ms);
+/* Parses a size "50G", "500M", "1T", "4096" (bytes; K/M/G/T powers of
+ * 1024) into bytes.  Returns false on bad input.  (Durations:
+ * ng_parse_duration_ms, core/timefmt.h.) */
 bool ng_parse_size_bytes(const char *s, uint64_t *bytes);
 
 /* Path of the store's state directory ("DIR/state"), created when absent.

@@ -284,7 +284,7 @@ static void load_yaml(const char *yml, ng_config *c)
 }
 
 /* The same records enriched in place (rows) and as the store's flush does
- * it (columns of a view: enrich_columns in cli/collect.c) come out the
+ * it (columns of a view: enrich_columns in collector/enrichment.c) come out the
  * same in every field, with every kind of table: City and ASN databases,
  * networks with roles and sites, an exporter with interfaces; record AS
  * numbers on some rows; IPv4 and IPv6.  A view holds only the fields the

@@ -489,19 +489,10 @@ static void test_retention(void **state)
 	free(dir);
 }
 
-static void test_parse_options(void **state)
+static void test_parse_size(void **state)
 {
 	(void)state;
 	uint64_t v;
-	assert_true(ng_parse_duration_ms("30d", &v));
-	assert_int_equal(v, UINT64_C(30) * 86400000);
-	assert_true(ng_parse_duration_ms("12h", &v));
-	assert_int_equal(v, UINT64_C(12) * 3600000);
-	assert_true(ng_parse_duration_ms("2w", &v));
-	assert_int_equal(v, UINT64_C(14) * 86400000);
-	assert_false(ng_parse_duration_ms("30", &v));
-	assert_false(ng_parse_duration_ms("30x", &v));
-	assert_false(ng_parse_duration_ms("d", &v));
 	assert_true(ng_parse_size_bytes("50G", &v));
 	assert_int_equal(v, UINT64_C(50) << 30);
 	assert_true(ng_parse_size_bytes("500m", &v));
@@ -592,7 +583,7 @@ int main(void)
 	    cmocka_unit_test(test_compaction_interrupted_states),
 	    cmocka_unit_test(test_compaction_killed),
 	    cmocka_unit_test(test_retention),
-	    cmocka_unit_test(test_parse_options),
+	    cmocka_unit_test(test_parse_size),
 	    cmocka_unit_test(test_live_reads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 /*
- * test_cli_collect.c — end to end: `$NG_BIN collect` as a child process
+ * test_collect.c — end to end: `$NG_BIN collect` as a child process
  * receives real NetFlow v5 export packets over UDP on 127.0.0.1, stops on
  * SIGTERM, and the store holds exactly the records they carried.
  *

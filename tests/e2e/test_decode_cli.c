@@ -1,5 +1,5 @@
 /*
- * test_cli_decode.c — `$NG_BIN decode` on corpus files: one decoder across
+ * test_decode_cli.c — `$NG_BIN decode` on corpus files: one decoder across
  * files (template file, then data file, in either order), NDJSON records,
  * the counter summary, exit statuses.
  *

@@ -1,5 +1,5 @@
 /*
- * test_cli_maint.c — `nagare collect` runs store maintenance: a child
+ * test_maint.c — `nagare collect` runs store maintenance: a child
  * collector (hidden --maint-interval 1s so the first run comes soon)
  * merges the small segments of an old hour into one (compaction) and,
  * with --retention 1h, deletes segments whose flows are older than an hour

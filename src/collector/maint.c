@@ -6,8 +6,16 @@
  * One maintenance call runs at a time on a store: this single thread, and
  * the store's maintenance lock against `nagare compact` in another
  * process.
+ *
+ * The thread touches nothing of the collector's: only the store
+ * directory, through store.h (which publishes every change by rename, so
+ * the flush thread writing new segments and readers scanning old ones go
+ * on beside it), and its own ng_maint, whose `stop` flag the stopping
+ * thread sets under `mu` (`cv` wakes it).  A round is compaction (one
+ * merge at a time, a stop checked between), rollups (a few segments at a
+ * time), then retention; stopping waits for the merge in progress only.
  */
-#include "cli/maint.h"
+#include "collector/maint.h"
 
 #include <errno.h>
 #include <inttypes.h>

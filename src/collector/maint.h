@@ -1,11 +1,12 @@
 /*
  * maint.h — the collector's store maintenance thread: compaction of small
- * segments and retention by age and size (store/store.h, ng_store_compact
- * and ng_store_retention), on a thread of its own at low priority so a
- * merge (1–2 s for 2^20 rows) never delays a flush.
+ * segments, rollups, and retention by age and size (store/store.h,
+ * ng_store_compact, ng_store_rollup and ng_store_retention), on a thread
+ * of its own at low priority so a merge (1–2 s for 2^20 rows) never
+ * delays a flush.
  */
-#ifndef NG_CLI_MAINT_H
-#define NG_CLI_MAINT_H
+#ifndef NG_COLLECTOR_MAINT_H
+#define NG_COLLECTOR_MAINT_H
 
 #include <stdint.h>
 
@@ -25,8 +26,9 @@ typedef struct ng_maint_config {
 
 /* Starts the thread (nice +10, stop signals blocked).  Each run compacts
  * hours that ended ≥ 10 min ago, one merge at a time (at most 8 a run,
- * checking for a stop between merges), then applies retention when set,
- * and logs what it did.  Returns NULL when the thread cannot start. */
+ * checking for a stop between merges), writes the rollups of up to 16
+ * settled segments, then applies retention when set, and logs what it
+ * did.  Returns NULL when the thread cannot start. */
 ng_maint *ng_maint_start(const ng_maint_config *cfg);
 
 /* Asks the thread to stop, waits for the merge in progress (if any) to

@@ -1,0 +1,79 @@
+/*
+ * collector.h — the running collector, what `nagare collect` starts.
+ *
+ * ng_collector_run receives NetFlow v1/v5/v7/v9, IPFIX and sFlow on UDP,
+ * decodes every datagram, enriches the records, appends them to a flow
+ * store (and NDJSON when asked), keeps per-exporter counters and interface
+ * names in the store's state directory, serves the dashboards and API, and
+ * maintains the store (compaction, rollups, retention) until SIGTERM or
+ * SIGINT.  Its threads and what each may touch: collector.c.
+ *
+ * The configuration here is what the command's flags, the NAGARE_*
+ * environment and the YAML file resolve to (cli/collect.c does that);
+ * nothing in src/collector/ reads argv or the environment.
+ */
+#ifndef NG_COLLECTOR_H
+#define NG_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+
+/* Reads the configuration again for a reload (SIGHUP, or a database or
+ * configuration file replaced), into *cfg (the callee fills it; the
+ * collector frees it with ng_config_free).  Called on the reloader's
+ * thread.  Returns 0, or -1 with a message in err[errlen] (the tables in
+ * use are kept). */
+typedef int (*ng_collector_reload_fn)(void *arg, ng_config *cfg, char *err, size_t errlen);
+
+typedef struct ng_collector_config {
+	const char *store;         /* flow store directory, created when absent */
+	const char *const *listen; /* UDP addresses "ADDR:PORT" (net/listener.h) */
+	size_t nlisten;            /* 0: the default ports on every address */
+	const char *json;          /* every flow as NDJSON to this file (appended),
+	                            * "-": stdout; NULL: none */
+	unsigned stats_interval;   /* seconds between counter reports (log lines,
+	                            * STORE/state/exporters.json and interfaces.tsv);
+	                            * at least 1 */
+	/* The configuration file's settings: the enrichment tables are built
+	 * from it at start (from the reload function's after a reload); its
+	 * exporters and their interfaces are written to interfaces.tsv all
+	 * run long; geoip_optional only words the error when tables fail. */
+	const ng_config *config;
+	bool enrich;                   /* build the enrichment tables from `config` */
+	bool options_names;            /* learn interface names from options data and put
+	                                * them on the records (off with --no-enrich) */
+	bool http;                     /* serve the dashboards and the API (docs/api.md) */
+	const char *http_listen;       /* TCP "ADDR:PORT"; NULL: 127.0.0.1:8080, where
+	                                * a failure to bind only warns */
+	const char *http_token;        /* NULL or "": none (loopback addresses only) */
+	uint64_t retention_ms;         /* delete segments older than this; 0: keep */
+	uint64_t max_bytes;            /* then the oldest above this size; 0: no limit */
+	uint64_t maint_interval_ms;    /* between maintenance runs; 0: 60 s */
+	ng_collector_reload_fn reload; /* NULL: `config` again, as it is */
+	void *reload_arg;
+} ng_collector_config;
+
+/*
+ * Runs the collector in the calling thread (the receive thread) until
+ * SIGTERM or SIGINT; installs the handlers for those and SIGHUP (reload
+ * the enrichment tables) and ignores SIGPIPE.  A second stop signal ends
+ * the process at once.  `cfg` and what it points to are borrowed for the
+ * whole run.
+ *
+ * On stop: what the sockets hold is read and decoded, every record
+ * appended is flushed, templates are saved to STORE/state/templates and
+ * counters to STORE/state/exporters.json.
+ *
+ * Returns the exit status: 0; 1 when it cannot start (the cause on stderr,
+ * "nagare collect: …": the store, the state directory, the enrichment
+ * tables, a listen address, the NDJSON file, an HTTP address given in
+ * `http_listen`, a thread), when waiting for datagrams fails, or when
+ * records, counter samples or templates were lost (the log says how
+ * many).
+ */
+int ng_collector_run(const ng_collector_config *cfg);
+
+#endif

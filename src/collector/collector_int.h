@@ -1,0 +1,144 @@
+/*
+ * collector_int.h — the state of a running collector, shared by the
+ * files of src/collector/ (not a public API: collector.h is).
+ *
+ * Each field says which thread owns it; collector.c's essay draws the
+ * threads and what crosses between them.
+ */
+#ifndef NG_COLLECTOR_INT_H
+#define NG_COLLECTOR_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store/exporters.h"
+#include "collector/collector.h"
+#include "decode/decoder.h"
+#include "enrich/enrich.h"
+#include "enrich/interfaces.h"
+#include "http/http.h"
+#include "net/listener.h"
+#include "store/counters.h"
+#include "store/store.h"
+
+typedef struct ng_collector {
+	const ng_collector_config *cfg; /* borrowed, read-only: every thread */
+	uint64_t started_ms;
+	char tpl_path[PATH_MAX]; /* STORE/state/templates */
+	char exp_path[PATH_MAX]; /* STORE/state/exporters.json */
+	char ifs_path[PATH_MAX]; /* STORE/state/interfaces.tsv, for status */
+	/* receive thread only */
+	ng_decoder *dec; /* not thread-safe: its counters are copied out */
+	ng_listener *lis;
+	ng_flow_batch batch;
+	FILE *json; /* NDJSON output, NULL once it failed */
+	const char *json_name;
+	ng_counter_batch counters; /* sFlow counter samples, taken once a second */
+	uint64_t counters_lost;    /* samples the counter store could not take */
+	uint64_t append_lost;      /* rows the writer could not take */
+	ng_exporters_file base;    /* counters of earlier runs, from exporters.json */
+	ng_iftab *ifs;             /* interface names from options data; NULL: off */
+	/* appended to by the receive thread, flushed by the flush thread:
+	 * each takes its own lock (store.h, counters.h) */
+	ng_store_writer *w;
+	ng_counter_store *cs;
+	/* flush thread (flush.c); the fields below `mu` are under it */
+	pthread_t flusher;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool flusher_stop;
+	bool flush_wanted;          /* a flush became due: do not wait */
+	ng_exporters_file *pending; /* counters for the flush thread to save */
+	/* enrichment (enrichment.c, enrich/enrich.h): the slot has its own
+	 * protocol between the receive, flush and reloader threads */
+	ng_enrich_slot enrich;
+	bool enrich_at_flush; /* the store enriches its columns (enrich_columns) */
+	ng_reloader *reloader;
+	/* HTTP (live.c): the counter snapshot the receive thread publishes
+	 * once a second, copied out by the server threads under live_mu */
+	ng_http_server *http;
+	pthread_mutex_t live_mu;
+	ng_exporters_file *live;
+} ng_collector;
+
+/* ---- signals.c -------------------------------------------------------- */
+
+/* Set by SIGTERM/SIGINT; read by the receive loop.  Set by SIGHUP; read
+ * (and reset) by the enrichment reloader. */
+extern volatile sig_atomic_t ng_coll_stop_requested;
+extern volatile sig_atomic_t ng_coll_hup_requested;
+
+/* Clears the stop request and installs the handlers of SIGTERM, SIGINT
+ * and SIGHUP; ignores SIGPIPE. */
+void ng_coll_signals_install(void);
+
+/* ---- receive.c -------------------------------------------------------- */
+
+/* The receive thread's loop until a stop is requested, then the drain of
+ * the sockets.  Returns 0, or -1 when waiting for datagrams failed. */
+int ng_coll_receive_loop(ng_collector *c);
+
+/* ---- flush.c ---------------------------------------------------------- */
+
+/* Starts the flush thread (stop signals blocked in it).  Returns 0 or the
+ * pthread_create error. */
+int ng_coll_flusher_start(ng_collector *c);
+/* Stops and joins it; a snapshot it had not yet written is dropped (the
+ * final write supersedes it). */
+void ng_coll_flusher_stop(ng_collector *c);
+/* Receive thread: a flush is due (the writer said so), wake the thread. */
+void ng_coll_flush_now(ng_collector *c);
+/* Receive thread: hands `f` (malloc'd, taken) to the flush thread to
+ * write to exporters.json; a snapshot still waiting is freed instead. */
+void ng_coll_flusher_save(ng_collector *c, ng_exporters_file *f);
+
+/* ---- report.c --------------------------------------------------------- */
+
+/* Receive thread: every counter now, earlier runs' included, into *f
+ * (the caller frees it with ng_exporters_free). */
+void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f);
+/* The counter log lines: one summary, then one line per exporter. */
+void ng_coll_log_counters(const ng_exporters_file *f);
+/* Writes exporters.json at `path`; logs a failure. */
+void ng_coll_save_counters(const char *path, ng_exporters_file *f);
+/* Receive thread, every stats interval: logs the counters and hands them
+ * to the flush thread to write. */
+void ng_coll_report(ng_collector *c);
+
+/* ---- interfaces.c ----------------------------------------------------- */
+
+/* Receive thread: takes the interface names the decoder learnt from
+ * options data into c->ifs (logged when new or changed). */
+void ng_coll_take_interfaces(ng_collector *c);
+/* Receive thread: writes STORE/state/interfaces.tsv. */
+void ng_coll_save_interfaces(ng_collector *c);
+
+/* ---- enrichment.c ----------------------------------------------------- */
+
+/* At start: builds the tables when cfg->enrich and logs what they hold.
+ * Returns 0, or -1 with the cause on stderr. */
+int ng_coll_enrich_open(ng_collector *c);
+/* At start, once the NDJSON output is known: without it, the store's
+ * flush enriches the columns it writes instead of the receive thread. */
+void ng_coll_enrich_place(ng_collector *c);
+/* Starts the reloader thread when there are tables (warns when it
+ * cannot). */
+void ng_coll_reloader_start(ng_collector *c);
+/* At exit: one log line on what enrichment did this run. */
+void ng_coll_log_enrichment(ng_collector *c);
+
+/* ---- live.c ----------------------------------------------------------- */
+
+/* Starts the HTTP server unless cfg->http is off.  Returns 0, or -1 when
+ * an address given in the configuration cannot be served (on stderr). */
+int ng_coll_http_start(ng_collector *c);
+/* Stops the server and frees the published snapshot. */
+void ng_coll_http_stop(ng_collector *c);
+/* Receive thread: a fresh counter snapshot for the HTTP threads. */
+void ng_coll_publish_live(ng_collector *c);
+
+#endif

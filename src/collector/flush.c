@@ -1,0 +1,127 @@
+/*
+ * flush.c — the flush thread: the collector's slow writes.
+ *
+ * Every 250 ms, or at once when the receive thread says a flush is due,
+ * this thread asks the store writer whether one is (2^18 rows buffered,
+ * or the oldest appended 5 s ago) and flushes: the writer takes its whole
+ * buffer out
+ * under its mutex and then sorts, encodes, compresses, fsyncs and renames
+ * without it (store.h), so the receive thread's appends never wait for
+ * the disk.  With enrichment at the flush, the writer's derive function
+ * (enrichment.c) runs here, on each segment's rows.  Every 5 s it flushes
+ * the sFlow counter samples the same way (store/counters.h).
+ *
+ * It also writes STORE/state/exporters.json: the receive thread, which
+ * alone may read the decoder's counters, copies them into a snapshot and
+ * hands it over in `pending`; the file (with its fsync) is written here.
+ * A newer snapshot replaces one not yet written.
+ *
+ * What crosses, under c->mu (with c->cv to wake the thread):
+ * flush_wanted and pending from the receive thread, flusher_stop from
+ * the stopping thread.  The writer and counter store are touched
+ * through their own locks only.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "collector/collector_int.h"
+#include "core/log.h"
+#include "core/timefmt.h"
+
+static void *flush_main(void *arg)
+{
+	ng_collector *c = arg;
+	uint64_t last_err_log = 0, next_counters = ng_now_ms() + 5000;
+	pthread_mutex_lock(&c->mu);
+	while (!c->flusher_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (!c->flush_wanted) /* a wake-up sent while flushing is not lost */
+			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+		c->flush_wanted = false;
+		if (c->flusher_stop)
+			break;
+		ng_exporters_file *counters = c->pending;
+		c->pending = NULL;
+		pthread_mutex_unlock(&c->mu);
+		if (counters) {
+			ng_coll_save_counters(c->exp_path, counters);
+			ng_exporters_free(counters);
+			free(counters);
+		}
+		uint64_t now = ng_now_ms();
+		if (ng_store_writer_due(c->w, now) && ng_store_writer_flush(c->w) < 0 &&
+		    now - last_err_log >= 60000) {
+			/* the writer logs each failure's cause; rows stay buffered */
+			ng_warn("store flush failed; rows are kept and retried");
+			last_err_log = now;
+		}
+		if (now >= next_counters) {
+			/* samples stay buffered on failure; the store logs why */
+			ng_counter_store_flush(c->cs);
+			next_counters = now + 5000;
+		}
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* The stop signals are blocked in the thread, so they always interrupt
+ * the receive thread's wait. */
+int ng_coll_flusher_start(ng_collector *c)
+{
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	int rc = pthread_create(&c->flusher, NULL, flush_main, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+void ng_coll_flusher_stop(ng_collector *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->flusher_stop = true;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(c->flusher, NULL);
+	if (c->pending) { /* superseded by the final write */
+		ng_exporters_free(c->pending);
+		free(c->pending);
+		c->pending = NULL;
+	}
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
+}
+
+void ng_coll_flush_now(ng_collector *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->flush_wanted = true;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void ng_coll_flusher_save(ng_collector *c, ng_exporters_file *f)
+{
+	pthread_mutex_lock(&c->mu);
+	ng_exporters_file *old = c->pending;
+	c->pending = f;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	if (old) { /* the flush thread is behind: the newer snapshot wins */
+		ng_exporters_free(old);
+		free(old);
+	}
+}

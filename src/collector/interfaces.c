@@ -1,0 +1,88 @@
+/*
+ * interfaces.c — interface names a running collector learns, and
+ * STORE/state/interfaces.tsv.
+ *
+ * Exporters name their interfaces in options data (NetFlow v9 / IPFIX
+ * interface tables); the decoder collects them as they come, and once a
+ * second the receive thread moves them into its table (c->ifs,
+ * enrich/interfaces.h), from which hand_on (receive.c) fills the records'
+ * interface names.  Names from the configuration (exporters: in the YAML
+ * file) win wherever both exist: the enrichment tables apply those, before
+ * or after (enrich/).  All of it runs on the receive thread: the table
+ * needs no lock.
+ *
+ * For `nagare status`, every stats interval and at exit, the names from
+ * both sources are written to STORE/state/interfaces.tsv, one per line:
+ *
+ *   # exporter<TAB>ifindex|-<TAB>name<TAB>description<TAB>source
+ *   192.0.2.1<TAB>-<TAB>edge1<TAB><TAB>config         the exporter's name
+ *   192.0.2.1<TAB>3<TAB>uplink<TAB>to ISP<TAB>config
+ *   192.0.2.1<TAB>7<TAB>ge-0/0/7<TAB>lab<TAB>options
+ *
+ * Small; written whole to a temporary file and renamed, without fsync
+ * (it is written again at the next report).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "collector/collector_int.h"
+#include "core/addr.h"
+#include "core/log.h"
+
+void ng_coll_take_interfaces(ng_collector *c)
+{
+	ng_if_info in[64];
+	size_t n;
+	while (c->ifs && (n = ng_decoder_take_interfaces(c->dec, in, 64)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			char a[NG_ADDR_STRLEN];
+			if (ng_iftab_set(c->ifs, in[i].exporter, in[i].index, in[i].name,
+			                 in[i].description) == 1)
+				ng_info("exporter %s: interface %" PRIu32
+				        " is %s (%s), from options data",
+				        ng_addr_format(in[i].exporter, a), in[i].index, in[i].name,
+				        in[i].description);
+		}
+}
+
+/* ng_iftab_foreach callback: one "options" line into the FILE `arg`. */
+static void put_iface(const uint8_t ex[16], uint32_t index, const char *name, const char *desc,
+                      void *arg)
+{
+	char a[NG_ADDR_STRLEN];
+	fprintf(arg, "%s\t%" PRIu32 "\t%s\t%s\toptions\n", ng_addr_format(ex, a), index, name,
+	        desc);
+}
+
+/* The configuration's exporters and their interfaces, as "config" lines. */
+static void put_configured(FILE *f, const ng_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nexps; i++) {
+		char a[NG_ADDR_STRLEN];
+		const ng_cfg_exporter *x = &cfg->exps[i];
+		ng_addr_format(x->addr, a);
+		fprintf(f, "%s\t-\t%s\t\tconfig\n", a, x->name ? x->name : "");
+		for (size_t j = 0; j < x->nifs; j++)
+			fprintf(f, "%s\t%" PRIu32 "\t%s\t%s\tconfig\n", a, x->ifs[j].index,
+			        x->ifs[j].name ? x->ifs[j].name : "",
+			        x->ifs[j].description ? x->ifs[j].description : "");
+	}
+}
+
+void ng_coll_save_interfaces(ng_collector *c)
+{
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof tmp, "%s.tmp", c->ifs_path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fputs("# exporter\tifindex|-\tname\tdescription\tsource\n", f);
+	put_configured(f, c->cfg->config);
+	if (c->ifs)
+		ng_iftab_foreach(c->ifs, put_iface, f);
+	if (fclose(f) == 0)
+		rename(tmp, c->ifs_path);
+	else
+		unlink(tmp);
+}

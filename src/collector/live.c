@@ -1,0 +1,124 @@
+/*
+ * live.c — the dashboards and API of a running collector, and the live
+ * counters they show.
+ *
+ * The HTTP server (http/http.h) runs on libmicrohttpd's threads, started
+ * here with the stop signals blocked.  Queries read the store directory
+ * as any reader does (store.h: segments appear whole, by rename), so they
+ * need nothing from the collector.  The exporter counters do: they live
+ * in the decoder, which only the receive thread may read.  So once a
+ * second the receive thread publishes a snapshot (report.c) into c->live,
+ * swapping the pointer under c->live_mu, and the server
+ * (/api/v1/exporters, /metrics) copies the rows out under the same mutex
+ * (live_exporters).  Neither
+ * side holds the mutex longer than a pointer swap or a memcpy.
+ *
+ * The server stops before the decoder and writers go (collector.c), so
+ * no request is in progress when they do.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/collector_int.h"
+#include "core/log.h"
+
+void ng_coll_publish_live(ng_collector *c)
+{
+	if (!c->http)
+		return;
+	ng_exporters_file *f = malloc(sizeof *f);
+	if (!f)
+		return;
+	ng_coll_snapshot(c, f);
+	pthread_mutex_lock(&c->live_mu);
+	ng_exporters_file *old = c->live;
+	c->live = f;
+	pthread_mutex_unlock(&c->live_mu);
+	if (old) {
+		ng_exporters_free(old);
+		free(old);
+	}
+}
+
+/* ng_http_exporters_fn, on a server thread: a copy of the last published
+ * snapshot into *out (rows malloc'd, freed by the server).  Returns -1
+ * before the first snapshot or when out of memory. */
+static int live_exporters(void *arg, ng_http_exporters *out, char *err, size_t errlen)
+{
+	ng_collector *c = arg;
+	int rc = -1;
+	pthread_mutex_lock(&c->live_mu);
+	const ng_exporters_file *f = c->live;
+	if (!f) {
+		snprintf(err, errlen, "the collector is starting: no counters yet");
+	} else if ((out->rows = malloc((f->n ? f->n : 1) * sizeof *out->rows))) {
+		if (f->n) /* rows is NULL before any exporter: memcpy(…, NULL, 0) is UB */
+			memcpy(out->rows, f->rows, f->n * sizeof *out->rows);
+		out->n = f->n;
+		out->listener = f->listener;
+		out->store = f->store;
+		out->started_ms = f->started_ms;
+		out->updated_ms = f->updated_ms;
+		out->live = true;
+		rc = 0;
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
+	pthread_mutex_unlock(&c->live_mu);
+	return rc;
+}
+
+/* The server's threads are created with the stop signals (and SIGHUP)
+ * blocked.  The default address being taken only warns: the collector
+ * runs on without HTTP. */
+int ng_coll_http_start(ng_collector *c)
+{
+	const ng_collector_config *cfg = c->cfg;
+	pthread_mutex_init(&c->live_mu, NULL);
+	if (!cfg->http)
+		return 0;
+	const char *token = cfg->http_token, *addr = cfg->http_listen;
+	ng_http_config hc = {.store_dir = cfg->store,
+	                     .listen = addr ? addr : "127.0.0.1:8080",
+	                     .token = token,
+	                     .exporters = live_exporters,
+	                     .exporters_arg = c};
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	char err[512];
+	c->http = ng_http_start(&hc, err, sizeof err);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!c->http && addr) {
+		fprintf(stderr, "nagare collect: %s\n", err);
+		return -1;
+	}
+	if (!c->http) {
+		ng_warn("%s; running without the dashboards (--http ADDR:PORT to choose "
+		        "another address, --no-http to silence this)",
+		        err);
+		return 0;
+	}
+	ng_coll_publish_live(c);
+	char url[128];
+	ng_http_url(c->http, url, sizeof url);
+	ng_info("dashboards and API at %s%s", url,
+	        token && *token ? " (token required: open it once with ?token=TOKEN)" : "");
+	return 0;
+}
+
+void ng_coll_http_stop(ng_collector *c)
+{
+	ng_http_stop(c->http);
+	c->http = NULL;
+	if (c->live) {
+		ng_exporters_free(c->live);
+		free(c->live);
+		c->live = NULL;
+	}
+}

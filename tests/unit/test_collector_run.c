@@ -1,0 +1,220 @@
+/*
+ * test_collector_run.c — ng_collector_run's contract (collector.h), in
+ * this process: started on a thread with a configuration struct (no
+ * argv), it stores the NetFlow v5 records sent to it, calls the reload
+ * function on SIGHUP, writes the state files, and on SIGTERM returns 0
+ * with every record flushed; a store it cannot create or an address it
+ * cannot bind makes it return 1 at once.
+ *
+ * Input: one v5 datagram built here (Cisco's NetFlow v5 export format:
+ * a 24-byte header, then 48 bytes a record), two records of a TCP
+ * exchange on port 22: 10.0.0.1:40000 → 10.0.0.2:22, 10 packets, 1500
+ * bytes, and the answer 7 packets, 900 bytes.  Expected: 2 rows, 17
+ * packets, 2400 bytes, both of service "ssh" (the built-in services
+ * table, port 22: enrichment ran).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector/collector.h"
+#include "core/bytes.h"
+#include "core/field.h"
+#include "core/strtab.h"
+#include "store/store.h"
+#include "test_store_helpers.h"
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* A free UDP port on 127.0.0.1: bind port 0, read it back, release it. */
+static uint16_t free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	getsockname(fd, (struct sockaddr *)&a, &al);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* One v5 record at p (48 bytes): addresses, packets, bytes, ports, TCP. */
+static void v5_record(uint8_t *p, uint32_t src, uint32_t dst, uint32_t pkts, uint32_t bytes,
+                      uint16_t sport, uint16_t dport)
+{
+	memset(p, 0, 48);
+	ng_put_be32(p, src);
+	ng_put_be32(p + 4, dst);
+	ng_put_be32(p + 16, pkts);
+	ng_put_be32(p + 20, bytes);
+	ng_put_be32(p + 24, 90000); /* First, ms of sysUptime */
+	ng_put_be32(p + 28, 95000); /* Last */
+	ng_put_be16(p + 32, sport);
+	ng_put_be16(p + 34, dport);
+	p[37] = 0x18; /* tcp_flags: PSH ACK */
+	p[38] = 6;    /* protocol: TCP */
+}
+
+static void send_v5(uint16_t port)
+{
+	uint8_t d[24 + 2 * 48] = {0};
+	ng_put_be16(d, 5);
+	ng_put_be16(d + 2, 2);
+	ng_put_be32(d + 4, 100000); /* sysUptime, ms */
+	ng_put_be32(d + 8, (uint32_t)time(NULL));
+	v5_record(d + 24, 0x0a000001, 0x0a000002, 10, 1500, 40000, 22);
+	v5_record(d + 72, 0x0a000002, 0x0a000001, 7, 900, 22, 40000);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in to = {.sin_family = AF_INET,
+	                         .sin_port = htons(port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(sendto(fd, d, sizeof d, 0, (struct sockaddr *)&to, sizeof to),
+	                 (ssize_t)sizeof d);
+	close(fd);
+}
+
+static atomic_int reloads;
+
+/* ng_collector_reload_fn: an empty configuration (built-in classes and
+ * services only), counted. */
+static int reload(void *arg, ng_config *cfg, char *err, size_t errlen)
+{
+	(void)arg, (void)err, (void)errlen;
+	memset(cfg, 0, sizeof *cfg);
+	atomic_fetch_add(&reloads, 1);
+	return 0;
+}
+
+struct run {
+	const ng_collector_config *cfg;
+	int rc;
+};
+
+static void *run_main(void *arg)
+{
+	struct run *r = arg;
+	r->rc = ng_collector_run(r->cfg);
+	return NULL;
+}
+
+/* Waits up to `ms` for `path` to exist. */
+static bool wait_file(const char *path, long ms)
+{
+	for (long t = 0; t < ms; t += 20) {
+		if (access(path, F_OK) == 0)
+			return true;
+		sleep_ms(20);
+	}
+	return false;
+}
+
+struct sums {
+	size_t n, ssh; /* rows, and rows whose service is "ssh" */
+	uint64_t packets, bytes;
+};
+
+static int on_rows(const ng_column_batch *b, void *arg)
+{
+	struct sums *s = arg;
+	for (size_t i = 0; i < b->n; i++) {
+		s->n++;
+		s->packets += ((const uint64_t *)b->col[NG_F_PACKETS])[i];
+		s->bytes += ((const uint64_t *)b->col[NG_F_BYTES])[i];
+		s->ssh += !strcmp(ng_str(((const uint32_t *)b->col[NG_F_SERVICE])[i]), "ssh");
+	}
+	return 0;
+}
+
+static void test_run_store_reload_stop(void **state)
+{
+	(void)state;
+	char *dir = ts_make_store("collector_run");
+	char store[300], listen[64], path[400];
+	snprintf(store, sizeof store, "%s/store", dir);
+	uint16_t port = free_port();
+	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
+	const char *listens[] = {listen};
+	ng_config conf = {0};
+	ng_collector_config cfg = {.store = store,
+	                           .listen = listens,
+	                           .nlisten = 1,
+	                           .stats_interval = 1,
+	                           .config = &conf,
+	                           .enrich = true,
+	                           .options_names = true,
+	                           .reload = reload};
+	struct run r = {.cfg = &cfg, .rc = -1};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, run_main, &r), 0);
+	/* interfaces.tsv: the first report, so the loop runs */
+	snprintf(path, sizeof path, "%s/state/interfaces.tsv", store);
+	assert_true(wait_file(path, 10000));
+	send_v5(port);
+	assert_int_equal(kill(getpid(), SIGHUP), 0);
+	for (int i = 0; i < 250 && !atomic_load(&reloads); i++)
+		sleep_ms(20);
+	assert_int_equal(atomic_load(&reloads), 1);
+	snprintf(path, sizeof path, "%s/state/exporters.json", store);
+	assert_true(wait_file(path, 5000)); /* the flush thread wrote a report */
+	assert_int_equal(kill(getpid(), SIGTERM), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(r.rc, 0);
+
+	struct sums s = {0};
+	assert_int_equal(
+	    ng_store_scan(store, 0, UINT64_MAX,
+	                  NG_COL(NG_F_PACKETS) | NG_COL(NG_F_BYTES) | NG_COL(NG_F_SERVICE), on_rows,
+	                  &s, NULL),
+	    0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.packets, 17);
+	assert_int_equal(s.bytes, 2400);
+	assert_int_equal(s.ssh, 2); /* enriched (at the flush: no NDJSON) */
+	snprintf(path, sizeof path, "%s/state/templates", store);
+	assert_int_equal(access(path, F_OK), 0);
+	ts_rm_rf(dir);
+	free(dir);
+}
+
+static void test_run_start_errors(void **state)
+{
+	(void)state;
+	ng_config conf = {0};
+	const char *bad[] = {"300.0.0.1:2055"};
+	ng_collector_config cfg = {
+	    .store = "/proc/ng_no_store", .stats_interval = 60, .config = &conf};
+	assert_int_equal(ng_collector_run(&cfg), 1); /* cannot create the store */
+	char *dir = ts_make_store("collector_err");
+	cfg.store = dir;
+	cfg.listen = bad;
+	cfg.nlisten = 1;
+	assert_int_equal(ng_collector_run(&cfg), 1); /* not an address */
+	ts_rm_rf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_run_store_reload_stop),
+	    cmocka_unit_test(test_run_start_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
