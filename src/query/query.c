@@ -7,8 +7,8 @@
  * and the batches hold matching rows only.  A listing copies the rows
  * out as records (the first `limit` by flow_start in a max-heap, read
  * serially; without a limit, in parallel, sorted by flow_start and scan
- * order), an aggregation folds them into hash tables (agg.c for one IPv4
- * address, a ≤ 16-bit or a ≤ 8-byte key; else a generic table keyed by
+ * order), an aggregation folds them into hash tables (agg.c: for one IPv4
+ * address, a ≤ 16-bit or a ≤ 8-byte key; else the generic table keyed by
  * the concatenated key bytes).  Ties in a top-N are broken by the key
  * bytes, ascending, so results are deterministic.
  */
@@ -22,7 +22,6 @@
 #include <time.h>
 
 #include "core/addr.h"
-#include "core/bigmem.h"
 #include "core/hash.h"
 #include "query/agg.h"
 
@@ -187,87 +186,6 @@ size_t ng_query_key_len(const ng_query *q)
 	return n;
 }
 
-/* ---- the aggregation table ---------------------------------------------- */
-
-typedef struct agg_slot {
-	uint32_t idx; /* row index + 1; 0 empty */
-	uint32_t tag; /* high half of the key's hash */
-} agg_slot;
-
-typedef struct agg_table {
-	ng_agg_row *rows; /* dense, in insertion order */
-	size_t n, rows_cap;
-	agg_slot *slots;  /* 8 bytes a slot: a large table still fits in cache */
-	uint64_t *hashes; /* per row, to rehash without rereading keys */
-	size_t mask;      /* slots - 1 (a power of two minus one) */
-	size_t kwords;    /* key length in 8-byte words */
-} agg_table;
-
-static int table_grow(agg_table *t)
-{
-	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-	agg_slot *s = ng_calloc_big(cap, sizeof *s);
-	if (!s)
-		return -1;
-	for (size_t r = 0; r < t->n; r++) {
-		size_t i = t->hashes[r] & (cap - 1);
-		while (s[i].idx)
-			i = (i + 1) & (cap - 1);
-		s[i] = (agg_slot){(uint32_t)(r + 1), (uint32_t)(t->hashes[r] >> 32)};
-	}
-	free(t->slots);
-	t->slots = s;
-	t->mask = cap - 1;
-	return 0;
-}
-
-static bool key_equal(const uint64_t *a, const uint64_t *b, size_t words)
-{
-	for (size_t i = 0; i < words; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
-/* The row for key k (kwords words, zero-padded) whose hash is h, created
- * when new.  NULL when out of memory. */
-static ng_agg_row *table_get(agg_table *t, const uint64_t *k, uint64_t h)
-{
-	if ((t->n + 1) * 2 > t->mask + 1 && table_grow(t))
-		return NULL;
-	size_t i = h & t->mask;
-	uint32_t tag = (uint32_t)(h >> 32);
-	for (;; i = (i + 1) & t->mask) {
-		agg_slot s = t->slots[i];
-		if (!s.idx)
-			break;
-		ng_agg_row *r = &t->rows[s.idx - 1];
-		if (s.tag == tag && key_equal((const uint64_t *)(void *)r->key, k, t->kwords))
-			return r;
-	}
-	if (t->n == t->rows_cap) {
-		size_t cap = t->rows_cap ? t->rows_cap * 2 : 1024;
-		ng_agg_row *nr =
-		    ng_realloc_big(t->rows, t->rows_cap * sizeof *nr, cap * sizeof *nr);
-		if (!nr)
-			return NULL;
-		t->rows = nr;
-		uint64_t *nh =
-		    ng_realloc_big(t->hashes, t->rows_cap * sizeof *nh, cap * sizeof *nh);
-		if (!nh)
-			return NULL;
-		t->hashes = nh;
-		t->rows_cap = cap;
-	}
-	ng_agg_row *r = &t->rows[t->n];
-	memset(r, 0, sizeof *r);
-	memcpy(r->key, k, t->kwords * 8);
-	r->first = UINT64_MAX;
-	t->hashes[t->n] = h;
-	t->slots[i] = (agg_slot){(uint32_t)++t->n, tag};
-	return r;
-}
-
 /* ---- running -------------------------------------------------------------- */
 
 typedef struct run_ctx {
@@ -282,7 +200,7 @@ typedef struct run_ctx {
 	uint64_t *seq; /* arrival order, for a stable result */
 	size_t nlist, list_cap;
 	/* group-by */
-	agg_table t;
+	ng_agg_table t;
 	int either; /* index of the either key, or -1 */
 	bool xform; /* some key has a prefix or a time bucket */
 	/* group-by fast paths (agg.c) for one key, folded into t at the end */
@@ -473,7 +391,7 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 	}
 	if (c->t.slots)
 		for (size_t m = 0; m < n; m++) {
-			agg_slot sl = c->t.slots[hs[m] & c->t.mask];
+			ng_agg_slot sl = c->t.slots[hs[m] & c->t.mask];
 			if (sl.idx)
 				__builtin_prefetch(&c->t.rows[sl.idx - 1]);
 		}
@@ -481,7 +399,7 @@ static int agg_block(run_ctx *c, const ng_column_batch *b, const uint32_t *idx, 
 	const uint64_t *pk = b->col[NG_F_PACKETS], *by = b->col[NG_F_BYTES], *fl = b->flows;
 	for (size_t m = 0; m < n; m++) {
 		size_t i = idx[m];
-		ng_agg_row *r = table_get(&c->t, keys[m], hs[m]);
+		ng_agg_row *r = ng_agg_table_get(&c->t, keys[m], hs[m]);
 		if (!r)
 			return -1;
 		r->flows += fl ? fl[i] : 1;
@@ -794,17 +712,6 @@ static int on_batch_list_par(const ng_column_batch *b, unsigned worker, void *ar
 	return on_batch_list(b, &w[worker]);
 }
 
-/* Adds the values of one group into row r. */
-static void merge_vals(ng_agg_row *r, uint64_t flows, uint64_t packets, uint64_t bytes,
-                       uint64_t first, uint64_t last)
-{
-	r->flows += flows;
-	r->packets += packets;
-	r->bytes += bytes;
-	r->first = first < r->first ? first : r->first;
-	r->last = last > r->last ? last : r->last;
-}
-
 /* Adds a worker's totals (flows, packets, bytes, first, last) to res. */
 static void add_totals(ng_query_result *res, const ng_query_result *part)
 {
@@ -825,11 +732,11 @@ static int fold_fast(run_ctx *c)
 		uint32_t be = __builtin_bswap32(c->t32.keys[i]);
 		kp[10] = kp[11] = 0xff;
 		memcpy(kp + 12, &be, 4);
-		ng_agg_row *r = table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
+		ng_agg_row *r = ng_agg_table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
 		if (!r)
 			return -1;
 		const ng_agg_vals *v = &c->t32.v[i];
-		merge_vals(r, v->flows, v->packets, v->bytes, v->first, v->last);
+		ng_agg_row_add(r, v->flows, v->packets, v->bytes, v->first, v->last);
 	}
 	for (size_t key = 0; c->td.v && key < 65536; key++) {
 		const ng_agg_vals *v = &c->td.v[key];
@@ -838,37 +745,23 @@ static int fold_fast(run_ctx *c)
 		memset(k, 0, c->t.kwords * 8);
 		uint16_t kv = (uint16_t)key; /* little-endian: a u8 key is its low byte */
 		memcpy(k, &kv, 2);
-		ng_agg_row *r = table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
+		ng_agg_row *r = ng_agg_table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
 		if (!r)
 			return -1;
-		merge_vals(r, v->flows, v->packets, v->bytes, v->first, v->last);
+		ng_agg_row_add(r, v->flows, v->packets, v->bytes, v->first, v->last);
 	}
 	for (size_t i = 0; i < c->t64.n; i++) {
 		memset(k, 0, c->t.kwords * 8);
 		memcpy(k, &c->t64.keys[i], 8); /* FAST_64: kwords is 1 */
-		ng_agg_row *r = table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
+		ng_agg_row *r = ng_agg_table_get(&c->t, k, ng_hash_words(k, c->t.kwords));
 		if (!r)
 			return -1;
 		const ng_agg_vals *v = &c->t64.v[i];
-		merge_vals(r, v->flows, v->packets, v->bytes, v->first, v->last);
+		ng_agg_row_add(r, v->flows, v->packets, v->bytes, v->first, v->last);
 	}
 	ng_agg32_free(&c->t32);
 	ng_aggdirect_free(&c->td);
 	ng_agg64_free(&c->t64);
-	return 0;
-}
-
-/* Adds every group of src into dst. */
-static int merge_table(agg_table *dst, const agg_table *src)
-{
-	for (size_t i = 0; i < src->n; i++) {
-		const ng_agg_row *s = &src->rows[i];
-		ng_agg_row *r =
-		    table_get(dst, (const uint64_t *)(const void *)s->key, src->hashes[i]);
-		if (!r)
-			return -1;
-		merge_vals(r, s->flows, s->packets, s->bytes, s->first, s->last);
-	}
 	return 0;
 }
 
@@ -1066,9 +959,7 @@ static void free_ctx(run_ctx *c)
 	ng_filter_ctx_free(c->fctx);
 	free(c->list);
 	free(c->seq);
-	free(c->t.rows);
-	free(c->t.slots);
-	free(c->t.hashes);
+	ng_agg_table_free(&c->t);
 	free(c->idx);
 	free(c->k32);
 	free(c->k16);
@@ -1138,7 +1029,7 @@ static int merge_workers(run_ctx *w, unsigned nw, const ng_query_result *part)
 		if (fold_fast(&w[i]))
 			return -2;
 	for (unsigned i = 1; i < nw; i++) {
-		if (merge_table(&w[0].t, &w[i].t))
+		if (ng_agg_table_merge(&w[0].t, &w[i].t))
 			return -2;
 		add_totals(w[0].res, &part[i]);
 	}
@@ -1493,10 +1384,10 @@ static int top_part(run_ctx *c, const top_row *p, size_t n, top_cover *cv)
 			continue; /* the rest: totals only */
 		uint64_t k[2];
 		memcpy(k, t->addr, 16);
-		ng_agg_row *r = table_get(&c->t, k, ng_hash_words(k, 2));
+		ng_agg_row *r = ng_agg_table_get(&c->t, k, ng_hash_words(k, 2));
 		if (!r)
 			return -2;
-		merge_vals(r, t->flows, t->packets, t->bytes, t->first, t->last);
+		ng_agg_row_add(r, t->flows, t->packets, t->bytes, t->first, t->last);
 		size_t j = (size_t)(r - c->t.rows);
 		if (cover_room(cv, j, c->t.rows_cap))
 			return -2;
