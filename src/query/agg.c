@@ -4,7 +4,7 @@
  * A group-by adds every matching row to the group of its key: flows +1
  * (or a rollup row's flow count), packets and bytes summed, first = the
  * least flow_start, last = the greatest flow_end.  Each scan worker keeps
- * its own tables, merged after the scan (query.c), so none takes a lock.
+ * its own tables, merged after the scan (scan.c), so none takes a lock.
  *
  * The generic table takes any key: the key fields' bytes concatenated and
  * zero-padded to whole 64-bit words (so equality and hashing go a word at
@@ -32,7 +32,7 @@
  * one after another.  The two are the same algorithm over two slot
  * layouts (a u32 key packs into its slot, a u64 key does not), written
  * out twice rather than as a macro template.  What a worker has in them
- * is folded into its generic table at the end (query.c), in the
+ * is folded into its generic table at the end (groupby.c), in the
  * generic table's key layout, so the answer does not depend on the path.
  */
 #include "query/agg.h"

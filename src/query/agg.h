@@ -17,7 +17,7 @@
  * The three specialised tables take the matching rows of a batch as an
  * index list and the keys already extracted per listed row, so the inner
  * loops have no branch on the key's type; a worker folds them into its
- * generic table at the end (query.c).  None is thread-safe: one set per
+ * generic table at the end (groupby.c).  None is thread-safe: one set per
  * scan worker.
  */
 #ifndef NG_QUERY_AGG_H
@@ -64,7 +64,7 @@ static inline bool ng_agg_key_equal(const uint64_t *a, const uint64_t *b, size_t
  * (ng_hash_words of k), created with zero counts and first at its maximum
  * when new.  NULL when out of memory (t stays valid).  The row belongs to
  * t and moves when t grows: use it before the next get.  Called per row
- * of a batch (query.c), hence inline here. */
+ * of a batch (groupby.c), hence inline here. */
 static inline ng_agg_row *ng_agg_table_get(ng_agg_table *t, const uint64_t *k, uint64_t h)
 {
 	if ((t->n + 1) * 2 > t->mask + 1 && ng_agg_table_grow(t))
