@@ -257,30 +257,37 @@ static int agg_rows(ng_run_ctx *c, const ng_column_batch *b, const uint32_t *idx
 	return 0;
 }
 
+/* Makes c's per-batch arrays (the index list and the fast paths' keys)
+ * hold n rows.  Returns 0, or -1 when out of memory (those grown kept). */
+static int batch_room(ng_run_ctx *c, size_t n)
+{
+	if (n <= c->idx_cap)
+		return 0;
+	uint32_t *i = realloc(c->idx, n * sizeof *i), *k = NULL;
+	uint16_t *h = NULL;
+	if (i)
+		c->idx = i;
+	if (i && (k = realloc(c->k32, n * sizeof *k)))
+		c->k32 = k;
+	if (k && (h = realloc(c->k16, n * sizeof *h)))
+		c->k16 = h;
+	uint64_t *w = h ? realloc(c->k64, n * sizeof *w) : NULL;
+	if (w)
+		c->k64 = w;
+	if (!w)
+		return -1;
+	c->idx_cap = n;
+	return 0;
+}
+
 int ng_on_batch_agg(const ng_column_batch *b, ng_run_ctx *c)
 {
 	ng_query_result *res = c->res;
 	const uint8_t *match;
 	if (ng_past_deadline(c))
 		return 1;
-	if (ng_eval_filter(c, b, &match))
+	if (ng_eval_filter(c, b, &match) || batch_room(c, b->n))
 		goto oom;
-	if (b->n > c->idx_cap) {
-		uint32_t *i = realloc(c->idx, b->n * sizeof *i), *k = NULL;
-		uint16_t *h = NULL;
-		if (i)
-			c->idx = i;
-		if (i && (k = realloc(c->k32, b->n * sizeof *k)))
-			c->k32 = k;
-		if (k && (h = realloc(c->k16, b->n * sizeof *h)))
-			c->k16 = h;
-		uint64_t *w = h ? realloc(c->k64, b->n * sizeof *w) : NULL;
-		if (w)
-			c->k64 = w;
-		if (!w)
-			goto oom;
-		c->idx_cap = b->n;
-	}
 	size_t n = 0;
 	for (size_t i = 0; i < b->n; i++) { /* branch-free compaction */
 		c->idx[n] = (uint32_t)i;

@@ -84,6 +84,22 @@ static void row_to_flow(const ng_column_batch *b, size_t i, ng_flow *r)
 			       ng_fields[f].size);
 }
 
+/* Makes c's list and seq arrays hold cap entries (cap ≥ c->nlist).
+ * Returns 0, or -1 when out of memory (both still valid, list_cap kept). */
+static int list_room(ng_run_ctx *c, size_t cap)
+{
+	ng_flow *l = realloc(c->list, cap * sizeof *l);
+	uint64_t *s = realloc(c->seq, cap * sizeof *s);
+	if (l)
+		c->list = l;
+	if (s)
+		c->seq = s;
+	if (!l || !s)
+		return -1;
+	c->list_cap = cap;
+	return 0;
+}
+
 /* Keeps row i of b: into the heap of the first q->limit, or appended
  * when there is no limit.  Returns 0, or -1 when out of memory. */
 static int list_row(ng_run_ctx *c, const ng_column_batch *b, size_t i)
@@ -101,18 +117,8 @@ static int list_row(ng_run_ctx *c, const ng_column_batch *b, size_t i)
 		heap_down(c, 0);
 		return 0;
 	}
-	if (c->nlist == c->list_cap) {
-		size_t cap = c->list_cap ? c->list_cap * 2 : 256;
-		ng_flow *l = realloc(c->list, cap * sizeof *l);
-		uint64_t *s = realloc(c->seq, cap * sizeof *s);
-		if (l)
-			c->list = l;
-		if (s)
-			c->seq = s;
-		if (!l || !s)
-			return -1;
-		c->list_cap = cap;
-	}
+	if (c->nlist == c->list_cap && list_room(c, c->list_cap ? c->list_cap * 2 : 256))
+		return -1;
 	c->list[c->nlist] = r;
 	c->seq[c->nlist] = seq;
 	c->nlist++;
@@ -227,17 +233,8 @@ int ng_run_listing_first(const char *dir, ng_run_ctx *c, uint64_t cols, ng_query
 static int append_list(ng_run_ctx *dst, ng_run_ctx *w)
 {
 	size_t n = dst->nlist + w->nlist;
-	if (n > dst->list_cap) {
-		ng_flow *l = realloc(dst->list, n * sizeof *l);
-		uint64_t *s = realloc(dst->seq, n * sizeof *s);
-		if (l)
-			dst->list = l;
-		if (s)
-			dst->seq = s;
-		if (!l || !s)
-			return -1;
-		dst->list_cap = n;
-	}
+	if (n > dst->list_cap && list_room(dst, n))
+		return -1;
 	if (w->nlist) {
 		memcpy(dst->list + dst->nlist, w->list, w->nlist * sizeof *w->list);
 		memcpy(dst->seq + dst->nlist, w->seq, w->nlist * sizeof *w->seq);
