@@ -51,7 +51,7 @@ int ng_rollup_set_for(const ng_query *q)
 			continue;
 		if (g->plen4 || g->plen6 || g->bucket_ms)
 			return -1;
-		need |= NG_COL(g->field) | (g->alt >= 0 ? NG_COL(g->alt) : 0);
+		need |= ng_key_columns(g);
 	}
 	return ng_rollup_pick(need);
 }

@@ -15,8 +15,8 @@
  *
  * Whatever the run, a filter runs inside the scan on its own columns
  * first (scan.c), so the other columns are decoded only for blocks with
- * a match; the run reads its keys and the values (flow_start, flow_end,
- * packets, bytes) besides, a listing every column.  Ties in a top-N are broken by the key
+ * a match; the run reads its keys and the values (NG_QUERY_VALUE_COLS)
+ * besides, a listing every column.  Ties in a top-N are broken by the key
  * bytes, ascending, so results are deterministic.  query_int.h has the
  * map of the files.
  */
@@ -35,15 +35,12 @@
  * values and every key's; sets c's key layout (kwords, either, xform). */
 static uint64_t group_columns(const ng_query *q, ng_run_ctx *c)
 {
-	uint64_t cols = NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_PACKETS) |
-	                NG_COL(NG_F_BYTES);
+	uint64_t cols = NG_QUERY_VALUE_COLS;
 	c->t.kwords = (ng_query_key_len(q) + 7) / 8;
 	for (size_t j = 0; j < q->nkeys; j++) {
-		cols |= NG_COL(q->keys[j].field);
-		if (q->keys[j].alt >= 0) {
-			cols |= NG_COL(q->keys[j].alt);
+		cols |= ng_key_columns(&q->keys[j]);
+		if (q->keys[j].alt >= 0)
 			c->either = (int)j;
-		}
 		if (q->keys[j].plen4 || q->keys[j].plen6 || q->keys[j].bucket_ms)
 			c->xform = true;
 	}

@@ -34,6 +34,19 @@
 #include "query/agg.h"
 #include "query/query.h"
 
+/* The columns every run reads besides its keys (and a filter's own,
+ * which the scan's select reads): a group's or a total's values. */
+#define NG_QUERY_VALUE_COLS                                                                        \
+	(NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_PACKETS) |                  \
+	 NG_COL(NG_F_BYTES))
+
+/* The columns group-by key g reads: its field, and the other side's for
+ * an either key. */
+static inline uint64_t ng_key_columns(const ng_group_key *g)
+{
+	return NG_COL(g->field) | (g->alt >= 0 ? NG_COL(g->alt) : 0);
+}
+
 /* The fast aggregation path of a worker (agg.h), chosen per query by
  * ng_choose_fast: one of the specialised tables, folded into the generic
  * one at the end. */
