@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "query/agg.h"
 #include "query/query.h"
@@ -116,6 +117,24 @@ static inline double ng_row_metric(const ng_agg_row *r, enum ng_order o)
 {
 	ng_agg_vals v = {r->flows, r->packets, r->bytes, r->first, r->last};
 	return ng_vals_metric(&v, o);
+}
+
+/* What a qsort_r comparison of rows by ng_rank_cmp needs: the order and
+ * the key's length (pairs.c, series.c). */
+typedef struct ng_rank_ctx {
+	enum ng_order order;
+	size_t klen;
+} ng_rank_ctx;
+
+/* The ranking of every top-N (top.c, pairs.c, series.c) as a qsort
+ * comparison: the higher metric first, then the smaller key bytes, so
+ * that an answer does not depend on the order groups were met in. */
+static inline int ng_rank_cmp(double ma, double mb, const uint8_t *ka, const uint8_t *kb,
+                              size_t klen)
+{
+	if (ma != mb)
+		return ma > mb ? -1 : 1;
+	return memcmp(ka, kb, klen);
 }
 
 /* ---- groupby.c: a batch's rows into a worker's tables -------------------- */

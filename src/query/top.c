@@ -10,10 +10,10 @@
  * of candidate indices keeps the best `keep` seen so far with the worst
  * of them at its root: most groups of a large table cost one comparison
  * with the root and are gone.  The kept ones are then sorted.  Ties are
- * broken by the key bytes, ascending, so the answer is one whatever
- * order the workers met the groups in, and the same for a serial and a
- * parallel scan.  An IPv4 number compares as its v4-mapped key bytes do
- * (big-endian in the key, so the numbers' order).
+ * broken by the key bytes, ascending (as ng_rank_cmp ranks), so the answer is one
+ * whatever order the workers met the groups in, and the same for a
+ * serial and a parallel scan.  An IPv4 number compares as its
+ * v4-mapped key bytes do (big-endian in the key, so the numbers' order).
  *
  * ng_finish_top also serves the top-N from top rollups (toprollup.c):
  * there the groups seen are only those the rollups listed, and the chosen
@@ -33,8 +33,8 @@ typedef struct top_ctx {
 	const uint32_t *k32;
 } top_ctx;
 
-/* True when candidate a ranks before b: higher metric, then smaller key.
- * An IPv4 number's order is its v4-mapped key
+/* True when candidate a ranks before b: higher metric, then smaller key
+ * (ng_rank_cmp's order).  An IPv4 number's order is its v4-mapped key
  * bytes' order. */
 static bool ranks_before(const top_ctx *t, size_t a, size_t b)
 {
