@@ -517,14 +517,14 @@ static int finish(FILE *out, const ng_output_opts *o, const ng_query_result *res
 	return ferror(out) ? -1 : 0;
 }
 
-int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
+/* The groups of res in a machine-readable format (CSV, NDJSON, or JSON
+ * whose query is of `kind`): times, keys, counts and rates per row.
+ * Returns 0, or -1 on a write error. */
+static int write_groups(FILE *out, const char *kind, const ng_query *q, const ng_query_result *res,
+                        const ng_output_opts *o)
 {
-	if (o->fmt == NG_FMT_TABLE) {
-		top_table(out, q, res, o->header);
-		return finish(out, o, res);
-	}
 	if (o->fmt == NG_FMT_JSON)
-		json_begin(out, "top", q, o, 0);
+		json_begin(out, kind, q, o, 0);
 	for (size_t i = 0; i < res->nrows; i++) {
 		const ng_agg_row *r = &res->rows[i];
 		mrow m = {0};
@@ -539,24 +539,19 @@ int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res, const
 	return ferror(out) ? -1 : 0;
 }
 
+int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
+{
+	if (o->fmt == NG_FMT_TABLE) {
+		top_table(out, q, res, o->header);
+		return finish(out, o, res);
+	}
+	return write_groups(out, "top", q, res, o);
+}
+
 int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
 {
-	if (o->fmt != NG_FMT_TABLE) {
-		if (o->fmt == NG_FMT_JSON)
-			json_begin(out, "aggregate", q, o, 0);
-		for (size_t i = 0; i < res->nrows; i++) {
-			const ng_agg_row *r = &res->rows[i];
-			mrow m = {0};
-			mr_time(&m, "first_seen", r->first);
-			mr_time(&m, "last_seen", r->last);
-			mr_keys(&m, q, r->key);
-			mr_counts(&m, r);
-			mr_write(out, o, &m, i);
-		}
-		if (o->fmt == NG_FMT_JSON)
-			json_end(out, o, res);
-		return ferror(out) ? -1 : 0;
-	}
+	if (o->fmt != NG_FMT_TABLE)
+		return write_groups(out, "aggregate", q, res, o);
 	/* nfdump -A: Date first seen, Duration, the keys, Packets, Bytes, bps, Bpp, Flows */
 	int width[NG_QUERY_MAX_KEYS];
 	char buf[96], t[40], a[32], b[32], c[32], d[32];
