@@ -166,22 +166,30 @@ static void pct_cell(char *out, size_t len, const char *num, double share)
 		out[len - 1] = 0;
 }
 
+/* The width of each key column of a table into width[0..q->nkeys): its
+ * title's, or its widest value's among the n keys at keys, keys + stride,
+ * ... (the key arrays of n rows; keys may be NULL when n is 0). */
+static void key_widths(const ng_query *q, const uint8_t *keys, size_t stride, size_t n, int *width)
+{
+	char buf[96];
+	for (size_t j = 0; j < q->nkeys; j++)
+		width[j] = (int)strlen(key_title(&q->keys[j]));
+	for (size_t i = 0; i < n; i++) {
+		size_t off = 0;
+		for (size_t j = 0; j < q->nkeys; j++) {
+			int l =
+			    (int)strlen(ng_format_key(q, j, keys + i * stride + off, true, buf));
+			off += ng_fields[q->keys[j].field].size;
+			width[j] = l > width[j] ? l : width[j];
+		}
+	}
+}
+
 static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, bool header)
 {
 	char buf[96], t[40];
 	int width[NG_QUERY_MAX_KEYS];
-	for (size_t j = 0; j < q->nkeys; j++)
-		width[j] = (int)strlen(key_title(&q->keys[j]));
-	for (size_t i = 0; i < res->nrows; i++) {
-		size_t off = 0;
-		for (size_t j = 0; j < q->nkeys; j++) {
-			const uint8_t *p;
-			key_field(q, j, &off, &p, &res->rows[i]);
-			ng_format_key(q, j, p, true, buf);
-			if ((int)strlen(buf) > width[j])
-				width[j] = (int)strlen(buf);
-		}
-	}
+	key_widths(q, res->nrows ? res->rows[0].key : NULL, sizeof *res->rows, res->nrows, width);
 	if (header) {
 		fprintf(out, "Top %zu ", res->nrows);
 		for (size_t j = 0; j < q->nkeys; j++)
@@ -555,17 +563,7 @@ int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res, const
 	/* nfdump -A: Date first seen, Duration, the keys, Packets, Bytes, bps, Bpp, Flows */
 	int width[NG_QUERY_MAX_KEYS];
 	char buf[96], t[40], a[32], b[32], c[32], d[32];
-	for (size_t j = 0; j < q->nkeys; j++)
-		width[j] = (int)strlen(key_title(&q->keys[j]));
-	for (size_t i = 0; i < res->nrows; i++) {
-		size_t off = 0;
-		for (size_t j = 0; j < q->nkeys; j++) {
-			ng_format_key(q, j, res->rows[i].key + off, true, buf);
-			off += ng_fields[q->keys[j].field].size;
-			if ((int)strlen(buf) > width[j])
-				width[j] = (int)strlen(buf);
-		}
-	}
+	key_widths(q, res->nrows ? res->rows[0].key : NULL, sizeof *res->rows, res->nrows, width);
 	if (o->header) {
 		fprintf(out, "%-23s %10s", "Date first seen", "Duration");
 		for (size_t j = 0; j < q->nkeys; j++)
@@ -782,17 +780,7 @@ int ng_write_bidir(FILE *out, const ng_query *q0, const ng_bidir *b, const ng_ou
 	char buf[96], t[40], x[6][32];
 	if (o->fmt == NG_FMT_TABLE) {
 		int width[NG_QUERY_MAX_KEYS];
-		for (size_t j = 0; j < q->nkeys; j++)
-			width[j] = (int)strlen(key_title(&q->keys[j]));
-		for (size_t i = 0; i < b->nrows; i++) {
-			size_t off = 0;
-			for (size_t j = 0; j < q->nkeys; j++) {
-				int l = (int)strlen(
-				    ng_format_key(q, j, b->rows[i].key + off, true, buf));
-				off += ng_fields[q->keys[j].field].size;
-				width[j] = l > width[j] ? l : width[j];
-			}
-		}
+		key_widths(q, b->nrows ? b->rows[0].key : NULL, sizeof *b->rows, b->nrows, width);
 		if (o->header) {
 			fprintf(out, "Top %zu of %" PRIu64 " conversations (A <-> B) by %s:\n",
 			        b->nrows, b->conversations, ng_order_name(q0->order));
