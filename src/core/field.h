@@ -113,7 +113,7 @@ extern const ng_field ng_fields[NG_FIELD_COUNT];
  * an enrichment table set uses). */
 #define NG_COL(f) (UINT64_C(1) << (f))
 /* Such sets are 64 bits: a 65th field needs a wider mask (a bitset type
- * in store.h, filter.h and query.c), not a silent overflow. */
+ * in store.h, filter.h and src/query), not a silent overflow. */
 _Static_assert(NG_FIELD_COUNT <= 64, "column masks (NG_COL) hold at most 64 fields");
 
 /* Looks a field up by its name or short name (case-insensitive).

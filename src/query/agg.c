@@ -1,18 +1,94 @@
 /*
- * agg.c — the specialised aggregation tables (see agg.h).
+ * agg.c — the aggregation tables (see agg.h).
  *
- * ng_agg32_add is a software pipeline over the batch: while row m is
- * probed, the slot of row m + 32 is being fetched and the values of row
- * m - 32 are added, so the cache misses of a table larger than L1 overlap
- * instead of coming one after another.
+ * A group-by adds every matching row to the group of its key: flows +1
+ * (or a rollup row's flow count), packets and bytes summed, first = the
+ * least flow_start, last = the greatest flow_end.  Each scan worker keeps
+ * its own tables, merged after the scan (scan.c), so none takes a lock.
+ *
+ * The generic table takes any key: the key fields' bytes concatenated and
+ * zero-padded to whole 64-bit words (so equality and hashing go a word at
+ * a time, ng_hash_words), open addressing with linear probing at a load
+ * factor of at most 1/2.  A slot is 8 bytes, the row's index and the high
+ * half of its hash: a probe compares the tag and reads the row's key only
+ * when it matches, and a table of millions of groups keeps its slots in a
+ * few MB.  Rows are dense in insertion order, with each row's hash beside
+ * them so that growing re-inserts without hashing a key again.  Rows are
+ * ng_agg_row, the result's own type: the top N are copied out as they are.
+ *
+ * The common keys have tables of their own, because on a 20 M-flow day
+ * the generic table's cost is its cache misses and its key building:
+ *
+ *   ng_agg32      one IPv4 address: the key and the dense index in one
+ *                 8-byte slot, no key bytes to compare;
+ *   ng_agg64      any key of ≤ 8 bytes, one word: a 16-byte slot;
+ *   ng_aggdirect  a key of ≤ 16 bits: an array of 65536 groups, no
+ *                 hashing and no probing.
+ *
+ * ng_agg32_add and ng_agg64_add make room for the whole batch first, then
+ * run a software pipeline over it: while row m is probed, the slot of
+ * row m + 32 is being fetched and the values of row m - 32 are added, so
+ * the cache misses of a table larger than L1 overlap instead of coming
+ * one after another.  The two are the same algorithm over two slot
+ * layouts (a u32 key packs into its slot, a u64 key does not), written
+ * out twice rather than as a macro template.  What a worker has in them
+ * is folded into its generic table at the end (groupby.c), in the
+ * generic table's key layout, so the answer does not depend on the path.
  */
 #include "query/agg.h"
 
-#include "core/bigmem.h"
-
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigmem.h"
+
+/* ---- the generic table ---------------------------------------------------- */
+
+int ng_agg_table_grow(ng_agg_table *t)
+{
+	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
+	ng_agg_slot *s = ng_calloc_big(cap, sizeof *s);
+	if (!s)
+		return -1;
+	for (size_t r = 0; r < t->n; r++) {
+		size_t i = t->hashes[r] & (cap - 1);
+		while (s[i].idx)
+			i = (i + 1) & (cap - 1);
+		s[i] = (ng_agg_slot){(uint32_t)(r + 1), (uint32_t)(t->hashes[r] >> 32)};
+	}
+	free(t->slots);
+	t->slots = s;
+	t->mask = cap - 1;
+	return 0;
+}
+
+int ng_agg_table_merge(ng_agg_table *dst, const ng_agg_table *src)
+{
+	assert(dst->kwords == src->kwords);
+	for (size_t i = 0; i < src->n; i++) {
+		const ng_agg_row *s = &src->rows[i];
+		ng_agg_row *r =
+		    ng_agg_table_get(dst, (const uint64_t *)(const void *)s->key, src->hashes[i]);
+		if (!r)
+			return -1;
+		ng_agg_row_add(r, s->flows, s->packets, s->bytes, s->first, s->last);
+	}
+	return 0;
+}
+
+void ng_agg_table_free(ng_agg_table *t)
+{
+	free(t->rows);
+	free(t->slots);
+	free(t->hashes);
+	*t = (ng_agg_table){.kwords = t->kwords};
+}
+
+/* ---- ng_agg32: one IPv4 address ------------------------------------------- */
+
+/* The home slot of u32 key k: Fibonacci hashing (the golden-ratio
+ * multiply's high bits), which spreads consecutive addresses. */
 static inline size_t slot_of(const ng_agg32 *t, uint32_t k)
 {
 	return (size_t)(((uint64_t)k * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift);
@@ -63,6 +139,7 @@ static int grow_dense_arrays(void **keys, size_t ksz, ng_agg_vals **v, size_t *c
 	return 0;
 }
 
+/* grow_dense_arrays for t's keys and values.  Returns 0 or -1. */
 static int grow_dense(ng_agg32 *t)
 {
 	void *k = t->keys;
@@ -71,6 +148,7 @@ static int grow_dense(ng_agg32 *t)
 	return rc;
 }
 
+/* Adds row i of the batch `in` into group v. */
 static inline void add_row(ng_agg_vals *v, const ng_agg_in *in, size_t i)
 {
 	uint64_t s = in->start[i], e = in->end[i];
@@ -171,12 +249,16 @@ void ng_agg32_free(ng_agg32 *t)
 	memset(t, 0, sizeof *t);
 }
 
+/* ---- ng_agg64: a key of ≤ 8 bytes ---------------------------------------- */
+
+/* The home slot of key k (see slot_of). */
 static inline size_t slot64_of(const ng_agg64 *t, uint64_t k)
 {
 	k ^= k >> 29; /* packed fields: mix the high bytes into the kept bits */
 	return (size_t)((k * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift);
 }
 
+/* As grow_slots for an ng_agg64. */
 static int grow_slots64(ng_agg64 *t)
 {
 	size_t cap = t->slots ? (t->mask + 1) * 2 : 4096;
@@ -196,6 +278,7 @@ static int grow_slots64(ng_agg64 *t)
 	return 0;
 }
 
+/* As grow_dense for an ng_agg64. */
 static int grow_dense64(ng_agg64 *t)
 {
 	void *k = t->keys;
@@ -255,6 +338,8 @@ void ng_agg64_free(ng_agg64 *t)
 	free(t->v);
 	memset(t, 0, sizeof *t);
 }
+
+/* ---- ng_aggdirect: a key of ≤ 16 bits ------------------------------------ */
 
 int ng_aggdirect_add(ng_aggdirect *d, const uint16_t *key, const ng_agg_in *in)
 {

@@ -166,22 +166,30 @@ static void pct_cell(char *out, size_t len, const char *num, double share)
 		out[len - 1] = 0;
 }
 
+/* The width of each key column of a table into width[0..q->nkeys): its
+ * title's, or its widest value's among the n keys at keys, keys + stride,
+ * ... (the key arrays of n rows; keys may be NULL when n is 0). */
+static void key_widths(const ng_query *q, const uint8_t *keys, size_t stride, size_t n, int *width)
+{
+	char buf[96];
+	for (size_t j = 0; j < q->nkeys; j++)
+		width[j] = (int)strlen(key_title(&q->keys[j]));
+	for (size_t i = 0; i < n; i++) {
+		size_t off = 0;
+		for (size_t j = 0; j < q->nkeys; j++) {
+			int l =
+			    (int)strlen(ng_format_key(q, j, keys + i * stride + off, true, buf));
+			off += ng_fields[q->keys[j].field].size;
+			width[j] = l > width[j] ? l : width[j];
+		}
+	}
+}
+
 static int top_table(FILE *out, const ng_query *q, const ng_query_result *res, bool header)
 {
 	char buf[96], t[40];
 	int width[NG_QUERY_MAX_KEYS];
-	for (size_t j = 0; j < q->nkeys; j++)
-		width[j] = (int)strlen(key_title(&q->keys[j]));
-	for (size_t i = 0; i < res->nrows; i++) {
-		size_t off = 0;
-		for (size_t j = 0; j < q->nkeys; j++) {
-			const uint8_t *p;
-			key_field(q, j, &off, &p, &res->rows[i]);
-			ng_format_key(q, j, p, true, buf);
-			if ((int)strlen(buf) > width[j])
-				width[j] = (int)strlen(buf);
-		}
-	}
+	key_widths(q, res->nrows ? res->rows[0].key : NULL, sizeof *res->rows, res->nrows, width);
 	if (header) {
 		fprintf(out, "Top %zu ", res->nrows);
 		for (size_t j = 0; j < q->nkeys; j++)
@@ -517,14 +525,14 @@ static int finish(FILE *out, const ng_output_opts *o, const ng_query_result *res
 	return ferror(out) ? -1 : 0;
 }
 
-int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
+/* The groups of res in a machine-readable format (CSV, NDJSON, or JSON
+ * whose query is of `kind`): times, keys, counts and rates per row.
+ * Returns 0, or -1 on a write error. */
+static int write_groups(FILE *out, const char *kind, const ng_query *q, const ng_query_result *res,
+                        const ng_output_opts *o)
 {
-	if (o->fmt == NG_FMT_TABLE) {
-		top_table(out, q, res, o->header);
-		return finish(out, o, res);
-	}
 	if (o->fmt == NG_FMT_JSON)
-		json_begin(out, "top", q, o, 0);
+		json_begin(out, kind, q, o, 0);
 	for (size_t i = 0; i < res->nrows; i++) {
 		const ng_agg_row *r = &res->rows[i];
 		mrow m = {0};
@@ -539,38 +547,23 @@ int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res, const
 	return ferror(out) ? -1 : 0;
 }
 
+int ng_write_top(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
+{
+	if (o->fmt == NG_FMT_TABLE) {
+		top_table(out, q, res, o->header);
+		return finish(out, o, res);
+	}
+	return write_groups(out, "top", q, res, o);
+}
+
 int ng_write_agg(FILE *out, const ng_query *q, const ng_query_result *res, const ng_output_opts *o)
 {
-	if (o->fmt != NG_FMT_TABLE) {
-		if (o->fmt == NG_FMT_JSON)
-			json_begin(out, "aggregate", q, o, 0);
-		for (size_t i = 0; i < res->nrows; i++) {
-			const ng_agg_row *r = &res->rows[i];
-			mrow m = {0};
-			mr_time(&m, "first_seen", r->first);
-			mr_time(&m, "last_seen", r->last);
-			mr_keys(&m, q, r->key);
-			mr_counts(&m, r);
-			mr_write(out, o, &m, i);
-		}
-		if (o->fmt == NG_FMT_JSON)
-			json_end(out, o, res);
-		return ferror(out) ? -1 : 0;
-	}
+	if (o->fmt != NG_FMT_TABLE)
+		return write_groups(out, "aggregate", q, res, o);
 	/* nfdump -A: Date first seen, Duration, the keys, Packets, Bytes, bps, Bpp, Flows */
 	int width[NG_QUERY_MAX_KEYS];
 	char buf[96], t[40], a[32], b[32], c[32], d[32];
-	for (size_t j = 0; j < q->nkeys; j++)
-		width[j] = (int)strlen(key_title(&q->keys[j]));
-	for (size_t i = 0; i < res->nrows; i++) {
-		size_t off = 0;
-		for (size_t j = 0; j < q->nkeys; j++) {
-			ng_format_key(q, j, res->rows[i].key + off, true, buf);
-			off += ng_fields[q->keys[j].field].size;
-			if ((int)strlen(buf) > width[j])
-				width[j] = (int)strlen(buf);
-		}
-	}
+	key_widths(q, res->nrows ? res->rows[0].key : NULL, sizeof *res->rows, res->nrows, width);
 	if (o->header) {
 		fprintf(out, "%-23s %10s", "Date first seen", "Duration");
 		for (size_t j = 0; j < q->nkeys; j++)
@@ -787,17 +780,7 @@ int ng_write_bidir(FILE *out, const ng_query *q0, const ng_bidir *b, const ng_ou
 	char buf[96], t[40], x[6][32];
 	if (o->fmt == NG_FMT_TABLE) {
 		int width[NG_QUERY_MAX_KEYS];
-		for (size_t j = 0; j < q->nkeys; j++)
-			width[j] = (int)strlen(key_title(&q->keys[j]));
-		for (size_t i = 0; i < b->nrows; i++) {
-			size_t off = 0;
-			for (size_t j = 0; j < q->nkeys; j++) {
-				int l = (int)strlen(
-				    ng_format_key(q, j, b->rows[i].key + off, true, buf));
-				off += ng_fields[q->keys[j].field].size;
-				width[j] = l > width[j] ? l : width[j];
-			}
-		}
+		key_widths(q, b->nrows ? b->rows[0].key : NULL, sizeof *b->rows, b->nrows, width);
 		if (o->header) {
 			fprintf(out, "Top %zu of %" PRIu64 " conversations (A <-> B) by %s:\n",
 			        b->nrows, b->conversations, ng_order_name(q0->order));

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/query_int.h"
+
 /* ---- Sankey edges -------------------------------------------------------- */
 
 int ng_pairs_parse(ng_query *q, const char *spec, char *err, size_t errlen)
@@ -150,19 +152,13 @@ double ng_bidir_metric(const ng_bidir_row *r, enum ng_order o)
 	return ng_agg_metric(&s, o);
 }
 
-typedef struct rank_ctx {
-	enum ng_order order;
-	size_t klen;
-} rank_ctx;
-
+/* qsort_r comparison of conversations, best first (ng_rank_cmp). */
 static int cmp_conv(const void *a, const void *b, void *arg)
 {
-	const rank_ctx *c = arg;
+	const ng_rank_ctx *c = arg;
 	const ng_bidir_row *x = a, *y = b;
-	double mx = ng_bidir_metric(x, c->order), my = ng_bidir_metric(y, c->order);
-	if (mx != my)
-		return mx > my ? -1 : 1;
-	return memcmp(x->key, y->key, c->klen);
+	return ng_rank_cmp(ng_bidir_metric(x, c->order), ng_bidir_metric(y, c->order), x->key,
+	                   y->key, c->klen);
 }
 
 /* Shows each conversation from its client's side, as nfdump -B guesses:
@@ -249,7 +245,7 @@ int ng_bidir_run(const char *dir, const ng_query *q0, ng_bidir *out, char *err, 
 	}
 	free(h);
 	orient(&q, rows, m);
-	rank_ctx rc = {q0->order, klen};
+	ng_rank_ctx rc = {q0->order, klen};
 	qsort_r(rows, m, sizeof *rows, cmp_conv, &rc);
 	out->conversations = m;
 	out->rows = rows;

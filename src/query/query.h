@@ -91,7 +91,7 @@ typedef struct ng_query_result {
 	size_t nrows;
 	uint64_t groups;   /* distinct keys seen */
 	bool groups_exact; /* false: groups counts those seen in top rollups
-	                    * and rows, a lower bound (query.c "Top rollups") */
+	                    * and rows, a lower bound (toprollup.c) */
 	/* totals over every matching flow (each flow once, even for either keys) */
 	uint64_t flows_total, packets_total, bytes_total;
 	uint64_t first, last; /* min flow_start, max flow_end; 0 when none */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/query_int.h"
+
 bool ng_interval_parse(const char *s, uint64_t *ms)
 {
 	char *end;
@@ -55,19 +57,13 @@ static double rank_metric(const ng_agg_row *r, enum ng_order o)
 	}
 }
 
-typedef struct rank_ctx {
-	enum ng_order order;
-	size_t klen;
-} rank_ctx;
-
+/* qsort_r comparison of series totals, best first (ng_rank_cmp). */
 static int cmp_rank(const void *a, const void *b, void *arg)
 {
-	const rank_ctx *c = arg;
+	const ng_rank_ctx *c = arg;
 	const ng_agg_row *x = a, *y = b;
-	double mx = rank_metric(x, c->order), my = rank_metric(y, c->order);
-	if (mx != my)
-		return mx > my ? -1 : 1;
-	return memcmp(x->key, y->key, c->klen);
+	return ng_rank_cmp(rank_metric(x, c->order), rank_metric(y, c->order), x->key, y->key,
+	                   c->klen);
 }
 
 static int cmp_point(const void *a, const void *b)
@@ -309,7 +305,7 @@ int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_s
 		free(idx);
 		if (!tot)
 			goto oom;
-		rank_ctx rc = {q->order, klen};
+		ng_rank_ctx rc = {q->order, klen};
 		qsort_r(tot, nk, sizeof *tot, cmp_rank, &rc);
 		out->top = tot;
 		out->nseries = q->limit && q->limit < nk ? q->limit : nk;

@@ -1,6 +1,6 @@
 /*
- * test_query_toprollup.c — top rollups (store.h "Top rollups"; query.c
- * "Top rollups"): a top-N of source or destination addresses read
+ * test_query_toprollup.c — top rollups (store.h "Top rollups";
+ * query/toprollup.c, "The proof"): a top-N of source or destination addresses read
  * through them is the top-N of the rows, or the query reads the rows.
  *
  * A store of 3 hours, 2 segments an hour, each of 20000 flows whose
