@@ -341,7 +341,7 @@ typedef struct ng_rollup_set {
  *     largest value of any one group left out (0: none was); flow_start
  *     and flow_end hold the bucket's start.
  * A top-N query can then prove its answer exact from them (query/toprollup.c,
- * "The proof") or fall back to the rows.
+ * its essay and "the proof") or fall back to the rows.
  */
 #define NG_ROLLUP_TOP_K 256
 #define NG_ROLLUP_MARK 255
