@@ -42,6 +42,7 @@
  * output: the unit tests and bench/answers check them word for word.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,11 +132,18 @@ static bool parse_number(const parser *p, uint64_t *out)
 	if (p->t.kind != T_WORD)
 		return false;
 	char buf[64];
+	/* a longer word would be cut by tok_text and read as another number
+	 * ("0000…080" as 0): it is no number a term takes */
+	if (p->t.len >= sizeof buf)
+		return false;
 	tok_text(p, buf, sizeof buf);
 	if (!isdigit((unsigned char)buf[0]))
 		return false;
 	char *end;
+	errno = 0;
 	unsigned long long v = strtoull(buf, &end, 10);
+	if (errno == ERANGE) /* past 2^64 - 1: strtoull gives UINT64_MAX */
+		return false;
 	uint64_t mult = 1;
 	if (*end == 'k' || *end == 'K')
 		mult = 1000, end++;

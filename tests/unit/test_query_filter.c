@@ -395,6 +395,12 @@ static const struct {
     {"ip in [10.0.0.1 foo]", "expected an address or a network ADDR/LEN in the list", 16},
     {"ip in []", "expected an address or a network", 7},
     {"port in [80 70000]", "a port number 70000 out of range", 12},
+    /* past 2^64 - 1, and longer than any number: refused, not read as
+     * UINT64_MAX or as the digits that fit a buffer ("…080" as 0) */
+    {"port 99999999999999999999", "expected a port number after 'port'", 5},
+    {"port 000000000000000000000000000000000000000000000000000000000000000000080",
+     "expected a port number after 'port'", 5},
+    {"bytes > 18446744073709551616", "expected a number", 8},
     {"port in [80 http]", "expected a port number in the list", 12},
     {"net 10.0.0.0 255.0.255.0", "expected a network A.B.C.D/LEN, A.B.C.D MASK", 4},
     {"flags SAQ", "expected TCP flags (some of FSRPAUEC, or X for all) after 'flags', not 'Q'", 6},
