@@ -333,9 +333,12 @@ static size_t walk_fixed(const struct ng_tpl *t, const uint8_t *p, ng_flow *f, s
 {
 	const uint8_t *q = p;
 	for (const struct ng_op *o = t->ops, *e = t->ops + t->nops; o < e; o++) {
+		/* read once: for all the compiler knows, a uint16_t store in
+		 * apply() could change o->len */
+		unsigned len = o->len;
 		if (o->act)
-			apply(o->act, q, o->len, f, c);
-		q += o->len;
+			apply(o->act, q, len, f, c);
+		q += len;
 	}
 	return (size_t)(q - p);
 }
