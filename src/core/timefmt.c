@@ -3,6 +3,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +27,16 @@ char *ng_time_format(uint64_t ms, char *buf)
 	return buf;
 }
 
+/* "-90s", "-1.5h": now minus that much, 0 when it reaches before the epoch.
+ * The number is a plain decimal after the '-': no blank, sign, "inf", "nan"
+ * or hexadecimal, which strtod would also take. */
 static bool parse_relative(const char *s, uint64_t now_ms, uint64_t *out)
 {
+	if (!isdigit((unsigned char)s[1]))
+		return false;
 	char *end;
 	double v = strtod(s + 1, &end);
-	if (end == s + 1 || v < 0)
+	if (end == s + 1 || !isfinite(v) || v < 0 || strpbrk(s + 1, "xXpP"))
 		return false;
 	double mult;
 	if (!strcmp(end, "s") || !*end)
@@ -44,9 +51,19 @@ static bool parse_relative(const char *s, uint64_t now_ms, uint64_t *out)
 		mult = 7 * 86400e3;
 	else
 		return false;
-	uint64_t d = (uint64_t)(v * mult);
-	*out = d > now_ms ? 0 : now_ms - d;
+	/* a span of 2^64 ms or more is before the epoch: converting it to an
+	 * integer would be undefined */
+	double d = v * mult;
+	*out = d >= (double)now_ms ? 0 : now_ms - (uint64_t)d;
 	return true;
+}
+
+/* Days in month `mon` (1..12) of year `y` (Gregorian: RFC 3339 Appendix C). */
+static int days_in_month(int y, int mon)
+{
+	static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return mon == 2 && leap ? 29 : days[mon - 1];
 }
 
 bool ng_time_parse(const char *s, uint64_t now_ms, uint64_t *out)
@@ -64,7 +81,11 @@ bool ng_time_parse(const char *s, uint64_t now_ms, uint64_t *out)
 		if (!isdigit((unsigned char)*p))
 			digits = false;
 	if (digits) {
-		*out = strtoull(s, NULL, 10) * 1000;
+		errno = 0;
+		unsigned long long v = strtoull(s, NULL, 10);
+		if (errno == ERANGE || v > UINT64_MAX / 1000)
+			return false; /* no time nagare stores (ms in 64 bits) */
+		*out = (uint64_t)v * 1000;
 		return true;
 	}
 	struct tm tm = {0};
@@ -90,6 +111,8 @@ bool ng_time_parse(const char *s, uint64_t now_ms, uint64_t *out)
 					digits_n++;
 					p++;
 				}
+				if (!digits_n)
+					return false; /* "12:00:05." */
 				while (digits_n++ < 3)
 					ms *= 10;
 			}
@@ -105,8 +128,12 @@ bool ng_time_parse(const char *s, uint64_t now_ms, uint64_t *out)
 	} else {
 		return false;
 	}
-	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+	/* RFC 3339 §5.7: each field in its range, the day in its month (timegm
+	 * would move 2026-02-30 to March 2 without a word); a second of 60 is
+	 * a leap second, read as the next minute's first */
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+	    tm.tm_mday > days_in_month(tm.tm_year, tm.tm_mon) || tm.tm_hour < 0 ||
+	    tm.tm_hour > 23 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 || tm.tm_sec > 60)
 		return false;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;

@@ -171,6 +171,32 @@ static void test_refused(void **state)
 	    "2026-11-30T12:00:00:00",
 	    "2026-11-30T12:00:xx",
 	    "1969-12-31T23:59:59Z", /* before the epoch */
+	    /* impossible dates are refused, not moved to the next month */
+	    "2026-02-29",
+	    "2025-02-29T00:00:00Z",
+	    "2100-02-29",
+	    "2026-04-31",
+	    "2026-11-31 12:00",
+	    "2026/02/30.12:00:00",
+	    /* negative times of day, not an hour or minute before */
+	    "2026-11-30T12:-5",
+	    "2026-11-30T-1:00",
+	    "2026-11-30T12:00:-1",
+	    /* relative spans strtod would take: blank, sign, inf, nan, hex */
+	    "- 1h",
+	    "--1h",
+	    "-+1h",
+	    "-inf",
+	    "-nan",
+	    "-infd",
+	    "-0x10h",
+	    "-1e3000d",
+	    /* epoch seconds past 64-bit milliseconds */
+	    "18446744073709552",
+	    "99999999999999999999",
+	    /* a fraction point without digits */
+	    "2026-11-30T12:00:05.",
+	    "2026-11-30T12:00:05.Z",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		refuses(bad[i]);
