@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "collector/collector_int.h"
+#include "core/thread.h"
 #include "core/log.h"
 #include "core/timefmt.h"
 
@@ -77,16 +78,9 @@ static void *flush_main(void *arg)
  * the receive thread's wait. */
 int ng_coll_flusher_start(ng_collector *c)
 {
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	int rc = pthread_create(&c->flusher, NULL, flush_main, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
+	return ng_thread_create(&c->flusher, flush_main, c);
 }
 
 void ng_coll_flusher_stop(ng_collector *c)

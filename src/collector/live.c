@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "collector/collector_int.h"
+#include "core/thread.h"
 #include "core/log.h"
 
 void ng_coll_publish_live(ng_collector *c)
@@ -85,15 +86,11 @@ int ng_coll_http_start(ng_collector *c)
 	                     .token = token,
 	                     .exporters = live_exporters,
 	                     .exporters_arg = c};
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
+	sigset_t old;
+	ng_signals_block(&old); /* for the server's threads (core/thread.h) */
 	char err[512];
 	c->http = ng_http_start(&hc, err, sizeof err);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ng_signals_restore(&old);
 	if (!c->http && addr) {
 		fprintf(stderr, "nagare collect: %s\n", err);
 		return -1;

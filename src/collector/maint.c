@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/thread.h"
 #include "core/log.h"
 #include "core/timefmt.h"
 #include "store/store.h"
@@ -185,14 +186,7 @@ ng_maint *ng_maint_start(const ng_maint_config *cfg)
 	pthread_cond_init(&m->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&m->mu, NULL);
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	int rc = pthread_create(&m->thread, NULL, maint_main, m);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = ng_thread_create(&m->thread, maint_main, m);
 	if (rc != 0) {
 		pthread_cond_destroy(&m->cv);
 		pthread_mutex_destroy(&m->mu);

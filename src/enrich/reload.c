@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/thread.h"
 #include "core/log.h"
 #include "enrich/enrich.h"
 
@@ -156,14 +157,7 @@ ng_reloader *ng_reloader_start(ng_enrich_slot *slot, ng_enrich_build_fn fn, void
 	r->arg = arg;
 	r->hup = hup;
 	/* The stop signals must reach the receive thread, not this one. */
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	int rc = pthread_create(&r->thr, NULL, reloader_main, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = ng_thread_create(&r->thr, reloader_main, r);
 	if (rc) {
 		free(r);
 		return NULL;
