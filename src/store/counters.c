@@ -214,24 +214,6 @@ struct ng_counter_store {
 	pthread_mutex_t flush_mu;
 };
 
-static int mkdir_p(const char *path)
-{
-	char tmp[4096];
-	size_t n = strlen(path);
-	if (n >= sizeof tmp)
-		return -1;
-	memcpy(tmp, path, n + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 ng_counter_store *ng_counter_store_open(const char *dir, char *err, size_t errlen)
 {
 	ng_counter_store *w = calloc(1, sizeof *w);
@@ -242,7 +224,7 @@ ng_counter_store *ng_counter_store_open(const char *dir, char *err, size_t errle
 		return NULL;
 	}
 	snprintf(w->dir, n, "%s/counters", dir);
-	if (mkdir_p(w->dir)) {
+	if (ng_mkdir_p(w->dir)) {
 		snprintf(err, errlen, "%s: %s", w->dir, strerror(errno));
 		free(w->dir);
 		free(w);
@@ -293,7 +275,7 @@ static int write_file(ng_counter_store *w, const ng_counter_sample *s, size_t n)
 	char hdir[4096], path[4200], tmp[4300];
 	snprintf(hdir, sizeof hdir, "%s/%04d/%02d/%02d/%02d", w->dir, tm.tm_year + 1900,
 	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
-	if (mkdir_p(hdir))
+	if (ng_mkdir_p(hdir))
 		return -1;
 	snprintf(path, sizeof path, "%s/%llu-%llu-%u.ctr", hdir,
 	         (unsigned long long)s[0].time_received, (unsigned long long)s[n - 1].time_received,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int ng_write_all(int fd, const void *p, size_t len)
@@ -37,6 +38,26 @@ int ng_write_file_sync(const char *path, const void *p, size_t len)
 	close(fd);
 	errno = e;
 	return rc;
+}
+
+int ng_mkdir_p(const char *path)
+{
+	char tmp[4096];
+	size_t len = strlen(path);
+	if (len >= sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(tmp, path, len + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
 }
 
 int ng_fsync_dir(const char *path)

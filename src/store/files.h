@@ -21,6 +21,11 @@ int ng_write_all(int fd, const void *p, size_t len);
  * partial: callers write under a temporary name). */
 int ng_write_file_sync(const char *path, const void *p, size_t len);
 
+/* Creates directory `path` and any missing parents, mode 0755 (mkdir -p);
+ * an existing directory is fine.  Returns 0, or -1 with errno set
+ * (ENAMETOOLONG past 4095 bytes). */
+int ng_mkdir_p(const char *path);
+
 /* fsyncs directory `path` (a rename or unlink in it made durable).
  * Returns 0, or -1 with errno set. */
 int ng_fsync_dir(const char *path);

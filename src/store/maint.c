@@ -344,12 +344,10 @@ int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsig
                      ng_store_maint_stats *st)
 {
 	char root[4096];
-	struct stat sb;
 	ng_store_maint_stats local = {0};
 	if (!st)
 		st = &local;
-	if ((size_t)snprintf(root, sizeof root, "%s/flows", dir) >= sizeof root ||
-	    stat(root, &sb) || !S_ISDIR(sb.st_mode))
+	if (ng_tree_root(dir, root, sizeof root))
 		return -1;
 	compact_ctx c = {.now = now_ms, .settle = settle_ms, .max_groups = max_groups, .st = st};
 	ng_seg_reader_init(&c.rd);
@@ -440,12 +438,10 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
                        ng_store_maint_stats *st)
 {
 	char root[4096];
-	struct stat sb;
 	ng_store_maint_stats local = {0};
 	if (!st)
 		st = &local;
-	if ((size_t)snprintf(root, sizeof root, "%s/flows", dir) >= sizeof root ||
-	    stat(root, &sb) || !S_ISDIR(sb.st_mode))
+	if (ng_tree_root(dir, root, sizeof root))
 		return -1;
 	ret_ctx r = {0};
 	int lock = ng_store_maint_lock(dir);

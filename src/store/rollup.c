@@ -714,12 +714,10 @@ int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsign
                     bool merging_too, ng_store_maint_stats *st)
 {
 	char root[4096];
-	struct stat sb;
 	ng_store_maint_stats local = {0};
 	if (!st)
 		st = &local;
-	if ((size_t)snprintf(root, sizeof root, "%s/flows", dir) >= sizeof root ||
-	    stat(root, &sb) || !S_ISDIR(sb.st_mode))
+	if (ng_tree_root(dir, root, sizeof root))
 		return -1;
 	build_ctx c = {.limit = max_segments,
 	               .now = now_ms,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static int cmp_entry(const void *x, const void *y)
@@ -220,4 +221,13 @@ int ng_tree_hours(const char *root, uint64_t from, uint64_t to,
 {
 	unsigned parts[4] = {0};
 	return from < to ? walk(root, 0, parts, from, to, fn, arg) : 0;
+}
+
+int ng_tree_root(const char *dir, char *root, size_t len)
+{
+	struct stat sb;
+	if ((size_t)snprintf(root, len, "%s/flows", dir) >= len || stat(root, &sb) ||
+	    !S_ISDIR(sb.st_mode))
+		return -1;
+	return 0;
 }

@@ -43,6 +43,11 @@ long ng_tree_list(const char *path, int level, ng_dir_entry **out);
  * parts[0..level], or false when the numbers are not a valid date. */
 bool ng_tree_dir_span(const unsigned parts[4], int level, uint64_t *t0, uint64_t *t1);
 
+/* Writes STORE/flows (the root of the hour tree of store `dir`) into
+ * root[0..len).  Returns 0 when it is a directory, -1 when it is not (no
+ * store, nothing flushed yet) or the name does not fit. */
+int ng_tree_root(const char *dir, char *root, size_t len);
+
 /* Calls fn(path, t0, t1, arg) for every hour directory below root
  * (DIR/flows) whose span meets [from, to), in time order; stops when fn
  * returns non-zero and returns that value; 0 otherwise. */

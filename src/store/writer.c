@@ -102,33 +102,11 @@ struct ng_store_cols {
 	size_t n;
 };
 
-static int mkdir_p(const char *path)
-{
-	char tmp[4096];
-	size_t len = strlen(path);
-	if (len >= sizeof tmp) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(tmp, path, len + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/flows", dir);
-	if (mkdir_p(path)) {
+	if (ng_mkdir_p(path)) {
 		snprintf(err, errlen, "cannot create store directory %s: %s", path,
 		         strerror(errno));
 		return NULL;
@@ -139,7 +117,7 @@ ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	snprintf(path, sizeof path, "%s/state", dir);
-	if (mkdir_p(path)) {
+	if (ng_mkdir_p(path)) {
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
 		return NULL;
 	}
@@ -369,7 +347,7 @@ static int write_segment(ng_store_writer *w, const uint8_t *img, size_t len, uin
 	char hdir[4096], tag[24];
 	snprintf(hdir, sizeof hdir, "%s/flows/%04d/%02d/%02d/%02d", w->dir, tm.tm_year + 1900,
 	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
-	if (mkdir_p(hdir)) {
+	if (ng_mkdir_p(hdir)) {
 		ng_error("store: cannot create %s: %s", hdir, strerror(errno));
 		return -1;
 	}
@@ -755,7 +733,7 @@ char *ng_store_state_dir(const char *dir, char *buf, size_t len)
 {
 	if ((size_t)snprintf(buf, len, "%s/state", dir) >= len)
 		return NULL;
-	if (mkdir_p(buf))
+	if (ng_mkdir_p(buf))
 		return NULL;
 	return buf;
 }
