@@ -9,6 +9,8 @@
  *     byte order", sFlow v5 XDR RFC 4506 §4), the packet headers sFlow
  *     samples carry, pcap-ng's and Ethernet's fields, the decoder's
  *     template state file (decode/state.c);
+ *   - host order (ng_get_host_uint): ng_flow's fields and the columns built
+ *     from them, in memory only;
  *   - little-endian: nagare's own store formats (store/segment.c, the
  *     counter-sample files of store/counters.c), fixed so that a store moves
  *     between machines.
@@ -70,6 +72,31 @@ NG_BYTES_RW(be, BE, 64)
 NG_BYTES_RW(le, LE, 16)
 NG_BYTES_RW(le, LE, 32)
 NG_BYTES_RW(le, LE, 64)
+
+/* The unsigned integer of w bytes (1, 2, 4; anything else: 8) at p in the
+ * host's order: a field of an ng_flow record or of a column in memory,
+ * which never leave the process in that form. */
+static inline uint64_t ng_get_host_uint(const uint8_t *p, unsigned w)
+{
+	switch (w) {
+	case 1: return *p;
+	case 2: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case 4: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	default: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
+	}
+}
 
 /* Unsigned big-endian integer of any width 1..8 (RFC 7011 §6.2 reduced-size
  * encoding: a counter may be sent in fewer bytes than its abstract type).

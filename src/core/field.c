@@ -4,6 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/bytes.h"
+
 #define F(ID, NAME, SHORT, IE, TYPE, MEMBER, DOC)                                                  \
 	[ID] = {                                                                                   \
 	    ID, NAME, SHORT, IE, TYPE, offsetof(ng_flow, MEMBER), sizeof(((ng_flow *)0)->MEMBER),  \
@@ -152,26 +154,7 @@ const ng_field *ng_field_by_name(const char *name)
 
 uint64_t ng_field_get_uint(const ng_field *f, const ng_flow *r)
 {
-	const uint8_t *p = ng_field_ptr(f, r);
-	switch (f->size) {
-	case 1: return *p;
-	case 2: {
-		uint16_t v;
-		memcpy(&v, p, 2);
-		return v;
-	}
-	case 4: {
-		uint32_t v;
-		memcpy(&v, p, 4);
-		return v;
-	}
-	case 8: {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		return v;
-	}
-	}
-	return 0;
+	return ng_get_host_uint(ng_field_ptr(f, r), f->size);
 }
 
 const char *ng_sampling_source_name(unsigned src)

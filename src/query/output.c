@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/addr.h"
+#include "core/bytes.h"
 #include "core/json.h"
 #include "core/strtab.h"
 #include "core/timefmt.h"
@@ -27,40 +28,18 @@ bool ng_format_parse(const char *s, enum ng_format *out)
 	return true;
 }
 
-static uint64_t get_uint(const uint8_t *p, unsigned sz)
-{
-	switch (sz) {
-	case 1: return *p;
-	case 2: {
-		uint16_t v;
-		memcpy(&v, p, 2);
-		return v;
-	}
-	case 4: {
-		uint32_t v;
-		memcpy(&v, p, 4);
-		return v;
-	}
-	default: {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		return v;
-	}
-	}
-}
-
 size_t ng_format_value(const ng_field *f, const uint8_t *p, char *buf)
 {
 	switch (f->type) {
 	case NG_FT_ADDR: ng_addr_format(p, buf); break;
 	case NG_FT_MAC: ng_mac_format(p, buf); break;
-	case NG_FT_TIME: ng_time_format(get_uint(p, 8), buf); break;
-	case NG_FT_STR: snprintf(buf, 64, "%s", ng_str((uint32_t)get_uint(p, 4))); break;
+	case NG_FT_TIME: ng_time_format(ng_get_host_uint(p, 8), buf); break;
+	case NG_FT_STR: snprintf(buf, 64, "%s", ng_str((uint32_t)ng_get_host_uint(p, 4))); break;
 	default:
 		if (f->id == NG_F_SAMPLING_SOURCE)
 			snprintf(buf, 64, "%s", ng_sampling_source_name(*p));
 		else
-			snprintf(buf, 64, "%" PRIu64, get_uint(p, f->size));
+			snprintf(buf, 64, "%" PRIu64, ng_get_host_uint(p, f->size));
 	}
 	return strlen(buf);
 }
@@ -338,7 +317,7 @@ char *ng_format_key(const ng_query *q, size_t j, const uint8_t *k, bool names, c
 	const ng_group_key *g = &q->keys[j];
 	const ng_field *f = &ng_fields[g->field];
 	if (g->bucket_ms) {
-		ng_time_format(get_uint(k, 8), buf);
+		ng_time_format(ng_get_host_uint(k, 8), buf);
 		return buf;
 	}
 	if (names)
