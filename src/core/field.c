@@ -137,10 +137,6 @@ const ng_field ng_fields[NG_FIELD_COUNT] = {
       "enrichment: site of the destination network"),
 };
 
-/* Column sets are 64-bit masks (store.h NG_COL): a 65th field needs them
- * widened first. */
-_Static_assert(NG_FIELD_COUNT <= 64, "NG_COL masks hold 64 fields");
-
 const ng_field *ng_field_by_name(const char *name)
 {
 	for (size_t i = 0; i < NG_FIELD_COUNT; i++) {
