@@ -97,6 +97,13 @@ enum ng_field_id {
 	NG_F_DST_NET_ROLE,
 	NG_F_SRC_NET_SITE,
 	NG_F_DST_NET_SITE,
+#ifdef NG_TEST_EXTRA_FIELDS
+	/* A test-only build (tests/wide/) appends NG_TEST_EXTRA_FIELDS u32
+	 * fields named test_extra_0 .., ng_flow.test_extra[], so that the
+	 * table outgrows 64 fields and every set of fields must hold it. */
+	NG_F_TEST_EXTRA,
+	NG_F_TEST_EXTRA_LAST = NG_F_TEST_EXTRA + NG_TEST_EXTRA_FIELDS - 1,
+#endif
 	NG_FIELD_COUNT
 };
 
