@@ -3,11 +3,13 @@
  *
  * This program is linked against the "_wide" build of the layers from
  * records to a query's answer (core, net, decode, store, query:
- * CMakeLists.txt), compiled with NG_TEST_EXTRA_FIELDS=190.  That appends
- * 190 u32 fields, test_extra_0 .. test_extra_189, to the field table
- * (core/field.h, ids NG_F_TEST_EXTRA + k = 64 .. 253) and to ng_flow (its
- * test_extra[] array), so the table holds 254 fields and a set of them
- * (core/colset.h) uses all four of its words.
+ * CMakeLists.txt), compiled with NG_TEST_EXTRA_FIELDS=150.  That appends
+ * 150 u32 fields, test_extra_0 .. test_extra_149, to the field table
+ * (core/field.h, ids NG_F_TEST_EXTRA + k, 64 .. 213 with today's 64 real
+ * fields) and to ng_flow (its test_extra[] array), so a set of them
+ * (core/colset.h) uses all four of its words.  The test names extra
+ * fields by k relative to the count (LAST, HIGH), so a real field added
+ * to the table moves them up and changes nothing here.
  *
  * Rows whose extra fields hold distinct values (the last three digits of
  * a value are its k: a column read as another's shows) go through the
@@ -43,12 +45,15 @@
 #include "store/store.h"
 #include "test_store_helpers.h"
 
-_Static_assert(NG_FIELD_COUNT == 64 + 190 && NG_F_TEST_EXTRA >= 64,
-               "the wide build: 190 test fields after the table's own");
+_Static_assert(NG_FIELD_COUNT == NG_F_TEST_EXTRA + NG_TEST_EXTRA_FIELDS && NG_F_TEST_EXTRA >= 64,
+               "the wide build: the test fields after the table's own, past 64");
 
 #define HOUR UINT64_C(3600000)
 #define T0 UINT64_C(1764460800000)
-enum { N = 20000, EXTRA = NG_TEST_EXTRA_FIELDS, LATE = 150 };
+/* LATE: extra fields from k = LATE on are only in the second flush's rows;
+ * HIGH (one of them) and LAST (the table's last field) are in word 3. */
+enum { N = 20000, EXTRA = NG_TEST_EXTRA_FIELDS, LATE = EXTRA - 40, HIGH = EXTRA - 10, LAST = EXTRA - 1 };
+_Static_assert(NG_F_TEST_EXTRA + HIGH >= 192, "HIGH and LAST are in the set's last word");
 
 static ng_flow *rows;
 static char *dir;
@@ -68,6 +73,12 @@ static uint32_t extra(size_t i, unsigned k)
 static unsigned xf(unsigned k)
 {
 	return NG_F_TEST_EXTRA + k;
+}
+
+/* Name of extra field k, from the table (test_extra_K). */
+static const char *name(unsigned k)
+{
+	return ng_fields[xf(k)].name;
 }
 
 static int setup(void **state)
@@ -164,7 +175,7 @@ static void scan_and_check(ng_colset columns)
 	free(c.got);
 }
 
-/* Every column back, the 190 extra ones among them. */
+/* Every column back, the extra ones among them. */
 static void test_scan_every_column(void **state)
 {
 	(void)state;
@@ -172,7 +183,7 @@ static void test_scan_every_column(void **state)
 	assert_int_equal(ts_count_files(dir, "*.seg"), 4);
 }
 
-/* A few columns, one in each word past the first (ids 69, 164, 253) and
+/* A few columns, one in each word past the first (k = 5, 100, LAST) and
  * one of the table's own: only they come. */
 static void test_scan_some_columns(void **state)
 {
@@ -180,7 +191,7 @@ static void test_scan_some_columns(void **state)
 	ng_colset s = ng_colset_of(NG_F_BYTES);
 	ng_colset_add(&s, xf(5));
 	ng_colset_add(&s, xf(100));
-	ng_colset_add(&s, xf(189));
+	ng_colset_add(&s, xf(LAST));
 	assert_true(s.w[1] && s.w[2] && s.w[3]);
 	scan_and_check(s);
 }
@@ -242,8 +253,8 @@ static void check_top(const ng_query_result *res, unsigned k, bool filtered)
 	free(bytes);
 }
 
-/* Top-N grouped by a field past 64: test_extra_70 (id 134, word 2), and
- * test_extra_160 (id 224, word 3, only in the second flush's rows). */
+/* Top-N grouped by a field past 64: test_extra_70 (id 134 today, word
+ * 2), and test_extra_HIGH (word 3, only in the second flush's rows). */
 static void test_top_by_extra_field(void **state)
 {
 	(void)state;
@@ -252,13 +263,13 @@ static void test_top_by_extra_field(void **state)
 	assert_int_equal(res.nrows, 10);
 	check_top(&res, 70, false);
 	ng_query_result_free(&res);
-	run("test_extra_160", NULL, 0, &res);
-	check_top(&res, 160, false);
+	run(name(HIGH), NULL, 0, &res);
+	check_top(&res, HIGH, false);
 	ng_query_result_free(&res);
 }
 
 /* A filter on a field past 64 (test_extra_26, id 90) as a listing, then
- * under a top-N by test_extra_189 (id 253): the filter's column is read
+ * under a top-N by test_extra_LAST (word 3): the filter's column is read
  * by the scan's select, the key's only for the blocks it keeps rows of. */
 static void test_filter_on_extra_field(void **state)
 {
@@ -273,8 +284,8 @@ static void test_filter_on_extra_field(void **state)
 	for (size_t i = 0; i < res.nflows; i++)
 		assert_int_equal(res.flows[i].test_extra[26], 7026);
 	ng_query_result_free(&res);
-	run("test_extra_189", "test_extra_26 = 7026", 0, &res);
-	check_top(&res, 189, true);
+	run(name(LAST), "test_extra_26 = 7026", 0, &res);
+	check_top(&res, LAST, true);
 	ng_query_result_free(&res);
 }
 
@@ -297,7 +308,9 @@ static void test_listing_prints_extra_fields(void **state)
 {
 	(void)state;
 	ng_query_result res;
-	run(NULL, "test_extra_26 = 7026 and test_extra_189 > 0", 3, &res);
+	char filter[64];
+	snprintf(filter, sizeof filter, "test_extra_26 = 7026 and %s > 0", name(LAST));
+	run(NULL, filter, 3, &res);
 	assert_int_equal(res.nflows, 3);
 	char *text = NULL;
 	size_t len = 0;
@@ -308,17 +321,17 @@ static void test_listing_prints_extra_fields(void **state)
 	char cell[64];
 	csv_column(text, xf(26), cell, sizeof cell);
 	assert_string_equal(cell, "test_extra_26");
-	csv_column(text, xf(189), cell, sizeof cell);
-	assert_string_equal(cell, "test_extra_189");
+	csv_column(text, xf(LAST), cell, sizeof cell);
+	assert_string_equal(cell, name(LAST));
 	const char *line = text;
 	for (size_t i = 0; i < 3; i++) {
 		line = strchr(line, '\n') + 1;
 		csv_column(line, xf(26), cell, sizeof cell);
 		assert_string_equal(cell, "7026");
 		char want[16];
-		snprintf(want, sizeof want, "%u", (unsigned)res.flows[i].test_extra[189]);
-		assert_true(res.flows[i].test_extra[189] % 1000 == 189);
-		csv_column(line, xf(189), cell, sizeof cell);
+		snprintf(want, sizeof want, "%u", (unsigned)res.flows[i].test_extra[LAST]);
+		assert_true(res.flows[i].test_extra[LAST] % 1000 == LAST);
+		csv_column(line, xf(LAST), cell, sizeof cell);
 		assert_string_equal(cell, want);
 	}
 	free(text);
@@ -337,8 +350,8 @@ static void test_compacted(void **state)
 	assert_int_equal(st.segments_out, 2);
 	scan_and_check(ng_colset_all());
 	ng_query_result res;
-	run("test_extra_189", "test_extra_26 = 7026", 0, &res);
-	check_top(&res, 189, true);
+	run(name(LAST), "test_extra_26 = 7026", 0, &res);
+	check_top(&res, LAST, true);
 	ng_query_result_free(&res);
 }
 
