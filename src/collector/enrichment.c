@@ -77,8 +77,9 @@ static int enrich_columns(void *arg, ng_store_cols *sc)
 	ng_enricher *e = ng_enrich_hold(&c->enrich);
 	if (e) {
 		ng_enrich_view v = {.n = ng_store_cols_rows(sc)};
-		for (uint64_t bits = ng_enricher_fields(e); bits && !rc; bits &= bits - 1) {
-			enum ng_field_id f = (enum ng_field_id)__builtin_ctzll(bits);
+		const ng_colset fields = ng_enricher_fields(e);
+		ng_colset left = fields;
+		for (int f; (f = ng_colset_pop(&left)) >= 0 && !rc;) {
 			v.at[f] = ng_store_cols_get(sc, f);
 			v.step[f] = ng_fields[f].size;
 			rc = v.at[f] ? 0 : -1;

@@ -11,6 +11,31 @@
 	    ID, NAME, SHORT, IE, TYPE, offsetof(ng_flow, MEMBER), sizeof(((ng_flow *)0)->MEMBER),  \
 	    DOC}
 
+#ifdef NG_TEST_EXTRA_FIELDS
+/* The test-only fields (field.h): test_extra_K is field NG_F_TEST_EXTRA +
+ * K, a u32 in ng_flow.test_extra[K].  The rows come ten at a time (K =
+ * tens digit T, units digit U; T empty below ten), so the count is a
+ * multiple of ten, at most 190, and the table with them must fit the 256
+ * fields a set holds (tests/wide/ uses 150, which leaves the real table
+ * room to grow to 106 fields).  (Not F() rows: scripts/gen-fields-md
+ * documents those.) */
+_Static_assert(NG_TEST_EXTRA_FIELDS % 10 == 0 && NG_TEST_EXTRA_FIELDS <= 190 &&
+                   NG_F_TEST_EXTRA + NG_TEST_EXTRA_FIELDS <= 256,
+               "test fields come ten at a time, at most 190, and fit a set of 256");
+#define TEST_ROW(T, U)                                                                             \
+	[NG_F_TEST_EXTRA + T##U] = {NG_F_TEST_EXTRA + T##U,                                        \
+	                            "test_extra_" #T #U,                                           \
+	                            NULL,                                                          \
+	                            0,                                                             \
+	                            NG_FT_U32,                                                     \
+	                            offsetof(ng_flow, test_extra[T##U]),                           \
+	                            4,                                                             \
+	                            "test-only field"}
+#define TEST_TEN(T)                                                                                \
+	TEST_ROW(T, 0), TEST_ROW(T, 1), TEST_ROW(T, 2), TEST_ROW(T, 3), TEST_ROW(T, 4),            \
+	    TEST_ROW(T, 5), TEST_ROW(T, 6), TEST_ROW(T, 7), TEST_ROW(T, 8), TEST_ROW(T, 9)
+#endif
+
 const ng_field ng_fields[NG_FIELD_COUNT] = {
     F(NG_F_TIME_RECEIVED, "time_received", "received", 0, NG_FT_TIME, time_received,
       "collector time when the export datagram arrived"),
@@ -135,11 +160,64 @@ const ng_field ng_fields[NG_FIELD_COUNT] = {
       "enrichment: site of the source network (configuration)"),
     F(NG_F_DST_NET_SITE, "dst_net_site", "dstnetsite", 0, NG_FT_STR, dst_net_site,
       "enrichment: site of the destination network"),
+#ifdef NG_TEST_EXTRA_FIELDS
+    TEST_TEN(),
+#if NG_TEST_EXTRA_FIELDS > 10
+    TEST_TEN(1),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 20
+    TEST_TEN(2),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 30
+    TEST_TEN(3),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 40
+    TEST_TEN(4),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 50
+    TEST_TEN(5),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 60
+    TEST_TEN(6),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 70
+    TEST_TEN(7),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 80
+    TEST_TEN(8),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 90
+    TEST_TEN(9),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 100
+    TEST_TEN(10),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 110
+    TEST_TEN(11),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 120
+    TEST_TEN(12),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 130
+    TEST_TEN(13),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 140
+    TEST_TEN(14),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 150
+    TEST_TEN(15),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 160
+    TEST_TEN(16),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 170
+    TEST_TEN(17),
+#endif
+#if NG_TEST_EXTRA_FIELDS > 180
+    TEST_TEN(18),
+#endif
+#endif
 };
-
-/* Column sets are 64-bit masks (store.h NG_COL): a 65th field needs them
- * widened first. */
-_Static_assert(NG_FIELD_COUNT <= 64, "NG_COL masks hold 64 fields");
 
 const ng_field *ng_field_by_name(const char *name)
 {

@@ -6,6 +6,10 @@
  * (IANA registry) and where it sits in the struct.  The store, the query
  * engine and every output format are driven by this table, so a field added
  * here is stored, printed and queryable everywhere.
+ *
+ * A set of fields (the columns a scan decodes, a filter reads, a rollup
+ * groups on) is an ng_colset (core/colset.h), which holds ids below 256:
+ * the table may grow to 256 fields, a limit colset.h asserts.
  */
 #ifndef NG_FIELD_H
 #define NG_FIELD_H
@@ -93,6 +97,13 @@ enum ng_field_id {
 	NG_F_DST_NET_ROLE,
 	NG_F_SRC_NET_SITE,
 	NG_F_DST_NET_SITE,
+#ifdef NG_TEST_EXTRA_FIELDS
+	/* A test-only build (tests/wide/) appends NG_TEST_EXTRA_FIELDS u32
+	 * fields named test_extra_0 .., ng_flow.test_extra[], so that the
+	 * table outgrows 64 fields and every set of fields must hold it. */
+	NG_F_TEST_EXTRA,
+	NG_F_TEST_EXTRA_LAST = NG_F_TEST_EXTRA + NG_TEST_EXTRA_FIELDS - 1,
+#endif
 	NG_FIELD_COUNT
 };
 
@@ -108,13 +119,6 @@ typedef struct ng_field {
 } ng_field;
 
 extern const ng_field ng_fields[NG_FIELD_COUNT];
-
-/* Bit of field `f` in a set of fields (a store's column mask, the fields
- * an enrichment table set uses). */
-#define NG_COL(f) (UINT64_C(1) << (f))
-/* Such sets are 64 bits: a 65th field needs a wider mask (a bitset type
- * in store.h, filter.h and src/query), not a silent overflow. */
-_Static_assert(NG_FIELD_COUNT <= 64, "column masks (NG_COL) hold at most 64 fields");
 
 /* Looks a field up by its name or short name (case-insensitive).
  * Returns NULL when unknown. */

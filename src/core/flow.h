@@ -125,6 +125,10 @@ typedef struct ng_flow {
 	uint32_t dst_net_site;
 	uint8_t as_source; /* NG_AS_SRC_DB / NG_AS_DST_DB bits: AS from the database */
 	uint8_t pad2_[3];
+#ifdef NG_TEST_EXTRA_FIELDS
+	/* a test-only build's fields past the table's own (core/field.h) */
+	uint32_t test_extra[NG_TEST_EXTRA_FIELDS];
+#endif
 } ng_flow;
 
 /* ng_flow.as_source bits: set when src_as / dst_as came from the ASN

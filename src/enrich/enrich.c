@@ -643,29 +643,39 @@ void ng_enricher_apply(ng_enricher *e, ng_flow *flows, size_t n)
 	ng_enricher_apply_view(e, &v);
 }
 
-uint64_t ng_enricher_fields(const ng_enricher *e)
+ng_colset ng_enricher_fields(const ng_enricher *e)
 {
-	uint64_t m = NG_COL(NG_F_SRC_ADDR) | NG_COL(NG_F_DST_ADDR) | NG_COL(NG_F_SRC_AS) |
-	             NG_COL(NG_F_DST_AS) | NG_COL(NG_F_SRC_NET) | NG_COL(NG_F_DST_NET);
+	static const ng_colset always = NG_COLSET(NG_F_SRC_ADDR, NG_F_DST_ADDR, NG_F_SRC_AS,
+	                                          NG_F_DST_AS, NG_F_SRC_NET, NG_F_DST_NET);
+	static const ng_colset country = NG_COLSET(NG_F_SRC_COUNTRY, NG_F_DST_COUNTRY);
+	static const ng_colset continent = NG_COLSET(NG_F_SRC_CONTINENT, NG_F_DST_CONTINENT);
+	static const ng_colset city = NG_COLSET(NG_F_SRC_CITY, NG_F_DST_CITY);
+	static const ng_colset as_name =
+	    NG_COLSET(NG_F_SRC_AS_NAME, NG_F_DST_AS_NAME, NG_F_AS_SOURCE);
+	static const ng_colset role = NG_COLSET(NG_F_SRC_NET_ROLE, NG_F_DST_NET_ROLE);
+	static const ng_colset site = NG_COLSET(NG_F_SRC_NET_SITE, NG_F_DST_NET_SITE);
+	static const ng_colset service =
+	    NG_COLSET(NG_F_PROTOCOL, NG_F_SRC_PORT, NG_F_DST_PORT, NG_F_SERVICE);
+	static const ng_colset exporter =
+	    NG_COLSET(NG_F_EXPORTER, NG_F_IN_IF, NG_F_OUT_IF, NG_F_EXPORTER_NAME, NG_F_IN_IF_NAME,
+	              NG_F_OUT_IF_NAME);
+	ng_colset m = always;
 	if (e->geo)
-		m |= NG_COL(NG_F_SRC_COUNTRY) | NG_COL(NG_F_DST_COUNTRY);
+		m = ng_colset_union(m, country);
 	if (e->geo && e->has_continent)
-		m |= NG_COL(NG_F_SRC_CONTINENT) | NG_COL(NG_F_DST_CONTINENT);
+		m = ng_colset_union(m, continent);
 	if (e->geo && e->has_city)
-		m |= NG_COL(NG_F_SRC_CITY) | NG_COL(NG_F_DST_CITY);
+		m = ng_colset_union(m, city);
 	if (e->asn)
-		m |= NG_COL(NG_F_SRC_AS_NAME) | NG_COL(NG_F_DST_AS_NAME) | NG_COL(NG_F_AS_SOURCE);
+		m = ng_colset_union(m, as_name);
 	if (e->has_role)
-		m |= NG_COL(NG_F_SRC_NET_ROLE) | NG_COL(NG_F_DST_NET_ROLE);
+		m = ng_colset_union(m, role);
 	if (e->has_site)
-		m |= NG_COL(NG_F_SRC_NET_SITE) | NG_COL(NG_F_DST_NET_SITE);
+		m = ng_colset_union(m, site);
 	if (e->svc)
-		m |= NG_COL(NG_F_PROTOCOL) | NG_COL(NG_F_SRC_PORT) | NG_COL(NG_F_DST_PORT) |
-		     NG_COL(NG_F_SERVICE);
+		m = ng_colset_union(m, service);
 	if (e->nexps)
-		m |= NG_COL(NG_F_EXPORTER) | NG_COL(NG_F_IN_IF) | NG_COL(NG_F_OUT_IF) |
-		     NG_COL(NG_F_EXPORTER_NAME) | NG_COL(NG_F_IN_IF_NAME) |
-		     NG_COL(NG_F_OUT_IF_NAME);
+		m = ng_colset_union(m, exporter);
 	return m;
 }
 

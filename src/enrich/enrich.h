@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/colset.h"
 #include "core/config.h"
 #include "core/field.h"
 #include "core/flow.h"
@@ -67,10 +68,10 @@ typedef struct ng_enrich_view {
 /* The view of flows[0..n) (the records stay owned by the caller). */
 void ng_enrich_view_rows(ng_enrich_view *v, ng_flow *flows, size_t n);
 
-/* Bit f set for each field ng_enricher_apply_view reads or writes with
- * this set: addresses and AS numbers, and the fields the set can give (a
- * database without cities writes no city).  A view needs only these. */
-uint64_t ng_enricher_fields(const ng_enricher *e);
+/* The fields ng_enricher_apply_view reads or writes with this set:
+ * addresses and AS numbers, and the fields the set can give (a database
+ * without cities writes no city).  A view needs only these. */
+ng_colset ng_enricher_fields(const ng_enricher *e);
 
 /* ng_enricher_apply on a view; the fields of ng_enricher_fields(e) must
  * be in it.  Same rules: one thread at a time per set. */

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/colset.h"
 #include "core/flow.h"
 #include "store/store.h"
 
@@ -62,14 +63,14 @@ ng_filter *ng_filter_parse(const char *text, char *err, size_t errlen, size_t *e
 
 void ng_filter_free(ng_filter *f);
 
-/* Columns (NG_COL bits) the filter reads. */
-uint64_t ng_filter_columns(const ng_filter *f);
+/* Columns the filter reads. */
+ng_colset ng_filter_columns(const ng_filter *f);
 
 /* Of those, the columns a batch may give as dictionary codes
  * (ng_column_batch.codes): read only by terms on one column's value
  * (comparisons, sets, nets, hosts), which are then evaluated once per
  * distinct value and looked up per row. */
-uint64_t ng_filter_code_columns(const ng_filter *f);
+ng_colset ng_filter_code_columns(const ng_filter *f);
 
 /*
  * Sets match[i] to 1 when row i of `b` passes, else 0, for i < b->n.  The

@@ -63,7 +63,7 @@ struct ng_filter_ctx {
 /* The columns of n's subtree read by leaves that test one column's value
  * row by row (*side) and by the others (*other: strings, computed
  * values, which need every row's value). */
-static void leaf_columns(const node *n, uint64_t *side, uint64_t *other)
+static void leaf_columns(const node *n, ng_colset *side, ng_colset *other)
 {
 	if (!n)
 		return;
@@ -72,19 +72,19 @@ static void leaf_columns(const node *n, uint64_t *side, uint64_t *other)
 	case N_SET:
 	case N_ADDRSET:
 	case N_NET:
-	case N_MAC: *side |= node_columns(n); return;
+	case N_MAC: *side = ng_colset_union(*side, node_columns(n)); return;
 	case N_STR:
-	case N_CALC: *other |= node_columns(n); return;
+	case N_CALC: *other = ng_colset_union(*other, node_columns(n)); return;
 	default: leaf_columns(n->l, side, other); leaf_columns(n->r, side, other);
 	}
 }
 
 /* The columns a batch may give f as dictionary codes (filter.h). */
-uint64_t ng_filter_code_columns(const ng_filter *f)
+ng_colset ng_filter_code_columns(const ng_filter *f)
 {
-	uint64_t side = 0, other = 0;
+	ng_colset side = {{0}}, other = {{0}};
 	leaf_columns(f->root, &side, &other);
-	return side & ~other;
+	return ng_colset_minus(side, other);
 }
 
 /* ---- leaves ------------------------------------------------------------- */

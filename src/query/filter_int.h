@@ -90,7 +90,7 @@ typedef struct node {
 
 struct ng_filter {
 	node *root;
-	uint64_t columns;
+	ng_colset columns;
 	unsigned depth;     /* of the tree: scratch vectors needed */
 	unsigned nstr;      /* N_STR nodes */
 	ng_filter_ctx *own; /* ng_filter_eval's state */
@@ -127,7 +127,7 @@ typedef struct parser {
 	size_t errlen;
 	size_t err_col;
 	bool failed;
-	uint64_t columns;
+	ng_colset columns;
 	unsigned nstr;
 } parser;
 
@@ -175,16 +175,21 @@ node *ng_flt_term(parser *p);
 
 /* ---- what the terms, evaluation and pruning share ----------------------- */
 
-/* The columns (NG_COL bits) leaf n reads: its field and, for either
- * side, the other; for a computed value the four it is computed from.
- * The one place a filter's column sets are built from its leaves (the
- * parser's ng_filter_columns, the evaluator's code columns). */
-static inline uint64_t node_columns(const node *n)
+/* The columns leaf n reads: its field and, for either side, the other;
+ * for a computed value the four it is computed from.  The one place a
+ * filter's column sets are built from its leaves (the parser's
+ * ng_filter_columns, the evaluator's code columns). */
+static inline ng_colset node_columns(const node *n)
 {
 	if (n->kind == N_CALC)
-		return NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_BYTES) |
-		       NG_COL(NG_F_PACKETS);
-	return (n->f1 >= 0 ? NG_COL(n->f1) : 0) | (n->f2 >= 0 ? NG_COL(n->f2) : 0);
+		return (ng_colset)NG_COLSET(NG_F_FLOW_START, NG_F_FLOW_END, NG_F_BYTES,
+		                            NG_F_PACKETS);
+	ng_colset s = {{0}};
+	if (n->f1 >= 0)
+		ng_colset_add(&s, (unsigned)n->f1);
+	if (n->f2 >= 0)
+		ng_colset_add(&s, (unsigned)n->f2);
+	return s;
 }
 
 /* v op x for the integer operators (false for OP_LIKE). */

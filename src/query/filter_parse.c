@@ -372,8 +372,8 @@ void ng_filter_free(ng_filter *f)
 	free(f);
 }
 
-/* The columns (NG_COL bits) the parse saw the filter's terms name. */
-uint64_t ng_filter_columns(const ng_filter *f)
+/* The columns the parse saw the filter's terms name. */
+ng_colset ng_filter_columns(const ng_filter *f)
 {
 	return f->columns;
 }

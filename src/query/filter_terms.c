@@ -63,7 +63,7 @@ static node *leaf(parser *p, enum node_kind k, int f1, int f2)
 		return NULL;
 	n->f1 = f1;
 	n->f2 = f2;
-	p->columns |= node_columns(n);
+	p->columns = ng_colset_union(p->columns, node_columns(n));
 	return n;
 }
 
@@ -809,7 +809,7 @@ static node *kw_calc(parser *p, const term_kw *k)
 	}
 	n->kind = N_CALC;
 	n->calc = (enum calc)k->arg;
-	p->columns |= node_columns(n);
+	p->columns = ng_colset_union(p->columns, node_columns(n));
 	return n;
 }
 

@@ -209,7 +209,7 @@ static int finish_listing(ng_run_ctx *c)
 	return 0;
 }
 
-int ng_run_listing_first(const char *dir, ng_run_ctx *c, uint64_t cols, ng_query_result *res)
+int ng_run_listing_first(const char *dir, ng_run_ctx *c, ng_colset cols, ng_query_result *res)
 {
 	const ng_query *q = c->q;
 	ng_scan_opts so = {.from_ms = q->from_ms,
@@ -248,7 +248,7 @@ static int append_list(ng_run_ctx *dst, ng_run_ctx *w)
 	return 0;
 }
 
-int ng_run_listing_all(const char *dir, ng_run_ctx *proto, uint64_t cols, ng_query_result *res)
+int ng_run_listing_all(const char *dir, ng_run_ctx *proto, ng_colset cols, ng_query_result *res)
 {
 	ng_workers ws;
 	int rc = ng_scan_workers(dir, proto, cols, on_batch_list_par, false, -1, res, &ws);

@@ -42,8 +42,8 @@ int ng_rollup_set_for(const ng_query *q)
 {
 	if (q->no_rollup || !q->nkeys)
 		return -1;
-	uint64_t need = q->filter ? ng_filter_columns(q->filter) : 0;
-	if (need & NG_COL(NG_F_FLOW_START))
+	ng_colset need = q->filter ? ng_filter_columns(q->filter) : (ng_colset){{0}};
+	if (ng_colset_has(need, NG_F_FLOW_START))
 		return -1; /* a filter on a flow's own times */
 	for (size_t j = 0; j < q->nkeys; j++) {
 		const ng_group_key *g = &q->keys[j];
@@ -51,7 +51,7 @@ int ng_rollup_set_for(const ng_query *q)
 			continue;
 		if (g->plen4 || g->plen6 || g->bucket_ms)
 			return -1;
-		need |= ng_key_columns(g);
+		need = ng_colset_union(need, ng_key_columns(g));
 	}
 	return ng_rollup_pick(need);
 }

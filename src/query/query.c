@@ -33,12 +33,12 @@
 /* The columns a group-by reads after the filter (a filter's own columns
  * are read by the scan's select, ng_use_select, on every path): the
  * values and every key's; sets c's key layout (kwords, either, xform). */
-static uint64_t group_columns(const ng_query *q, ng_run_ctx *c)
+static ng_colset group_columns(const ng_query *q, ng_run_ctx *c)
 {
-	uint64_t cols = NG_QUERY_VALUE_COLS;
+	ng_colset cols = NG_QUERY_VALUE_COLS;
 	c->t.kwords = (ng_query_key_len(q) + 7) / 8;
 	for (size_t j = 0; j < q->nkeys; j++) {
-		cols |= ng_key_columns(&q->keys[j]);
+		cols = ng_colset_union(cols, ng_key_columns(&q->keys[j]));
 		if (q->keys[j].alt >= 0)
 			c->either = (int)j;
 		if (q->keys[j].plen4 || q->keys[j].plen6 || q->keys[j].bucket_ms)
@@ -53,9 +53,9 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof *res);
 	ng_run_ctx c = {.q = q, .res = res, .either = -1};
-	uint64_t cols;
+	ng_colset cols;
 	if (q->nkeys == 0) {
-		cols = NG_FIELD_COUNT >= 64 ? UINT64_MAX : (UINT64_C(1) << NG_FIELD_COUNT) - 1;
+		cols = ng_colset_all();
 	} else {
 		if (ng_query_key_len(q) > NG_QUERY_KEY_MAX) {
 			snprintf(err, errlen, "group-by key too long");

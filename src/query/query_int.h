@@ -36,16 +36,18 @@
 #include "query/query.h"
 
 /* The columns every run reads besides its keys (and a filter's own,
- * which the scan's select reads): a group's or a total's values. */
-#define NG_QUERY_VALUE_COLS                                                                        \
-	(NG_COL(NG_F_FLOW_START) | NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_PACKETS) |                  \
-	 NG_COL(NG_F_BYTES))
+ * which the scan's select reads): a group's or a total's values.  An
+ * initializer (core/colset.h NG_COLSET). */
+#define NG_QUERY_VALUE_COLS NG_COLSET(NG_F_FLOW_START, NG_F_FLOW_END, NG_F_PACKETS, NG_F_BYTES)
 
 /* The columns group-by key g reads: its field, and the other side's for
  * an either key. */
-static inline uint64_t ng_key_columns(const ng_group_key *g)
+static inline ng_colset ng_key_columns(const ng_group_key *g)
 {
-	return NG_COL(g->field) | (g->alt >= 0 ? NG_COL(g->alt) : 0);
+	ng_colset s = ng_colset_of(g->field);
+	if (g->alt >= 0)
+		ng_colset_add(&s, (unsigned)g->alt);
+	return s;
 }
 
 /* The fast aggregation path of a worker (agg.h), chosen per query by
@@ -174,11 +176,11 @@ int ng_finish_top32(ng_run_ctx *c);
 
 /* A listing of the first q->limit flows (serial).  Frees c's state.
  * Returns 0, -1 (not a store), -2 (out of memory) or -3 (deadline). */
-int ng_run_listing_first(const char *dir, ng_run_ctx *c, uint64_t cols, ng_query_result *res);
+int ng_run_listing_first(const char *dir, ng_run_ctx *c, ng_colset cols, ng_query_result *res);
 
 /* A listing of every matching flow (parallel).  Returns as
  * ng_run_listing_first. */
-int ng_run_listing_all(const char *dir, ng_run_ctx *proto, uint64_t cols, ng_query_result *res);
+int ng_run_listing_all(const char *dir, ng_run_ctx *proto, ng_colset cols, ng_query_result *res);
 
 /* ---- scan.c: the scan, its workers and their merge ----------------------- */
 
@@ -194,7 +196,7 @@ typedef struct ng_workers {
 typedef struct ng_part_scan {
 	const char *dir;
 	ng_workers *ws;
-	uint64_t cols;
+	ng_colset cols;
 	int (*fn_par)(const ng_column_batch *, unsigned, void *);
 	ng_query_result *res;
 } ng_part_scan;
@@ -230,7 +232,7 @@ int ng_scan_part(const ng_part_scan *p, uint64_t from, uint64_t to, const char *
  * (ng_scan_levels).  Returns 0, -1 (the scan failed), -2 (out of memory
  * in a worker) or -3 (a worker ran out of time); *ws is set in every
  * case, for the caller to merge and then free with ng_workers_free. */
-int ng_scan_workers(const char *dir, ng_run_ctx *proto, uint64_t cols,
+int ng_scan_workers(const char *dir, ng_run_ctx *proto, ng_colset cols,
                     int (*fn_par)(const ng_column_batch *, unsigned, void *), bool fast,
                     int top_set, ng_query_result *res, ng_workers *ws);
 
@@ -246,7 +248,7 @@ int ng_merge_workers(ng_run_ctx *w, unsigned nw, const ng_query_result *part);
 
 /* A group-by on the scan workers: scan, merge, top.  Returns as
  * ng_scan_workers. */
-int ng_run_grouped(const char *dir, ng_run_ctx *proto, uint64_t cols, ng_query_result *res);
+int ng_run_grouped(const char *dir, ng_run_ctx *proto, ng_colset cols, ng_query_result *res);
 
 /* ---- plan.c: group-bys through rollups ----------------------------------- */
 
@@ -277,6 +279,6 @@ bool ng_top_exact(const ng_top_cover *cv);
 /* A top-N through top rollup `set` (ng_top_set_for).  Returns 0, 1 when
  * its answer is not proved exact (res then cleared for the caller to run
  * on the rows), or what ng_scan_workers returns. */
-int ng_run_top(const char *dir, ng_run_ctx *proto, uint64_t cols, int set, ng_query_result *res);
+int ng_run_top(const char *dir, ng_run_ctx *proto, ng_colset cols, int set, ng_query_result *res);
 
 #endif

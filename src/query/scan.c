@@ -109,7 +109,7 @@ void ng_use_select(ng_scan_opts *so, ng_run_ctx *ctx, unsigned nw)
 	so->select_columns = ng_filter_columns(ctx->q->filter);
 	/* a filter's column that nothing after it reads may come as the
 	 * codes of a RANK dictionary: each distinct value tested once */
-	so->select_codes = ng_filter_code_columns(ctx->q->filter) & ~so->columns;
+	so->select_codes = ng_colset_minus(ng_filter_code_columns(ctx->q->filter), so->columns);
 	for (unsigned i = 0; i < nw; i++)
 		ctx[i].presel = true;
 }
@@ -158,7 +158,7 @@ int ng_scan_part(const ng_part_scan *p, uint64_t from, uint64_t to, const char *
 	return rc;
 }
 
-int ng_scan_workers(const char *dir, ng_run_ctx *proto, uint64_t cols,
+int ng_scan_workers(const char *dir, ng_run_ctx *proto, ng_colset cols,
                     int (*fn_par)(const ng_column_batch *, unsigned, void *), bool fast,
                     int top_set, ng_query_result *res, ng_workers *ws)
 {
@@ -244,7 +244,7 @@ static int merge_generic(ng_run_ctx *w, unsigned nw, const ng_query_result *part
 	return ng_merge_workers(w, nw, part) || ng_finish_top(&w[0], NULL) ? -2 : 0;
 }
 
-int ng_run_grouped(const char *dir, ng_run_ctx *proto, uint64_t cols, ng_query_result *res)
+int ng_run_grouped(const char *dir, ng_run_ctx *proto, ng_colset cols, ng_query_result *res)
 {
 	ng_workers ws;
 	int rc = ng_scan_workers(dir, proto, cols, ng_on_batch_par, true, -1, res, &ws);

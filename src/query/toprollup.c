@@ -129,7 +129,8 @@ static void top_hours(const ng_query *q, uint64_t *a, uint64_t *b)
 static bool passes_all(const ng_query *q)
 {
 	ng_flow f = {0};
-	return !q->filter || (!ng_filter_columns(q->filter) && ng_filter_match_flow(q->filter, &f));
+	return !q->filter || (ng_colset_empty(ng_filter_columns(q->filter)) &&
+	                      ng_filter_match_flow(q->filter, &f));
 }
 
 /* One address key (no prefix, no either), no filter, ordered by flows,
@@ -334,11 +335,11 @@ static int top_merge(ng_run_ctx *w, unsigned nw, const ng_query_result *part)
 	return rc;
 }
 
-int ng_run_top(const char *dir, ng_run_ctx *proto, uint64_t cols, int set, ng_query_result *res)
+int ng_run_top(const char *dir, ng_run_ctx *proto, ng_colset cols, int set, ng_query_result *res)
 {
 	ng_workers ws;
-	int rc = ng_scan_workers(dir, proto, cols | NG_COL(NG_F_IP_VERSION), on_batch_top, true,
-	                         set, res, &ws);
+	ng_colset_add(&cols, NG_F_IP_VERSION);
+	int rc = ng_scan_workers(dir, proto, cols, on_batch_top, true, set, res, &ws);
 	if (rc == 0)
 		rc = top_merge(ws.w, ws.n, ws.part);
 	ng_workers_free(&ws);

@@ -44,7 +44,7 @@ void ng_chunk_free(ng_chunk *c)
 void ng_chunk_reset(ng_chunk *c)
 {
 	c->n = 0;
-	c->mask = 0;
+	c->mask = (ng_colset){{0}};
 	c->used = 0;
 	memset(c->filled, 0, sizeof c->filled);
 	memset(c->col, 0, sizeof c->col);
@@ -62,9 +62,9 @@ static uint8_t *col_of(ng_chunk *c, size_t f)
 	return c->col[f];
 }
 
-/* Bit f set when field f is non-zero in some record of records[0..n):
- * the records OR-ed together word by word, then each field's bytes. */
-static uint64_t present(const ng_flow *records, size_t n)
+/* The fields that are non-zero in some record of records[0..n): the
+ * records OR-ed together word by word, then each field's bytes. */
+static ng_colset present(const ng_flow *records, size_t n)
 {
 	/* word by word from the records themselves: a copy of each whole
 	 * record first compiled to a `rep movsq`, half of this function */
@@ -77,12 +77,12 @@ static uint64_t present(const ng_flow *records, size_t n)
 			acc[k] |= w;
 		}
 	const uint8_t *b = (const uint8_t *)acc;
-	uint64_t mask = 0;
+	ng_colset mask = {{0}};
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 		const uint8_t *p = b + ng_fields[f].offset;
 		for (size_t k = 0; k < ng_fields[f].size; k++)
 			if (p[k]) {
-				mask |= NG_COL(f);
+				ng_colset_add(&mask, f);
 				break;
 			}
 	}
@@ -141,38 +141,40 @@ size_t ng_chunk_put(ng_chunk *c, const ng_flow *records, size_t n)
 	 * copied out of them */
 	for (size_t lo = 0; lo < n; lo += BLOCK) {
 		size_t k = n - lo < BLOCK ? n - lo : BLOCK;
-		uint64_t m = present(records + lo, k);
-		for (uint64_t bits = m; bits; bits &= bits - 1) {
-			size_t f = (size_t)__builtin_ctzll(bits);
+		ng_colset m = present(records + lo, k);
+		ng_colset left = m;
+		for (int f; (f = ng_colset_pop(&left)) >= 0;) {
 			fill_zeros(c, f, c->n);
 			transpose(c->col[f], c->n, records + lo, k, ng_fields[f].offset,
 			          ng_fields[f].size);
 			c->filled[f] = (uint32_t)(c->n + k);
 		}
-		c->mask |= m;
+		c->mask = ng_colset_union(c->mask, m);
 		c->n += k;
 	}
 	return n;
 }
 
-void ng_chunk_pad(ng_chunk *c, uint64_t mask)
+void ng_chunk_pad(ng_chunk *c, ng_colset mask)
 {
-	for (uint64_t bits = mask; bits; bits &= bits - 1)
-		fill_zeros(c, (size_t)__builtin_ctzll(bits), c->n);
-	c->mask |= mask;
+	ng_colset left = mask;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;)
+		fill_zeros(c, f, c->n);
+	c->mask = ng_colset_union(c->mask, mask);
 }
 
-int ng_chunk_copy_row(ng_chunk *dst, const ng_chunk *src, size_t r, uint64_t mask)
+int ng_chunk_copy_row(ng_chunk *dst, const ng_chunk *src, size_t r, ng_colset mask)
 {
 	if (dst->n >= NG_CHUNK_ROWS)
 		return -1;
-	for (uint64_t bits = mask; bits; bits &= bits - 1) {
-		size_t f = (size_t)__builtin_ctzll(bits), w = ng_fields[f].size;
+	ng_colset left = mask;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
+		size_t w = ng_fields[f].size;
 		fill_zeros(dst, f, dst->n);
 		memcpy(dst->col[f] + dst->n * w, src->col[f] + r * w, w);
 		dst->filled[f] = (uint32_t)(dst->n + 1);
 	}
-	dst->mask |= mask;
+	dst->mask = ng_colset_union(dst->mask, mask);
 	dst->n++;
 	return 0;
 }

@@ -138,7 +138,7 @@ static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t 
 		ng_seg_close(rd);
 		return -1;
 	}
-	if (ng_seg_read_rows(rd, UINT64_MAX, rows + *n, colbuf, err, sizeof err)) {
+	if (ng_seg_read_rows(rd, ng_colset_all(), rows + *n, colbuf, err, sizeof err)) {
 		ng_warn("store: compaction: %s: %s", path, err);
 		ng_seg_close(rd);
 		return -1;

@@ -37,7 +37,7 @@
 #include "store/segment.h"
 #include "store/tree.h"
 
-#define C(f) NG_COL(NG_F_##f)
+#define C(f) NG_F_##f
 
 /* Narrow sets, so that a set's groups are few: a query uses the first
  * set (in this order) holding every field it groups or filters on.  Sets
@@ -50,29 +50,31 @@
 #define HOURLY 1u
 const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS] = {
     {"geo",
-     C(SRC_COUNTRY) | C(DST_COUNTRY) | C(SRC_CONTINENT) | C(DST_CONTINENT) | C(PROTOCOL) |
-         C(IP_VERSION),
+     NG_COLSET(C(SRC_COUNTRY), C(DST_COUNTRY), C(SRC_CONTINENT), C(DST_CONTINENT), C(PROTOCOL),
+               C(IP_VERSION)),
      BOTH, false},
     {"net",
-     C(SRC_NET) | C(DST_NET) | C(SRC_NET_ROLE) | C(DST_NET_ROLE) | C(SRC_NET_SITE) |
-         C(DST_NET_SITE) | C(PROTOCOL) | C(IP_VERSION),
+     NG_COLSET(C(SRC_NET), C(DST_NET), C(SRC_NET_ROLE), C(DST_NET_ROLE), C(SRC_NET_SITE),
+               C(DST_NET_SITE), C(PROTOCOL), C(IP_VERSION)),
      BOTH, false},
-    {"srcas", C(SRC_AS) | C(SRC_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH, false},
-    {"dstas", C(DST_AS) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) | C(IP_VERSION), BOTH, false},
+    {"srcas", NG_COLSET(C(SRC_AS), C(SRC_AS_NAME), C(AS_SOURCE), C(PROTOCOL), C(IP_VERSION)), BOTH,
+     false},
+    {"dstas", NG_COLSET(C(DST_AS), C(DST_AS_NAME), C(AS_SOURCE), C(PROTOCOL), C(IP_VERSION)), BOTH,
+     false},
     {"if",
-     C(EXPORTER) | C(EXPORTER_NAME) | C(OBSERVATION_DOMAIN) | C(IN_IF) | C(OUT_IF) | C(IN_IF_NAME) |
-         C(OUT_IF_NAME) | C(PROTOCOL) | C(IP_VERSION) | C(DIRECTION) | C(SAMPLING_RATE) |
-         C(SAMPLING_SOURCE) | C(FLOW_VERSION) | C(SAMPLE_KIND) | C(SERVICE),
+     NG_COLSET(C(EXPORTER), C(EXPORTER_NAME), C(OBSERVATION_DOMAIN), C(IN_IF), C(OUT_IF),
+               C(IN_IF_NAME), C(OUT_IF_NAME), C(PROTOCOL), C(IP_VERSION), C(DIRECTION),
+               C(SAMPLING_RATE), C(SAMPLING_SOURCE), C(FLOW_VERSION), C(SAMPLE_KIND), C(SERVICE)),
      BOTH, false},
     /* pairs (Sankey): source and destination AS together */
     {"as",
-     C(SRC_AS) | C(DST_AS) | C(SRC_AS_NAME) | C(DST_AS_NAME) | C(AS_SOURCE) | C(PROTOCOL) |
-         C(IP_VERSION),
+     NG_COLSET(C(SRC_AS), C(DST_AS), C(SRC_AS_NAME), C(DST_AS_NAME), C(AS_SOURCE), C(PROTOCOL),
+               C(IP_VERSION)),
      HOURLY, false},
-    {"port", C(DST_PORT) | C(SERVICE) | C(PROTOCOL) | C(IP_VERSION), HOURLY, false},
+    {"port", NG_COLSET(C(DST_PORT), C(SERVICE), C(PROTOCOL), C(IP_VERSION)), HOURLY, false},
     /* the largest groups of one address (store.h "Top rollups") */
-    {"srctop", C(SRC_ADDR) | C(IP_VERSION), HOURLY, true},
-    {"dsttop", C(DST_ADDR) | C(IP_VERSION), HOURLY, true},
+    {"srctop", NG_COLSET(C(SRC_ADDR), C(IP_VERSION)), HOURLY, true},
+    {"dsttop", NG_COLSET(C(DST_ADDR), C(IP_VERSION)), HOURLY, true},
 };
 _Static_assert(NG_ROLLUP_NLEVELS == 2 && HOURLY == 1u << 0, "level 0 is the hour");
 
@@ -80,7 +82,8 @@ const uint64_t ng_rollup_levels_ms[NG_ROLLUP_NLEVELS] = {3600000, 300000};
 static const char *const level_name[NG_ROLLUP_NLEVELS] = {"1h", "5m"};
 
 /* The columns every rollup holds besides its set's fields. */
-#define MEASURES (C(FLOW_START) | C(FLOW_END) | C(BYTES) | C(PACKETS) | NG_COL(NG_ROLLUP_FLOWS))
+static const ng_colset measures =
+    NG_COLSET(C(FLOW_START), C(FLOW_END), C(BYTES), C(PACKETS), NG_ROLLUP_FLOWS);
 
 #define SUFFIX_PREFIX ".r-"
 
@@ -94,18 +97,20 @@ int ng_rollup_suffix(unsigned set, unsigned level, char *buf, size_t len)
 	return k < 0 || (size_t)k >= len ? -1 : 0;
 }
 
-int ng_rollup_pick(uint64_t columns)
+int ng_rollup_pick(ng_colset columns)
 {
 	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
-		if (!ng_rollup_sets[s].top && !(columns & ~ng_rollup_sets[s].dims))
+		if (!ng_rollup_sets[s].top && ng_colset_subset(columns, ng_rollup_sets[s].dims))
 			return (int)s;
 	return -1;
 }
 
 int ng_rollup_top_set(enum ng_field_id f)
 {
+	ng_colset dims = ng_colset_of(f);
+	ng_colset_add(&dims, NG_F_IP_VERSION);
 	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
-		if (ng_rollup_sets[s].top && ng_rollup_sets[s].dims == (NG_COL(f) | C(IP_VERSION)))
+		if (ng_rollup_sets[s].top && ng_colset_equal(ng_rollup_sets[s].dims, dims))
 			return (int)s;
 	return -1;
 }
@@ -174,16 +179,16 @@ typedef struct grouper {
 	size_t mask;
 } grouper;
 
-static int grouper_init(grouper *g, uint64_t dims, uint64_t level_ms)
+static int grouper_init(grouper *g, ng_colset dims, uint64_t level_ms)
 {
 	memset(g, 0, sizeof *g);
 	size_t kb = 0;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-		if (dims & NG_COL(f)) {
-			g->dim[g->ndim].off = ng_fields[f].offset;
-			g->dim[g->ndim++].size = ng_fields[f].size;
-			kb += ng_fields[f].size;
-		}
+	ng_colset left = dims;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
+		g->dim[g->ndim].off = ng_fields[f].offset;
+		g->dim[g->ndim++].size = ng_fields[f].size;
+		kb += ng_fields[f].size;
+	}
 	g->kw = kb ? (kb + 7) / 8 : 1;
 	g->level = level_ms;
 	g->bucket = UINT64_MAX;
@@ -321,12 +326,12 @@ typedef struct build_ctx {
  * flow_start, as every segment). */
 static int write_rollup(build_ctx *c, const char *path, unsigned set, const ng_flow *rows, size_t n)
 {
-	const uint64_t cols = ng_rollup_sets[set].dims | MEASURES;
+	const ng_colset cols = ng_colset_union(ng_rollup_sets[set].dims, measures);
 	ng_field fields[NG_FIELD_COUNT];
 	size_t nf = 0;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-		if (cols & NG_COL(f))
-			fields[nf++] = ng_fields[f];
+	ng_colset left = cols;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;)
+		fields[nf++] = ng_fields[f];
 	int rc = -1;
 	uint32_t *order = malloc((n ? n : 1) * sizeof *order);
 	if (!order)
@@ -435,8 +440,10 @@ static void top_bucket(const ng_flow *g, size_t n, uint64_t bucket, size_t addr,
 static int top_rows(const grouper *g, unsigned set, ng_flow **rows, size_t *n)
 {
 	size_t addr = 0;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-		if (ng_rollup_sets[set].dims & NG_COL(f) && ng_fields[f].type == NG_FT_ADDR)
+	const ng_colset dims = ng_rollup_sets[set].dims;
+	ng_colset left = dims;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;)
+		if (ng_fields[f].type == NG_FT_ADDR)
 			addr = ng_fields[f].offset;
 	size_t nb = 0; /* buckets */
 	for (size_t i = 0; i < g->n; i++)
@@ -498,9 +505,9 @@ static long load_rows(build_ctx *c, const char *seg)
 		}
 		c->cap = n;
 	}
-	uint64_t need = MEASURES & ~NG_COL(NG_ROLLUP_FLOWS);
+	ng_colset need = ng_colset_minus(measures, ng_colset_of(NG_ROLLUP_FLOWS));
 	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
-		need |= ng_rollup_sets[s].dims;
+		need = ng_colset_union(need, ng_rollup_sets[s].dims);
 	if (ng_seg_read_rows(&c->rd, need, c->rows, c->colbuf, err, sizeof err)) {
 		ng_warn("store: rollup: %s: %s", seg, err);
 		ng_seg_close(&c->rd);

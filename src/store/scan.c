@@ -30,6 +30,7 @@
  */
 #include "store/store.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -79,10 +80,10 @@ typedef struct worker {
 	void *scratch;                  /* select: one decoded block of any column */
 	ng_batch_codes codes;           /* select: the columns given as codes */
 	uint32_t *code[NG_FIELD_COUNT]; /* select: one block's codes of a column */
-	uint64_t counted;               /* columns counted in bytes_read for this segment */
+	ng_colset counted;              /* columns counted in bytes_read for this segment */
 	uint64_t seg;                   /* ordinal of the segment being read */
 	uint64_t prev;                  /* last flow_start seen in it (order check) */
-	uint64_t cols;                  /* columns to decode: the scan's, and the
+	ng_colset cols;                 /* columns to decode: the scan's, and the
 	                                 * flow counts when reading a rollup */
 	bool rollup;                    /* the segment is read through its rollup */
 	ng_scan_stats st;
@@ -91,7 +92,8 @@ typedef struct worker {
 
 struct scan {
 	const ng_scan_opts *o;
-	uint64_t from, to, columns;
+	uint64_t from, to;
+	ng_colset columns;
 	ng_scan_stats st; /* the planner's counts */
 	uint64_t nseg;    /* segments handed out so far (job.ord) */
 	bool parallel;
@@ -201,10 +203,10 @@ static void zone_map(const ng_seg_reader *rd, ng_zone_map *z)
  * uses it. */
 static void count_col(worker *w, size_t f)
 {
-	if (w->counted & NG_COL(f))
+	if (ng_colset_has(w->counted, f))
 		return;
 	int idx = w->rd.col_of_field[f];
-	w->counted |= NG_COL(f);
+	ng_colset_add(&w->counted, f);
 	if (idx >= 0)
 		w->st.bytes_read += w->rd.h.cols[idx].stored;
 }
@@ -243,14 +245,14 @@ static int read_col(worker *w, const char *path, size_t b, size_t f, void *out)
 
 /* Decodes the columns of `want` that *have lacks into the worker's block
  * buffers.  Returns 0 or -1 (reported). */
-static int read_cols(worker *w, const char *path, size_t b, uint64_t want, uint64_t *have)
+static int read_cols(worker *w, const char *path, size_t b, ng_colset want, ng_colset *have)
 {
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(want & NG_COL(f)) || (*have & NG_COL(f)))
-			continue;
+	const ng_colset need = ng_colset_minus(want, *have);
+	ng_colset left = need;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
 		if (read_col(w, path, b, f, w->col[f]))
 			return -1;
-		*have |= NG_COL(f);
+		ng_colset_add(have, f);
 	}
 	return 0;
 }
@@ -258,12 +260,12 @@ static int read_cols(worker *w, const char *path, size_t b, uint64_t want, uint6
 /* Of the columns `want` (ng_scan_opts.select_codes), reads as codes those
  * the segment stores RANK, into w->codes; sets their bits in *coded.  The
  * others are left to be read as values.  Returns 0 or -1 (reported). */
-static int read_codes(worker *w, const char *path, size_t b, uint64_t want, uint64_t *coded)
+static int read_codes(worker *w, const char *path, size_t b, ng_colset want, ng_colset *coded)
 {
 	char err[256];
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
 		w->codes.code[f] = NULL;
-		if (!(want & NG_COL(f)))
+		if (!ng_colset_has(want, f))
 			continue;
 		if (!w->code[f] && !(w->code[f] = malloc(NG_SEG_BLOCK_ROWS * 4))) {
 			report(w, path, "out of memory");
@@ -285,17 +287,17 @@ static int read_codes(worker *w, const char *path, size_t b, uint64_t want, uint
 		w->codes.dict[f] = values;
 		w->codes.k[f] = k;
 		w->codes.stamp[f] = stamp;
-		*coded |= NG_COL(f);
+		ng_colset_add(coded, f);
 	}
 	return 0;
 }
 
 /* Points batch at rows [lo, ...) of the decoded columns in `cols`. */
-static void point_batch(worker *w, ng_column_batch *batch, uint64_t cols, size_t lo)
+static void point_batch(worker *w, ng_column_batch *batch, ng_colset cols, size_t lo)
 {
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-		if (cols & NG_COL(f))
-			batch->col[f] = (const uint8_t *)w->col[f] + lo * ng_fields[f].size;
+	ng_colset left = cols;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;)
+		batch->col[f] = (const uint8_t *)w->col[f] + lo * ng_fields[f].size;
 }
 
 /* out[m] = in[sel[m]] for m < k, values of sz bytes. */
@@ -353,22 +355,21 @@ static int read_rows(worker *w, const char *path, size_t b, size_t f, size_t lo,
  * reused for every column, and the rows picked from it.
  * Returns 0 or -1 (reported). */
 static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_batch *batch,
-                  uint64_t cols, uint64_t have, size_t k)
+                  ng_colset cols, ng_colset have, size_t k)
 {
 	const uint32_t *sel = w->sel;
 	const bool few = k <= ng_seg_block_rows(&w->rd, b) / FEW_ROWS;
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(cols & NG_COL(f)))
-			continue;
+	ng_colset left = cols;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
 		const size_t sz = ng_fields[f].size;
 		const uint8_t *in = w->col[f];
 		batch->col[f] = w->gcol[f];
-		if (!(have & NG_COL(f)) && few) {
+		if (!ng_colset_has(have, f) && few) {
 			if (read_rows(w, path, b, f, lo, k))
 				return -1;
 			continue;
 		}
-		if (!(have & NG_COL(f))) {
+		if (!ng_colset_has(have, f)) {
 			if (read_col(w, path, b, f, w->scratch))
 				return -1;
 			in = w->scratch;
@@ -398,30 +399,32 @@ static int deliver(worker *w, ng_column_batch *batch)
  * which rows to keep, and only when some are decodes the other columns
  * and passes the kept rows on (late materialization: a rare filter reads
  * little more than its own columns). */
-static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t hi, uint64_t *have,
+static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t hi, ng_colset *have,
                       bool *bad)
 {
 	scan *s = w->s;
-	const uint64_t cols = w->cols;
+	const ng_colset cols = w->cols;
 	ng_column_batch batch = {
 	    .n = hi - lo, .segment = w->seg, .row0 = (uint64_t)b * NG_SEG_BLOCK_ROWS + lo};
 	w->st.rows_scanned += batch.n;
 	w->st.blocks_scanned++;
 	size_t k = batch.n;
 	if (s->o->select) {
-		const uint64_t sc = s->o->select_columns;
-		uint64_t coded = 0;
-		if ((s->o->select_codes &&
-		     read_codes(w, path, b, s->o->select_codes & sc & ~*have, &coded)) ||
-		    read_cols(w, path, b, sc & ~coded, have)) {
+		const ng_colset sc = s->o->select_columns;
+		const ng_colset codes = s->o->select_codes;
+		ng_colset coded = {{0}};
+		if ((!ng_colset_empty(codes) &&
+		     read_codes(w, path, b, ng_colset_minus(ng_colset_intersect(codes, sc), *have),
+		                &coded)) ||
+		    read_cols(w, path, b, ng_colset_minus(sc, coded), have)) {
 			*bad = true;
 			return 0;
 		}
-		point_batch(w, &batch, sc & ~coded, lo);
-		if (coded) {
-			for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-				if (coded & NG_COL(f))
-					w->codes.code[f] += lo;
+		point_batch(w, &batch, ng_colset_minus(sc, coded), lo);
+		if (!ng_colset_empty(coded)) {
+			ng_colset left = coded;
+			for (int f; (f = ng_colset_pop(&left)) >= 0;)
+				w->codes.code[f] += lo;
 			batch.codes = &w->codes;
 			w->st.blocks_coded++;
 		}
@@ -448,11 +451,10 @@ static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t h
 
 /* The worker's block buffers for the columns of `cols` (and the gather
  * buffers when selecting).  Returns false when out of memory. */
-static bool alloc_buffers(worker *w, uint64_t cols, bool select)
+static bool alloc_buffers(worker *w, ng_colset cols, bool select)
 {
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(cols & NG_COL(f)))
-			continue;
+	ng_colset left = cols;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
 		size_t sz = NG_SEG_BLOCK_ROWS * ng_fields[f].size;
 		if (!w->col[f] && !(w->col[f] = malloc(sz)))
 			return false;
@@ -494,12 +496,13 @@ static int read_segment(worker *w, const char *path)
 		}
 	}
 	const bool select = s->o->select != NULL;
-	if (!alloc_buffers(w, w->cols | (select ? s->o->select_columns : 0), select)) {
+	if (!alloc_buffers(w, select ? ng_colset_union(w->cols, s->o->select_columns) : w->cols,
+	                   select)) {
 		report(w, path, "out of memory");
 		return 0;
 	}
 	w->st.bytes_read += h->header_size;
-	w->counted = 0;
+	w->counted = (ng_colset){{0}};
 	w->prev = 0;
 	const bool inside = h->start_min >= s->from && h->start_max < s->to;
 	const size_t nb = ng_seg_blocks(&w->rd);
@@ -508,13 +511,13 @@ static int read_segment(worker *w, const char *path)
 	bool bad = false;
 	for (size_t b = 0; b < nb && rc == 0 && !bad && !stopped(s); b++) {
 		size_t n = ng_seg_block_rows(&w->rd, b), lo = 0, hi = n;
-		uint64_t have = 0;
+		ng_colset have = {{0}};
 		if (!inside || !select) {
 			if (read_col(w, path, b, NG_F_FLOW_START, w->col[NG_F_FLOW_START])) {
 				bad = true;
 				break;
 			}
-			have = NG_COL(NG_F_FLOW_START);
+			have = ng_colset_of(NG_F_FLOW_START);
 			if (start[0] >= s->to)
 				break;
 			lo = lower_bound(start, n, s->from);
@@ -577,7 +580,7 @@ static int run_job(worker *w, job *j)
 	}
 	w->seg = j->ord;
 	w->rollup = rollup;
-	w->cols = s->columns | (rollup ? NG_COL(NG_ROLLUP_FLOWS) : 0);
+	w->cols = rollup ? ng_colset_union(s->columns, ng_colset_of(NG_ROLLUP_FLOWS)) : s->columns;
 	int rc = read_segment(w, j->path);
 	ng_seg_close(&w->rd);
 	return rc;
@@ -744,6 +747,8 @@ void ng_scan_stats_add(ng_scan_stats *a, const ng_scan_stats *b)
 
 int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st)
 {
+	assert(ng_colset_subset(ng_colset_union(o->columns, o->select_columns), ng_colset_all()) &&
+	       ng_colset_subset(o->select_codes, o->select_columns));
 	ng_scan_stats local;
 	if (!st)
 		st = &local;
@@ -753,11 +758,11 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	if ((size_t)snprintf(path, sizeof path, "%s/flows", dir) >= sizeof path ||
 	    stat(path, &sb) || !S_ISDIR(sb.st_mode))
 		return -1;
-	scan s = {.o = o,
-	          .from = o->from_ms,
-	          .to = o->to_ms,
-	          .columns = o->columns | NG_COL(NG_F_FLOW_START) |
-	                     (o->select ? o->select_columns & ~o->select_codes : 0)};
+	scan s = {.o = o, .from = o->from_ms, .to = o->to_ms};
+	s.columns = ng_colset_union(o->columns, ng_colset_of(NG_F_FLOW_START));
+	if (o->select)
+		s.columns =
+		    ng_colset_union(s.columns, ng_colset_minus(o->select_columns, o->select_codes));
 	s.parallel = o->fn_par && !o->fn && !o->want;
 	s.nw = s.parallel ? ng_store_scan_threads(o->threads) : 1;
 	s.w = calloc(s.nw, sizeof *s.w);
@@ -818,7 +823,7 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	return s.rc;
 }
 
-int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,
+int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, ng_colset columns,
                   int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st)
 {
 	ng_scan_opts o = {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/colset.h"
 #include "core/field.h"
 #include "core/flow.h"
 #include "store/keymap.h"
@@ -211,11 +212,11 @@ int ng_seg_read_entry(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t 
  * Returns 0, or -1 with a message on corrupt data or a read error. */
 int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err, size_t errlen);
 
-/* Decodes the fields whose bit (1 << field id) is set in `columns` of
- * every row of the open segment into out[0..h.rows) as records, the
- * other fields zero, through colbuf (room for h.rows × 16 bytes).
- * Returns 0, or -1 with a message as ng_seg_read_column. */
-int ng_seg_read_rows(ng_seg_reader *r, uint64_t columns, ng_flow *out, uint8_t *colbuf, char *err,
+/* Decodes the fields of `columns` (of the table: ng_colset_all() for
+ * every one) of every row of the open segment into out[0..h.rows) as
+ * records, the other fields zero, through colbuf (room for h.rows × 16
+ * bytes).  Returns 0, or -1 with a message as ng_seg_read_column. */
+int ng_seg_read_rows(ng_seg_reader *r, ng_colset columns, ng_flow *out, uint8_t *colbuf, char *err,
                      size_t errlen);
 
 /* Closes the file; keeps buffers for the next ng_seg_open. */

@@ -38,6 +38,7 @@
  * share with the encoder is static inline in segment_int.h.  Buffers are
  * kept from one open to the next.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -860,14 +861,14 @@ int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err
 
 /* segment.h.  Column by column through colbuf, each copied into the
  * records' field (compaction reads whole segments so). */
-int ng_seg_read_rows(ng_seg_reader *r, uint64_t columns, ng_flow *out, uint8_t *colbuf, char *err,
+int ng_seg_read_rows(ng_seg_reader *r, ng_colset columns, ng_flow *out, uint8_t *colbuf, char *err,
                      size_t errlen)
 {
+	assert(ng_colset_subset(columns, ng_colset_all()));
 	const size_t n = (size_t)r->h.rows;
 	memset(out, 0, n * sizeof *out);
-	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(columns >> f & 1))
-			continue;
+	ng_colset left = columns;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
 		const ng_field *fd = &ng_fields[f];
 		if (ng_seg_read_column(r, fd, colbuf, err, errlen))
 			return -1;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/colset.h"
 #include "core/field.h"
 #include "core/flow.h"
 
@@ -175,17 +176,18 @@ typedef struct ng_zone_map {
 
 /*
  * Calls `fn` with the rows whose flow_start lies in [from_ms, to_ms),
- * decoding only the columns in `columns` (NG_COL bits; flow_start is always
- * decoded).  A call holds at most 16384 rows (one block of one segment),
- * in flow_start order within the call; segments come in the order of their
- * hour directories and first flow_start, so calls from different segments
- * of one hour may overlap in time.  Segments whose time range misses the
- * interval are skipped unopened.  A corrupt segment is counted in
- * st->errors, reported once on stderr naming its path, and skipped.
+ * decoding only the columns in `columns` (fields of the table; flow_start
+ * is always decoded).  A call holds at most 16384 rows (one block of one
+ * segment), in flow_start order within the call; segments come in the
+ * order of their hour directories and first flow_start, so calls from
+ * different segments of one hour may overlap in time.  Segments whose time
+ * range misses the interval are skipped unopened.  A corrupt segment is
+ * counted in st->errors, reported once on stderr naming its path, and
+ * skipped.
  * `fn` returns 0 to go on, non-zero to stop the scan (returned as is).
  * Returns 0, a callback's non-zero value, or -1 when `dir` is not a store.
  */
-int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, uint64_t columns,
+int ng_store_scan(const char *dir, uint64_t from_ms, uint64_t to_ms, ng_colset columns,
                   int (*fn)(const ng_column_batch *b, void *arg), void *arg, ng_scan_stats *st);
 
 /* What a scan knows of a segment before opening it (from its file name:
@@ -198,7 +200,7 @@ typedef struct ng_segment_info {
 /* ng_store_scan with more control.  Zero fields take the defaults. */
 typedef struct ng_scan_opts {
 	uint64_t from_ms, to_ms; /* flow_start in [from, to) */
-	uint64_t columns;        /* NG_COL bits; flow_start always */
+	ng_colset columns;       /* of the table (ng_colset_all()); flow_start always */
 	int (*fn)(const ng_column_batch *b, void *arg);
 	/* Optional: called, in scan order, for each segment that overlaps
 	 * the range, before it is opened.  Returns true to read it, false to
@@ -228,11 +230,11 @@ typedef struct ng_scan_opts {
 	 * worker that reads the block (`worker` as for fn_par; 0 serial). */
 	int (*select)(const ng_column_batch *b, unsigned worker, void *arg, uint32_t *sel,
 	              size_t *nsel);
-	uint64_t select_columns; /* NG_COL bits; fn gets these and `columns` */
+	ng_colset select_columns; /* fn gets these and `columns` */
 	/* Of select_columns, those select may get as dictionary codes
 	 * (b->codes) in segments that store them RANK; fn does not get them
 	 * (they must not be among `columns`). */
-	uint64_t select_codes;
+	ng_colset select_codes;
 	/* Optional: the suffix of a rollup (ng_rollup_suffix): a segment that
 	 * has this rollup is read through it (batches with `flows` set), one
 	 * that has not is read as is.  Only for queries the rollup answers
@@ -323,7 +325,7 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
 
 typedef struct ng_rollup_set {
 	const char *name; /* "geo", "net", "srcas", …: see rollup.c */
-	uint64_t dims;    /* NG_COL bits of its fields */
+	ng_colset dims;   /* its fields */
 	unsigned levels;  /* bit l: it has rollups of ng_rollup_levels_ms[l] */
 	bool top;         /* a top rollup (below): never picked by ng_rollup_pick */
 } ng_rollup_set;
@@ -355,8 +357,8 @@ extern const ng_rollup_set ng_rollup_sets[NG_ROLLUP_NSETS];
 extern const uint64_t ng_rollup_levels_ms[NG_ROLLUP_NLEVELS];
 
 /* The first set (smallest groups first) holding every field of
- * `columns` (NG_COL bits), or -1 when none does. */
-int ng_rollup_pick(uint64_t columns);
+ * `columns`, or -1 when none does. */
+int ng_rollup_pick(ng_colset columns);
 
 /* File suffix of rollup (set, level), e.g. ".r-as-1h", into buf[len].
  * Returns 0, or -1 when out of range, the set has no such level, or buf

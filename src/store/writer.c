@@ -79,8 +79,8 @@ struct ng_store_writer {
 	/* used by the flushing thread only (under flush_mu) */
 	ng_chunk *fchunk[MAX_CHUNKS]; /* the chunks being flushed */
 	size_t nfchunks;
-	uint64_t fmask;                /* columns written in some of them */
-	uint64_t fconst;               /* ... of which these hold one value */
+	ng_colset fmask;               /* columns written in some of them */
+	ng_colset fconst;              /* ... of which these hold one value */
 	uint8_t *pcol[NG_FIELD_COUNT]; /* a run's column in flow_start order */
 	size_t pcap[NG_FIELD_COUNT];   /* its capacity in rows */
 	uint64_t seq;
@@ -516,9 +516,9 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 	for (size_t a = lo; a < hi; a += MAX_SEGMENT_ROWS) {
 		size_t b = hi - a > MAX_SEGMENT_ROWS ? a + MAX_SEGMENT_ROWS : hi;
 		const uint8_t *cols[NG_FIELD_COUNT] = {0};
-		for (uint64_t bits = w->fmask; bits; bits &= bits - 1) {
-			size_t f = (size_t)__builtin_ctzll(bits);
-			if (permute(w, f, w->fconst >> f & 1, a, b - a)) {
+		ng_colset left = w->fmask;
+		for (int f; (f = ng_colset_pop(&left)) >= 0;) {
+			if (permute(w, f, ng_colset_has(w->fconst, f), a, b - a)) {
 				ng_error("store: out of memory sorting %zu rows", b - a);
 				return -1;
 			}
@@ -557,21 +557,22 @@ static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segm
 		ng_error("store: out of memory sorting %zu rows", n);
 		return -1;
 	}
-	w->fmask = 0;
+	w->fmask = (ng_colset){{0}};
 	for (size_t k = 0; k < w->nfchunks; k++)
-		w->fmask |= w->fchunk[k]->mask;
+		w->fmask = ng_colset_union(w->fmask, w->fchunk[k]->mask);
+	const ng_colset pad = ng_colset_union(w->fmask, ng_colset_of(NG_F_FLOW_START));
 	for (size_t k = 0; k < w->nfchunks; k++)
-		ng_chunk_pad(w->fchunk[k], w->fmask | NG_COL(NG_F_FLOW_START));
+		ng_chunk_pad(w->fchunk[k], pad);
 	sort_rows(w);
 	if (invert_order(w, n)) {
 		ng_error("store: out of memory sorting %zu rows", n);
 		return -1;
 	}
-	w->fconst = 0;
-	for (uint64_t bits = w->fmask; bits; bits &= bits - 1) {
-		size_t f = (size_t)__builtin_ctzll(bits);
-		w->fconst |= (uint64_t)constant_column(w, f) << f;
-	}
+	w->fconst = (ng_colset){{0}};
+	ng_colset left = w->fmask;
+	for (int f; (f = ng_colset_pop(&left)) >= 0;)
+		if (constant_column(w, f))
+			ng_colset_add(&w->fconst, f);
 	size_t lo = 0;
 	while (lo < n) {
 		uint64_t hour = row_start(w, w->order[lo]) / HOUR_MS;
@@ -619,7 +620,7 @@ static void keep_for_retry(ng_store_writer *w, size_t n, size_t done)
 		return;
 	}
 	if (done) {
-		uint64_t mask = w->fmask | NG_COL(NG_F_FLOW_START);
+		ng_colset mask = ng_colset_union(w->fmask, ng_colset_of(NG_F_FLOW_START));
 		for (size_t i = 0; i < left; i++) {
 			uint32_t id = w->order[done + i];
 			ng_chunk_copy_row(ch[i / NG_CHUNK_ROWS], w->fchunk[ROW_CHUNK(id)],

@@ -227,10 +227,7 @@ static void test_collect_v5_end_to_end(void **state)
 
 	struct rows r = {0};
 	ng_scan_stats st = {0};
-	uint64_t all = 0;
-	for (int c = 0; c < NG_FIELD_COUNT; c++)
-		all |= NG_COL(c);
-	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, all, on_rows, &r, &st), 0);
+	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, ng_colset_all(), on_rows, &r, &st), 0);
 	assert_int_equal(st.errors, 0);
 	assert_int_equal(r.n, 30);
 	assert_int_equal(r.packets, 230);
@@ -273,7 +270,8 @@ static void test_collect_v5_end_to_end(void **state)
 	js = slurp(exp, &len);
 	assert_non_null(strstr(js, "\"packets\":24,\"bytes\":3456,\"records\":60,"));
 	memset(&r, 0, sizeof r);
-	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, all, on_rows, &r, NULL), 0);
+	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, ng_colset_all(), on_rows, &r, NULL),
+	                 0);
 	assert_int_equal(r.n, 60);
 	rm_rf(dir);
 }
@@ -406,9 +404,9 @@ static void test_collect_sflow_counters(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_int_equal(WEXITSTATUS(status), 0);
 	size_t rows = 0, samples = 0;
-	assert_int_equal(
-	    ng_store_scan(store, 0, UINT64_MAX, NG_COL(NG_F_FLOW_START), count_rows, &rows, NULL),
-	    0);
+	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, ng_colset_of(NG_F_FLOW_START),
+	                               count_rows, &rows, NULL),
+	                 0);
 	assert_int_equal(rows, 13);
 	uint64_t errors = 0;
 	assert_int_equal(ng_counter_scan(store, 0, UINT64_MAX, count_samples, &samples, &errors),

@@ -146,8 +146,8 @@ static struct sums scan_all(const char *store)
 {
 	struct sums s = {0};
 	ng_scan_stats st = {0};
-	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, NG_COL(NG_F_BYTES), sum_rows, &s, &st),
-	                 0);
+	assert_int_equal(
+	    ng_store_scan(store, 0, UINT64_MAX, ng_colset_of(NG_F_BYTES), sum_rows, &s, &st), 0);
 	assert_int_equal(st.errors, 0);
 	return s;
 }

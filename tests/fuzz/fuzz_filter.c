@@ -112,12 +112,12 @@ static void values(ng_column_batch *b, size_t n)
 
 /* Dictionary codes for the columns of `mask`: each distinct value once,
  * in order of first appearance or (reverse) the opposite order. */
-static void codes(ng_batch_codes *bc, uint8_t dict[][N * 16], uint32_t code[][N], uint64_t mask,
+static void codes(ng_batch_codes *bc, uint8_t dict[][N * 16], uint32_t code[][N], ng_colset mask,
                   bool reverse, uint64_t stamp)
 {
 	memset(bc, 0, sizeof *bc);
 	for (int f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(mask & NG_COL(f)))
+		if (!ng_colset_has(mask, f))
 			continue;
 		const unsigned sz = ng_fields[f].size;
 		uint32_t k = 0;
@@ -198,8 +198,8 @@ static void check_parsed(ng_filter *f)
 {
 	static uint8_t dict[NG_FIELD_COUNT][N * 16];
 	static uint32_t code[NG_FIELD_COUNT][N];
-	const uint64_t cc = ng_filter_code_columns(f);
-	if (cc & ~ng_filter_columns(f))
+	const ng_colset cc = ng_filter_code_columns(f);
+	if (!ng_colset_subset(cc, ng_filter_columns(f)))
 		abort();
 	ng_column_batch b;
 	uint8_t match[N], m2[N];

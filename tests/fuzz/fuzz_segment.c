@@ -209,7 +209,7 @@ static void round_trip(const uint8_t *d, size_t size)
 	ng_seg_reader r;
 	if (!open_image(img, len, &r))
 		abort(); /* what the encoder writes must open */
-	if (ng_seg_read_rows(&r, ~UINT64_C(0), back, colbuf, err, sizeof err))
+	if (ng_seg_read_rows(&r, ng_colset_all(), back, colbuf, err, sizeof err))
 		abort();
 	for (size_t i = 0; i < n; i++)
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {

@@ -178,11 +178,10 @@ static void test_run_store_reload_stop(void **state)
 	assert_int_equal(r.rc, 0);
 
 	struct sums s = {0};
-	assert_int_equal(
-	    ng_store_scan(store, 0, UINT64_MAX,
-	                  NG_COL(NG_F_PACKETS) | NG_COL(NG_F_BYTES) | NG_COL(NG_F_SERVICE), on_rows,
-	                  &s, NULL),
-	    0);
+	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX,
+	                               (ng_colset)NG_COLSET(NG_F_PACKETS, NG_F_BYTES, NG_F_SERVICE),
+	                               on_rows, &s, NULL),
+	                 0);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.packets, 17);
 	assert_int_equal(s.bytes, 2400);

@@ -338,11 +338,11 @@ static void test_view_columns(void **state)
 
 	e = ng_enricher_build(&c, err, sizeof err);
 	assert_non_null(e);
-	const uint64_t fields = ng_enricher_fields(e);
+	const ng_colset fields = ng_enricher_fields(e);
 	ng_enrich_view v = {.n = N};
 	uint8_t *col[NG_FIELD_COUNT] = {0};
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(fields >> f & 1))
+		if (!ng_colset_has(fields, f))
 			continue;
 		const size_t sz = ng_fields[f].size;
 		assert_non_null(col[f] = malloc(N * sz));
@@ -369,10 +369,10 @@ static void test_view_columns(void **state)
 	}
 	/* what the view had to carry: the City database has cities, the
 	 * network a role and a site, the exporter interface names */
-	assert_true(fields >> NG_F_SRC_CITY & 1);
-	assert_true(fields >> NG_F_DST_NET_SITE & 1);
-	assert_true(fields >> NG_F_IN_IF_NAME & 1);
-	assert_false(fields >> NG_F_BYTES & 1);
+	assert_true(ng_colset_has(fields, NG_F_SRC_CITY));
+	assert_true(ng_colset_has(fields, NG_F_DST_NET_SITE));
+	assert_true(ng_colset_has(fields, NG_F_IN_IF_NAME));
+	assert_false(ng_colset_has(fields, NG_F_BYTES));
 	print_message("  %zu columns the same as %d enriched records\n", checked, N);
 	size_t london = 0, in_london = 0, named = 0, kept = 0;
 	for (size_t i = 0; i < N; i++) {
@@ -408,14 +408,14 @@ static void test_view_fields(void **state)
 	char err[512];
 	ng_enricher *e = ng_enricher_build(&c, err, sizeof err);
 	assert_non_null(e);
-	const uint64_t m = ng_enricher_fields(e);
-	assert_true(m >> NG_F_SRC_COUNTRY & 1);
-	assert_true(m >> NG_F_SRC_CONTINENT & 1); /* GeoLite2-Country has continents */
-	assert_false(m >> NG_F_SRC_CITY & 1);
-	assert_false(m >> NG_F_SRC_AS_NAME & 1); /* no ASN database */
-	assert_false(m >> NG_F_SERVICE & 1);
-	assert_false(m >> NG_F_SRC_NET_ROLE & 1);
-	assert_false(m >> NG_F_EXPORTER_NAME & 1);
+	const ng_colset m = ng_enricher_fields(e);
+	assert_true(ng_colset_has(m, NG_F_SRC_COUNTRY));
+	assert_true(ng_colset_has(m, NG_F_SRC_CONTINENT)); /* GeoLite2-Country has continents */
+	assert_false(ng_colset_has(m, NG_F_SRC_CITY));
+	assert_false(ng_colset_has(m, NG_F_SRC_AS_NAME)); /* no ASN database */
+	assert_false(ng_colset_has(m, NG_F_SERVICE));
+	assert_false(ng_colset_has(m, NG_F_SRC_NET_ROLE));
+	assert_false(ng_colset_has(m, NG_F_EXPORTER_NAME));
 	ng_enricher_free(e);
 }
 

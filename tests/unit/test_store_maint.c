@@ -141,7 +141,7 @@ static void write_rows(const char *dir, const ng_flow *rows, size_t n, size_t pe
 static collect scan_all(const char *dir, ng_scan_stats *st)
 {
 	collect c = {0};
-	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, UINT64_MAX, collect_fn, &c, st), 0);
+	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, ng_colset_all(), collect_fn, &c, st), 0);
 	return c;
 }
 
@@ -185,7 +185,7 @@ static void test_parallel_equals_serial(void **state)
 		par_ctx *p = calloc(1, sizeof *p);
 		ng_scan_opts o = {.from_ms = T0 + HOUR / 2,
 		                  .to_ms = T0 + 3 * HOUR / 2,
-		                  .columns = UINT64_MAX,
+		                  .columns = ng_colset_all(),
 		                  .fn_par = par_fn,
 		                  .arg = p,
 		                  .threads = threads};
@@ -270,7 +270,7 @@ static void test_zone_map_pruning(void **state)
 	ng_scan_stats st;
 	ng_scan_opts o = {.from_ms = 0,
 	                  .to_ms = UINT64_MAX,
-	                  .columns = NG_COL(NG_F_SRC_PORT),
+	                  .columns = NG_COLSET(NG_F_SRC_PORT),
 	                  .fn = count_fn,
 	                  .may_match = only_port_below_100,
 	                  .arg = &n};
@@ -549,7 +549,7 @@ static void test_live_reads(void **state)
 		ng_scan_stats st;
 		ng_scan_opts o = {.from_ms = 0,
 		                  .to_ms = UINT64_MAX,
-		                  .columns = NG_COL(NG_F_BYTES),
+		                  .columns = NG_COLSET(NG_F_BYTES),
 		                  .fn = count_fn,
 		                  .arg = &n};
 		assert_int_equal(ng_store_scan_opts(l.dir, &o, &st), 0);
@@ -568,7 +568,8 @@ static void test_live_reads(void **state)
 	pthread_join(th, NULL);
 	size_t n = 0;
 	ng_scan_stats st;
-	assert_int_equal(ng_store_scan(l.dir, 0, UINT64_MAX, 0, count_fn, &n, &st), 0);
+	assert_int_equal(ng_store_scan(l.dir, 0, UINT64_MAX, (ng_colset){{0}}, count_fn, &n, &st),
+	                 0);
 	assert_int_equal(n, 60 * 200);
 	ts_rm_rf(l.dir);
 	free((void *)l.dir);

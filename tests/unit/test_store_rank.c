@@ -330,7 +330,7 @@ static void test_rank_segment(void **state)
 	assert_int_equal(ng_seg_open(&rd, path, err, sizeof err), 0);
 	ng_flow *back = calloc(N, sizeof *back);
 	uint8_t *colbuf = malloc((size_t)N * 16);
-	assert_int_equal(ng_seg_read_rows(&rd, ~UINT64_C(0), back, colbuf, err, sizeof err), 0);
+	assert_int_equal(ng_seg_read_rows(&rd, ng_colset_all(), back, colbuf, err, sizeof err), 0);
 	for (size_t i = 0; i < N; i++)
 		if (memcmp(&back[i], &rows[order[i]], sizeof back[i]))
 			fail_msg("row %zu differs", i);

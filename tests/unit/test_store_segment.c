@@ -90,7 +90,7 @@ static char *make_store(void)
 typedef struct collect {
 	ng_flow *rows;
 	size_t n, cap;
-	uint64_t columns;
+	ng_colset columns;
 } collect;
 
 static int collect_fn(const ng_column_batch *b, void *arg)
@@ -105,7 +105,7 @@ static int collect_fn(const ng_column_batch *b, void *arg)
 		ng_flow *r = &c->rows[c->n + i];
 		memset(r, 0, sizeof *r);
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-			if (!(c->columns & NG_COL(f)) && f != NG_F_FLOW_START) {
+			if (!ng_colset_has(c->columns, f) && f != NG_F_FLOW_START) {
 				assert_null(b->col[f]);
 				continue;
 			}
@@ -137,8 +137,9 @@ static void assert_same_rows(ng_flow *want, size_t nw, ng_flow *got, size_t ng)
 /* The store at dir holds exactly the rows want[0..n) (want is sorted). */
 static void assert_store_holds(const char *dir, ng_flow *want, size_t n)
 {
-	collect c = {.columns = UINT64_MAX};
-	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, UINT64_MAX, collect_fn, &c, NULL), 0);
+	collect c = {.columns = ng_colset_all()};
+	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, ng_colset_all(), collect_fn, &c, NULL),
+	                 0);
 	assert_same_rows(want, n, c.rows, c.n);
 	free(c.rows);
 }
@@ -175,9 +176,10 @@ static void round_trip(bool v4)
 	assert_int_equal(ng_store_writer_append(w, in, N), 0);
 	assert_int_equal(ng_store_writer_close(w), 0);
 
-	collect c = {.columns = UINT64_MAX};
+	collect c = {.columns = ng_colset_all()};
 	ng_scan_stats st;
-	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, UINT64_MAX, collect_fn, &c, &st), 0);
+	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, ng_colset_all(), collect_fn, &c, &st),
+	                 0);
 	assert_int_equal(st.segments_total, 3); /* one per hour of flow_start */
 	assert_int_equal(st.segments_read, 3);
 	assert_int_equal(st.errors, 0);
@@ -200,17 +202,18 @@ static ng_flow *sparse_rows(size_t n)
 {
 	ng_flow *rows = calloc(n, sizeof *rows);
 	assert_non_null(rows);
-	uint64_t keep = 0;
+	ng_colset keep = {{0}};
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (run == 0) {
 			run = 1 + rnd() % 200;
-			keep = rnd() & rnd(); /* about a quarter of the fields */
+			for (size_t w = 0; w < NG_COLSET_WORDS; w++)
+				keep.w[w] = rnd() & rnd(); /* about a quarter of the fields */
 		}
 		run--;
 		random_flow(&rows[i], T0, 3 * HOUR, false);
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-			if (!(keep >> f & 1) && f != NG_F_FLOW_START)
+			if (!ng_colset_has(keep, f) && f != NG_F_FLOW_START)
 				memset((uint8_t *)&rows[i] + ng_fields[f].offset, 0,
 				       ng_fields[f].size);
 	}
@@ -348,7 +351,7 @@ static void test_time_range_skipping(void **state)
 	size_t want = 0;
 	for (size_t i = 0; i < PER * SLICES; i++)
 		want += in[i].flow_start >= from && in[i].flow_start < to;
-	collect c = {.columns = NG_COL(NG_F_BYTES)};
+	collect c = {.columns = NG_COLSET(NG_F_BYTES)};
 	ng_scan_stats st;
 	assert_int_equal(ng_store_scan(dir, from, to, c.columns, collect_fn, &c, &st), 0);
 	assert_int_equal(c.n, want);
@@ -395,9 +398,10 @@ static void test_multi_block_segment(void **state)
 		random_flow(&in[i], T0, HOUR, i % 3 == 0);
 	memcpy(ref, in, N * sizeof *in);
 	write_rows(dir, in, N, N);
-	collect c = {.columns = UINT64_MAX};
+	collect c = {.columns = ng_colset_all()};
 	ng_scan_stats st;
-	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, UINT64_MAX, collect_fn, &c, &st), 0);
+	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, ng_colset_all(), collect_fn, &c, &st),
+	                 0);
 	assert_int_equal(st.segments_read, 1);
 	assert_same_rows(ref, N, c.rows, c.n);
 
@@ -410,7 +414,7 @@ static void test_multi_block_segment(void **state)
 	for (size_t i = 0; i < N; i++)
 		want += starts[i] >= from && starts[i] < to;
 	c.n = 0;
-	c.columns = NG_COL(NG_F_FLOW_END) | NG_COL(NG_F_SRC_ADDR);
+	c.columns = (ng_colset)NG_COLSET(NG_F_FLOW_END, NG_F_SRC_ADDR);
 	assert_int_equal(ng_store_scan(dir, from, to, c.columns, collect_fn, &c, &st), 0);
 	assert_int_equal(c.n, want);
 	for (size_t i = 0; i < c.n; i++)
@@ -577,11 +581,12 @@ static void test_unsorted_segment_skipped(void **state)
 		size_t rows = 0;
 		ng_scan_opts o = {.from_ms = 0,
 		                  .to_ms = UINT64_MAX,
-		                  .columns = NG_COL(NG_F_BYTES),
+		                  .columns = NG_COLSET(NG_F_BYTES),
 		                  .fn = count_rows,
 		                  .arg = &rows,
 		                  .select = sel ? every_tenth : NULL,
-		                  .select_columns = sel ? NG_COL(NG_F_PROTOCOL) : 0};
+		                  .select_columns =
+		                      sel ? ng_colset_of(NG_F_PROTOCOL) : (ng_colset){{0}}};
 		ng_scan_stats st;
 		assert_int_equal(ng_store_scan_opts(dir, &o, &st), 0);
 		assert_int_equal(st.errors, 1);
@@ -620,9 +625,10 @@ static void test_missing_and_unknown_columns(void **state)
 	         (unsigned long long)in[N - 1].flow_start);
 	put_file(dir, name, copy, len);
 
-	collect c = {.columns = UINT64_MAX};
+	collect c = {.columns = ng_colset_all()};
 	ng_scan_stats st;
-	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, UINT64_MAX, collect_fn, &c, &st), 0);
+	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, ng_colset_all(), collect_fn, &c, &st),
+	                 0);
 	assert_int_equal(st.errors, 0);
 	for (size_t i = 0; i < N; i++)
 		in[i].src_port = 0;
@@ -677,9 +683,10 @@ static void test_corrupt_segments_skipped(void **state)
 	put_file(dir, "1764460800000-1764460800999-104.seg", img, 0); /* empty */
 	put_file(dir, "1764460800000-1764460800999-105.seg.123.tmp", img, len / 3);
 
-	collect c = {.columns = UINT64_MAX};
+	collect c = {.columns = ng_colset_all()};
 	ng_scan_stats st;
-	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, UINT64_MAX, collect_fn, &c, &st), 0);
+	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, ng_colset_all(), collect_fn, &c, &st),
+	                 0);
 	assert_int_equal(st.errors, 5);
 	assert_int_equal(st.segments_total, 3 + 5);
 	assert_int_equal(st.segments_read, 3);
@@ -844,7 +851,7 @@ static void test_concurrent_append_flush(void **state)
 	assert_int_equal(ng_store_writer_close(w), 0);
 	assert_true(a.flushes > 1);
 
-	collect c = {.columns = NG_COL(NG_F_PACKETS)};
+	collect c = {.columns = NG_COLSET(NG_F_PACKETS)};
 	ng_scan_stats st;
 	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, c.columns, collect_fn, &c, &st), 0);
 	assert_int_equal(c.n, N);
@@ -914,7 +921,7 @@ static void test_killed_writer(void **state)
 		waitpid(pid, &st, 0);
 		assert_true(WIFSIGNALED(st));
 	}
-	collect c = {.columns = NG_COL(NG_F_PACKETS)};
+	collect c = {.columns = NG_COLSET(NG_F_PACKETS)};
 	ng_scan_stats st;
 	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX, c.columns, collect_fn, &c, &st), 0);
 	assert_int_equal(st.errors, 0);
@@ -1015,8 +1022,9 @@ static void test_not_a_store(void **state)
 {
 	(void)state;
 	collect c = {0};
-	assert_int_equal(ng_store_scan("/nonexistent/ng", 0, UINT64_MAX, 0, collect_fn, &c, NULL),
-	                 -1);
+	assert_int_equal(
+	    ng_store_scan("/nonexistent/ng", 0, UINT64_MAX, (ng_colset){{0}}, collect_fn, &c, NULL),
+	    -1);
 	char err[256] = "";
 	assert_null(ng_store_writer_open("/proc/ng_no_store", err, sizeof err));
 	assert_non_null(strstr(err, "/proc/ng_no_store"));

@@ -167,7 +167,7 @@ static void unblock_hour(const char *dir, unsigned h)
 typedef struct collect {
 	ng_flow *rows;
 	size_t n, cap;
-	uint64_t columns;
+	ng_colset columns;
 	bool check_order; /* rows of a segment in flow_start order, one hour */
 	uint64_t last_seg, last_start;
 	bool any;
@@ -185,7 +185,7 @@ static int collect_fn(const ng_column_batch *b, void *arg)
 		ng_flow *r = &c->rows[c->n + i];
 		memset(r, 0, sizeof *r);
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-			if (!(c->columns & NG_COL(f)) && f != NG_F_FLOW_START)
+			if (!ng_colset_has(c->columns, f) && f != NG_F_FLOW_START)
 				continue;
 			assert_non_null(b->col[f]);
 			memcpy((uint8_t *)r + ng_fields[f].offset,
@@ -208,13 +208,13 @@ static int collect_fn(const ng_column_batch *b, void *arg)
 
 /* Same rows (as multisets) over the fields of `columns`. */
 static void assert_same_rows_cols(ng_flow *want, size_t nw, ng_flow *got, size_t ng,
-                                  uint64_t columns)
+                                  ng_colset columns)
 {
 	assert_int_equal(ng, nw);
-	columns |= NG_COL(NG_F_FLOW_START);
+	ng_colset_add(&columns, NG_F_FLOW_START);
 	for (size_t i = 0; i < nw; i++) /* compare only the scanned fields */
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-			if (!(columns & NG_COL(f)))
+			if (!ng_colset_has(columns, f))
 				memset((uint8_t *)&want[i] + ng_fields[f].offset, 0,
 				       ng_fields[f].size);
 	qsort(want, nw, sizeof *want, ts_cmp_flow);
@@ -237,7 +237,7 @@ static void scan_all(const char *dir, collect *c)
 
 /* Scans the store and checks that it holds exactly want[0..n) (a copy is
  * sorted; want is left as is). */
-static void assert_store_holds(const char *dir, const ng_flow *want, size_t n, uint64_t columns)
+static void assert_store_holds(const char *dir, const ng_flow *want, size_t n, ng_colset columns)
 {
 	collect c = {.columns = columns, .check_order = true};
 	scan_all(dir, &c);
@@ -252,7 +252,7 @@ static void assert_store_holds(const char *dir, const ng_flow *want, size_t n, u
 /* Tags (packets) on disk: each at most once, and how many. */
 static size_t tags_on_disk(const char *dir, size_t ntags)
 {
-	collect c = {.columns = NG_COL(NG_F_PACKETS)};
+	collect c = {.columns = NG_COLSET(NG_F_PACKETS)};
 	scan_all(dir, &c);
 	uint8_t *seen = calloc(ntags, 1);
 	assert_non_null(seen);
@@ -331,7 +331,7 @@ static void test_failure_after_some_hours(void **state)
 	assert_int_equal(st.rows, N);
 	assert_int_equal(st.dropped, 0);
 	assert_int_equal(ng_store_writer_close(w), 0);
-	assert_store_holds(dir, in, N, UINT64_MAX);
+	assert_store_holds(dir, in, N, ng_colset_all());
 	free(in);
 	ts_rm_rf(dir);
 	free(dir);
@@ -405,7 +405,7 @@ static void test_random_failures_and_appends(void **state)
 	assert_int_equal(st.errors, failures);
 	assert_true(failures >= 3);
 	assert_int_equal(ng_store_writer_close(w), 0);
-	assert_store_holds(dir, in, N, UINT64_MAX);
+	assert_store_holds(dir, in, N, ng_colset_all());
 	free(in);
 	ts_rm_rf(dir);
 	free(dir);
@@ -484,7 +484,7 @@ static void test_failure_in_later_group(void **state)
 	tag_count tc = {.max = N, .count = calloc(N + 1, sizeof(size_t)), .check_order = true};
 	assert_non_null(tc.count);
 	assert_int_equal(
-	    ng_store_scan(dir, 0, UINT64_MAX, NG_COL(NG_F_PACKETS), count_fn, &tc, NULL), 0);
+	    ng_store_scan(dir, 0, UINT64_MAX, ng_colset_of(NG_F_PACKETS), count_fn, &tc, NULL), 0);
 	assert_int_equal(tc.n, N);
 	for (size_t t = 0; t < N; t++)
 		if (tc.count[t] != 1)
@@ -611,7 +611,7 @@ static void test_field_in_one_row(void **state)
 			assert_true(ng_store_writer_append(w, in, N) >= 0);
 		}
 		assert_int_equal(ng_store_writer_close(w), 0);
-		assert_store_holds(dir, in, N, UINT64_MAX);
+		assert_store_holds(dir, in, N, ng_colset_all());
 		ts_rm_rf(dir);
 		free(dir);
 	}
@@ -642,7 +642,7 @@ static void test_reused_chunks_start_zero(void **state)
 	assert_int_equal(ng_store_writer_close(w), 0);
 	memcpy(all, a, N * sizeof *a);
 	memcpy(all + N, b, N * sizeof *b);
-	assert_store_holds(dir, all, 2 * N, UINT64_MAX);
+	assert_store_holds(dir, all, 2 * N, ng_colset_all());
 	free(a);
 	free(b);
 	free(all);
@@ -679,7 +679,7 @@ static void test_flow_start_zero(void **state)
 		assert_true(ng_store_writer_append(w, in + N / 2, N - N / 2) >= 0);
 		assert_int_equal(stats_of(w).rows, N / 2);
 		assert_int_equal(ng_store_writer_close(w), 0);
-		assert_store_holds(dir, in, N, UINT64_MAX);
+		assert_store_holds(dir, in, N, ng_colset_all());
 		ts_rm_rf(dir);
 		free(dir);
 	}
@@ -718,7 +718,7 @@ static void test_flush_over_2_20_rows(void **state)
 	assert_non_null(tc.count);
 	ng_scan_stats sst;
 	assert_int_equal(
-	    ng_store_scan(dir, 0, UINT64_MAX, NG_COL(NG_F_PACKETS), count_fn, &tc, &sst), 0);
+	    ng_store_scan(dir, 0, UINT64_MAX, ng_colset_of(NG_F_PACKETS), count_fn, &tc, &sst), 0);
 	assert_int_equal(sst.errors, 0);
 	assert_int_equal(tc.n, N);
 	for (size_t t = 0; t < N; t++)
@@ -804,7 +804,7 @@ static void test_diff_with_zero_references(void **state)
 		assert_int_equal(ng_store_writer_flush(w), 0);
 	}
 	assert_int_equal(ng_store_writer_close(w), 0);
-	assert_store_holds(dir, in, N * CASES, UINT64_MAX);
+	assert_store_holds(dir, in, N * CASES, ng_colset_all());
 	free(in);
 	ts_rm_rf(dir);
 	free(dir);
@@ -852,7 +852,7 @@ static void test_dict_many_strings(void **state)
 	ng_store_writer *w = open_writer(dir);
 	assert_true(ng_store_writer_append(w, in, N) >= 0);
 	assert_int_equal(ng_store_writer_close(w), 0);
-	assert_store_holds(dir, in, N, UINT64_MAX);
+	assert_store_holds(dir, in, N, ng_colset_all());
 	free(in);
 	free(ids1);
 	free(ids2);
@@ -868,7 +868,7 @@ static void chunk_row(const ng_chunk *c, size_t r, ng_flow *out)
 {
 	memset(out, 0, sizeof *out);
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-		if (!(c->mask >> f & 1) || r >= c->filled[f])
+		if (!ng_colset_has(c->mask, f) || r >= c->filled[f])
 			continue;
 		assert_non_null(c->col[f]);
 		memcpy((uint8_t *)out + ng_fields[f].offset, c->col[f] + r * ng_fields[f].size,
@@ -929,7 +929,8 @@ static void test_chunk_copy_row(void **state)
 			chunk_row(src, i, &got);
 			assert_flow_equal(&got, &src_rows[i], i);
 		}
-		uint64_t mask = src->mask | dst->mask | NG_COL(NG_F_FLOW_START);
+		ng_colset mask = ng_colset_union(src->mask, dst->mask);
+		ng_colset_add(&mask, NG_F_FLOW_START);
 		ng_chunk_pad(src, mask);
 		size_t pick[NS / 2];
 		for (size_t j = 0; j < NS / 2; j++)
@@ -944,15 +945,16 @@ static void test_chunk_copy_row(void **state)
 		}
 		ng_chunk_pad(dst, dst->mask);
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
-			if (dst->mask >> f & 1)
+			if (ng_colset_has(dst->mask, f))
 				assert_int_equal(dst->filled[f], dst->n);
 	}
 	/* a full chunk: copy_row refuses, put takes nothing */
 	ng_chunk_reset(dst);
-	ng_chunk_pad(src, NG_COL(NG_F_FLOW_START));
+	const ng_colset start = ng_colset_of(NG_F_FLOW_START);
+	ng_chunk_pad(src, start);
 	for (size_t i = 0; i < NG_CHUNK_ROWS; i++)
-		assert_int_equal(ng_chunk_copy_row(dst, src, i % NS, NG_COL(NG_F_FLOW_START)), 0);
-	assert_int_equal(ng_chunk_copy_row(dst, src, 0, NG_COL(NG_F_FLOW_START)), -1);
+		assert_int_equal(ng_chunk_copy_row(dst, src, i % NS, start), 0);
+	assert_int_equal(ng_chunk_copy_row(dst, src, 0, start), -1);
 	assert_int_equal(ng_chunk_put(dst, src_rows, 1), 0);
 	assert_int_equal(dst->n, NG_CHUNK_ROWS);
 	ng_chunk_free(src);
@@ -1047,7 +1049,7 @@ static void test_race_with_failures(void **state)
 	assert_int_equal(st.errors, (uint64_t)r.failures);
 	assert_int_equal(ng_store_writer_close(w), 0);
 	assert_int_equal(tags_on_disk(dir, N), N);
-	assert_store_holds(dir, in, N, UINT64_MAX);
+	assert_store_holds(dir, in, N, ng_colset_all());
 	free(in);
 	ts_rm_rf(dir);
 	free(dir);
@@ -1244,7 +1246,7 @@ static void test_derive(void **state)
 	assert_int_equal(ng_store_writer_close(w), 0);
 	assert_int_equal(d.rows, N);
 	assert_true(d.calls >= 3); /* failed, then one segment per hour */
-	assert_store_holds(dir, want, N, UINT64_MAX);
+	assert_store_holds(dir, want, N, ng_colset_all());
 	ts_rm_rf(dir);
 	free(dir);
 	free(in);
