@@ -52,7 +52,13 @@ _Static_assert(NG_FIELD_COUNT == NG_F_TEST_EXTRA + NG_TEST_EXTRA_FIELDS && NG_F_
 #define T0 UINT64_C(1764460800000)
 /* LATE: extra fields from k = LATE on are only in the second flush's rows;
  * HIGH (one of them) and LAST (the table's last field) are in word 3. */
-enum { N = 20000, EXTRA = NG_TEST_EXTRA_FIELDS, LATE = EXTRA - 40, HIGH = EXTRA - 10, LAST = EXTRA - 1 };
+enum {
+	N = 20000,
+	EXTRA = NG_TEST_EXTRA_FIELDS,
+	LATE = EXTRA - 40,
+	HIGH = EXTRA - 10,
+	LAST = EXTRA - 1
+};
 _Static_assert(NG_F_TEST_EXTRA + HIGH >= 192, "HIGH and LAST are in the set's last word");
 
 static ng_flow *rows;
