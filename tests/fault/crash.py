@@ -277,10 +277,14 @@ def check_store(f, it, phase, nagare, store, want_ids=None, need_ids=(), allowed
         f.check((flows, nbytes) == (len(ids), want_bytes), it, phase,
                 f"{name}: {flows} flows {nbytes} bytes, the listing {len(ids)} flows {want_bytes} bytes")
         f.check(skipped == 0, it, phase, f"{name}: {skipped} segments skipped (damaged)")
-    tmps = [os.path.join(d, n) for d, _, ns in os.walk(store) for n in ns if n.endswith(".tmp")]
+    tmps = temporaries(store)
     if tmps:
         log(f"iteration {it} ({phase}): {len(tmps)} temporary files left (e.g. {tmps[0]})")
     return got
+
+
+def temporaries(store):
+    return [os.path.join(d, n) for d, _, ns in os.walk(store) for n in ns if n.endswith(".tmp")]
 
 
 # ---- the phases ------------------------------------------------------------
@@ -368,6 +372,8 @@ def phase_compact(f, it, rnd, a, work, master):
                        capture_output=True, text=True, timeout=300)
     f.check(r.returncode == 0, it, "compact", f"the compaction after exited {r.returncode}: {r.stderr.strip()}")
     check_store(f, it, "compact (again)", a.nagare, store, want_ids=ids)
+    left = temporaries(store)
+    f.check(not left, it, "compact", f"{len(left)} temporaries of the killed run left after the next (e.g. {left[:1]})")
     shutil.rmtree(store, ignore_errors=True)
 
 
