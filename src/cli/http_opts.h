@@ -22,18 +22,22 @@ enum {
 	NG_OPT_HTTP_IDLE_TIMEOUT,
 };
 
-#define NG_HTTP_LONG_OPTS                                                                  \
-	{"http-allowed-host", required_argument, NULL, NG_OPT_HTTP_ALLOWED_HOST},          \
-	    {"http-max-connections", required_argument, NULL, NG_OPT_HTTP_MAX_CONNECTIONS}, \
-	    {"http-max-per-client", required_argument, NULL, NG_OPT_HTTP_MAX_PER_CLIENT},   \
-	    {"http-idle-timeout", required_argument, NULL, NG_OPT_HTTP_IDLE_TIMEOUT}
+/* The struct option entries of the flags, for a command's table. */
+/* clang-format off */
+#define NG_HTTP_LONG_OPTS \
+	{"http-allowed-host", required_argument, NULL, NG_OPT_HTTP_ALLOWED_HOST}, \
+	{"http-max-connections", required_argument, NULL, NG_OPT_HTTP_MAX_CONNECTIONS}, \
+	{"http-max-per-client", required_argument, NULL, NG_OPT_HTTP_MAX_PER_CLIENT}, \
+	{"http-idle-timeout", required_argument, NULL, NG_OPT_HTTP_IDLE_TIMEOUT}
 
-#define NG_HTTP_HELP                                                                       \
+/* Their lines of a command's --help. */
+#define NG_HTTP_HELP \
 	"      --http-allowed-host NAME  also answer requests for Host NAME (repeatable);\n" \
-	"                          loopback names and addresses are always answered\n"     \
-	"      --http-max-connections N  open connections at most (default 256)\n"          \
-	"      --http-max-per-client N   of one client address (default 32)\n"              \
+	"                          loopback names and addresses are always answered\n" \
+	"      --http-max-connections N  open connections at most (default 256)\n" \
+	"      --http-max-per-client N   of one client address (default 32)\n" \
 	"      --http-idle-timeout SECS  close connections idle this long (default 10)\n"
+/* clang-format on */
 
 /* The flags as given: hosts joined with commas. */
 typedef struct ng_cli_http {

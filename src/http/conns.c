@@ -179,22 +179,23 @@ static bool make_room(ng_http_server *s, const uint8_t *key, uint8_t fam, unsign
 		n = t->open;
 	if (n < limit)
 		return true;
-	const char *what = key ? "from one client (the limit per client)"
-	                       : "open (the limit in total)";
+	const char *what =
+	    key ? "from one client (the limit per client)" : "open (the limit in total)";
 	char a[INET6_ADDRSTRLEN];
 	if (!v) {
 		atomic_fetch_add(&s->m.conns_refused, 1);
-		ng_http_log_limited(NG_HTTP_LOG_CONNS,
+		ng_http_log_limited(NG_HTTP_LOG_REFUSE,
 		                    "HTTP: refused a connection: %u connections %s, every one busy "
 		                    "with a request (docs/security.md \"HTTP\")",
 		                    n, what);
 		return false;
 	}
 	atomic_fetch_add(&s->m.conns_evicted, 1);
-	ng_http_log_limited(NG_HTTP_LOG_CONNS,
+	ng_http_log_limited(NG_HTTP_LOG_EVICT,
 	                    "HTTP: %u connections %s: closed the one idle longest (from %s, idle "
 	                    "%.1f s) for a new one (docs/security.md \"HTTP\")",
-	                    n, what, key_text(v, a, sizeof a), (double)(now - v->idle_since) / 1000);
+	                    n, what, key_text(v, a, sizeof a),
+	                    (double)(now - v->idle_since) / 1000);
 	close_conn(t, v);
 	return true;
 }

@@ -176,11 +176,13 @@ int ng_http_guard_init(ng_http_server *s, const char *list, char *err, size_t er
 			char *name = a[s->nallowed++];
 			for (char *c = name; *c; c++) {
 				*c = (char)tolower((unsigned char)*c);
-				if (!isalnum((unsigned char)*c) && *c != '-' && *c != '.' && *c != '_') {
-					snprintf(err, errlen,
-					         "allowed HTTP host '%s': give a host name only "
-					         "(letters, digits, '-', '.'; no scheme, port or path)",
-					         name);
+				if (!isalnum((unsigned char)*c) && *c != '-' && *c != '.' &&
+				    *c != '_') {
+					snprintf(
+					    err, errlen,
+					    "allowed HTTP host '%s': give a host name only "
+					    "(letters, digits, '-', '.'; no scheme, port or path)",
+					    name);
 					return -1;
 				}
 			}
@@ -192,8 +194,8 @@ int ng_http_guard_init(ng_http_server *s, const char *list, char *err, size_t er
 }
 
 /* Counts and logs a refusal, and sets the answer. */
-static bool refuse(ng_http_server *s, enum ng_http_refusal why, ng_http_resp *out,
-                   const char *what, const char *value)
+static bool refuse(ng_http_server *s, enum ng_http_refusal why, ng_http_resp *out, const char *what,
+                   const char *value)
 {
 	atomic_fetch_add(&s->m.refused[why], 1);
 	char v[128];
@@ -202,7 +204,8 @@ static bool refuse(ng_http_server *s, enum ng_http_refusal why, ng_http_resp *ou
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
 	if (why == NG_REFUSE_HOST && !value) {
-		ng_api_error(out, 400, "an HTTP/1.1 request needs a Host header (RFC 9112 3.2)", NULL);
+		ng_api_error(out, 400, "an HTTP/1.1 request needs a Host header (RFC 9112 3.2)",
+		             NULL);
 	} else if (why == NG_REFUSE_HOST) {
 		ng_http_log_limited(NG_HTTP_LOG_HOST,
 		                    "HTTP: refused a request for Host '%s': not a loopback name "
@@ -213,8 +216,8 @@ static bool refuse(ng_http_server *s, enum ng_http_refusal why, ng_http_resp *ou
 		             "open it as http://127.0.0.1:PORT/ or http://localhost:PORT/, or "
 		             "allow the name (http_allowed_hosts, --http-allowed-host NAME)");
 	} else {
-		ng_http_log_limited(NG_HTTP_LOG_ORIGIN, "HTTP: refused a cross-origin request (%s '%s')",
-		                    what, v);
+		ng_http_log_limited(NG_HTTP_LOG_ORIGIN,
+		                    "HTTP: refused a cross-origin request (%s '%s')", what, v);
 		ng_api_error(out, 403, "cross-origin request refused",
 		             "the API answers pages of its own origin only");
 	}

@@ -113,7 +113,8 @@ void ng_http_observe(ng_http_server *s, uint64_t us);
 enum {
 	NG_HTTP_LOG_HOST,
 	NG_HTTP_LOG_ORIGIN,
-	NG_HTTP_LOG_CONNS,
+	NG_HTTP_LOG_EVICT,
+	NG_HTTP_LOG_REFUSE,
 	NG_HTTP_LOG_MHD,
 	NG_HTTP_LOG_SLOTS
 };

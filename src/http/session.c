@@ -75,7 +75,7 @@ int ng_http_session_init(ng_http_server *s)
 	hmac_sha256_update(&ctx, sizeof label, (const uint8_t *)label);
 	hmac_sha256_update(&ctx, strlen(s->token), (const uint8_t *)s->token);
 	hmac_sha256_digest(&ctx, sizeof mac, mac);
-	_Static_assert(sizeof ((ng_http_server *)0)->session == 2 * SHA256_DIGEST_SIZE + 1,
+	_Static_assert(sizeof((ng_http_server *)0)->session == 2 * SHA256_DIGEST_SIZE + 1,
 	               "the session holds the hex digest");
 	hex(mac, sizeof mac, s->session);
 	memset(key, 0, sizeof key);
@@ -92,7 +92,8 @@ static bool put_encoded(char *buf, size_t len, size_t *at, const char *s, bool k
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		             (c >= '0' && c <= '9') || strchr("-._~", c) || (keep_slash && c == '/');
+		             (c >= '0' && c <= '9') || strchr("-._~", c) ||
+		             (keep_slash && c == '/');
 		if (*at + 4 > len)
 			return false;
 		if (plain && c) {
