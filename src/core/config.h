@@ -43,9 +43,12 @@ typedef struct ng_config {
 	char **listen;
 	size_t nlisten;
 	char *json;
-	unsigned stats_interval; /* 0: not given */
-	char *http;              /* HTTP API address "ADDR:PORT", NULL: default */
-	char *http_token;        /* HTTP API token, NULL: none */
+	unsigned stats_interval;  /* 0: not given */
+	char *http;               /* HTTP API address "ADDR:PORT", NULL: default */
+	char *http_token;         /* HTTP API token, NULL: none */
+	char *http_allowed_hosts; /* names accepted as Host besides loopback ones, comma
+	                           * separated; NULL: none (docs/security.md) */
+	unsigned http_max_connections, http_max_per_client, http_idle_timeout; /* 0: default */
 	/* enrich */
 	char *geoip_db;      /* MaxMind-format country/city (or IPinfo) database */
 	char *asn_db;        /* MaxMind-format ASN database (may equal geoip_db) */
