@@ -120,7 +120,14 @@ sampling_rate: {rate}
         with open(os.path.join(d, "pmacctd.log"), "w") as out:
             r = subprocess.run(["pmacctd", "-f", conf], stdout=out, stderr=subprocess.STDOUT,
                                timeout=300)
-        if r.returncode:
+        plog = open(os.path.join(d, "pmacctd.log")).read()
+        # pmacctd 1.7.7 exits 1 when its sfprobe plugin finishes before the
+        # core at the end of the capture ("connection lost to ...; no more
+        # plugins active"), a race a loaded machine loses: what it sent is
+        # in the export capture, which the checks below compare with
+        if r.returncode == 1 and "no more plugins active" in plog:
+            log(f"  pmacctd exit 1 at the end of the capture (its plugin ended first): checked on the wire")
+        elif r.returncode:
             raise RuntimeError(f"pmacctd exit {r.returncode}")
         time.sleep(1.0)
     finally:
