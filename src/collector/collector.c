@@ -138,6 +138,9 @@ static int open_all(ng_collector *c)
 	load_templates(c);
 	if (ng_exporters_load(c->exp_path, &c->base, err, sizeof err) < 0 && errno != ENOENT)
 		ng_warn("%s; counters start from zero", err);
+	/* a file of an unbounded nagare may hold tens of thousands of rows,
+	 * merged into every snapshot: keep it to the rows listed */
+	ng_exporters_cap(&c->base, (size_t)c->limits.listed_exporters);
 	if (ng_coll_enrich_open(c) < 0)
 		return -1;
 	c->lis = ng_listener_open(cfg->listen, cfg->nlisten, err, sizeof err);
