@@ -64,6 +64,7 @@ static int file_exporters(void *arg, ng_http_exporters *out, char *err, size_t e
 	out->n = f.n;
 	out->listener = f.listener;
 	out->store = f.store;
+	out->limits = f.limits;
 	out->started_ms = f.started_ms;
 	out->updated_ms = f.updated_ms;
 	out->live = false;

@@ -163,6 +163,27 @@ static void print_sflow(const ng_exporter_stats *s)
 	putchar('\n');
 }
 
+/* The decoder's bounds: what it held at the last report, and every
+ * eviction counter that is not 0 (NG_LIMIT_COUNTERS). */
+static void print_limits(const ng_limit_stats *l)
+{
+	printf("state held: %" PRIu64 " exporters, %" PRIu64 " domains, %" PRIu64
+	       " templates (%" PRIu64 " bytes), %" PRIu64 " bytes of held data sets\n",
+	       l->exporters, l->domains, l->templates, l->template_bytes, l->held_bytes);
+	bool any = false;
+	for (int i = 0; i < NG_LC_COUNT; i++) {
+		uint64_t v = ng_limit_stat(l, i);
+		if (ng_limit_counters[i].gauge || !v)
+			continue;
+		printf("%s %s %" PRIu64,
+		       any ? "," : "limits reached (least recently seen dropped):",
+		       ng_limit_counters[i].name, v);
+		any = true;
+	}
+	if (any)
+		printf("\n  (raise them under limits: in the configuration; docs/security.md)\n");
+}
+
 /* One line per exporter and domain (then its errors and sFlow lines), and
  * the collector's own counters. */
 static void print_table(const ng_exporters_file *f)
@@ -175,8 +196,12 @@ static void print_table(const ng_exporters_file *f)
 	for (size_t i = 0; i < f->n; i++) {
 		const ng_exporter_stats *s = &f->rows[i];
 		char a[NG_ADDR_STRLEN], seen[80];
-		printf("%-39s %10" PRIu32 " %-10s", ng_addr_format(s->exporter, a), s->domain,
-		       ng_protocol_name(s->version));
+		if (ng_exporter_is_others(s))
+			printf("%-39s %10s %-10s", "(others: not listed, or evicted)", "all",
+			       "others");
+		else
+			printf("%-39s %10" PRIu32 " %-10s", ng_addr_format(s->exporter, a),
+			       s->domain, ng_protocol_name(s->version));
 		for (size_t k = 0; k < NCOLUMNS; k++)
 			printf(" %*" PRIu64, columns[k].width,
 			       ng_exporter_counter_get(s, columns[k].id));
@@ -189,6 +214,7 @@ static void print_table(const ng_exporters_file *f)
 	if (f->listener.drops)
 		printf(" (raise net.core.rmem_max, or the collector is short of CPU)");
 	putchar('\n');
+	print_limits(&f->limits);
 	if (f->store.dropped)
 		printf("store: %" PRIu64 " flow records dropped: the store could not take them "
 		       "(flushes fell behind or failed; see the collector's log)\n",

@@ -95,6 +95,25 @@ static int open_store(ng_collector *c)
 	return 0;
 }
 
+/* The saved templates, within the limits; what did not fit is logged. */
+static void load_templates(ng_collector *c)
+{
+	if (ng_decoder_load(c->dec, c->tpl_path) < 0) {
+		ng_warn("ignoring template state %s: %s (templates will be learnt again)",
+		        c->tpl_path, strerror(errno));
+		return;
+	}
+	ng_limit_stats l;
+	ng_decoder_limit_stats(c->dec, &l);
+	if (l.templates_evicted)
+		ng_warn("template state %s: %" PRIu64
+		        " templates not loaded, past limits.templates, "
+		        "templates_per_domain, template_bytes or domains (the %" PRIu64
+		        " most recently used were)",
+		        c->tpl_path, l.templates_evicted, l.templates);
+	c->lim_logged = l;
+}
+
 /* Everything the receive loop needs, in the order a failure is best
  * reported.  Returns 0, or -1 with the cause on stderr (close_all frees
  * what was made). */
@@ -104,20 +123,24 @@ static int open_all(ng_collector *c)
 	char err[512];
 	if (open_store(c) < 0)
 		return -1;
-	if (cfg->options_names && !(c->ifs = ng_iftab_new())) {
+	c->limits = cfg->config->limits;
+	ng_limits_fill(&c->limits);
+	if (cfg->options_names && !(c->ifs = ng_iftab_new((size_t)c->limits.interfaces))) {
 		fprintf(stderr, "nagare collect: out of memory\n");
 		return -1;
 	}
-	c->dec = ng_decoder_new(NULL);
+	ng_decoder_config dc = {.limits = c->limits};
+	c->dec = ng_decoder_new(&dc);
 	if (!c->dec) {
 		fprintf(stderr, "nagare collect: out of memory\n");
 		return -1;
 	}
-	if (ng_decoder_load(c->dec, c->tpl_path) < 0)
-		ng_warn("ignoring template state %s: %s (templates will be learnt again)",
-		        c->tpl_path, strerror(errno));
+	load_templates(c);
 	if (ng_exporters_load(c->exp_path, &c->base, err, sizeof err) < 0 && errno != ENOENT)
 		ng_warn("%s; counters start from zero", err);
+	/* a file of an unbounded nagare may hold tens of thousands of rows,
+	 * merged into every snapshot: keep it to the rows listed */
+	ng_exporters_cap(&c->base, (size_t)c->limits.listed_exporters);
 	if (ng_coll_enrich_open(c) < 0)
 		return -1;
 	c->lis = ng_listener_open(cfg->listen, cfg->nlisten, err, sizeof err);
@@ -217,7 +240,7 @@ static int finish(ng_collector *c)
 	}
 	ng_coll_log_enrichment(c); /* after the flush: it may enrich (enrich_columns) */
 	ng_coll_snapshot(c, &f);   /* again, with the final store counts */
-	ng_coll_log_counters(&f);
+	ng_coll_log_counters(&f, (size_t)c->limits.logged_exporters);
 	ng_coll_save_counters(c->exp_path, &f);
 	ng_exporters_free(&f);
 	ng_store_writer_close(c->w);

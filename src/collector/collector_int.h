@@ -27,6 +27,7 @@
 
 typedef struct ng_collector {
 	const ng_collector_config *cfg; /* borrowed, read-only: every thread */
+	ng_limits limits;               /* cfg->config->limits, defaults filled in */
 	uint64_t started_ms;
 	char tpl_path[PATH_MAX]; /* STORE/state/templates */
 	char exp_path[PATH_MAX]; /* STORE/state/exporters.json */
@@ -41,7 +42,11 @@ typedef struct ng_collector {
 	uint64_t counters_lost;    /* samples the counter store could not take */
 	uint64_t append_lost;      /* rows the writer could not take */
 	ng_exporters_file base;    /* counters of earlier runs, from exporters.json */
+	ng_limit_stats lim_logged; /* the bound counters when last logged (report.c) */
+	uint64_t lim_logged_ms;    /* and when */
+	uint64_t lim_trimmed;      /* evictions at the last malloc_trim */
 	ng_iftab *ifs;             /* interface names from options data; NULL: off */
+	uint64_t ifs_dropped;      /* names not kept: limits.interfaces reached */
 	/* appended to by the receive thread, flushed by the flush thread:
 	 * each takes its own lock (store.h, counters.h) */
 	ng_store_writer *w;
@@ -101,8 +106,13 @@ void ng_coll_flusher_save(ng_collector *c, ng_exporters_file *f);
 /* Receive thread: every counter now, earlier runs' included, into *f
  * (the caller frees it with ng_exporters_free). */
 void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f);
-/* The counter log lines: one summary, then one line per exporter. */
-void ng_coll_log_counters(const ng_exporters_file *f);
+/* The counter log lines: one summary, then one line per exporter for the
+ * `max` with the most records, one for the rest. */
+void ng_coll_log_counters(const ng_exporters_file *f, size_t max);
+/* Receive thread, once a second: logs the evictions since the last such
+ * line, at most one line every 10 s, and gives the heap's free pages back
+ * to the system when anything was evicted in the last second. */
+void ng_coll_log_limits(ng_collector *c, uint64_t now);
 /* Writes exporters.json at `path`; logs a failure. */
 void ng_coll_save_counters(const char *path, ng_exporters_file *f);
 /* Receive thread, every stats interval: logs the counters and hands them

@@ -37,8 +37,15 @@ void ng_coll_take_interfaces(ng_collector *c)
 	while (c->ifs && (n = ng_decoder_take_interfaces(c->dec, in, 64)) > 0)
 		for (size_t i = 0; i < n; i++) {
 			char a[NG_ADDR_STRLEN];
-			if (ng_iftab_set(c->ifs, in[i].exporter, in[i].index, in[i].name,
-			                 in[i].description) == 1)
+			int rc = ng_iftab_set(c->ifs, in[i].exporter, in[i].index, in[i].name,
+			                      in[i].description);
+			if (rc == -2 && !c->ifs_dropped++)
+				ng_warn(
+				    "interface names from options data: limits.interfaces (%" PRIu64
+				    ") reached, new ones are not kept (counted as "
+				    "interfaces_dropped)",
+				    c->limits.interfaces);
+			if (rc == 1)
 				ng_info("exporter %s: interface %" PRIu32
 				        " is %s (%s), from options data",
 				        ng_addr_format(in[i].exporter, a), in[i].index, in[i].name,

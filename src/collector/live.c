@@ -60,6 +60,7 @@ static int live_exporters(void *arg, ng_http_exporters *out, char *err, size_t e
 		out->n = f->n;
 		out->listener = f->listener;
 		out->store = f->store;
+		out->limits = f->limits;
 		out->started_ms = f->started_ms;
 		out->updated_ms = f->updated_ms;
 		out->live = true;
@@ -86,7 +87,8 @@ int ng_coll_http_start(ng_collector *c)
 	                     .token = token,
 	                     .exporters = live_exporters,
 	                     .exporters_arg = c,
-	                     .limits = cfg->http_limits};
+	                     .limits = cfg->http_limits,
+	                     .metrics_exporters = (size_t)c->limits.metrics_exporters};
 	sigset_t old;
 	ng_signals_block(&old); /* for the server's threads (core/thread.h) */
 	char err[512];

@@ -131,6 +131,7 @@ static long thin_batch_pause_ns(const ng_listener *lis)
 static void each_second(ng_collector *c, uint64_t now)
 {
 	ng_decoder_expire(c->dec, now);
+	ng_coll_log_limits(c, now);
 	take_counters(c);
 	ng_coll_publish_live(c);
 	ng_coll_take_interfaces(c);

@@ -15,10 +15,19 @@
  *   once a second         published for the HTTP threads (live.c)
  *   at exit               written by the last thread, twice (collector.c)
  *
+ * Every snapshot is bounded: after the merge with earlier runs it keeps
+ * the limits.listed_exporters rows with the most records and sums the
+ * rest into the others row (ng_exporters_cap), so exporters.json, the API
+ * and /metrics stay small whatever the number of sources; the log lists
+ * limits.logged_exporters of them and one line for the rest.  Evictions
+ * (the decoder's NG_LIMIT_COUNTERS) are logged as they happen, at most
+ * one line every 10 s.
+ *
  * The file's format and the merge with earlier runs: store/exporters.h.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,28 +36,42 @@
 #include "core/log.h"
 #include "core/timefmt.h"
 
+/* The rows being gathered: room for `cap`, doubled as needed. */
+struct gather {
+	ng_exporters_file *f;
+	size_t cap;
+};
+
 /* ng_decoder_foreach_stats callback: appends one exporter's row to the
- * file `arg` (a row that cannot be allocated is missing from this
+ * file of `arg` (a row that cannot be allocated is missing from this
  * snapshot only). */
 static void add_row(const ng_exporter_stats *s, void *arg)
 {
-	ng_exporters_file *f = arg;
-	ng_exporter_stats *n = realloc(f->rows, (f->n + 1) * sizeof *n);
-	if (!n)
-		return; /* counted rows are missing from this write only */
-	f->rows = n;
-	f->rows[f->n++] = *s;
+	struct gather *g = arg;
+	if (g->f->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		ng_exporter_stats *n = realloc(g->f->rows, cap * sizeof *n);
+		if (!n)
+			return; /* counted rows are missing from this write only */
+		g->f->rows = n;
+		g->cap = cap;
+	}
+	g->f->rows[g->f->n++] = *s;
 }
 
 void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f)
 {
 	memset(f, 0, sizeof *f);
-	ng_decoder_foreach_stats(c->dec, add_row, f);
+	struct gather g = {.f = f};
+	ng_decoder_foreach_stats(c->dec, add_row, &g);
 	ng_listener_get_stats(c->lis, &f->listener);
 	ng_store_writer_get_stats(c->w, &f->store);
+	ng_decoder_limit_stats(c->dec, &f->limits);
+	f->limits.interfaces_dropped = c->ifs_dropped;
 	f->started_ms = c->started_ms;
 	f->updated_ms = ng_now_ms();
 	ng_exporters_merge(f, &c->base);
+	ng_exporters_cap(f, (size_t)c->limits.listed_exporters);
 }
 
 /* One exporter's log line: its counters and the decode errors it had,
@@ -67,15 +90,108 @@ static void log_row(const ng_exporter_stats *s)
 	        s->records, s->lost, s->template_misses, ng_exporter_errors_total(s), errs);
 }
 
-void ng_coll_log_counters(const ng_exporters_file *f)
+/* Index of the others row of `f`, or f->n. */
+static size_t others_row(const ng_exporters_file *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (ng_exporter_is_others(&f->rows[i]))
+			return i;
+	return f->n;
+}
+
+/* The line of the exporters not listed one by one: the rows order[from..]
+ * (the snapshot's others row among them) summed. */
+static void log_rest(const ng_exporters_file *f, const size_t *order, size_t from)
+{
+	ng_exporter_stats sum;
+	memset(&sum, 0, sizeof sum);
+	size_t rows = 0;
+	for (size_t i = from; i < f->n; i++) {
+		const ng_exporter_stats *s = &f->rows[order[i]];
+		ng_exporter_stats_add(&sum, s);
+		rows += !ng_exporter_is_others(s);
+	}
+	ng_info("%zu other exporter rows%s: packets %" PRIu64 " records %" PRIu64 " lost %" PRIu64
+	        " template_misses %" PRIu64 " errors %" PRIu64
+	        " (limits.logged_exporters; every row: nagare status, /api/v1/exporters)",
+	        rows, others_row(f) < f->n ? " and those summed as others" : "", sum.packets,
+	        sum.records, sum.lost, sum.template_misses, ng_exporter_errors_total(&sum));
+}
+
+/* Most records first (an index sort: the rows stay in place). */
+static int by_records(const void *a, const void *b, void *arg)
+{
+	const ng_exporter_stats *r = arg;
+	const ng_exporter_stats *x = &r[*(const size_t *)a], *y = &r[*(const size_t *)b];
+	bool ox = ng_exporter_is_others(x), oy = ng_exporter_is_others(y);
+	if (ox != oy)
+		return ox ? 1 : -1;
+	return x->records == y->records ? 0 : x->records > y->records ? -1 : 1;
+}
+
+void ng_coll_log_counters(const ng_exporters_file *f, size_t max)
 {
 	ng_info("received %" PRIu64 " datagrams (%" PRIu64 " bytes), kernel drops %" PRIu64
 	        "; this run stored %" PRIu64 " rows in %" PRIu64 " segments, dropped %" PRIu64
 	        " rows the store could not take",
 	        f->listener.datagrams, f->listener.bytes, f->listener.drops, f->store.rows,
 	        f->store.segments, f->store.dropped);
+	size_t *order = malloc((f->n ? f->n : 1) * sizeof *order);
+	if (!order)
+		return;
 	for (size_t i = 0; i < f->n; i++)
-		log_row(&f->rows[i]);
+		order[i] = i;
+	qsort_r(order, f->n, sizeof *order, by_records, f->rows);
+	size_t listed = 0;
+	for (; listed < f->n && listed < max && !ng_exporter_is_others(&f->rows[order[listed]]);
+	     listed++)
+		log_row(&f->rows[order[listed]]);
+	if (listed < f->n)
+		log_rest(f, order, listed);
+	free(order);
+}
+
+/* Sum of the eviction counters of `l`. */
+static uint64_t evictions(const ng_limit_stats *l)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < NG_LC_COUNT; i++)
+		if (!ng_limit_counters[i].gauge)
+			n += ng_limit_stat(l, i);
+	return n;
+}
+
+void ng_coll_log_limits(ng_collector *c, uint64_t now)
+{
+	ng_limit_stats l;
+	ng_decoder_limit_stats(c->dec, &l);
+	/* state was evicted in the last second: a flood churned the heap,
+	 * give its free pages back (glibc keeps them otherwise, and RSS would
+	 * follow the flood's peak rather than the limits) */
+	uint64_t ev = evictions(&l);
+	if (ev != c->lim_trimmed) {
+		malloc_trim(0);
+		c->lim_trimmed = ev;
+	}
+	if (now < c->lim_logged_ms + 10000)
+		return;
+	char msg[768];
+	size_t off = 0;
+	for (int i = 0; i < NG_LC_COUNT && off < sizeof msg; i++) {
+		uint64_t was = ng_limit_stat(&c->lim_logged, i), v = ng_limit_stat(&l, i);
+		if (!ng_limit_counters[i].gauge && v > was)
+			off += (size_t)snprintf(msg + off, sizeof msg - off, " %s +%" PRIu64,
+			                        ng_limit_counters[i].name, v - was);
+	}
+	if (!off)
+		return;
+	ng_warn("limits reached, least recently seen state dropped:%s; holding %" PRIu64
+	        " exporters, %" PRIu64 " domains, %" PRIu64 " templates (%" PRIu64
+	        " bytes), %" PRIu64 " held bytes (docs/security.md, limits: in the "
+	        "configuration)",
+	        msg, l.exporters, l.domains, l.templates, l.template_bytes, l.held_bytes);
+	c->lim_logged = l;
+	c->lim_logged_ms = now;
 }
 
 void ng_coll_save_counters(const char *path, ng_exporters_file *f)
@@ -90,6 +206,6 @@ void ng_coll_report(ng_collector *c)
 	if (!f)
 		return;
 	ng_coll_snapshot(c, f);
-	ng_coll_log_counters(f);
+	ng_coll_log_counters(f, (size_t)c->limits.logged_exporters);
 	ng_coll_flusher_save(c, f);
 }

@@ -345,13 +345,68 @@ static int enrich_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg
 	            key);
 }
 
+/* A size: a whole number of bytes, or with a K, M or G suffix (powers of
+ * 1024).  Returns false when it is not one (or overflows). */
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return false;
+	unsigned long long v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (errno || *end || end == s || v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+/* One key of `limits:` (NG_LIMITS, core/limits.h): a positive number;
+ * the *_bytes* ones may carry a K, M or G suffix. */
+static int limit_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_config *c = arg;
+	for (int i = 0; i < NG_LIMIT_COUNT; i++) {
+		const ng_limit_info *li = &ng_limit_infos[i];
+		if (strcmp(key, li->key))
+			continue;
+		uint64_t *dst = (uint64_t *)(void *)((char *)&c->limits + li->offset);
+		bool bytes = strstr(key, "_bytes") != NULL;
+		const char *s = scalar(v);
+		if (bytes ? !parse_bytes(s, dst) : get_uint(x, v, key, UINT32_MAX, dst) < 0)
+			return fail(x, v, "limits: %s: expected a positive %s", key,
+			            bytes ? "size (bytes, or with K, M or G)" : "whole number");
+		if (!*dst)
+			return fail(
+			    x, v, "limits: %s: 0 is no limit; give a positive value (default %llu)",
+			    key, (unsigned long long)li->def);
+		return 0;
+	}
+	char keys[1024];
+	size_t off = 0;
+	for (int i = 0; i < NG_LIMIT_COUNT && off < sizeof keys; i++)
+		off += (size_t)snprintf(keys + off, sizeof keys - off, "%s%s", i ? ", " : "",
+		                        ng_limit_infos[i].key);
+	return fail(x, v, "limits: unknown key '%s' (%s)", key, keys);
+}
+
 static int top_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
 {
 	if (!strcmp(key, "collect"))
 		return each_pair(x, v, key, collect_pair, arg);
 	if (!strcmp(key, "enrich"))
 		return each_pair(x, v, key, enrich_pair, arg);
-	return fail(x, v, "unknown section '%s' (collect, enrich)", key);
+	if (!strcmp(key, "limits"))
+		return each_pair(x, v, key, limit_pair, arg);
+	return fail(x, v, "unknown section '%s' (collect, enrich, limits)", key);
 }
 
 int ng_config_load(const char *path, ng_config *c, char *err, size_t errlen)

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/limits.h"
+
 typedef struct ng_cfg_iface {
 	uint32_t index; /* SNMP ifIndex as exported in in_if / out_if */
 	char *name;     /* e.g. "TenGigabitEthernet0/0/0" */
@@ -59,6 +61,9 @@ typedef struct ng_config {
 	size_t nnets;
 	ng_cfg_exporter *exps;
 	size_t nexps;
+	/* limits: (core/limits.h); 0 where the file gives none (the default
+	 * applies: ng_limits_fill) */
+	ng_limits limits;
 } ng_config;
 
 /* Reads the YAML file `path` into `c` (zeroed first).  Returns 0, or -1

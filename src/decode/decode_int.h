@@ -13,6 +13,21 @@
  *            array of (length, action) ops walked once per data record
  *   enterprise counters (hash by PEN, IE)
  *
+ * Every kind a sender can create is capped (cfg.limits, core/limits.h) and
+ * ordered by last use on lists (lru.h), newest first:
+ *
+ *   d->ex_lru    every exporter        touched per datagram
+ *   d->dom_lru   every domain          touched per datagram
+ *   ex->doms     the exporter's domains
+ *   d->tpl_lru   every template        touched per data set
+ *   dom->tpls    the domain's templates
+ *   d->held_all  every held data set   in arrival order (oldest last)
+ *
+ * A cap reached evicts the oldest entry of the list it bounds and counts it
+ * (d->lim, NG_LIMIT_COUNTERS); an evicted domain takes its templates and
+ * held sets with it and leaves its counters in d->others, so the totals
+ * stay exact.
+ *
  * Nothing here allocates per record: a record is decoded by walking the ops
  * of its template straight into the ng_flow slot of the output batch.
  */
@@ -26,6 +41,7 @@
 #include "core/bytes.h"
 #include "core/hash.h"
 #include "decode/decoder.h"
+#include "decode/lru.h"
 
 #if defined(__GNUC__)
 #define ng_likely(x) __builtin_expect(!!(x), 1)
@@ -145,6 +161,9 @@ struct ng_domain;
 
 struct ng_tpl {
 	struct ng_hnode h;
+	struct ng_lru lru;  /* on d->tpl_lru */
+	struct ng_lru dlru; /* on dom->tpls */
+	size_t cost;        /* bytes counted against the template_bytes limits */
 	struct ng_domain *dom;
 	uint8_t version; /* 9 or 10 */
 	bool options;
@@ -171,7 +190,6 @@ struct ng_seq {
 /* ---- per exporter and observation domain ---- */
 
 #define NG_MAX_SAMPLERS 64
-#define NG_MAX_TEMPLATES 4096 /* templates a domain may hold (NG_DERR_TEMPLATE_LIMIT) */
 
 struct ng_sampler {
 	uint64_t id;
@@ -182,7 +200,11 @@ struct ng_exporter;
 
 struct ng_domain {
 	struct ng_hnode h;
-	struct ng_domain *all_next; /* iteration list */
+	struct ng_lru lru;    /* on d->dom_lru */
+	struct ng_lru ex_lru; /* on ex->doms */
+	struct ng_lru tpls;   /* its templates, most recently used first */
+	size_t tpl_bytes;     /* their cost */
+	size_t nheld;         /* held data sets of this domain */
 	struct ng_exporter *ex;
 	ng_exporter_stats st;
 	struct ng_seq seq;
@@ -192,12 +214,13 @@ struct ng_domain {
 	unsigned nsamplers;
 	struct ng_sampler samplers[NG_MAX_SAMPLERS];
 	struct ng_tpl *last_tpl; /* lookup cache, cleared on any template change */
-	unsigned ntpl;           /* templates held (at most NG_MAX_TEMPLATES) */
+	unsigned ntpl;           /* templates held (limits.templates_per_domain) */
 };
 
 /* A data set waiting for its template. */
 struct ng_held {
-	struct ng_held *next;
+	struct ng_held *next; /* the exporter's list, oldest first */
+	struct ng_lru all;    /* on d->held_all, newest first */
 	struct ng_domain *dom;
 	uint64_t held_at; /* decoder clock (time_received) when held */
 	uint64_t time_received;
@@ -212,10 +235,12 @@ struct ng_held {
 
 struct ng_exporter {
 	struct ng_hnode h;
+	struct ng_lru lru;  /* on d->ex_lru */
+	struct ng_lru doms; /* its domains, most recently seen first */
+	size_t ndom;
 	uint8_t addr[16];
 	struct ng_held *held, **held_tail; /* oldest first */
 	size_t held_bytes;
-	struct ng_exporter *all_next;
 };
 
 struct ng_ent {
@@ -228,8 +253,11 @@ struct ng_ent {
 struct ng_decoder {
 	ng_decoder_config cfg;
 	struct ng_htab exporters, domains, templates, ents;
-	struct ng_exporter *ex_all;
-	struct ng_domain *dom_all;
+	struct ng_lru ex_lru, dom_lru, tpl_lru, held_all; /* lru.h, newest first */
+	size_t tpl_bytes, held_bytes;                     /* all templates, held sets */
+	ng_limit_stats lim;         /* evictions (the gauges are filled on reading) */
+	ng_exporter_stats others;   /* counters of the domains evicted */
+	bool loading;               /* ng_decoder_load: append as oldest, refuse when full */
 	struct ng_domain *last_dom; /* lookup cache */
 	uint64_t now;               /* latest time_received seen */
 	struct ng_tfield *scratch;  /* NG_MAX_FIELDS fields being parsed */
@@ -263,6 +291,13 @@ void ng_ifq_free(ng_decoder *d);
 
 /* decoder.c */
 struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t domain);
+/* The domain `m` of `e`, first in the recency lists (a datagram of it). */
+static inline void ng_domain_touch(ng_decoder *d, struct ng_domain *m)
+{
+	ng_lru_touch(&d->dom_lru, &m->lru);
+	ng_lru_touch(&m->ex->doms, &m->ex_lru);
+	ng_lru_touch(&d->ex_lru, &m->ex->lru);
+}
 void ng_count_error(struct ng_domain *dom, enum ng_decode_error e);
 
 /*
@@ -329,7 +364,12 @@ uint64_t *ng_ent_counter(ng_decoder *d, uint32_t pen, uint16_t ie);
 enum ng_action ng_ie_action(uint16_t ie, uint16_t len, bool *bad_len);
 
 /* templates.c */
+/* The template (domain, version, id), marked as just used; NULL when
+ * unknown. */
 struct ng_tpl *ng_tpl_find(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t id);
+/* Drops every template and held set of `dom` (counted as evicted /
+ * held_dropped in its counters and d->lim), before the domain goes. */
+void ng_domain_drop_state(ng_decoder *d, struct ng_domain *dom);
 /* Adds or replaces a template; `fields` is copied.  Returns 0, or a
  * decode error (TEMPLATE_BAD) when the fields cannot form a record. */
 int ng_tpl_add(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t id, bool options,
@@ -339,7 +379,7 @@ void ng_tpl_withdraw_all(ng_decoder *d, struct ng_domain *dom, uint8_t version, 
 void ng_tpl_free_all(ng_decoder *d);
 void ng_held_add(struct ng_msg *m, uint16_t tid, const uint8_t *p, size_t len);
 void ng_held_replay(struct ng_msg *m);
-void ng_held_expire(ng_decoder *d, struct ng_exporter *ex, uint64_t now);
+void ng_held_expire(ng_decoder *d, uint64_t now);
 void ng_held_free_all(ng_decoder *d);
 
 /* record.c: decodes the records of one data set with template `t`

@@ -95,11 +95,19 @@ ng_decoder *ng_decoder_new(const ng_decoder_config *cfg)
 	ng_decoder *d = calloc(1, sizeof *d);
 	if (!d)
 		return NULL;
-	d->cfg.held_max_bytes = 1 << 20;
-	d->cfg.held_max_age = 60000;
-	if (cfg) {
+	if (cfg)
 		d->cfg = *cfg;
-	}
+	ng_limits_fill(&d->cfg.limits);
+	if (!d->cfg.held_max_bytes)
+		d->cfg.held_max_bytes = d->cfg.limits.held_bytes_per_exporter;
+	if (!d->cfg.held_max_age)
+		d->cfg.held_max_age = 60000;
+	ng_lru_init(&d->ex_lru);
+	ng_lru_init(&d->dom_lru);
+	ng_lru_init(&d->tpl_lru);
+	ng_lru_init(&d->held_all);
+	d->others.domain = NG_OTHERS_DOMAIN;
+	d->others.version = NG_OTHERS_VERSION;
 	d->scratch = malloc(NG_MAX_FIELDS * sizeof *d->scratch);
 	if (!d->scratch || ng_htab_init(&d->exporters, 64) || ng_htab_init(&d->domains, 64) ||
 	    ng_htab_init(&d->templates, 256) || ng_htab_init(&d->ents, 64)) {
@@ -117,13 +125,15 @@ void ng_decoder_free(ng_decoder *d)
 	ng_held_free_all(d);
 	ng_sflow_free(d);
 	ng_ifq_free(d);
-	for (struct ng_domain *m = d->dom_all, *n; m; m = n) {
-		n = m->all_next;
-		free(m);
+	while (!ng_lru_empty(&d->dom_lru)) {
+		struct ng_lru *n = d->dom_lru.next;
+		ng_lru_unlink(n);
+		free(ng_lru_entry(n, struct ng_domain, lru));
 	}
-	for (struct ng_exporter *e = d->ex_all, *n; e; e = n) {
-		n = e->all_next;
-		free(e);
+	while (!ng_lru_empty(&d->ex_lru)) {
+		struct ng_lru *n = d->ex_lru.next;
+		ng_lru_unlink(n);
+		free(ng_lru_entry(n, struct ng_exporter, lru));
 	}
 	for (size_t i = 0; d->ents.b && i < d->ents.nb; i++) {
 		for (struct ng_hnode *e = d->ents.b[i], *n; e; e = n) {
@@ -139,6 +149,75 @@ void ng_decoder_free(ng_decoder *d)
 	free(d);
 }
 
+/* ---- eviction ---- */
+
+/* Drops domain `m`: its templates and held sets first (counted in its
+ * counters), then its counters go into d->others, and it is counted as
+ * evicted.  Its exporter stays (the caller frees an exporter left with
+ * no domain when it is not the one being added to). */
+static void domain_evict(ng_decoder *d, struct ng_domain *m)
+{
+	ng_domain_drop_state(d, m);
+	ng_exporter_stats_add(&d->others, &m->st);
+	d->lim.domains_evicted++;
+	ng_htab_remove(&d->domains, &m->h);
+	ng_lru_unlink(&m->lru);
+	ng_lru_unlink(&m->ex_lru);
+	m->ex->ndom--;
+	if (d->last_dom == m)
+		d->last_dom = NULL;
+	free(m);
+}
+
+/* Frees exporter `e`, which has no domain left (so no held set either). */
+static void exporter_free(ng_decoder *d, struct ng_exporter *e)
+{
+	ng_htab_remove(&d->exporters, &e->h);
+	ng_lru_unlink(&e->lru);
+	free(e);
+}
+
+/* Drops the least recently seen exporter with all its domains
+ * (limits.exporters). */
+static void exporter_evict_oldest(ng_decoder *d)
+{
+	struct ng_lru *n = ng_lru_oldest(&d->ex_lru);
+	if (!n)
+		return;
+	struct ng_exporter *e = ng_lru_entry(n, struct ng_exporter, lru);
+	while (!ng_lru_empty(&e->doms))
+		domain_evict(d, ng_lru_entry(e->doms.prev, struct ng_domain, ex_lru));
+	d->lim.exporters_evicted++;
+	exporter_free(d, e);
+}
+
+/* Makes room for one more domain of `ex`: evicts ex's least recently seen
+ * domain when ex holds limits.domains_per_exporter, else the least
+ * recently seen of all when limits.domains are held (and its exporter if
+ * that leaves it none, unless it is `ex`).  False when loading a state
+ * file and full (loading never evicts what it loaded). */
+static bool domain_room(ng_decoder *d, struct ng_exporter *ex)
+{
+	const ng_limits *l = &d->cfg.limits;
+	if (ex->ndom >= l->domains_per_exporter) {
+		if (d->loading)
+			return false;
+		domain_evict(d, ng_lru_entry(ex->doms.prev, struct ng_domain, ex_lru));
+	}
+	if (d->domains.n >= l->domains) {
+		if (d->loading)
+			return false;
+		struct ng_domain *m = ng_lru_entry(d->dom_lru.prev, struct ng_domain, lru);
+		struct ng_exporter *owner = m->ex;
+		domain_evict(d, m);
+		if (owner != ex && !owner->ndom)
+			exporter_free(d, owner);
+	}
+	return true;
+}
+
+/* ---- lookup ---- */
+
 static struct ng_exporter *exporter_get(ng_decoder *d, const uint8_t addr[16])
 {
 	uint64_t h = ng_hash_bytes(addr, 16, 1);
@@ -147,15 +226,23 @@ static struct ng_exporter *exporter_get(ng_decoder *d, const uint8_t addr[16])
 		if (n->hash == h && !memcmp(e->addr, addr, 16))
 			return e;
 	}
+	if (d->exporters.n >= d->cfg.limits.exporters) {
+		if (d->loading)
+			return NULL;
+		exporter_evict_oldest(d);
+	}
 	struct ng_exporter *e = calloc(1, sizeof *e);
 	if (!e)
 		return NULL;
 	memcpy(e->addr, addr, 16);
 	e->h.hash = h;
 	e->held_tail = &e->held;
+	ng_lru_init(&e->doms);
 	ng_htab_insert(&d->exporters, &e->h);
-	e->all_next = d->ex_all;
-	d->ex_all = e;
+	if (d->loading)
+		ng_lru_push_back(&d->ex_lru, &e->lru);
+	else
+		ng_lru_push_front(&d->ex_lru, &e->lru);
 	return e;
 }
 
@@ -167,33 +254,65 @@ static uint64_t domain_hash(const uint8_t addr[16], uint32_t domain)
 	return ng_hash_bytes(k, sizeof k, 2);
 }
 
+/* A new domain of `ex`, within the limits (domain_room). */
+static struct ng_domain *domain_new(ng_decoder *d, struct ng_exporter *ex, uint64_t h,
+                                    uint32_t domain)
+{
+	if (!domain_room(d, ex)) {
+		if (!ex->ndom)
+			exporter_free(d, ex);
+		return NULL;
+	}
+	struct ng_domain *m = calloc(1, sizeof *m);
+	if (!m) {
+		if (!ex->ndom)
+			exporter_free(d, ex);
+		return NULL;
+	}
+	memcpy(m->st.exporter, ex->addr, 16);
+	m->st.domain = domain;
+	m->ex = ex;
+	m->h.hash = h;
+	ng_lru_init(&m->tpls);
+	ng_htab_insert(&d->domains, &m->h);
+	ex->ndom++;
+	if (d->loading) {
+		ng_lru_push_back(&d->dom_lru, &m->lru);
+		ng_lru_push_back(&ex->doms, &m->ex_lru);
+	} else {
+		ng_lru_push_front(&d->dom_lru, &m->lru);
+		ng_lru_push_front(&ex->doms, &m->ex_lru);
+		ng_lru_touch(&d->ex_lru, &ex->lru);
+	}
+	return m;
+}
+
 /* The state of (exporter address, observation domain), created on first
- * use.  NULL only when out of memory. */
+ * use (evicting the least recently seen when a limit is reached), and
+ * marked as just seen.  NULL when out of memory (or, loading a state
+ * file, past a limit). */
 struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t domain)
 {
 	struct ng_domain *c = d->last_dom;
-	if (c && c->st.domain == domain && !memcmp(c->st.exporter, addr, 16))
+	if (c && c->st.domain == domain && !memcmp(c->st.exporter, addr, 16)) {
+		if (ng_likely(!d->loading))
+			ng_domain_touch(d, c);
 		return c;
+	}
 	uint64_t h = domain_hash(addr, domain);
 	for (struct ng_hnode *n = ng_htab_first(&d->domains, h); n; n = n->next) {
 		struct ng_domain *m = (struct ng_domain *)n;
-		if (n->hash == h && m->st.domain == domain && !memcmp(m->st.exporter, addr, 16))
+		if (n->hash == h && m->st.domain == domain && !memcmp(m->st.exporter, addr, 16)) {
+			if (!d->loading)
+				ng_domain_touch(d, m);
 			return d->last_dom = m;
+		}
 	}
 	struct ng_exporter *ex = exporter_get(d, addr);
 	if (!ex)
 		return NULL;
-	struct ng_domain *m = calloc(1, sizeof *m);
-	if (!m)
-		return NULL;
-	memcpy(m->st.exporter, addr, 16);
-	m->st.domain = domain;
-	m->ex = ex;
-	m->h.hash = h;
-	ng_htab_insert(&d->domains, &m->h);
-	m->all_next = d->dom_all;
-	d->dom_all = m;
-	return d->last_dom = m;
+	struct ng_domain *m = domain_new(d, ex, h, domain);
+	return m ? (d->last_dom = m) : NULL;
 }
 
 void ng_count_error(struct ng_domain *dom, enum ng_decode_error e)
@@ -257,8 +376,10 @@ uint64_t *ng_ent_counter(ng_decoder *d, uint32_t pen, uint16_t ie)
 		if (n->hash == h && e->pen == pen && e->ie == ie)
 			return &e->count;
 	}
-	if (d->ents.n >= 4096)
+	if (d->ents.n >= 4096) {
+		d->lim.enterprise_untracked++;
 		return NULL;
+	}
 	struct ng_ent *e = calloc(1, sizeof *e);
 	if (!e)
 		return NULL;
@@ -319,22 +440,34 @@ size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 
 void ng_decoder_expire(ng_decoder *d, uint64_t now_ms)
 {
-	for (struct ng_exporter *e = d->ex_all; e; e = e->all_next)
-		ng_held_expire(d, e, now_ms);
+	ng_held_expire(d, now_ms);
 }
 
 void ng_decoder_foreach_stats(const ng_decoder *d,
                               void (*fn)(const ng_exporter_stats *s, void *arg), void *arg)
 {
-	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next)
-		fn(&m->st, arg);
+	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next)
+		fn(&ng_lru_entry(n, const struct ng_domain, lru)->st, arg);
+	if (d->lim.domains_evicted)
+		fn(&d->others, arg);
 }
 
 void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum)
 {
 	memset(sum, 0, sizeof *sum);
-	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next)
-		ng_exporter_stats_add(sum, &m->st);
+	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next)
+		ng_exporter_stats_add(sum, &ng_lru_entry(n, const struct ng_domain, lru)->st);
+	ng_exporter_stats_add(sum, &d->others);
+}
+
+void ng_decoder_limit_stats(const ng_decoder *d, ng_limit_stats *out)
+{
+	*out = d->lim;
+	out->exporters = d->exporters.n;
+	out->domains = d->domains.n;
+	out->templates = d->templates.n;
+	out->template_bytes = d->tpl_bytes;
+	out->held_bytes = d->held_bytes;
 }
 
 void ng_decoder_foreach_enterprise(const ng_decoder *d,

@@ -21,6 +21,7 @@
 
 #include "core/datagram.h"
 #include "core/flow.h"
+#include "core/limits.h"
 
 /*
  * Named decode errors, counted per exporter and observation domain.
@@ -61,7 +62,8 @@
 	X(PKT_HEADER_BAD, "pkt_header_bad",                                                        \
 	  "sampled packet header malformed (IHL < 5, bad extension header)")                       \
 	X(TEMPLATE_LIMIT, "template_limit",                                                        \
-	  "new template refused: its domain already holds NG_MAX_TEMPLATES (4096)")
+	  "template refused: larger alone than limits.template_bytes_per_domain, or past a "       \
+	  "limit while the state file loads")
 
 enum ng_decode_error {
 #define X(id, name, doc) NG_DERR_##id,
@@ -120,6 +122,9 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(template_misses, "template_misses", COUNTER,                                             \
 	  "data sets that arrived before their template")                                          \
 	X(held, "held", COUNTER, "data sets decoded late, once their template came")               \
+	X(templates_evicted, "templates_evicted", COUNTER,                                         \
+	  "templates of this domain dropped, least recently used first, for limits.templates*, "   \
+	  "limits.template_bytes*")                                                                \
 	X(errors, "errors", ERRORS, "decode errors, by name")                                      \
 	X(first_seen, "first_seen", TIME_MIN, "first datagram received")                           \
 	X(last_seen, "last_seen", TIME_MAX, "last datagram received")                              \
@@ -193,11 +198,90 @@ void ng_exporter_counter_set(ng_exporter_stats *s, enum ng_exporter_counter_id i
  * GAUGE and SOURCE fields of `d` are left as they are. */
 void ng_exporter_stats_add(ng_exporter_stats *d, const ng_exporter_stats *s);
 
+/*
+ * The counters of the decoder's bounds (core/limits.h), listed once like
+ * NG_EXPORTER_COUNTERS: X(field, "name", KIND, "doc"), KIND COUNTER (a
+ * count of evictions since the state file began: summed over the runs of
+ * a store) or GAUGE (what is held now).  They appear as "limits":{…} in
+ * exporters.json and /api/v1/exporters, in `nagare status`, and in
+ * /metrics as nagare_limit_<name>_total (COUNTER) or nagare_limit_<name>.
+ * Every entry dropped for a limit is counted here; the domain's own
+ * counters (held_dropped, templates_evicted) say whose it was.
+ */
+#define NG_LIMIT_COUNTERS(X)                                                                       \
+	X(exporters_evicted, "exporters_evicted", COUNTER,                                         \
+	  "exporters dropped (least recently seen, with their domains) for limits.exporters")      \
+	X(domains_evicted, "domains_evicted", COUNTER,                                             \
+	  "observation domains / sub-agents dropped (least recently seen, with their templates "   \
+	  "and held data) for limits.domains, limits.domains_per_exporter or limits.exporters")    \
+	X(templates_evicted, "templates_evicted", COUNTER,                                         \
+	  "templates dropped (least recently used) for limits.templates*, "                        \
+	  "limits.template_bytes*, with their domain, or not loaded from the state file")          \
+	X(held_evicted, "held_evicted", COUNTER,                                                   \
+	  "held data sets dropped (oldest first) for limits.held_bytes, all exporters")            \
+	X(sflow_sources_evicted, "sflow_sources_evicted", COUNTER,                                 \
+	  "sFlow data sources whose sequence tracking restarted for limits.sflow_sources")         \
+	X(samplers_replaced, "samplers_replaced", COUNTER,                                         \
+	  "options data: a sampler's rate that took the last of a domain's 64 sampler slots")      \
+	X(enterprise_untracked, "enterprise_untracked", COUNTER,                                   \
+	  "template fields of an enterprise element past the 4096 counted ones")                   \
+	X(interfaces_dropped, "interfaces_dropped", COUNTER,                                       \
+	  "interface names from options data not kept for limits.interfaces (the collector's)")    \
+	X(exporters, "exporters", GAUGE, "exporter addresses held now")                            \
+	X(domains, "domains", GAUGE, "observation domains / sub-agents held now")                  \
+	X(templates, "templates", GAUGE, "templates held now")                                     \
+	X(template_bytes, "template_bytes", GAUGE, "memory of the templates held now, bytes")      \
+	X(held_bytes, "held_bytes", GAUGE, "bytes of data sets held for their template now")
+
+typedef struct ng_limit_stats {
+#define X(field, name, kind, doc) uint64_t field;
+	NG_LIMIT_COUNTERS(X)
+#undef X
+} ng_limit_stats;
+
+/* One entry of NG_LIMIT_COUNTERS, for code that walks the list. */
+typedef struct ng_limit_counter {
+	const char *name;
+	bool gauge;
+	size_t offset; /* of the field in ng_limit_stats */
+	const char *doc;
+} ng_limit_counter;
+
+enum {
+#define X(field, name, kind, doc) NG_LC_##field,
+	NG_LIMIT_COUNTERS(X)
+#undef X
+	    NG_LC_COUNT
+};
+
+extern const ng_limit_counter ng_limit_counters[NG_LC_COUNT];
+
+/* Value of entry `i` of `s`. */
+static inline uint64_t ng_limit_stat(const ng_limit_stats *s, int i)
+{
+	return *(const uint64_t *)(const void *)((const char *)s + ng_limit_counters[i].offset);
+}
+
+/* Adds the COUNTER entries of `s` to `d`; the GAUGE ones of `d` stay. */
+void ng_limit_stats_add(ng_limit_stats *d, const ng_limit_stats *s);
+
+/* The key of the row that sums the exporters not listed one by one: the
+ * counters of domains the decoder evicted, and of rows past
+ * limits.listed_exporters in a report.  Exporter "::", this domain and
+ * this version ("others" in ng_protocol_name). */
+#define NG_OTHERS_DOMAIN UINT32_MAX
+#define NG_OTHERS_VERSION 0xfe
+
+/* True when `s` is that row. */
+bool ng_exporter_is_others(const ng_exporter_stats *s);
+
 typedef struct ng_decoder ng_decoder;
 
 typedef struct ng_decoder_config {
-	size_t held_max_bytes; /* per exporter, bytes of held data sets (default 1 MiB) */
+	size_t held_max_bytes; /* per exporter, bytes of held data sets (default 1 MiB);
+	                        * 0: limits.held_bytes_per_exporter */
 	uint64_t held_max_age; /* ms a held data set waits for its template (default 60 s) */
+	ng_limits limits;      /* 0 entries: the default (core/limits.h) */
 } ng_decoder_config;
 
 /* Creates a decoder; `cfg` may be NULL for defaults.  NULL when out of memory. */
@@ -218,9 +302,15 @@ size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out);
  * HELD_DROPPED).  Call about once a second. */
 void ng_decoder_expire(ng_decoder *d, uint64_t now_ms);
 
-/* Calls `fn` once per exporter/domain with its counters. */
+/* Calls `fn` once per exporter/domain with its counters, most recently
+ * seen first, then once with the others row (NG_OTHERS_DOMAIN: the sum
+ * of the domains evicted) when any domain was. */
 void ng_decoder_foreach_stats(const ng_decoder *d,
                               void (*fn)(const ng_exporter_stats *s, void *arg), void *arg);
+
+/* The bound counters now (evictions since the decoder started, what it
+ * holds). */
+void ng_decoder_limit_stats(const ng_decoder *d, ng_limit_stats *out);
 
 /* Decoder-wide totals into *sum: ng_exporter_stats_add over every
  * exporter and domain, from zero (key, version, GAUGE and SOURCE fields

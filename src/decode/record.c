@@ -523,6 +523,8 @@ static void apply_options(struct ng_msg *m, const struct rec_ctx *c)
 			return;
 		}
 	}
+	if (dom->nsamplers >= NG_MAX_SAMPLERS)
+		m->d->lim.samplers_replaced++; /* bounded: a slot is taken over, counted */
 	unsigned i = dom->nsamplers < NG_MAX_SAMPLERS ? dom->nsamplers++
 	                                              : (unsigned)(c->sampler % NG_MAX_SAMPLERS);
 	dom->samplers[i].id = c->sampler;

@@ -41,7 +41,6 @@
 #define SFLOW_VERSION_BYTE 0x50 /* flow_version / stats version of sFlow records */
 #define DGRAM_MAX_GAP 100000u   /* datagram sequence: larger jumps are restarts */
 #define SAMPLE_MAX_GAP 1000000u /* per source_id sample sequence */
-#define SEQ_TABLE_MAX 65536     /* source_ids tracked per decoder */
 
 /* Interface encoding (sFlow v5 §"Input/output port information"). */
 #define IF_FORMAT_SINGLE 0
@@ -130,14 +129,22 @@ static int seq_grow(struct ng_sflow *sf)
 	return 0;
 }
 
-/* The sequence state of a source_id, created on first use; NULL when the
- * table is full (bounded: a hostile agent inventing source_ids cannot grow
- * it without limit) or out of memory. */
-static struct ng_seq *src_seq(struct ng_sflow *sf, const struct src_key *k)
+/* The sequence state of a source_id, created on first use; NULL when out
+ * of memory.  Bounded by limits.sflow_sources: a hostile agent inventing
+ * source_ids cannot grow it without limit.  When it is full the table
+ * starts again empty (counted as sflow_sources_evicted): every source
+ * resynchronises on its next sample, which costs one unseen gap each,
+ * where evicting one at a time would cost a probe chain rebuild. */
+static struct ng_seq *src_seq(ng_decoder *d, struct ng_sflow *sf, const struct src_key *k)
 {
 	if (sf->n * 2 >= sf->cap) {
-		if (sf->n >= SEQ_TABLE_MAX || seq_grow(sf))
+		if (sf->n >= d->cfg.limits.sflow_sources) {
+			memset(sf->tab, 0, sf->cap * sizeof *sf->tab);
+			d->lim.sflow_sources_evicted += sf->n;
+			sf->n = 0;
+		} else if (seq_grow(sf)) {
 			goto find_only;
+		}
 	}
 	size_t j = key_hash(k) & (sf->cap - 1);
 	while (sf->tab[j].used) {
@@ -182,7 +189,7 @@ static void track_seq(struct dgram *g, uint32_t kind, uint32_t type, uint32_t in
 	k.type = type;
 	k.index = index;
 	k.kind = kind;
-	struct ng_seq *s = src_seq(g->sf, &k);
+	struct ng_seq *s = src_seq(g->d, g->sf, &k);
 	if (s)
 		ng_seq_check(s, seq, 1, SAMPLE_MAX_GAP, &g->dom->st.lost_samples);
 }

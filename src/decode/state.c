@@ -18,6 +18,17 @@
  * Saving writes PATH.tmp, fsyncs it and renames it over PATH, so PATH is
  * always a whole old or whole new file.  Loading reads and checks the
  * whole file before touching the decoder: a corrupt file changes nothing.
+ *
+ * Templates and domains are written most recently used first (the
+ * decoder's recency lists, lru.h).  The file is bounded by the limits
+ * that bound the decoder: a template is written in 31 + 8 × fields bytes
+ * and counted in memory for more than that (tpl_cost in templates.c), so
+ * the file stays under limits.template_bytes plus the domains' options
+ * state (under 900 bytes each) — far under STATE_MAX_BYTES with the
+ * defaults.  Loading appends each entry as the oldest (so the order
+ * survives) and never evicts: with lower limits than the run that saved
+ * it, the most recently used entries are the ones kept, and the rest are
+ * counted (templates_evicted) and logged by the caller.
  */
 #include "decode/decode_int.h"
 
@@ -85,33 +96,33 @@ static void put_u64(struct wbuf *w, uint64_t v)
 	put(w, b, 8);
 }
 
+/* One template's record (format above). */
+static void put_template(struct wbuf *w, const struct ng_tpl *t)
+{
+	put(w, t->dom->st.exporter, 16);
+	put_u32(w, t->dom->st.domain);
+	put_u8(w, t->version);
+	put_u8(w, t->options);
+	put_u16(w, t->id);
+	put_u16(w, t->scope_count);
+	put_u16(w, t->nfields);
+	for (uint16_t k = 0; k < t->nfields; k++) {
+		put_u16(w, t->fields[k].ie);
+		put_u16(w, t->fields[k].len);
+		put_u32(w, t->fields[k].pen);
+	}
+}
+
 static void serialize(const ng_decoder *d, struct wbuf *w)
 {
 	put(w, STATE_MAGIC, 4);
 	put_u32(w, STATE_VERSION);
 	put_u32(w, (uint32_t)d->templates.n);
-	for (size_t i = 0; i < d->templates.nb; i++) {
-		for (struct ng_hnode *n = d->templates.b[i]; n; n = n->next) {
-			const struct ng_tpl *t = (const struct ng_tpl *)n;
-			put(w, t->dom->st.exporter, 16);
-			put_u32(w, t->dom->st.domain);
-			put_u8(w, t->version);
-			put_u8(w, t->options);
-			put_u16(w, t->id);
-			put_u16(w, t->scope_count);
-			put_u16(w, t->nfields);
-			for (uint16_t k = 0; k < t->nfields; k++) {
-				put_u16(w, t->fields[k].ie);
-				put_u16(w, t->fields[k].len);
-				put_u32(w, t->fields[k].pen);
-			}
-		}
-	}
-	uint32_t ndom = 0;
-	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next)
-		ndom++;
-	put_u32(w, ndom);
-	for (const struct ng_domain *m = d->dom_all; m; m = m->all_next) {
+	for (const struct ng_lru *n = d->tpl_lru.next; n != &d->tpl_lru; n = n->next)
+		put_template(w, ng_lru_entry(n, const struct ng_tpl, lru));
+	put_u32(w, (uint32_t)d->domains.n);
+	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next) {
+		const struct ng_domain *m = ng_lru_entry(n, const struct ng_domain, lru);
 		put(w, m->st.exporter, 16);
 		put_u32(w, m->st.domain);
 		put_u32(w, m->default_rate);
@@ -264,8 +275,8 @@ static bool walk_state(struct rbuf *r, ng_decoder *d)
 			d->scratch[k].pen = ng_get_be32(fp + k * 8 + 4);
 		}
 		struct ng_domain *dom = ng_domain_get(d, addr, domain);
-		if (dom)
-			ng_tpl_add(d, dom, version, tid, options, scope, d->scratch, nf);
+		if (!dom || ng_tpl_add(d, dom, version, tid, options, scope, d->scratch, nf))
+			d->lim.templates_evicted++; /* past a limit: not loaded */
 	}
 	uint32_t nd = get_u32(r);
 	for (uint32_t i = 0; i < nd && !r->bad; i++) {
@@ -353,6 +364,9 @@ int ng_decoder_load_mem(ng_decoder *d, const uint8_t *p, size_t n)
 		return -1;
 	}
 	struct rbuf a = {.p = p + 8, .n = n - 16};
+	d->loading = true;
 	walk_state(&a, d);
+	d->loading = false;
+	d->last_dom = NULL;
 	return 0;
 }

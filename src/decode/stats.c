@@ -122,3 +122,31 @@ void ng_exporter_stats_add(ng_exporter_stats *d, const ng_exporter_stats *s)
 		}
 	}
 }
+
+/* ---- the bound counters (NG_LIMIT_COUNTERS) ---- */
+
+#define NG_LK_GAUGE_COUNTER false
+#define NG_LK_GAUGE_GAUGE true
+
+const ng_limit_counter ng_limit_counters[NG_LC_COUNT] = {
+#define X(field, name, kind, doc) {name, NG_LK_GAUGE_##kind, offsetof(ng_limit_stats, field), doc},
+    NG_LIMIT_COUNTERS(X)
+#undef X
+};
+
+void ng_limit_stats_add(ng_limit_stats *d, const ng_limit_stats *s)
+{
+	for (int i = 0; i < NG_LC_COUNT; i++) {
+		if (ng_limit_counters[i].gauge)
+			continue;
+		uint64_t *v = (uint64_t *)(void *)((char *)d + ng_limit_counters[i].offset);
+		*v += ng_limit_stat(s, i);
+	}
+}
+
+bool ng_exporter_is_others(const ng_exporter_stats *s)
+{
+	static const uint8_t zero[16];
+	return s->domain == NG_OTHERS_DOMAIN && s->version == NG_OTHERS_VERSION &&
+	       !memcmp(s->exporter, zero, 16);
+}

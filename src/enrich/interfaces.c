@@ -23,6 +23,7 @@ struct ent {
 struct ng_iftab {
 	struct ent *e;
 	size_t n, cap; /* cap: power of two */
+	size_t max;    /* entries at most */
 };
 
 static size_t hash(const uint8_t ex[16], uint32_t index)
@@ -41,9 +42,11 @@ static struct ent *slot(const ng_iftab *t, const uint8_t ex[16], uint32_t index)
 	return &t->e[j];
 }
 
-ng_iftab *ng_iftab_new(void)
+ng_iftab *ng_iftab_new(size_t max)
 {
 	ng_iftab *t = calloc(1, sizeof *t);
+	if (t)
+		t->max = max;
 	if (t && !(t->e = calloc(t->cap = 256, sizeof *t->e))) {
 		free(t);
 		return NULL;
@@ -77,9 +80,14 @@ static int grow(ng_iftab *t)
 int ng_iftab_set(ng_iftab *t, const uint8_t exporter[16], uint32_t index, const char *name,
                  const char *desc)
 {
-	if ((t->n + 1) * 2 > t->cap && grow(t) < 0)
-		return -1;
 	struct ent *e = slot(t, exporter, index);
+	if (!e->used && t->n >= t->max)
+		return -2;
+	if (!e->used && (t->n + 1) * 2 > t->cap) {
+		if (grow(t) < 0)
+			return -1;
+		e = slot(t, exporter, index);
+	}
 	uint32_t n = ng_intern_cstr(name), d = ng_intern_cstr(desc);
 	if (e->used && e->name == n && e->desc == d)
 		return 0;

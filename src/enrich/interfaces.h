@@ -13,11 +13,13 @@
 
 typedef struct ng_iftab ng_iftab;
 
-ng_iftab *ng_iftab_new(void);
+/* A table of at most `max` interfaces (limits.interfaces). */
+ng_iftab *ng_iftab_new(size_t max);
 void ng_iftab_free(ng_iftab *t);
 
 /* Records exporter/ifIndex → name, description.  Returns 1 when new or
- * changed, 0 when already known so, -1 when out of memory. */
+ * changed, 0 when already known so, -1 when out of memory, -2 when it is
+ * new and the table holds `max` already (the name is not kept). */
 int ng_iftab_set(ng_iftab *t, const uint8_t exporter[16], uint32_t index, const char *name,
                  const char *desc);
 

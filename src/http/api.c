@@ -519,9 +519,62 @@ static bool snapshot(ng_http_server *s, ng_http_exporters *x, ng_http_resp *out)
 	return true;
 }
 
+/* Most records first, the others row last (qsort). */
+static int rows_by_records(const void *pa, const void *pb)
+{
+	const ng_exporter_stats *a = pa, *b = pb;
+	bool oa = ng_exporter_is_others(a), ob = ng_exporter_is_others(b);
+	if (oa != ob)
+		return oa ? 1 : -1;
+	if (a->records != b->records)
+		return a->records > b->records ? -1 : 1;
+	return a->packets == b->packets ? 0 : a->packets > b->packets ? -1 : 1;
+}
+
+/* ?limit= and ?offset= of /api/v1/exporters into *limit, *offset (all
+ * rows from 0 when absent).  False with the 400 set. */
+static bool exporter_page(const ng_http_req *r, size_t *limit, size_t *offset, ng_http_resp *out)
+{
+	const char *lim = r->arg(r->conn, "limit"), *off = r->arg(r->conn, "offset");
+	*limit = SIZE_MAX;
+	*offset = 0;
+	if ((lim && (!parse_count(lim, limit) || !*limit)) || (off && !parse_count(off, offset))) {
+		ng_api_error(out, 400, "bad 'limit' or 'offset'",
+		             "limit is a count from 1, offset a count from 0");
+		return false;
+	}
+	return true;
+}
+
+/* The rows, most records first: `limit` from `offset`, with the total
+ * and, when some exporters are summed in the others row, a note. */
+static void put_exporter_rows(FILE *f, ng_http_exporters *x, size_t limit, size_t offset,
+                              uint64_t now)
+{
+	qsort(x->rows, x->n, sizeof *x->rows, rows_by_records);
+	bool others = x->n && ng_exporter_is_others(&x->rows[x->n - 1]);
+	size_t from = offset < x->n ? offset : x->n;
+	size_t to = x->n - from > limit ? from + limit : x->n;
+	fprintf(f, ",\"total\":%zu,\"offset\":%zu,\"returned\":%zu,", x->n, from, to - from);
+	if (others)
+		fputs("\"note\":\"the row with protocol others sums the exporters past "
+		      "limits.listed_exporters (by records) and those whose state was evicted "
+		      "(docs/security.md)\",",
+		      f);
+	fputs("\"exporters\":[", f);
+	for (size_t i = from; i < to; i++) {
+		if (i > from)
+			fputc(',', f);
+		put_exporter(f, &x->rows[i], now);
+	}
+	fputs("]}\n", f);
+}
+
 static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
-	(void)r;
+	size_t limit, offset;
+	if (!exporter_page(r, &limit, &offset, out))
+		return;
 	ng_http_exporters x;
 	if (!snapshot(s, &x, out))
 		return;
@@ -536,13 +589,9 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 		ng_exporters_put_listener(f, &x.listener);
 		fputc(',', f);
 		ng_exporters_put_store(f, &x.store);
-		fputs(",\"exporters\":[", f);
-		for (size_t i = 0; i < x.n; i++) {
-			if (i)
-				fputc(',', f);
-			put_exporter(f, &x.rows[i], now);
-		}
-		fputs("]}\n", f);
+		fputc(',', f);
+		ng_exporters_put_limits(f, &x.limits);
+		put_exporter_rows(f, &x, limit, offset, now);
 		fclose(f);
 	}
 	free(x.rows);
@@ -588,6 +637,10 @@ static void api_fields(ng_http_resp *out)
  * address needs no escaping). */
 static void put_labels(FILE *f, const ng_exporter_stats *s)
 {
+	if (ng_exporter_is_others(s)) {
+		fputs("exporter=\"others\",domain=\"all\"", f);
+		return;
+	}
 	char a[NG_ADDR_STRLEN];
 	fprintf(f, "exporter=\"%s\",domain=\"%" PRIu32 "\"", ng_addr_format(s->exporter, a),
 	        s->domain);
@@ -635,12 +688,32 @@ static void metric_counter(FILE *f, const ng_http_exporters *x, enum ng_exporter
 	}
 }
 
-/* Per exporter every counter of the list, then the listener's and the
- * store writer's own. */
-static void metric_exporters(FILE *f, const ng_http_exporters *x)
+/* The bound counters (NG_LIMIT_COUNTERS): nagare_limit_<name>_total for
+ * evictions, nagare_limit_<name> for what is held. */
+static void metric_limits(FILE *f, const ng_limit_stats *l)
 {
+	for (int i = 0; i < NG_LC_COUNT; i++) {
+		const ng_limit_counter *c = &ng_limit_counters[i];
+		const char *sfx = c->gauge ? "" : "_total";
+		fprintf(f, "# HELP nagare_limit_%s%s %s\n# TYPE nagare_limit_%s%s %s\n", c->name,
+		        sfx, c->doc, c->name, sfx, c->gauge ? "gauge" : "counter");
+		fprintf(f, "nagare_limit_%s%s %" PRIu64 "\n", c->name, sfx, ng_limit_stat(l, i));
+	}
+}
+
+/* Per exporter every counter of the list — the s->metrics_exporters with
+ * the most records, then one "others" series for the rest (so the series
+ * are bounded whatever the number of exporters) — then the bounds', the
+ * listener's and the store writer's own. */
+static void metric_exporters(ng_http_server *s, FILE *f, ng_http_exporters *x)
+{
+	ng_exporters_file capped = {.rows = x->rows, .n = x->n};
+	ng_exporters_cap(&capped, s->metrics_exporters);
+	x->rows = capped.rows;
+	x->n = capped.n;
 	for (int id = 0; id < NG_XC_COUNT; id++)
 		metric_counter(f, x, id);
+	metric_limits(f, &x->limits);
 	fprintf(f,
 	        "# HELP nagare_socket_drops_total datagrams dropped by the kernel\n"
 	        "# TYPE nagare_socket_drops_total counter\nnagare_socket_drops_total %" PRIu64 "\n"
@@ -796,7 +869,7 @@ static void api_metrics(ng_http_server *s, ng_http_resp *out)
 	char err[256];
 	memset(&x, 0, sizeof x);
 	if (s->exporters && s->exporters(s->exporters_arg, &x, err, sizeof err) == 0) {
-		metric_exporters(f, &x);
+		metric_exporters(s, f, &x);
 		free(x.rows);
 	}
 	uint64_t segs, bytes, age;

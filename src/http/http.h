@@ -38,6 +38,7 @@ typedef struct ng_http_exporters {
 	size_t n;
 	ng_listener_stats listener;
 	ng_store_writer_stats store;
+	ng_limit_stats limits;           /* the decoder's bounds (NG_LIMIT_COUNTERS) */
 	uint64_t started_ms, updated_ms; /* 0 when unknown */
 	bool live;                       /* from the running collector (else a file) */
 } ng_http_exporters;
@@ -77,6 +78,9 @@ typedef struct ng_http_config {
 	ng_http_exporters_fn exporters; /* may be NULL */
 	void *exporters_arg;
 	ng_http_limits limits;
+	size_t metrics_exporters; /* exporters with their own /metrics series, by
+	                           * records; the rest as one "others" series;
+	                           * 0: 100 (limits.metrics_exporters) */
 } ng_http_config;
 
 typedef struct ng_http_server ng_http_server;

@@ -73,6 +73,7 @@ struct ng_http_server {
 	unsigned timeout_ms;
 	ng_http_exporters_fn exporters;
 	void *exporters_arg;
+	size_t metrics_exporters;
 	uint16_t port;
 	ng_http_metrics m;
 	sem_t qgate; /* queries running at once at most (config threads) */

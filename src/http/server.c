@@ -421,6 +421,7 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	s->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
 	s->exporters = cfg->exporters;
 	s->exporters_arg = cfg->exporters_arg;
+	s->metrics_exporters = cfg->metrics_exporters ? cfg->metrics_exporters : 100;
 	sem_init(&s->qgate, 0, cfg->threads ? cfg->threads : 4u);
 	s->qgate_init = true;
 	if (ng_http_guard_init(s, cfg->limits.allowed_hosts, err, errlen) < 0) {

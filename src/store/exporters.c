@@ -42,6 +42,7 @@ const char *ng_protocol_name(uint8_t version)
 	case 9: return "NetFlow v9";
 	case 10: return "IPFIX";
 	case 0x50: return "sFlow v5";
+	case NG_OTHERS_VERSION: return "others";
 	case 0: return "unknown";
 	}
 	return "other";
@@ -121,7 +122,16 @@ void ng_exporters_put_store(FILE *f, const ng_store_writer_stats *w)
 	        w->rows, w->segments, w->bytes, w->errors, w->dropped);
 }
 
-/* The whole file: header, listener, store, one row a line. */
+void ng_exporters_put_limits(FILE *f, const ng_limit_stats *l)
+{
+	fputs("\"limits\":{", f);
+	for (int i = 0; i < NG_LC_COUNT; i++)
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", ng_limit_counters[i].name,
+		        ng_limit_stat(l, i));
+	fputc('}', f);
+}
+
+/* The whole file: header, listener, store, limits, one row a line. */
 static void put_file(FILE *f, const ng_exporters_file *x)
 {
 	fprintf(f, "{\"format\":\"nagare-exporters/1\",");
@@ -132,6 +142,8 @@ static void put_file(FILE *f, const ng_exporters_file *x)
 	ng_exporters_put_listener(f, &x->listener);
 	fputs(",\n", f);
 	ng_exporters_put_store(f, &x->store);
+	fputs(",\n", f);
+	ng_exporters_put_limits(f, &x->limits);
 	fputs(",\n\"exporters\":[", f);
 	for (size_t i = 0; i < x->n; i++) {
 		fputs(i ? ",\n{" : "\n{", f);
@@ -327,6 +339,16 @@ static bool store_member(struct rd *r, const char *k, void *arg)
 	return v ? u64(r, v) : skip_value(r, 0);
 }
 
+static bool limits_member(struct rd *r, const char *k, void *arg)
+{
+	ng_limit_stats *l = arg;
+	for (int i = 0; i < NG_LC_COUNT; i++)
+		if (!strcmp(k, ng_limit_counters[i].name))
+			return u64(r,
+			           (uint64_t *)(void *)((char *)l + ng_limit_counters[i].offset));
+	return skip_value(r, 0); /* a counter this build does not know */
+}
+
 static bool error_member(struct rd *r, const char *k, void *arg)
 {
 	ng_exporter_stats *s = arg;
@@ -455,6 +477,8 @@ static bool top_member(struct rd *r, const char *k, void *arg)
 		return members(r, listener_member, &f->listener);
 	if (!strcmp(k, "store"))
 		return members(r, store_member, &f->store);
+	if (!strcmp(k, "limits"))
+		return members(r, limits_member, &f->limits);
 	if (!strcmp(k, "updated_ms"))
 		return u64(r, &f->updated_ms);
 	if (!strcmp(k, "started_ms"))
@@ -563,31 +587,110 @@ static void add_row(ng_exporter_stats *d, const ng_exporter_stats *s)
 	}
 }
 
+/* Orders rows by key (exporter, domain). */
+static int key_cmp(const ng_exporter_stats *a, const ng_exporter_stats *b)
+{
+	int c = memcmp(a->exporter, b->exporter, 16);
+	if (c)
+		return c;
+	return a->domain < b->domain ? -1 : a->domain > b->domain;
+}
+
+/* qsort_r comparison of two indexes into the rows `arg`, by key. */
+static int index_cmp(const void *a, const void *b, void *arg)
+{
+	const ng_exporter_stats *rows = arg;
+	return key_cmp(&rows[*(const size_t *)a], &rows[*(const size_t *)b]);
+}
+
+/* The index (into rows) of the row with key `k`, by binary search over
+ * idx[n] (sorted by key_cmp); n when none. */
+static size_t find_row(const ng_exporter_stats *rows, const size_t *idx, size_t n,
+                       const ng_exporter_stats *k)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = key_cmp(&rows[idx[mid]], k);
+		if (!c)
+			return idx[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return SIZE_MAX;
+}
+
 int ng_exporters_merge(ng_exporters_file *f, const ng_exporters_file *base)
 {
+	size_t n = f->n;
+	size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+	ng_exporter_stats *rows = realloc(f->rows, (n + base->n + 1) * sizeof *rows);
+	if (!idx || !rows) {
+		free(idx);
+		if (rows)
+			f->rows = rows;
+		return -1;
+	}
+	f->rows = rows;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof *idx, index_cmp, rows);
 	for (size_t i = 0; i < base->n; i++) {
 		const ng_exporter_stats *b = &base->rows[i];
-		size_t j;
-		for (j = 0; j < f->n; j++)
-			if (f->rows[j].domain == b->domain &&
-			    !memcmp(f->rows[j].exporter, b->exporter, 16))
-				break;
-		if (j == f->n) {
-			ng_exporter_stats *n = realloc(f->rows, (f->n + 1) * sizeof *n);
-			if (!n)
-				return -1;
-			f->rows = n;
-			f->rows[f->n++] = *b;
-			continue;
-		}
-		add_row(&f->rows[j], b);
+		size_t j = find_row(rows, idx, n, b);
+		if (j == SIZE_MAX)
+			rows[f->n++] = *b;
+		else
+			add_row(&rows[j], b);
 	}
+	free(idx);
 	f->listener.datagrams += base->listener.datagrams;
 	f->listener.bytes += base->listener.bytes;
 	f->listener.drops += base->listener.drops;
 	f->listener.truncated += base->listener.truncated;
 	f->listener.errors += base->listener.errors;
+	ng_limit_stats_add(&f->limits, &base->limits);
 	if (base->started_ms && (!f->started_ms || base->started_ms < f->started_ms))
 		f->started_ms = base->started_ms;
+	return 0;
+}
+
+/* Most records first, then most packets, then by key. */
+static int records_cmp(const void *pa, const void *pb)
+{
+	const ng_exporter_stats *a = pa, *b = pb;
+	if (a->records != b->records)
+		return a->records > b->records ? -1 : 1;
+	if (a->packets != b->packets)
+		return a->packets > b->packets ? -1 : 1;
+	return key_cmp(a, b);
+}
+
+int ng_exporters_cap(ng_exporters_file *f, size_t max)
+{
+	size_t others = SIZE_MAX, listed = f->n;
+	for (size_t i = 0; i < f->n; i++)
+		if (ng_exporter_is_others(&f->rows[i])) {
+			others = i;
+			listed--;
+			break;
+		}
+	if (listed <= max)
+		return 0;
+	ng_exporter_stats o;
+	memset(&o, 0, sizeof o);
+	o.domain = NG_OTHERS_DOMAIN;
+	o.version = NG_OTHERS_VERSION;
+	if (others != SIZE_MAX) {
+		o = f->rows[others];
+		f->rows[others] = f->rows[--f->n];
+	}
+	qsort(f->rows, f->n, sizeof *f->rows, records_cmp);
+	for (size_t i = max; i < f->n; i++)
+		ng_exporter_stats_add(&o, &f->rows[i]);
+	f->n = max;
+	f->rows[f->n++] = o; /* room: max < the rows there were */
 	return 0;
 }

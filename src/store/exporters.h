@@ -13,7 +13,15 @@
  *    "started":"…","started_ms":…,
  *    "listener":{"datagrams":…,"bytes":…,"drops":…,"truncated":…,"errors":…},
  *    "store":{"rows":…,"segments":…,"bytes":…,"errors":…,"dropped":…},
+ *    "limits":{"exporters_evicted":…, …every NG_LIMIT_COUNTERS name…},
  *    "exporters":[{ROW}, …]}
+ *
+ * The rows are bounded (limits.listed_exporters, core/limits.h): past
+ * that many, the rows with the most records are listed and the others
+ * summed into one row with the key "exporter":"::","domain":4294967295,
+ * "protocol":"others" (NG_OTHERS_DOMAIN, decode/decoder.h), which also
+ * holds the counters of domains the decoder evicted.  Every count
+ * received is in some row: the sums over the rows are exact.
  *
  * and each ROW is the key of an exporter and observation domain, then its
  * counters in the order of NG_EXPORTER_COUNTERS (decode/decoder.h), each
@@ -58,6 +66,7 @@ typedef struct ng_exporters_file {
 	size_t n;
 	ng_listener_stats listener;
 	ng_store_writer_stats store;
+	ng_limit_stats limits; /* the decoder's bounds (NG_LIMIT_COUNTERS) */
 	uint64_t started_ms, updated_ms;
 } ng_exporters_file;
 
@@ -81,6 +90,15 @@ void ng_exporters_put_row(FILE *f, const ng_exporter_stats *s, unsigned flags);
  * counters, beside the rows in the file and in the API. */
 void ng_exporters_put_listener(FILE *f, const ng_listener_stats *l);
 void ng_exporters_put_store(FILE *f, const ng_store_writer_stats *w);
+
+/* Writes "limits":{…} (format above). */
+void ng_exporters_put_limits(FILE *f, const ng_limit_stats *l);
+
+/* Keeps at most `max` rows of `f` besides the others row: when there are
+ * more, sorts them by records (then packets, then key), most first, and
+ * adds the rows past `max` into the others row (created when absent),
+ * which goes last.  Returns 0, -1 out of memory (f unchanged). */
+int ng_exporters_cap(ng_exporters_file *f, size_t max);
 
 /* Writes `f` to `path` atomically (path.tmp, fsync, rename).  Returns 0,
  * or -1 with errno set. */
@@ -108,8 +126,9 @@ void ng_exporters_free(ng_exporters_file *f);
  * time, last_seen the later), or appended when `f` has none.  A row of `f`
  * that has seen no sampling rate (every GAUGE counter 0) takes the GAUGE
  * and SOURCE counters of `base`, and a row without a version takes that of a `base` row
- * seen later.  The listener counters are summed and started_ms is the
- * earlier.  Returns 0, -1 out of memory. */
+ * seen later.  The listener counters and the limits' COUNTER entries are
+ * summed and started_ms is the earlier.  O((n + m) log n).  Returns 0, -1
+ * out of memory. */
 int ng_exporters_merge(ng_exporters_file *f, const ng_exporters_file *base);
 
 #endif

@@ -6,7 +6,9 @@
  * The input is a sequence of datagrams separated by the 4 bytes "NGDG";
  * the byte after each separator picks the exporter (low 2 bits) and
  * advances the clock (so held sets age out).  The datagrams go through one
- * decoder with a small held budget.  Then the state is saved, loaded into
+ * decoder with a small held budget and small limits (core/limits.h: 3 of
+ * the 4 exporters, a few domains and templates), so the evictions run;
+ * what the decoder holds must stay within them.  Then the state is saved, loaded into
  * a second decoder, which decodes the datagrams again; and the input
  * itself is offered as a state file image (it must be refused or loaded,
  * never crash).  Seeds: corpus groups (template file + data files) joined
@@ -55,10 +57,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char path[64];
 	if (!path[0])
 		snprintf(path, sizeof path, "/tmp/ng-fuzz-state-%d", (int)getpid());
-	ng_decoder_config cfg = {.held_max_bytes = 4096, .held_max_age = 5000};
+	ng_decoder_config cfg = {.held_max_bytes = 4096,
+	                         .held_max_age = 5000,
+	                         .limits = {.exporters = 3,
+	                                    .domains = 6,
+	                                    .domains_per_exporter = 3,
+	                                    .templates = 12,
+	                                    .templates_per_domain = 6,
+	                                    .template_bytes = 16 << 10,
+	                                    .template_bytes_per_domain = 8 << 10,
+	                                    .held_bytes = 6144,
+	                                    .sflow_sources = 64}};
 	ng_decoder *d = ng_decoder_new(&cfg);
 	ng_flow_batch out = {0};
 	feed(d, data, size, &out);
+	ng_limit_stats l;
+	ng_decoder_limit_stats(d, &l);
+	if (l.exporters > 3 || l.domains > 6 || l.templates > 12 || l.template_bytes > (16 << 10) ||
+	    l.held_bytes > 6144)
+		abort(); /* past a limit */
 	/* state round trip: in memory, and through a real file (with its
 	 * fsync) for one input in 64 */
 	ng_decoder *e = ng_decoder_new(&cfg);

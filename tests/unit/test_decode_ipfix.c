@@ -116,13 +116,14 @@ static void test_ipfix_template_withdrawal(void **state)
 	ng_decoder_free(d);
 }
 
-/* A domain holds at most 4096 templates: the next new ID is refused and
- * counted (template_limit), its data counts as a template miss; re-sending
- * a held template, or one after a withdrawal, still works. */
+/* A domain holds at most limits.templates_per_domain templates (1024 by
+ * default): the next new ID evicts the least recently used one (counted
+ * as templates_evicted, nothing refused); a template that data used
+ * recently survives, and re-sending a held template evicts nothing. */
 static void test_ipfix_template_limit(void **state)
 {
 	(void)state;
-	enum { LIMIT = 4096, PER_MSG = 100 };
+	enum { LIMIT = 1024, PER_MSG = 100 };
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
 	struct tb t;
@@ -133,34 +134,27 @@ static void test_ipfix_template_limit(void **state)
 		tb_ipfix_end(&t);
 		tb_decode(d, &t, 1, &b);
 	}
-	assert_int_equal(th_errors(d, NG_DERR_TEMPLATE_LIMIT), 0);
+	assert_int_equal(totals(d).templates_evicted, 0);
+	assert_int_equal(send_basic_data(d, 256, 0, &b), 1); /* 256: the newest used */
 	const uint16_t extra = 256 + LIMIT;
 	tb_ipfix(&t, EXPORT_S, 0, 1);
 	tpl(&t, extra, 0, basic, 4);
-	tpl(&t, 256, 0, basic, 4); /* held already: accepted, not counted */
+	tpl(&t, 300, 0, basic, 4); /* held already: a refresh, evicts nothing */
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(th_errors(d, NG_DERR_TEMPLATE_LIMIT), 1);
-	assert_int_equal(send_basic_data(d, extra, 0, &b), 0);
-	assert_int_equal(send_basic_data(d, 256 + LIMIT - 1, 0, &b), 1);
-	/* withdraw one: room for the refused one */
-	tb_ipfix(&t, EXPORT_S, 0, 1);
-	size_t s = tb_set(&t, 2);
-	tb_u16(&t, 300);
-	tb_u16(&t, 0);
-	tb_set_end(&t, s);
-	tpl(&t, extra, 0, basic, 4);
-	tb_ipfix_end(&t);
-	tb_decode(d, &t, 1, &b);
-	assert_int_equal(th_errors(d, NG_DERR_TEMPLATE_LIMIT), 1);
+	assert_int_equal(th_errors(d, NG_DERR_TEMPLATE_LIMIT), 0);
+	assert_int_equal(totals(d).templates_evicted, 1);
+	ng_limit_stats l;
+	ng_decoder_limit_stats(d, &l);
+	assert_int_equal(l.templates_evicted, 1);
+	assert_int_equal(l.templates, LIMIT);
 	assert_int_equal(send_basic_data(d, extra, 0, &b), 1);
+	assert_int_equal(send_basic_data(d, 256, 0, &b), 1);
+	assert_int_equal(send_basic_data(d, 257, 0, &b), 0); /* the least recently used: gone */
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
 
-/* A template ID re-sent with a new layout replaces the old one (RFC 7011
- * §8); re-sent unchanged it stays. Templates of another domain or exporter
- * are separate. */
 static void test_ipfix_template_replacement_and_keying(void **state)
 {
 	(void)state;

@@ -1,7 +1,10 @@
 /*
  * test_http_exporters.c — /api/v1/exporters and /metrics carry every
  * counter of NG_EXPORTER_COUNTERS, over loopback, from a provider that
- * hands the server two rows whose every counter is set.
+ * hands the server two rows whose every counter is set; and with 250
+ * rows, that /metrics gives series to the metrics_exporters with most
+ * records and one "others" series for the rest (the sums exact), that
+ * the API pages its rows most records first and carries "limits".
  *
  * The expected keys, metric names and values are derived from the list
  * (kinds as decoder.h describes them), so a counter added to the list is
@@ -63,6 +66,7 @@ static int provider(void *arg, ng_http_exporters *out, char *err, size_t errlen)
 	out->n = NROWS;
 	out->listener.datagrams = 77;
 	out->store.dropped = 3;
+	out->limits.exporters_evicted = 5;
 	out->started_ms = 1;
 	out->updated_ms = 2;
 	return 0;
@@ -116,7 +120,8 @@ static char *row_object(const char *json, size_t i)
 static void check_json(const char *json)
 {
 	has(json, "\"listener\":{\"datagrams\":77,");
-	has(json, ",\"dropped\":3},\"exporters\":[{");
+	has(json, ",\"dropped\":3},\"limits\":{\"exporters_evicted\":5,");
+	has(json, "\"total\":2,\"offset\":0,\"returned\":2,\"exporters\":[{");
 	for (size_t i = 0; i < NROWS; i++) {
 		char *o = row_object(json, i), want[256];
 		const ng_exporter_stats *s = &rows[i];
@@ -219,10 +224,73 @@ static void test_every_counter(void **state)
 	ng_http_stop(s);
 }
 
+#define MANY 250
+static ng_exporter_stats many[MANY];
+
+/* ng_http_exporters_fn: a copy of many[]. */
+static int many_provider(void *arg, ng_http_exporters *out, char *err, size_t errlen)
+{
+	(void)arg, (void)err, (void)errlen;
+	out->rows = malloc(sizeof many);
+	memcpy(out->rows, many, sizeof many);
+	out->n = MANY;
+	return 0;
+}
+
+/* 250 rows, row i with i + 1 records: /metrics lists the 10 with most
+ * (metrics_exporters 10) and sums the 240 others; the API pages them most
+ * records first. */
+static void test_bounded_rows(void **state)
+{
+	(void)state;
+	uint64_t sum_rest = 0;
+	for (uint32_t i = 0; i < MANY; i++) {
+		memset(&many[i], 0, sizeof many[i]);
+		uint8_t a[4] = {10, 0, (uint8_t)(i >> 8), (uint8_t)i};
+		ng_addr_from_v4(many[i].exporter, a);
+		many[i].version = 9;
+		many[i].records = i + 1;
+		if (i < MANY - 10)
+			sum_rest += i + 1;
+	}
+	char err[512];
+	ng_http_config c = {.store_dir = "/nonexistent",
+	                    .listen = "127.0.0.1:0",
+	                    .exporters = many_provider,
+	                    .metrics_exporters = 10};
+	ng_http_server *s = ng_http_start(&c, err, sizeof err);
+	assert_non_null(s);
+	char *m = get(ng_http_port(s), "/metrics");
+	size_t series = 0;
+	for (const char *p = m; (p = strstr(p, "\nnagare_exporter_records_total{")); p++)
+		series++;
+	assert_int_equal(series, 11);
+	has(m, "\nnagare_exporter_records_total{exporter=\"10.0.0.249\",domain=\"0\"} 250\n");
+	assert_null(strstr(m, "exporter=\"10.0.0.239\""));
+	char want[128];
+	snprintf(want, sizeof want,
+	         "\nnagare_exporter_records_total{exporter=\"others\",domain=\"all\"} %" PRIu64
+	         "\n",
+	         sum_rest);
+	has(m, want);
+	has(m, "\nnagare_limit_exporters_evicted_total 0\n");
+	free(m);
+	char *j = get(ng_http_port(s), "/api/v1/exporters?limit=2&offset=1");
+	has(j, "\"total\":250,\"offset\":1,\"returned\":2,");
+	const char *a = strstr(j, "\"exporter\":\"10.0.0.248\""),
+	           *b = strstr(j, "\"exporter\":\"10.0.0.247\"");
+	assert_true(a && b && a < b);
+	assert_null(strstr(j, "\"exporter\":\"10.0.0.249\""));
+	assert_null(strstr(j, "\"exporter\":\"10.0.0.246\""));
+	free(j);
+	ng_http_stop(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_counter),
+	    cmocka_unit_test(test_bounded_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
