@@ -78,6 +78,7 @@ static void add_stats(ng_store_maint_stats *a, const ng_store_maint_stats *b)
 	a->segments_out += b->segments_out;
 	a->rows += b->rows;
 	a->segments_deleted += b->segments_deleted;
+	a->segments_future += b->segments_future;
 	a->bytes_deleted += b->bytes_deleted;
 	a->errors += b->errors;
 	a->segments_rolled += b->segments_rolled;
@@ -147,6 +148,11 @@ static void retention(ng_maint *m)
 		ng_info("retention: deleted %" PRIu64 " segments (%" PRIu64
 		        " bytes); store now %" PRIu64 " bytes",
 		        st.segments_deleted, st.bytes_deleted, st.bytes_total);
+	if (st.segments_future)
+		ng_warn("retention: %" PRIu64 " of them were dated more than 2 days ahead of the "
+		        "clock (written before the time window, collect.max_future, or by a clock "
+		        "gone wrong)",
+		        st.segments_future);
 	if (st.errors)
 		ng_warn("retention: %" PRIu64 " errors (logged above)", st.errors);
 }
