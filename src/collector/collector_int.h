@@ -103,7 +103,7 @@ int ng_coll_receive_loop(ng_collector *c);
  * (keep) or removed from the batch (cfg->reject_implausible). */
 void ng_coll_check_times(ng_collector *c);
 /* Receive thread, once a second: the summary log line when one is due
- * (at most once a minute). */
+ * (at most once a minute; now UINT64_MAX: at once, when stopping). */
 void ng_coll_timecheck_log(ng_collector *c, uint64_t now);
 
 /* ---- flush.c ---------------------------------------------------------- */

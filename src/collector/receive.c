@@ -157,6 +157,7 @@ static void drain(ng_collector *c)
 	take_counters(c);
 	ng_coll_take_interfaces(c);
 	ng_coll_save_interfaces(c);
+	ng_coll_timecheck_log(c, UINT64_MAX); /* what is not logged yet, now */
 }
 
 int ng_coll_receive_loop(ng_collector *c)
