@@ -11,9 +11,10 @@
  * directory, through store.h (which publishes every change by rename, so
  * the flush thread writing new segments and readers scanning old ones go
  * on beside it), and its own ng_maint, whose `stop` flag the stopping
- * thread sets under `mu` (`cv` wakes it).  A round is compaction (one
- * merge at a time, a stop checked between), rollups (a few segments at a
- * time), then retention; stopping waits for the merge in progress only.
+ * thread sets under `mu` (`cv` wakes it).  A round is retention, then
+ * compaction (one merge at a time, a stop checked between), then rollups
+ * (a few segments at a time); stopping waits for the merge in progress
+ * only.
  */
 #include "collector/maint.h"
 
@@ -165,12 +166,14 @@ static void *maint_main(void *arg)
 		ng_debug("maintenance thread: cannot lower its priority");
 	uint64_t wait = m->cfg.first_ms;
 	while (!wait_or_stop(m, wait)) {
-		compact(m);
+		/* retention first: what it deletes is neither merged nor rolled
+		 * up (a store scattered over 1970..2106 before the time window
+		 * took 14 rollup files and their fsyncs a junk segment) */
+		retention(m);
+		if (!stopping(m))
+			compact(m);
 		if (!stopping(m))
 			rollup(m);
-		if (stopping(m))
-			break;
-		retention(m);
 		wait = m->cfg.interval_ms;
 	}
 	return NULL;
