@@ -135,13 +135,19 @@ static void rollup(ng_maint *m)
 		ng_warn("rollups: %" PRIu64 " errors (logged above)", st.errors);
 }
 
+/* stopping() as a callback for the store (ng_store_retention_until). */
+static bool stop_asked(void *arg)
+{
+	return stopping(arg);
+}
+
 static void retention(ng_maint *m)
 {
 	if (!m->cfg.retention_ms && !m->cfg.max_bytes)
 		return;
 	ng_store_maint_stats st = {0};
-	if (ng_store_retention(m->cfg.store_dir, m->cfg.retention_ms, m->cfg.max_bytes, ng_now_ms(),
-	                       &st) < 0) {
+	if (ng_store_retention_until(m->cfg.store_dir, m->cfg.retention_ms, m->cfg.max_bytes,
+	                             ng_now_ms(), &st, stop_asked, m) < 0) {
 		ng_warn("retention: %s is not a store", m->cfg.store_dir);
 		return;
 	}

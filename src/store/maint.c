@@ -377,13 +377,25 @@ typedef struct ret_ctx {
 	size_t n, cap;
 	uint64_t total;
 	bool oom;
+	uint64_t now;
+	bool (*stop)(void *); /* and its argument: asked to stop (NULL: never) */
+	void *stop_arg;
+	unsigned ops; /* hours listed or segments deleted: stop checked each 256 */
 } ret_ctx;
+
+/* True when the caller asks to stop, checked every 256th call. */
+static bool ret_stop(ret_ctx *r)
+{
+	return r->stop && (++r->ops & 255) == 0 && r->stop(r->stop_arg);
+}
 
 static int list_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 {
 	ret_ctx *r = arg;
 	(void)t0;
 	(void)t1;
+	if (ret_stop(r))
+		return 1;
 	finish_pending(path);
 	ng_dir_entry *v = NULL;
 	long n = ng_tree_list(path, 4, &v);
@@ -425,9 +437,12 @@ static int list_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
  * NG_STORE_FUTURE_MS ahead (rmdir fails on a non-empty one). */
 static int prune_dirs(const char *path, uint64_t t0, uint64_t t1, void *arg)
 {
-	const uint64_t *now = arg;
-	bool future = t0 > *now + NG_STORE_FUTURE_MS;
-	if ((!future && t1 + RMDIR_AFTER_MS > *now) || rmdir(path))
+	ret_ctx *r = arg;
+	const uint64_t now = r->now;
+	if (ret_stop(r))
+		return 1;
+	bool future = t0 > now + NG_STORE_FUTURE_MS;
+	if ((!future && t1 + RMDIR_AFTER_MS > now) || rmdir(path))
 		return 0;
 	char p[4096];
 	snprintf(p, sizeof p, "%s", path);
@@ -463,33 +478,42 @@ static bool delete_seg(seg_file *s, ng_store_maint_stats *st, ret_ctx *r)
 int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
                        ng_store_maint_stats *st)
 {
+	return ng_store_retention_until(dir, max_age_ms, max_bytes, now_ms, st, NULL, NULL);
+}
+
+int ng_store_retention_until(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
+                             uint64_t now_ms, ng_store_maint_stats *st, bool (*stop)(void *),
+                             void *stop_arg)
+{
 	char root[4096];
 	ng_store_maint_stats local = {0};
 	if (!st)
 		st = &local;
 	if (ng_tree_root(dir, root, sizeof root))
 		return -1;
-	ret_ctx r = {0};
+	ret_ctx r = {.now = now_ms, .stop = stop, .stop_arg = stop_arg};
 	int lock = ng_store_maint_lock(dir);
 	ng_tree_hours(root, 0, UINT64_MAX, list_hour, &r);
 	if (r.oom) {
 		st->errors++;
 		ng_error("store: retention: out of memory listing %s", root);
 	}
+	/* stopped while listing: the list is partial, its total too */
+	const bool listed = !(r.stop && r.stop(r.stop_arg));
 	/* segments from the future first: no age rule ever reaches them */
-	for (size_t i = r.n; (max_age_ms || max_bytes) && i-- > 0;) {
-		if (r.v[i].first <= now_ms + NG_STORE_FUTURE_MS)
+	for (size_t i = r.n; listed && (max_age_ms || max_bytes) && i-- > 0;) {
+		if (r.v[i].first <= now_ms + NG_STORE_FUTURE_MS || ret_stop(&r))
 			break;
 		if (delete_seg(&r.v[i], st, &r))
 			st->segments_future++;
 	}
 	/* r.v is in time order: the oldest first */
-	for (size_t i = 0; i < r.n; i++) {
+	for (size_t i = 0; listed && i < r.n; i++) {
 		if (!r.v[i].path)
 			continue;
 		bool old = max_age_ms && now_ms > max_age_ms && r.v[i].last < now_ms - max_age_ms;
 		bool big = max_bytes && r.total > max_bytes;
-		if (!old && !big)
+		if ((!old && !big) || ret_stop(&r))
 			break;
 		delete_seg(&r.v[i], st, &r);
 	}
@@ -497,7 +521,8 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
 	for (size_t i = 0; i < r.n; i++)
 		free(r.v[i].path);
 	free(r.v);
-	ng_tree_hours(root, 0, UINT64_MAX, prune_dirs, &now_ms);
+	if (!(r.stop && r.stop(r.stop_arg)))
+		ng_tree_hours(root, 0, UINT64_MAX, prune_dirs, &r);
 	ng_store_maint_unlock(lock);
 	return 0;
 }

@@ -331,6 +331,15 @@ int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsig
 int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
                        ng_store_maint_stats *st);
 
+/* The same, stopping early (what is left waits for the next call) when
+ * stop(stop_arg), asked every 256 hours listed or segments deleted,
+ * returns true: a store of 141 507 scattered hours takes minutes to
+ * clear (0.5 to 8 ms a segment here, as the disk allows), and the
+ * collector's stop must not wait for that. */
+int ng_store_retention_until(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
+                             uint64_t now_ms, ng_store_maint_stats *st, bool (*stop)(void *),
+                             void *stop_arg);
+
 /* ---- rollups (rollup.c) -------------------------------------------------
  *
  * A rollup of a segment sums its flows per time bucket (level: 1 h or

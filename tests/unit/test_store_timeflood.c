@@ -9,7 +9,8 @@
  *   - retention and compaction cope with a store written before the
  *     collector's time window: hours of 1970 and of 2106 cause no error;
  *     retention with an age limit removes the 1970 rows by age and the
- *     2106 rows as "from the future", and their directories.
+ *     2106 rows as "from the future", and their directories; asked to
+ *     stop, it stops (and deletes nothing from a partial listing).
  *
  * Before the bound, the first flush below wrote all 521 hours (521
  * segments) and the test's first assertion failed.
@@ -50,6 +51,13 @@ static uint64_t rows_in(const char *dir, uint64_t from, uint64_t to)
 	    ng_store_scan(dir, from, to, ng_colset_of(NG_F_FLOW_START), count_fn, &n, &st), 0);
 	assert_int_equal(st.errors, 0);
 	return n;
+}
+
+/* A stop callback that asks to stop at once, counting its calls. */
+static bool stop_now(void *arg)
+{
+	++*(unsigned *)arg;
+	return true;
 }
 
 static void put(ng_flow *r, uint64_t start)
@@ -106,6 +114,21 @@ static void test_flush_bounded(void **state)
 	assert_int_equal(rows_in(dir, 0, UINT64_MAX), N);
 	assert_int_equal(ts_count_files(dir, "*.seg"), FAR_HOURS + 1);
 	assert_int_equal(ng_store_writer_close(w), 0);
+
+	/* retention asked to stop (the collector stopping) stops while
+	 * listing the 521 hours and deletes nothing; the next call deletes
+	 * every far hour: 1970's by age, 2100's as from the future */
+	ng_store_maint_stats ms = {0};
+	unsigned asked = 0;
+	assert_int_equal(
+	    ng_store_retention_until(dir, 30 * 24 * HOUR, 0, now, &ms, stop_now, &asked), 0);
+	assert_true(asked >= 1);
+	assert_int_equal(ms.segments_deleted, 0);
+	assert_int_equal(ts_count_files(dir, "*.seg"), FAR_HOURS + 1);
+	assert_int_equal(ng_store_retention(dir, 30 * 24 * HOUR, 0, now, &ms), 0);
+	assert_int_equal(ms.segments_deleted, FAR_HOURS);
+	assert_int_equal(ms.segments_future, FAR_HOURS / 2);
+	assert_int_equal(rows_in(dir, 0, UINT64_MAX), NOW_ROWS);
 	free(in);
 	ts_rm_rf(dir);
 	free(dir);
