@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/http_opts.h"
 #include "cli/usage.h"
 #include "collector/collector.h"
 #include "core/config.h"
@@ -59,7 +60,10 @@ static const char collect_help[] =
     "      --http ADDR:PORT        dashboards and JSON API (docs/api.md) on this\n"
     "                              TCP address (default 127.0.0.1:8080); any\n"
     "                              address but loopback needs a token\n"
-    "      --http-token TOKEN      token for the HTTP API (or NAGARE_HTTP_TOKEN)\n"
+    "      --http-token TOKEN      token for the HTTP API (or NAGARE_HTTP_TOKEN), 16\n"
+    "                              characters at least, or 'auto' to have one made\n"
+    "                              and printed (off loopback one is made when none\n"
+    "                              is given)\n" NG_HTTP_HELP
     "      --no-http               no HTTP server\n"
     "      --retention AGE         delete segments older than AGE (30d, 12h, 2w;\n"
     "                              s m h d w), checked once a minute\n"
@@ -96,8 +100,9 @@ struct collect_opts {
 	int enrich;                    /* -1 not given, 0 --no-enrich, 1 --enrich */
 	const char *http, *http_token; /* NULL: default / none */
 	bool no_http;
-	uint64_t retention_ms, max_bytes;    /* 0: no limit */
-	uint64_t maint_ms;                   /* hidden --maint-interval (tests); 0: 60 s */
+	ng_cli_http http_opts;            /* the flags; the configuration fills what they leave */
+	uint64_t retention_ms, max_bytes; /* 0: no limit */
+	uint64_t maint_ms;                /* hidden --maint-interval (tests); 0: 60 s */
 	uint64_t max_past_ms, max_future_ms; /* resolved by parse_opts */
 	bool max_past_set, max_future_set;   /* given as flags */
 	int implausible;                     /* 0 not given, NG_CFG_KEEP, NG_CFG_REJECT */
@@ -210,6 +215,7 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	    {"max-future", required_argument, NULL, 'F'},
 	    {"implausible-time", required_argument, NULL, 'K'},
 	    {"help", no_argument, NULL, 'h'},
+	    NG_HTTP_LONG_OPTS,
 	    {0, 0, 0, 0},
 	};
 	int c;
@@ -270,7 +276,11 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 			break;
 		}
 		case 'h': fputs(collect_help, stdout); return 0;
-		default: return ng_usage_error("collect", c, argv);
+		default: {
+			int r = ng_cli_http_opt("collect", c, optarg, &o->http_opts);
+			if (r != 1)
+				return r ? r : ng_usage_error("collect", c, argv);
+		}
 		}
 	}
 	if (optind < argc)
@@ -298,6 +308,22 @@ static int reload_config(void *arg, ng_config *cfg, char *err, size_t errlen)
 	return load_config(arg, cfg, err, errlen);
 }
 
+/* The HTTP limits: each flag, else the configuration's (0: default). */
+static ng_http_limits http_limits(const struct collect_opts *o)
+{
+	ng_http_limits l = o->http_opts.limits;
+	const ng_config *c = &o->cfg;
+	if (!l.allowed_hosts)
+		l.allowed_hosts = c->http_allowed_hosts;
+	if (!l.max_connections)
+		l.max_connections = c->http_max_connections;
+	if (!l.max_per_client)
+		l.max_per_client = c->http_max_per_client;
+	if (!l.idle_timeout_s)
+		l.idle_timeout_s = c->http_idle_timeout;
+	return l;
+}
+
 /* What the options resolved to, for the collector (borrowing from `o`). */
 static ng_collector_config collector_config(const struct collect_opts *o)
 {
@@ -314,6 +340,7 @@ static ng_collector_config collector_config(const struct collect_opts *o)
 	    /* flags, else the configuration (file, then NAGARE_HTTP[_TOKEN]) */
 	    .http_listen = o->http ? o->http : o->cfg.http,
 	    .http_token = o->http_token ? o->http_token : o->cfg.http_token,
+	    .http_limits = http_limits(o),
 	    .retention_ms = o->retention_ms,
 	    .max_bytes = o->max_bytes,
 	    .maint_interval_ms = o->maint_ms,

@@ -74,6 +74,10 @@ int ng_cmd_compact(int argc, char **argv)
 	printf("rollups: %" PRIu64 " segments rolled up into %" PRIu64 " files (%" PRIu64
 	       " rows)\n",
 	       st.segments_rolled, st.rollups_written, st.rollup_rows);
+	if (st.temporaries_removed)
+		printf("temporaries: %" PRIu64
+		       " left by an interrupted flush or compaction removed\n",
+		       st.temporaries_removed);
 	if (st.errors) {
 		fprintf(stderr, "nagare compact: %" PRIu64 " errors (logged above)\n", st.errors);
 		return 1;

@@ -2,7 +2,9 @@
  * serve.c — `nagare serve`: the HTTP API and dashboards over a store,
  * without collecting (docs/api.md).
  *
- *   nagare serve --store DIR [--http ADDR:PORT] [--http-token TOKEN]
+ *   nagare serve --store DIR [--http ADDR:PORT] [--http-token TOKEN|auto]
+ *                [--http-allowed-host NAME]... [--http-max-connections N]
+ *                [--http-max-per-client N] [--http-idle-timeout SECS]
  *
  * Exporter counters come from STORE/state/exporters.json (written by a
  * collector, running or not), read again on each request.
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/http_opts.h"
 #include "cli/usage.h"
 #include "core/log.h"
 #include "http/http.h"
@@ -29,8 +32,10 @@ static const char serve_help[] =
     "\n"
     "  -s, --store DIR         the flow store directory (required)\n"
     "      --http ADDR:PORT    where to listen (default 127.0.0.1:8080); any address\n"
-    "                          but loopback needs a token\n"
-    "      --http-token TOKEN  the token clients must give (default: $NAGARE_HTTP_TOKEN)\n"
+    "                          but loopback needs a token (one is made and printed\n"
+    "                          when none is given)\n"
+    "      --http-token TOKEN  the token clients must give, 16 characters at least, or\n"
+    "                          'auto' to have one made (default: $NAGARE_HTTP_TOKEN)\n" NG_HTTP_HELP
     "      --max-range DAYS    longest query time range (default 31)\n"
     "      --timeout SECS      longest query run time (default 10)\n"
     "  -h, --help              this help\n"
@@ -75,8 +80,10 @@ int ng_cmd_serve(int argc, char **argv)
 	    {"max-range", required_argument, NULL, OPT_RANGE},
 	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
 	    {"help", no_argument, NULL, 'h'},
+	    NG_HTTP_LONG_OPTS,
 	    {0, 0, 0, 0},
 	};
+	ng_cli_http hopt = {0};
 	ng_http_config cfg = {.listen = "127.0.0.1:8080", .token = getenv("NAGARE_HTTP_TOKEN")};
 	optind = 0;
 	opterr = 0;
@@ -101,7 +108,11 @@ int ng_cmd_serve(int argc, char **argv)
 				cfg.timeout_ms = (unsigned)v * 1000;
 			break;
 		case 'h': fputs(serve_help, stdout); return 0;
-		default: return ng_usage_error("serve", c, argv);
+		default: {
+			int r = ng_cli_http_opt("serve", c, optarg, &hopt);
+			if (r != 1)
+				return r ? r : ng_usage_error("serve", c, argv);
+		}
 		}
 	}
 	if (optind < argc)
@@ -112,20 +123,21 @@ int ng_cmd_serve(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/state/exporters.json", cfg.store_dir);
 	cfg.exporters = file_exporters;
 	cfg.exporters_arg = path;
+	cfg.limits = hopt.limits;
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	char err[512], url[128];
+	char err[512], what[PATH_MAX + 16];
 	ng_http_server *s = ng_http_start(&cfg, err, sizeof err);
 	if (!s) {
 		fprintf(stderr, "nagare serve: %s\n", err);
 		return 1;
 	}
-	ng_info("dashboards and API at %s (store %s)", ng_http_url(s, url, sizeof url),
-	        cfg.store_dir);
+	snprintf(what, sizeof what, "(store %s)", cfg.store_dir);
+	ng_http_announce(s, what);
 	while (!serve_stop)
 		pause();
 	ng_info("stopping");

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "core/config.h"
+#include "http/http.h"
 
 /* Reads the configuration again for a reload (SIGHUP, or a database or
  * configuration file replaced), into *cfg (the callee fills it; the
@@ -58,7 +59,9 @@ typedef struct ng_collector_config {
 	bool http;                  /* serve the dashboards and the API (docs/api.md) */
 	const char *http_listen;    /* TCP "ADDR:PORT"; NULL: 127.0.0.1:8080, where
 	                             * a failure to bind only warns */
-	const char *http_token;     /* NULL or "": none (loopback addresses only) */
+	const char *http_token;     /* NULL or "": none (loopback addresses only;
+	                             * elsewhere one is made); "auto": make one */
+	ng_http_limits http_limits; /* connections, time-outs, allowed hosts */
 	uint64_t retention_ms;      /* delete segments older than this; 0: keep */
 	uint64_t max_bytes;         /* then the oldest above this size; 0: no limit */
 	uint64_t maint_interval_ms; /* between maintenance runs; 0: 60 s */

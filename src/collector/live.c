@@ -85,7 +85,8 @@ int ng_coll_http_start(ng_collector *c)
 	                     .listen = addr ? addr : "127.0.0.1:8080",
 	                     .token = token,
 	                     .exporters = live_exporters,
-	                     .exporters_arg = c};
+	                     .exporters_arg = c,
+	                     .limits = cfg->http_limits};
 	sigset_t old;
 	ng_signals_block(&old); /* for the server's threads (core/thread.h) */
 	char err[512];
@@ -102,10 +103,7 @@ int ng_coll_http_start(ng_collector *c)
 		return 0;
 	}
 	ng_coll_publish_live(c);
-	char url[128];
-	ng_http_url(c->http, url, sizeof url);
-	ng_info("dashboards and API at %s%s", url,
-	        token && *token ? " (token required: open it once with ?token=TOKEN)" : "");
+	ng_http_announce(c->http, NULL);
 	return 0;
 }
 

@@ -85,6 +85,7 @@ static void add_stats(ng_store_maint_stats *a, const ng_store_maint_stats *b)
 	a->segments_rolled += b->segments_rolled;
 	a->rollups_written += b->rollups_written;
 	a->rollup_rows += b->rollup_rows;
+	a->temporaries_removed += b->temporaries_removed;
 }
 
 /* Merges one group at a time so a stop request waits for one merge only. */

@@ -253,6 +253,36 @@ static int listen_item(struct ctx *x, yaml_node_t *n, void *arg)
 	return get_str(x, n, "listen", &c->listen[c->nlisten++]);
 }
 
+/* One name of http_allowed_hosts, appended to the comma list. */
+static int host_item(struct ctx *x, yaml_node_t *n, void *arg)
+{
+	ng_config *c = arg;
+	const char *s = scalar(n);
+	if (!s || !*s || strpbrk(s, ", \t"))
+		return fail(x, n, "http_allowed_hosts: give host names, one an item");
+	size_t old = c->http_allowed_hosts ? strlen(c->http_allowed_hosts) : 0;
+	char *a = realloc(c->http_allowed_hosts, old + strlen(s) + 2);
+	if (!a)
+		return fail(x, n, "out of memory");
+	if (old)
+		a[old++] = ',';
+	strcpy(a + old, s);
+	c->http_allowed_hosts = a;
+	return 0;
+}
+
+/* http_max_connections, http_max_per_client, http_idle_timeout: a whole
+ * number within [1, max]. */
+static int get_limit(struct ctx *x, yaml_node_t *v, const char *key, uint64_t max, unsigned *dst)
+{
+	uint64_t u;
+	if (get_uint(x, v, key, max, &u) < 0 || u < 1)
+		return fail(x, v, "%s: give a whole number, 1 to %llu", key,
+		            (unsigned long long)max);
+	*dst = (unsigned)u;
+	return 0;
+}
+
 /* collect.max_past (1m to 36600d) or max_future (0s to 1d): a duration
  * such as 7d or 30m (ng_parse_duration_ms); the bounds are the collector's
  * (NG_COLL_MAX_*_LIMIT_MS, collector/collector.h). */
@@ -286,6 +316,14 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		return get_str(x, v, key, &c->http);
 	if (!strcmp(key, "http_token"))
 		return get_str(x, v, key, &c->http_token);
+	if (!strcmp(key, "http_allowed_hosts"))
+		return scalar(v) ? host_item(x, v, c) : each_item(x, v, key, host_item, c);
+	if (!strcmp(key, "http_max_connections"))
+		return get_limit(x, v, key, 10000, &c->http_max_connections);
+	if (!strcmp(key, "http_max_per_client"))
+		return get_limit(x, v, key, 10000, &c->http_max_per_client);
+	if (!strcmp(key, "http_idle_timeout"))
+		return get_limit(x, v, key, 3600, &c->http_idle_timeout);
 	if (!strcmp(key, "listen"))
 		return scalar(v) ? listen_item(x, v, c) : each_item(x, v, key, listen_item, c);
 	if (!strcmp(key, "stats_interval")) {
@@ -306,7 +344,9 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 	}
 	return fail(x, v,
 	            "collect: unknown key '%s' (store, listen, json, stats_interval, "
-	            "http, http_token, max_past, max_future, implausible_time)",
+	            "http, http_token, http_allowed_hosts, http_max_connections, "
+	            "http_max_per_client, http_idle_timeout, max_past, max_future, "
+	            "implausible_time)",
 	            key);
 }
 
@@ -393,6 +433,7 @@ int ng_config_env(ng_config *c, char *err, size_t errlen)
 	    {"NAGARE_JSON", offsetof(ng_config, json)},
 	    {"NAGARE_HTTP", offsetof(ng_config, http)},
 	    {"NAGARE_HTTP_TOKEN", offsetof(ng_config, http_token)},
+	    {"NAGARE_HTTP_ALLOWED_HOSTS", offsetof(ng_config, http_allowed_hosts)},
 	    {"NAGARE_GEOIP_DB", offsetof(ng_config, geoip_db)},
 	    {"NAGARE_ASN_DB", offsetof(ng_config, asn_db)},
 	    {"NAGARE_LANGUAGE", offsetof(ng_config, language)},
@@ -428,6 +469,7 @@ void ng_config_free(ng_config *c)
 	free(c->json);
 	free(c->http);
 	free(c->http_token);
+	free(c->http_allowed_hosts);
 	free(c->geoip_db);
 	free(c->asn_db);
 	free(c->language);

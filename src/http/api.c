@@ -662,8 +662,16 @@ static void metric_exporters(FILE *f, const ng_http_exporters *x)
 	        x->store.dropped, x->store.deferred);
 }
 
-/* Segments and bytes under STORE/flows (a walk: /metrics is scraped
- * every 15-60 s, a store has thousands of segments, not millions). */
+/* ---- the store's size, for /metrics ------------------------------------
+ *
+ * Segments and bytes under STORE/flows take a directory walk: 0.1 s for a
+ * few thousand segments, 13 s for a store a flood scattered into 141 507
+ * files.  /metrics never walks: it reads the figures the server's own
+ * thread last found, and wakes that thread when they are older than
+ * NG_HTTP_STORE_STATS_MS (so at most one walk runs at a time, at most one
+ * every NG_HTTP_STORE_STATS_MS, and none while nobody asks).  The first
+ * request after start waits for the first walk; the age of the figures is
+ * itself a gauge (nagare_store_stats_age_seconds). */
 #include <ftw.h>
 static _Thread_local uint64_t walk_segs, walk_bytes;
 static int on_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -675,6 +683,112 @@ static int on_file(const char *path, const struct stat *st, int type, struct FTW
 		walk_bytes += (uint64_t)st->st_size;
 	}
 	return 0;
+}
+
+/* The walker thread: waits to be wanted, walks, publishes. */
+static void *stats_thread(void *arg)
+{
+	ng_http_server *s = arg;
+	ng_http_store_stats *t = &s->sstats;
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/flows", s->store_dir);
+	pthread_mutex_lock(&t->mu);
+	for (;;) {
+		while (!t->stop && !t->wanted)
+			pthread_cond_wait(&t->cv, &t->mu);
+		if (t->stop)
+			break;
+		pthread_mutex_unlock(&t->mu);
+		uint64_t t0 = mono_ms();
+		walk_segs = walk_bytes = 0;
+		nftw(dir, on_file, 16, FTW_PHYS);
+		uint64_t t1 = mono_ms();
+		pthread_mutex_lock(&t->mu);
+		t->segments = walk_segs;
+		t->bytes = walk_bytes;
+		t->walked_ms = t1;
+		t->walk_us = (t1 - t0) * 1000;
+		t->valid = true;
+		t->wanted = false;
+		pthread_cond_broadcast(&t->cv);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+int ng_http_store_stats_start(ng_http_server *s)
+{
+	ng_http_store_stats *t = &s->sstats;
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	if (pthread_create(&t->thread, NULL, stats_thread, s)) {
+		pthread_cond_destroy(&t->cv);
+		pthread_mutex_destroy(&t->mu);
+		return -1;
+	}
+	t->started = true;
+	return 0;
+}
+
+void ng_http_store_stats_stop(ng_http_server *s)
+{
+	ng_http_store_stats *t = &s->sstats;
+	if (!t->started)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->stop = true;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->thread, NULL);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+	t->started = false;
+}
+
+/* The last figures (waiting for the first walk), waking the walker when
+ * they are stale.  *age_ms is their age. */
+static void store_stats(ng_http_server *s, uint64_t *segs, uint64_t *bytes, uint64_t *age_ms)
+{
+	ng_http_store_stats *t = &s->sstats;
+	pthread_mutex_lock(&t->mu);
+	uint64_t now = mono_ms();
+	if (!t->valid || now - t->walked_ms >= NG_HTTP_STORE_STATS_MS) {
+		t->wanted = true;
+		pthread_cond_broadcast(&t->cv);
+	}
+	while (!t->valid && !t->stop)
+		pthread_cond_wait(&t->cv, &t->mu);
+	*segs = t->segments;
+	*bytes = t->bytes;
+	*age_ms = mono_ms() - t->walked_ms;
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* The server's own counters: requests, refusals, connections. */
+static void metric_server(ng_http_server *s, FILE *f)
+{
+	static const char *const why[NG_REFUSE_COUNT] = {"host", "origin"};
+	fputs("# HELP nagare_http_refused_total requests refused before any handler: a Host "
+	      "not served (DNS rebinding) or a cross-origin request\n"
+	      "# TYPE nagare_http_refused_total counter\n",
+	      f);
+	for (int i = 0; i < NG_REFUSE_COUNT; i++)
+		fprintf(f, "nagare_http_refused_total{reason=\"%s\"} %" PRIu64 "\n", why[i],
+		        (uint64_t)s->m.refused[i]);
+	fprintf(f,
+	        "# HELP nagare_http_connections connections open\n"
+	        "# TYPE nagare_http_connections gauge\nnagare_http_connections %u\n"
+	        "# HELP nagare_http_connections_evicted_total idle connections closed to make "
+	        "room for a new one\n# TYPE nagare_http_connections_evicted_total counter\n"
+	        "nagare_http_connections_evicted_total %" PRIu64 "\n"
+	        "# HELP nagare_http_connections_expired_total connections closed idle past the "
+	        "idle time-out\n# TYPE nagare_http_connections_expired_total counter\n"
+	        "nagare_http_connections_expired_total %" PRIu64 "\n"
+	        "# HELP nagare_http_connections_refused_total new connections refused: every "
+	        "connection busy at a limit\n# TYPE nagare_http_connections_refused_total "
+	        "counter\nnagare_http_connections_refused_total %" PRIu64 "\n",
+	        ng_http_conns_open(s), (uint64_t)s->m.conns_evicted, (uint64_t)s->m.conns_expired,
+	        (uint64_t)s->m.conns_refused);
 }
 
 static void api_metrics(ng_http_server *s, ng_http_resp *out)
@@ -689,16 +803,18 @@ static void api_metrics(ng_http_server *s, ng_http_resp *out)
 		metric_exporters(f, &x);
 		free(x.rows);
 	}
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/flows", s->store_dir);
-	walk_segs = walk_bytes = 0;
-	nftw(dir, on_file, 16, FTW_PHYS);
+	uint64_t segs, bytes, age;
+	store_stats(s, &segs, &bytes, &age);
 	fprintf(f,
 	        "# HELP nagare_store_segments segments in the store\n# TYPE nagare_store_segments "
 	        "gauge\nnagare_store_segments %" PRIu64 "\n"
 	        "# HELP nagare_store_bytes bytes of segments in the store\n"
-	        "# TYPE nagare_store_bytes gauge\nnagare_store_bytes %" PRIu64 "\n",
-	        walk_segs, walk_bytes);
+	        "# TYPE nagare_store_bytes gauge\nnagare_store_bytes %" PRIu64 "\n"
+	        "# HELP nagare_store_stats_age_seconds age of the two figures above (counted "
+	        "at most every %d s)\n# TYPE nagare_store_stats_age_seconds gauge\n"
+	        "nagare_store_stats_age_seconds %.3f\n",
+	        segs, bytes, NG_HTTP_STORE_STATS_MS / 1000, (double)age / 1000);
+	metric_server(s, f);
 	fprintf(
 	    f,
 	    "# HELP nagare_http_requests_total HTTP requests\n# TYPE nagare_http_requests_total "

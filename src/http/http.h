@@ -8,12 +8,16 @@
  * the exporter counters the owner publishes (ng_http_exporters_fn), or
  * from the embedded dashboard assets (assets.h).
  *
- * Security (docs/api.md "Security"): bound to a loopback address the API
- * is open; on any other address a token is required (ng_http_start
- * refuses to start without one), given as "Authorization: Bearer TOKEN",
- * HTTP basic auth with TOKEN as the password, or "?token=TOKEN" (which
- * sets a cookie for the browser's later requests), compared in constant
- * time; 401 with a JSON error otherwise.
+ * Security (docs/security.md "HTTP", docs/api.md "Security"): bound to a
+ * loopback address the API is open to requests whose Host is a loopback
+ * name or one of the allowed hosts (guard.c: DNS rebinding); on any other
+ * address a token is required (generated and printed when none is given),
+ * given as "Authorization: Bearer TOKEN", HTTP basic auth with TOKEN as
+ * the password, or "?token=TOKEN" once (answered with a redirect that
+ * drops it and a cookie holding a session value derived from the token,
+ * session.c); 401 with a JSON error otherwise.  A cross-origin request
+ * (Origin, Sec-Fetch-Site) is refused.  Connections are bounded in total
+ * and per client address, idle ones evicted first (conns.c).
  */
 #ifndef NG_HTTP_H
 #define NG_HTTP_H
@@ -43,10 +47,27 @@ typedef struct ng_http_exporters {
  * message in err[errlen] (e.g. no exporters.json yet). */
 typedef int (*ng_http_exporters_fn)(void *arg, ng_http_exporters *out, char *err, size_t errlen);
 
+/* The limits of the server (docs/security.md "HTTP"); 0 or NULL: the
+ * default. */
+typedef struct ng_http_limits {
+	const char *allowed_hosts; /* names also accepted as Host, "a.example,b.example";
+	                            * NULL: loopback names only (on a loopback address) */
+	unsigned max_connections;  /* open connections at most; 0: 256 */
+	unsigned max_per_client;   /* of one client address; 0: 32 */
+	unsigned idle_timeout_s;   /* a connection with no request in progress is
+	                            * closed after this many seconds; 0: 10 */
+} ng_http_limits;
+
+#define NG_HTTP_MAX_CONNECTIONS 256
+#define NG_HTTP_MAX_PER_CLIENT 32
+#define NG_HTTP_IDLE_TIMEOUT_S 10
+#define NG_HTTP_TOKEN_MIN 16 /* characters of a configured token at least */
+
 typedef struct ng_http_config {
 	const char *store_dir;          /* the flow store queried */
 	const char *listen;             /* "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:8080" */
-	const char *token;              /* NULL/"" : none (loopback only) */
+	const char *token;              /* NULL/"": none (loopback only; off loopback one is
+	                                 * generated); "auto": generate one */
 	uint64_t max_range_ms;          /* longest query time range; 0: 31 days */
 	size_t max_rows;                /* rows per page at most; 0: 10000 */
 	unsigned timeout_ms;            /* a query's run time at most; 0: 10000 */
@@ -55,6 +76,7 @@ typedef struct ng_http_config {
 	                                 * time limit (then 503) */
 	ng_http_exporters_fn exporters; /* may be NULL */
 	void *exporters_arg;
+	ng_http_limits limits;
 } ng_http_config;
 
 typedef struct ng_http_server ng_http_server;
@@ -62,13 +84,24 @@ typedef struct ng_http_server ng_http_server;
 /*
  * Starts serving.  The strings of `cfg` are copied.  Returns NULL with a
  * message in err[errlen] when the address is malformed or cannot be bound,
- * or when it is not a loopback address and no token is given.
+ * when the token is shorter than NG_HTTP_TOKEN_MIN or holds characters a
+ * cookie or header cannot carry, or when a limit is out of range.
  */
 ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errlen);
 
 /* The URL of the dashboards, e.g. "http://127.0.0.1:8080/" (the bound
  * port when 0 was asked), into buf[len].  Returns buf. */
 char *ng_http_url(const ng_http_server *s, char *buf, size_t len);
+
+/* The token the server requires, NULL when none; *generated (may be
+ * NULL) tells whether the server made it (to be printed for the user).
+ * Owned by the server. */
+const char *ng_http_token(const ng_http_server *s, bool *generated);
+
+/* Logs where the dashboards are ("dashboards and API at URL", then
+ * `what`), and, when the server made its token, the token and the URL
+ * that lets a browser in (?token=), on stderr. */
+void ng_http_announce(const ng_http_server *s, const char *what);
 
 /* The bound TCP port. */
 uint16_t ng_http_port(const ng_http_server *s);

@@ -4,12 +4,15 @@
 #ifndef NG_HTTP_INT_H
 #define NG_HTTP_INT_H
 
+#include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <sys/socket.h>
 
 #include "core/json.h"
 #include "http/http.h"
@@ -18,16 +21,53 @@
 #define NG_HTTP_NBUCKETS 12
 extern const double ng_http_buckets[NG_HTTP_NBUCKETS];
 
+/* Why a request was refused before any handler ran (guard.c). */
+enum ng_http_refusal { NG_REFUSE_HOST, NG_REFUSE_ORIGIN, NG_REFUSE_COUNT };
+
 typedef struct ng_http_metrics {
 	atomic_uint_fast64_t requests, queries, query_errors, timeouts, unauthorized;
+	atomic_uint_fast64_t refused[NG_REFUSE_COUNT]; /* by enum ng_http_refusal */
+	atomic_uint_fast64_t conns_evicted;            /* idle connections closed for room */
+	atomic_uint_fast64_t conns_refused;            /* new ones closed: no room */
+	atomic_uint_fast64_t conns_expired;            /* closed past the idle time-out */
 	atomic_uint_fast64_t lat_bucket[NG_HTTP_NBUCKETS + 1]; /* last: +Inf */
 	atomic_uint_fast64_t lat_sum_us;
 } ng_http_metrics;
 
+typedef struct ng_http_conn ng_http_conn; /* one open connection (conns.c) */
+
+/* The open connections, for the limits (conns.c).  Guarded by mu. */
+typedef struct ng_http_conns {
+	pthread_mutex_t mu;
+	ng_http_conn *head;       /* most recently opened first */
+	unsigned open;            /* not yet marked for closing */
+	unsigned max, per_client; /* the limits */
+	uint64_t idle_ms;         /* idle time-out */
+} ng_http_conns;
+
+/* The store's segment count and size for /metrics, refreshed by a thread
+ * of its own at most every NG_HTTP_STORE_STATS_MS (api.c). */
+#define NG_HTTP_STORE_STATS_MS 10000
+typedef struct ng_http_store_stats {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool started, stop, wanted, valid;
+	uint64_t segments, bytes, walked_ms; /* walked_ms: monotonic, end of the last walk */
+	uint64_t walk_us;                    /* what the last walk took */
+} ng_http_store_stats;
+
 struct ng_http_server {
 	struct MHD_Daemon *d;
 	char *store_dir, *token, *listen;
+	char session[65]; /* hex HMAC-SHA256 of the token under a start-time key:
+	                   * the cookie's value (session.c); "" without token */
+	bool token_generated;
+	char **allowed; /* lower-case names also accepted as Host */
+	size_t nallowed;
 	bool loopback;
+	ng_http_conns conns;
+	ng_http_store_stats sstats;
 	uint64_t max_range_ms;
 	size_t max_rows;
 	unsigned timeout_ms;
@@ -36,7 +76,7 @@ struct ng_http_server {
 	uint16_t port;
 	ng_http_metrics m;
 	sem_t qgate; /* queries running at once at most (config threads) */
-	bool qgate_init;
+	bool qgate_init, conns_init;
 };
 
 /* One request, as api.c sees it. */
@@ -55,6 +95,7 @@ typedef struct ng_http_resp {
 	const char *ctype;
 	char disposition[128];            /* Content-Disposition, "" for none */
 	const unsigned char *static_body; /* instead of body: borrowed (assets) */
+	char *location;                   /* Location of a redirect, malloc'd, or NULL */
 } ng_http_resp;
 
 /* Routes and answers a GET. */
@@ -65,5 +106,70 @@ void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const cha
 
 /* Counts one query of `us` microseconds. */
 void ng_http_observe(ng_http_server *s, uint64_t us);
+
+/* Logs at most one message a NG_HTTP_LOG_MS per `slot` (an index below
+ * NG_HTTP_LOG_SLOTS), saying how many were held back since.  Thread-safe. */
+#define NG_HTTP_LOG_MS 10000
+enum {
+	NG_HTTP_LOG_HOST,
+	NG_HTTP_LOG_ORIGIN,
+	NG_HTTP_LOG_EVICT,
+	NG_HTTP_LOG_REFUSE,
+	NG_HTTP_LOG_MHD,
+	NG_HTTP_LOG_SLOTS
+};
+void ng_http_log_limited(int slot, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- guard.c: who may ask ---------------------------------------------- */
+
+/* Parses the comma (or space) list of allowed host names into s->allowed.
+ * Returns 0, or -1 with a message in err[errlen] (a name with a port, a
+ * scheme or a character no host name has). */
+int ng_http_guard_init(ng_http_server *s, const char *list, char *err, size_t errlen);
+
+/* Checks Host, Origin and Sec-Fetch-Site of a request (method `method`,
+ * `version` "HTTP/1.1"...).  Returns true to go on; false with the
+ * 400/403/421 answer set in *out (and the refusal counted and logged). */
+bool ng_http_guard(ng_http_server *s, void *conn, const char *method, const char *version,
+                   ng_http_resp *out);
+
+/* True when the Host header value `host` ("name", "name:port", "[v6]:port")
+ * names loopback: localhost, *.localhost, 127.0.0.0/8, ::1. */
+bool ng_http_host_is_loopback(const char *host);
+
+/* ---- session.c: tokens and the session cookie -------------------------- */
+
+/* Fills buf[len] (len > 32) with a new token: 32 hex digits of getrandom.
+ * Returns 0, -1 when the kernel gives no randomness. */
+int ng_http_token_new(char *buf, size_t len);
+
+/* Sets s->session from s->token and a new random key (hex HMAC-SHA256,
+ * RFC 2104).  Returns 0, -1 without randomness. */
+int ng_http_session_init(ng_http_server *s);
+
+/* The path and query of the request without its token argument, encoded
+ * for a Location header, into buf[len].  Returns false when it does not
+ * fit. */
+bool ng_http_url_without_token(void *conn, const char *path, char *buf, size_t len);
+
+/* ---- conns.c: connection limits ---------------------------------------- */
+
+/* Sets up s->conns with the limits.  Returns 0, -1 on failure. */
+int ng_http_conns_init(ng_http_server *s, unsigned max, unsigned per_client, unsigned idle_s);
+void ng_http_conns_destroy(ng_http_server *s);
+
+/* libmicrohttpd callbacks (MHD_OPTION_ACCEPT_POLICY_CALLBACK,
+ * MHD_OPTION_NOTIFY_CONNECTION, MHD_OPTION_NOTIFY_COMPLETED) and the
+ * request start: the accounting of conns.c.  `cls` is the server. */
+int ng_http_conns_accept(void *cls, const struct sockaddr *addr, unsigned addrlen);
+void ng_http_conns_notify(void *cls, void *conn, void **socket_context, int toe);
+void ng_http_conns_busy(ng_http_server *s, void *conn, bool busy);
+
+/* Connections open now (not marked for closing). */
+unsigned ng_http_conns_open(ng_http_server *s);
+
+/* ---- api.c: the store statistics of /metrics --------------------------- */
+int ng_http_store_stats_start(ng_http_server *s);
+void ng_http_store_stats_stop(ng_http_server *s);
 
 #endif

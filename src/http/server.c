@@ -1,22 +1,84 @@
 /*
  * server.c — libmicrohttpd glue: listening, method and size limits,
- * authentication, the response (see http.h).
+ * authentication, the response (see http.h).  A request passes, in
+ * order: the connection limits (conns.c, at accept), the Host and Origin
+ * checks (guard.c), the method and body limits, the token (session.c for
+ * the cookie), then the API (api.c).
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include "core/log.h"
 #include "http/http_int.h"
 
 /* Bytes a connection may hold (request line, headers): a longer URL is
  * refused by libmicrohttpd with 414/431 before it reaches us. */
 #define CONN_MEMORY (32 * 1024)
-#define MAX_CONNECTIONS 64
+/* libmicrohttpd's own connection limit is this many times ours, for the
+ * connections conns.c shut down whose threads have not yet closed them
+ * (under a flood, dozens): its refusals are neither counted nor spare the
+ * idle, ours are and do.  Its per-address limit
+ * (MHD_OPTION_PER_IP_CONNECTION_LIMIT) is not used for the same reason:
+ * it refuses the newcomer even when the address's other connections are
+ * idle — on loopback, where the browser shares 127.0.0.1 with every local
+ * program, that would let any of them lock the browser out (conns.c). */
+#define LIMIT_SLACK 2
+#define COOKIE "nagare_session"
+
+static struct {
+	pthread_mutex_t mu;
+	uint64_t last_ms[NG_HTTP_LOG_SLOTS];
+	unsigned held[NG_HTTP_LOG_SLOTS];
+} log_limit = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+void ng_http_log_limited(int slot, const char *fmt, ...)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + NG_HTTP_LOG_MS;
+	pthread_mutex_lock(&log_limit.mu);
+	bool say = now - log_limit.last_ms[slot] >= NG_HTTP_LOG_MS;
+	unsigned held = log_limit.held[slot];
+	if (say) {
+		log_limit.last_ms[slot] = now;
+		log_limit.held[slot] = 0;
+	} else {
+		log_limit.held[slot]++;
+	}
+	pthread_mutex_unlock(&log_limit.mu);
+	if (!say)
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (held)
+		ng_warn("%s (and %u more like it in the last %d s)", msg, held,
+		        NG_HTTP_LOG_MS / 1000);
+	else
+		ng_warn("%s", msg);
+}
+
+/* MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd's messages, one a line, rate
+ * limited like ours ("Connection was closed by remote side with incomplete
+ * request" comes once per slow client a flood closes). */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	msg[strcspn(msg, "\n")] = 0;
+	ng_http_log_limited(NG_HTTP_LOG_MHD, "HTTP (libmicrohttpd): %s", msg);
+}
 
 bool ng_http_token_equal(const char *a, const char *b)
 {
@@ -87,11 +149,13 @@ static const char *get_arg(void *conn, const char *name)
 	return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
-/* The token of the request: bearer, basic password, ?token=, cookie. */
-static bool authorized(ng_http_server *s, struct MHD_Connection *conn, bool *set_cookie)
+/* The token of the request: bearer, basic password, ?token=, the session
+ * cookie.  *via_url is set when it came as ?token= (the caller answers
+ * with a redirect that sets the cookie). */
+static bool authorized(ng_http_server *s, struct MHD_Connection *conn, bool *via_url)
 {
-	*set_cookie = false;
-	if (s->loopback && !s->token)
+	*via_url = false;
+	if (!s->token)
 		return true;
 	const char *h =
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -107,11 +171,26 @@ static bool authorized(ng_http_server *s, struct MHD_Connection *conn, bool *set
 	}
 	const char *t = get_arg(conn, "token");
 	if (t) {
-		*set_cookie = ng_http_token_equal(t, s->token);
-		return *set_cookie;
+		*via_url = ng_http_token_equal(t, s->token);
+		return *via_url;
 	}
-	const char *c = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "nagare_token");
-	return c && ng_http_token_equal(c, s->token);
+	const char *c = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, COOKIE);
+	return c && ng_http_token_equal(c, s->session);
+}
+
+/* The answer to a good ?token=: 303 to the same URL without it. */
+static void token_redirect(struct MHD_Connection *conn, const char *url, ng_http_resp *r)
+{
+	char loc[CONN_MEMORY];
+	if (!ng_http_url_without_token(conn, url, loc, sizeof loc) ||
+	    !(r->location = strdup(loc))) {
+		ng_api_error(r, 414, "URL too long", NULL);
+		return;
+	}
+	r->status = 303;
+	r->body = strdup("see other: the token is now a session cookie\n");
+	r->len = r->body ? strlen(r->body) : 0;
+	r->ctype = "text/plain";
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, ng_http_resp *r, bool cookie,
@@ -127,6 +206,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, ng_http_resp *r, b
 		                                             : MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
 		free(r->body);
+		free(r->location);
 		return MHD_NO;
 	}
 	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -143,10 +223,13 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, ng_http_resp *r, b
 	if (r->status == 401)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 		                        "Bearer realm=\"nagare\"");
+	if (r->location) {
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_LOCATION, r->location);
+		free(r->location);
+	}
 	if (cookie) {
-		char c[512];
-		snprintf(c, sizeof c, "nagare_token=%s; Path=/; HttpOnly; SameSite=Strict",
-		         s->token);
+		char c[128];
+		snprintf(c, sizeof c, COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict", s->session);
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_SET_COOKIE, c);
 	}
 	enum MHD_Result rc = MHD_queue_response(conn, r->status, mr);
@@ -158,7 +241,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
-	(void)version;
 	(void)upload_data;
 	(void)con_cls;
 	ng_http_server *s = cls;
@@ -166,6 +248,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	 * body is refused before the body is read (libmicrohttpd then closes
 	 * the connection rather than read it). */
 	atomic_fetch_add(&s->m.requests, 1);
+	ng_http_conns_busy(s, conn, true); /* until on_completed */
 	ng_http_resp r = {.status = 200};
 	bool cookie = false;
 	bool head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
@@ -173,7 +256,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 	const char *cl =
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && !head) {
+	if (!ng_http_guard(s, conn, method, version, &r)) {
+		/* refused: Host or Origin (guard.c) */
+	} else if (strcmp(method, MHD_HTTP_METHOD_GET) && !head) {
 		ng_api_error(&r, 405, "method not allowed: the API is read-only",
 		             "use GET or HEAD");
 	} else if (*upload_data_size || te || (cl && strcmp(cl, "0"))) {
@@ -185,11 +270,123 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		ng_api_error(&r, 401, "missing or wrong token",
 		             "send 'Authorization: Bearer TOKEN', HTTP basic auth with the "
 		             "token as password, or open the dashboard once with ?token=TOKEN");
+	} else if (cookie) {
+		token_redirect(conn, url, &r);
 	} else {
 		ng_http_req req = {.path = url, .arg = get_arg, .conn = conn, .head = head};
 		ng_api_handle(s, &req, &r);
 	}
 	return send_resp(conn, &r, cookie, s);
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: the answer is sent (or the connection
+ * died): the connection is idle again for conns.c. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	(void)con_cls;
+	(void)toe;
+	ng_http_conns_busy(cls, conn, false);
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION, typed for libmicrohttpd. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	ng_http_conns_notify(cls, conn, socket_context, (int)toe);
+}
+
+/* MHD_OPTION_ACCEPT_POLICY_CALLBACK, typed for libmicrohttpd. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	return ng_http_conns_accept(cls, addr, (unsigned)addrlen) ? MHD_YES : MHD_NO;
+}
+
+/* The token the server will require into tok[len] ("" for none): the
+ * configured one, checked, or a new one when wanted and not given (off
+ * loopback, or "auto").  Returns 0, or -1 with a message in err. */
+static int pick_token(const char *cfg_token, bool loop, char *tok, size_t len, bool *generated,
+                      char *err, size_t errlen)
+{
+	bool given = cfg_token && *cfg_token && strcmp(cfg_token, "auto");
+	*generated = false;
+	tok[0] = 0;
+	if (!given && (!loop || (cfg_token && !strcmp(cfg_token, "auto")))) {
+		if (ng_http_token_new(tok, len) < 0) {
+			snprintf(err, errlen, "cannot make an HTTP token: getrandom failed");
+			return -1;
+		}
+		*generated = true;
+		return 0;
+	}
+	if (!given)
+		return 0;
+	if (strlen(cfg_token) < NG_HTTP_TOKEN_MIN) {
+		snprintf(err, errlen,
+		         "the HTTP token is %zu characters long: give at least %d (e.g. the "
+		         "output of 'head -c 16 /dev/urandom | xxd -p'), or 'auto' to have one "
+		         "made and printed",
+		         strlen(cfg_token), NG_HTTP_TOKEN_MIN);
+		return -1;
+	}
+	if (strpbrk(cfg_token, ";, \t\r\n\"\\") || strlen(cfg_token) >= len) {
+		snprintf(err, errlen,
+		         "the HTTP token may not contain spaces, quotes, ';', "
+		         "',' or backslashes, nor be longer than %zu characters",
+		         len - 1);
+		return -1;
+	}
+	snprintf(tok, len, "%s", cfg_token);
+	return 0;
+}
+
+/* Checks the limits of cfg (0: the default) into *out.  Returns 0, or
+ * -1 with a message in err. */
+static int pick_limits(const ng_http_limits *in, ng_http_limits *out, char *err, size_t errlen)
+{
+	out->max_connections = in->max_connections ? in->max_connections : NG_HTTP_MAX_CONNECTIONS;
+	out->max_per_client = in->max_per_client ? in->max_per_client : NG_HTTP_MAX_PER_CLIENT;
+	out->idle_timeout_s = in->idle_timeout_s ? in->idle_timeout_s : NG_HTTP_IDLE_TIMEOUT_S;
+	if (out->max_connections > 10000) {
+		snprintf(err, errlen,
+		         "HTTP max connections %u: give 1 to 10000 (each holds a thread)",
+		         out->max_connections);
+		return -1;
+	}
+	if (out->max_per_client > out->max_connections)
+		out->max_per_client = out->max_connections;
+	if (out->idle_timeout_s > 3600) {
+		snprintf(err, errlen, "HTTP idle time-out %u s: give 1 to 3600 seconds",
+		         out->idle_timeout_s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Starts libmicrohttpd on the parsed address.  Returns 0, or -1. */
+static int start_daemon(ng_http_server *s, struct sockaddr_storage *ss, const ng_http_limits *l)
+{
+	/* a thread per connection: a cheap request (exporters, metrics, a
+	 * static file) never waits behind a long scan on a shared thread;
+	 * the connection limits (conns.c) bound the threads, the query gate
+	 * the scans */
+	unsigned flags =
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+	if (ss->ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	uint16_t port = ntohs(ss->ss_family == AF_INET ? ((struct sockaddr_in *)ss)->sin_port
+	                                               : ((struct sockaddr_in6 *)ss)->sin6_port);
+	s->d = MHD_start_daemon(
+	    flags, port, on_accept, s, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)CONN_MEMORY, MHD_OPTION_CONNECTION_LIMIT, l->max_connections * LIMIT_SLACK,
+	    MHD_OPTION_CONNECTION_TIMEOUT, l->idle_timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+	if (!s->d)
+		return -1;
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = di ? di->port : port;
+	return 0;
 }
 
 ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errlen)
@@ -204,29 +401,20 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		         listen);
 		return NULL;
 	}
-	bool loop = ng_http_is_loopback(listen);
-	bool has_token = cfg->token && *cfg->token;
-	if (!loop && !has_token) {
-		snprintf(err, errlen,
-		         "refusing to serve HTTP on %s without a token: a non-loopback address "
-		         "needs one (--http-token TOKEN, NAGARE_HTTP_TOKEN, or http_token under "
-		         "collect: in the configuration), or listen on 127.0.0.1",
-		         listen);
+	bool loop = ng_http_is_loopback(listen), generated;
+	char tok[256];
+	ng_http_limits lim;
+	if (pick_token(cfg->token, loop, tok, sizeof tok, &generated, err, errlen) < 0 ||
+	    pick_limits(&cfg->limits, &lim, err, errlen) < 0)
 		return NULL;
-	}
-	if (has_token && strpbrk(cfg->token, ";, \t\r\n\"\\")) {
-		snprintf(err, errlen,
-		         "the HTTP token may not contain spaces, quotes, ';', "
-		         "',' or backslashes");
-		return NULL;
-	}
 	ng_http_server *s = calloc(1, sizeof *s);
 	if (!s || !(s->store_dir = strdup(cfg->store_dir)) || !(s->listen = strdup(listen)) ||
-	    (has_token && !(s->token = strdup(cfg->token)))) {
+	    (tok[0] && !(s->token = strdup(tok)))) {
 		snprintf(err, errlen, "out of memory");
 		ng_http_stop(s);
 		return NULL;
 	}
+	s->token_generated = generated;
 	s->loopback = loop;
 	s->max_range_ms = cfg->max_range_ms ? cfg->max_range_ms : 31ull * 86400 * 1000;
 	s->max_rows = cfg->max_rows ? cfg->max_rows : 10000;
@@ -235,20 +423,20 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	s->exporters_arg = cfg->exporters_arg;
 	sem_init(&s->qgate, 0, cfg->threads ? cfg->threads : 4u);
 	s->qgate_init = true;
-	/* a thread per connection: a cheap request (exporters, metrics, a
-	 * static file) never waits behind a long scan on a shared thread;
-	 * MAX_CONNECTIONS bounds the threads, the query gate the scans */
-	unsigned flags =
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
-	if (ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	uint16_t port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-	                                              : ((struct sockaddr_in6 *)&ss)->sin6_port);
-	s->d = MHD_start_daemon(
-	    flags, port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
-	if (!s->d) {
+	if (ng_http_guard_init(s, cfg->limits.allowed_hosts, err, errlen) < 0) {
+		ng_http_stop(s);
+		return NULL;
+	}
+	bool ok = ng_http_session_init(s) == 0 &&
+	          (s->conns_init = ng_http_conns_init(s, lim.max_connections, lim.max_per_client,
+	                                              lim.idle_timeout_s) == 0) &&
+	          ng_http_store_stats_start(s) == 0;
+	if (!ok) {
+		snprintf(err, errlen, "cannot start the HTTP server (randomness or threads)");
+		ng_http_stop(s);
+		return NULL;
+	}
+	if (start_daemon(s, &ss, &lim) < 0) {
 		snprintf(err, errlen,
 		         "cannot listen for HTTP on %s (address in use, or not "
 		         "an address of this host?)",
@@ -256,9 +444,30 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		ng_http_stop(s);
 		return NULL;
 	}
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = di ? di->port : port;
 	return s;
+}
+
+void ng_http_announce(const ng_http_server *s, const char *what)
+{
+	char url[128];
+	ng_http_url(s, url, sizeof url);
+	ng_info("dashboards and API at %s%s%s", url, what ? " " : "", what ? what : "");
+	if (s->token && s->token_generated)
+		ng_info("HTTP token (made at start, as none was given; --http-token or "
+		        "NAGARE_HTTP_TOKEN sets one): %s -- open %s?token=%s once, or send "
+		        "'Authorization: Bearer %s'",
+		        s->token, url, s->token, s->token);
+	else if (s->token)
+		ng_info("a token is required: open %s?token=TOKEN once, or send "
+		        "'Authorization: Bearer TOKEN'",
+		        url);
+}
+
+const char *ng_http_token(const ng_http_server *s, bool *generated)
+{
+	if (generated)
+		*generated = s->token_generated;
+	return s->token;
 }
 
 uint16_t ng_http_port(const ng_http_server *s)
@@ -289,8 +498,14 @@ void ng_http_stop(ng_http_server *s)
 		return;
 	if (s->d)
 		MHD_stop_daemon(s->d);
+	ng_http_store_stats_stop(s);
+	if (s->conns_init)
+		ng_http_conns_destroy(s);
 	if (s->qgate_init)
 		sem_destroy(&s->qgate);
+	for (size_t i = 0; i < s->nallowed; i++)
+		free(s->allowed[i]);
+	free(s->allowed);
 	free(s->store_dir);
 	free(s->listen);
 	free(s->token);

@@ -23,6 +23,7 @@
 #include "store/store.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -108,6 +109,58 @@ static void finish_pending(const char *path)
 	free(v);
 }
 
+/* ---- temporaries left by a crash ---------------------------------------- */
+
+/* A writer's temporary ("<segment>.<pid>.tmp") exists for the seconds a
+ * flush takes; one this much older than now is left by a crash. */
+#define STALE_TMP_MS (10 * 60 * 1000)
+
+/* True when `name` ends in `suffix`. */
+static bool ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+	return n >= k && !strcmp(name + n - k, suffix);
+}
+
+/* Removes the temporaries of hour directory `path` that no process can
+ * still be writing: those made only under the maintenance lock, which
+ * the caller holds when `locked` (a merged segment "<segment>.c.tmp" and
+ * its marker "<segment>.replaces.tmp"; rollups' own are drop_orphans'),
+ * and any other "*.tmp" (a writer's) last changed STALE_TMP_MS or more
+ * before now_ms.  A kill -9 mid-flush or mid-merge leaves them; nothing
+ * reads them (readers skip names ending in ".tmp"), but they hold disk
+ * and keep retention from removing the hour's directory.  Counted in
+ * st->temporaries_removed; an unlink that fails is left for next time. */
+static void sweep_temporaries(const char *path, uint64_t now_ms, bool locked,
+                              ng_store_maint_stats *st)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!ends_with(e->d_name, ".tmp") || strstr(e->d_name, ".r-"))
+			continue; /* not a temporary, or a rollup's */
+		char p[4400];
+		struct stat sb;
+		snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+		if (lstat(p, &sb) || !S_ISREG(sb.st_mode))
+			continue;
+		bool maint = ends_with(e->d_name, ".seg.c.tmp") ||
+		             ends_with(e->d_name, NG_MARKER_SUFFIX ".tmp");
+		uint64_t mtime =
+		    (uint64_t)sb.st_mtim.tv_sec * 1000 + (uint64_t)sb.st_mtim.tv_nsec / 1000000;
+		if (!(maint && locked) && mtime + STALE_TMP_MS > now_ms)
+			continue;
+		if (unlink(p) == 0) {
+			st->temporaries_removed++;
+			ng_info("store: removed %s, a temporary left by an interrupted %s", p,
+			        maint ? "compaction" : "flush");
+		}
+	}
+	closedir(d);
+}
+
 /* ---- compaction ----------------------------------------------------------- */
 
 typedef struct cand {
@@ -151,6 +204,7 @@ static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t 
 typedef struct compact_ctx {
 	uint64_t now, settle;
 	unsigned max_groups, groups;
+	bool locked; /* the maintenance lock is held */
 	ng_store_maint_stats *st;
 	ng_seg_reader rd;
 	ng_seg_encoder *enc;
@@ -293,6 +347,7 @@ static int compact_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	if (c->max_groups && c->groups >= c->max_groups)
 		return 1;
 	finish_pending(path);
+	sweep_temporaries(path, c->now, c->locked, c->st);
 	ng_dir_entry *v = NULL;
 	long n = ng_tree_list(path, 4, &v);
 	if (n < 2) {
@@ -356,6 +411,7 @@ int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsig
 		return 0;
 	}
 	int lock = ng_store_maint_lock(dir);
+	c.locked = lock >= 0;
 	ng_tree_hours(root, 0, UINT64_MAX, compact_hour, &c);
 	ng_store_maint_unlock(lock);
 	ng_seg_reader_free(&c.rd);
@@ -377,7 +433,9 @@ typedef struct ret_ctx {
 	size_t n, cap;
 	uint64_t total;
 	bool oom;
+	bool locked; /* the maintenance lock is held */
 	uint64_t now;
+	ng_store_maint_stats *st;
 	bool (*stop)(void *); /* and its argument: asked to stop (NULL: never) */
 	void *stop_arg;
 	unsigned ops; /* hours listed or segments deleted: stop checked each 256 */
@@ -397,6 +455,7 @@ static int list_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	if (ret_stop(r))
 		return 1;
 	finish_pending(path);
+	sweep_temporaries(path, r->now, r->locked, r->st);
 	ng_dir_entry *v = NULL;
 	long n = ng_tree_list(path, 4, &v);
 	for (long i = 0; i < n; i++) {
@@ -491,8 +550,9 @@ int ng_store_retention_until(const char *dir, uint64_t max_age_ms, uint64_t max_
 		st = &local;
 	if (ng_tree_root(dir, root, sizeof root))
 		return -1;
-	ret_ctx r = {.now = now_ms, .stop = stop, .stop_arg = stop_arg};
+	ret_ctx r = {.now = now_ms, .st = st, .stop = stop, .stop_arg = stop_arg};
 	int lock = ng_store_maint_lock(dir);
+	r.locked = lock >= 0;
 	ng_tree_hours(root, 0, UINT64_MAX, list_hour, &r);
 	if (r.oom) {
 		st->errors++;

@@ -295,6 +295,7 @@ typedef struct ng_store_maint_stats {
 	uint64_t errors;          /* logged */
 	uint64_t segments_rolled; /* rollups: segments given their rollups */
 	uint64_t rollups_written, rollup_rows;
+	uint64_t temporaries_removed; /* compaction, retention: left by a crash */
 } ng_store_maint_stats;
 
 /* Compaction, rollups and retention each hold an exclusive flock on

@@ -1,7 +1,8 @@
 /*
  * test_http_server.c — the HTTP layer without the network beyond
  * loopback: the loopback rule, the constant-time token comparison, the
- * refusal to serve off loopback without a token, the embedded-asset hook
+ * token rules at start (made when wanted and absent, 16 characters at
+ * least), the Host rule of guard.c, the embedded-asset hook
  * (assets.h) and the fallback page, method limits, over a raw socket.
  */
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 
 #include "http/assets.h"
 #include "http/http.h"
+#include "http/http_int.h"
 
 static void test_loopback_rule(void **state)
 {
@@ -46,19 +48,83 @@ static void test_token_equal(void **state)
 	assert_true(ng_http_token_equal("", ""));
 }
 
-static void test_refuses_without_token(void **state)
+/* The start rules of the token: off loopback one is made when none is
+ * given, "auto" makes one anywhere, a short one or one a cookie cannot
+ * carry is refused. */
+static void test_token_rules(void **state)
 {
 	(void)state;
 	char err[512] = "";
+	bool gen = false;
 	ng_http_config c = {.store_dir = "/nonexistent", .listen = "0.0.0.0:0"};
+	ng_http_server *s = ng_http_start(&c, err, sizeof err);
+	assert_non_null(s);
+	const char *t = ng_http_token(s, &gen);
+	assert_true(gen);
+	assert_int_equal(strlen(t), 32);
+	assert_int_equal(strspn(t, "0123456789abcdef"), 32);
+	char first[33];
+	strcpy(first, t);
+	ng_http_stop(s);
+	c.listen = "127.0.0.1:0";
+	c.token = "auto";
+	assert_non_null(s = ng_http_start(&c, err, sizeof err));
+	assert_true(ng_http_token(s, &gen) && gen);
+	assert_string_not_equal(ng_http_token(s, NULL), first); /* 128 random bits each */
+	ng_http_stop(s);
+	c.token = NULL;
+	assert_non_null(s = ng_http_start(&c, err, sizeof err)); /* loopback: none needed */
+	assert_null(ng_http_token(s, &gen));
+	ng_http_stop(s);
+	c.token = "fifteen-chars-x";
 	assert_null(ng_http_start(&c, err, sizeof err));
-	assert_non_null(strstr(err, "refusing to serve HTTP on 0.0.0.0:0 without a token"));
+	assert_non_null(strstr(err, "is 15 characters long: give at least 16"));
+	c.token = "sixteen-chars-xy";
+	assert_non_null(s = ng_http_start(&c, err, sizeof err));
+	assert_false(ng_http_token(s, &gen) && gen);
+	ng_http_stop(s);
+	c.token = "has space and is long";
+	assert_null(ng_http_start(&c, err, sizeof err));
+	assert_non_null(strstr(err, "may not contain spaces"));
+	c.token = NULL;
 	c.listen = "1.2.3:80";
 	assert_null(ng_http_start(&c, err, sizeof err));
 	assert_non_null(strstr(err, "bad HTTP address '1.2.3:80'"));
 	c.listen = "127.0.0.1:0";
-	c.token = "has space";
+	c.limits.allowed_hosts = "ok.example,http://bad.example";
 	assert_null(ng_http_start(&c, err, sizeof err));
+	assert_non_null(strstr(err, "allowed HTTP host 'http://bad.example'"));
+}
+
+/* The Host values guard.c takes for loopback. */
+static void test_host_rule(void **state)
+{
+	(void)state;
+	static const char *yes[] = {"localhost",           "LOCALHOST:8080", "localhost.",
+	                            "a.b.localhost:1",     "127.0.0.1",      "127.0.0.1:8080",
+	                            "127.255.0.9:65535",   "[::1]",          "[::1]:8080",
+	                            "[0:0:0:0:0:0:0:1]:80"};
+	static const char *no[] = {"evil.example",
+	                           "evil.example:8080",
+	                           "localhost.evil.example",
+	                           "127.0.0.1.evil.example",
+	                           "evillocalhost",
+	                           "10.0.0.1:80",
+	                           "[::2]:80",
+	                           "::1",
+	                           "127.0.0.1:80x",
+	                           "127.0.0.1:",
+	                           "[::1",
+	                           "[::1]x",
+	                           "",
+	                           "localhost:123456",
+	                           "127.0.0.1:80:80"};
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+		if (!ng_http_host_is_loopback(yes[i]))
+			fail_msg("'%s' should be loopback", yes[i]);
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+		if (ng_http_host_is_loopback(no[i]))
+			fail_msg("'%s' should not be loopback", no[i]);
 }
 
 /* One request over a fresh connection; returns the whole answer
@@ -155,9 +221,8 @@ static void test_serves_assets(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_loopback_rule),
-	    cmocka_unit_test(test_token_equal),
-	    cmocka_unit_test(test_refuses_without_token),
+	    cmocka_unit_test(test_loopback_rule), cmocka_unit_test(test_token_equal),
+	    cmocka_unit_test(test_token_rules),   cmocka_unit_test(test_host_rule),
 	    cmocka_unit_test(test_serves_assets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

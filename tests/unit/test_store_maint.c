@@ -422,6 +422,45 @@ static void test_compaction_killed(void **state)
 	free(dir);
 }
 
+/* Temporaries a kill -9 leaves in an hour directory: compaction's merged
+ * segment and marker (made only under the maintenance lock, so stale
+ * whenever compaction holds it) go at once; a writer's goes only once it
+ * is ten minutes old (a flush may be writing it); other files stay.  The
+ * counts say so; retention sweeps the same way. */
+static void test_temporaries_swept(void **state)
+{
+	(void)state;
+	char *dir = make_store();
+	ng_flow rows[10];
+	for (size_t i = 0; i < 10; i++)
+		random_flow(&rows[i], T0, HOUR / 2);
+	write_rows(dir, rows, 10, 10);
+	char hour[4096];
+	snprintf(hour, sizeof hour, "%s/flows/2025/11/30/00", dir);
+	struct stat sb;
+	assert_int_equal(stat(hour, &sb), 0);
+	const char *names[] = {"1-2-1000000000001.seg.c.tmp", "1-2-1000000000001.seg.replaces.tmp",
+	                       "3-4-0.seg.4242.tmp", "5-6-0.seg.4243.tmp", "notes.txt"};
+	for (size_t i = 0; i < 5; i++)
+		sh("echo x > %s/%s", hour, names[i]);
+	sh("touch -d '-11 minutes' %s/%s", hour, names[3]); /* a writer's, stale */
+	ng_store_maint_stats ms = {0};
+	assert_int_equal(ng_store_compact(dir, (uint64_t)time(NULL) * 1000, 0, 0, &ms), 0);
+	assert_int_equal(ms.temporaries_removed, 3);
+	bool want[] = {false, false, true, false, true};
+	for (size_t i = 0; i < 5; i++) {
+		char p[4400];
+		snprintf(p, sizeof p, "%s/%s", hour, names[i]);
+		assert_int_equal(stat(p, &sb) == 0, want[i]);
+	}
+	sh("touch -d '-11 minutes' %s/%s", hour, names[2]);
+	ng_store_maint_stats rs = {0};
+	assert_int_equal(ng_store_retention(dir, 0, 0, (uint64_t)time(NULL) * 1000, &rs), 0);
+	assert_int_equal(rs.temporaries_removed, 1);
+	ts_rm_rf(dir);
+	free(dir);
+}
+
 /* ---- retention ---------------------------------------------------------- */
 
 static void test_retention(void **state)
@@ -583,6 +622,7 @@ int main(void)
 	    cmocka_unit_test(test_compaction_keeps_rows),
 	    cmocka_unit_test(test_compaction_interrupted_states),
 	    cmocka_unit_test(test_compaction_killed),
+	    cmocka_unit_test(test_temporaries_swept),
 	    cmocka_unit_test(test_retention),
 	    cmocka_unit_test(test_parse_size),
 	    cmocka_unit_test(test_live_reads),

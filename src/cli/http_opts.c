@@ -1,0 +1,53 @@
+/* http_opts.c — the HTTP server's flags shared by collect and serve
+ * (http_opts.h). */
+#include "cli/http_opts.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/usage.h"
+
+/* A whole number of [1, max] from s into *out.  False when it is not. */
+static bool whole(const char *s, unsigned long max, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v < 1 || v > max)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+int ng_cli_http_opt(const char *cmd, int c, const char *arg, ng_cli_http *h)
+{
+	ng_http_limits *l = &h->limits;
+	switch (c) {
+	case NG_OPT_HTTP_ALLOWED_HOST: {
+		size_t n = strlen(h->hosts);
+		if (!*arg || n + strlen(arg) + 2 > sizeof h->hosts)
+			return ng_usage_fail(
+			    cmd, "--http-allowed-host '%s': empty, or too many names", arg);
+		snprintf(h->hosts + n, sizeof h->hosts - n, "%s%s", n ? "," : "", arg);
+		l->allowed_hosts = h->hosts;
+		return 1;
+	}
+	case NG_OPT_HTTP_MAX_CONNECTIONS:
+		if (!whole(arg, 10000, &l->max_connections))
+			return ng_usage_fail(cmd, "--http-max-connections '%s': give 1 to 10000",
+			                     arg);
+		return 1;
+	case NG_OPT_HTTP_MAX_PER_CLIENT:
+		if (!whole(arg, 10000, &l->max_per_client))
+			return ng_usage_fail(cmd, "--http-max-per-client '%s': give 1 to 10000",
+			                     arg);
+		return 1;
+	case NG_OPT_HTTP_IDLE_TIMEOUT:
+		if (!whole(arg, 3600, &l->idle_timeout_s))
+			return ng_usage_fail(
+			    cmd, "--http-idle-timeout '%s': give 1 to 3600 seconds", arg);
+		return 1;
+	default: return 0;
+	}
+}
