@@ -30,6 +30,8 @@ static const char collect_help[] =
     "                      [--stats-interval SECONDS] [--config FILE]\n"
     "                      [--geoip-db FILE] [--asn-db FILE] [--geoip-optional]\n"
     "                      [--retention AGE] [--max-size SIZE]\n"
+    "                      [--max-past AGE] [--max-future AGE]\n"
+    "                      [--implausible-time keep|reject]\n"
     "\n"
     "Receives NetFlow v1/v5/v7/v9, IPFIX and sFlow on UDP, decodes every record\n"
     "and appends it to the flow store DIR (created when absent).  Segments are\n"
@@ -69,6 +71,16 @@ static const char collect_help[] =
     "                              holds more than SIZE (50G, 500M; K M G T = 1024)\n"
     "                              Small segments of hours that ended 10 minutes\n"
     "                              ago are merged once a minute (compaction).\n"
+    "      --max-past AGE          a flow that started or ended more than AGE\n"
+    "                              before it was received (default 7d; 1m to\n"
+    "                              36600d, no limit) or more than\n"
+    "      --max-future AGE        after it (default 1h; 0s to 1d) has implausible\n"
+    "                              times: counted per exporter (time_implausible)\n"
+    "      --implausible-time keep|reject\n"
+    "                              keep (default): store it at its receive time,\n"
+    "                              flagged (anomaly time), its times in\n"
+    "                              orig_start/orig_end; reject: drop it\n"
+    "                              (docs/security.md, \"Time-hostile input\")\n"
     "  -h, --help                  this help\n"
     "\n"
     "SIGHUP, or a database or configuration file being replaced, reloads the\n"
@@ -91,7 +103,10 @@ struct collect_opts {
 	ng_cli_http http_opts;            /* the flags; the configuration fills what they leave */
 	uint64_t retention_ms, max_bytes; /* 0: no limit */
 	uint64_t maint_ms;                /* hidden --maint-interval (tests); 0: 60 s */
-	ng_config cfg;                    /* file + environment + flags */
+	uint64_t max_past_ms, max_future_ms; /* resolved by parse_opts */
+	bool max_past_set, max_future_set;   /* given as flags */
+	int implausible;                     /* 0 not given, NG_CFG_KEEP, NG_CFG_REJECT */
+	ng_config cfg;                       /* file + environment + flags */
 };
 
 /* The configuration: the file (--config or NAGARE_CONFIG), then the
@@ -130,6 +145,48 @@ static bool enrich_wanted(const struct collect_opts *o)
 	return c->path || c->geoip_db || c->asn_db;
 }
 
+/* The time window: the flags, else the configuration, else the defaults. */
+static void resolve_window(struct collect_opts *o)
+{
+	if (!o->max_past_set)
+		o->max_past_ms = o->cfg.max_past_ms ? o->cfg.max_past_ms : NG_COLL_MAX_PAST_MS;
+	if (!o->max_future_set)
+		o->max_future_ms =
+		    o->cfg.max_future_set ? o->cfg.max_future_ms : NG_COLL_MAX_FUTURE_MS;
+	if (!o->implausible)
+		o->implausible = o->cfg.implausible_time ? o->cfg.implausible_time : NG_CFG_KEEP;
+}
+
+/* --max-past, --max-future (c 'P', 'F') or --implausible-time ('K') into
+ * *o.  Returns -1, or the exit status of a usage error (printed). */
+static int window_opt(int c, const char *arg, struct collect_opts *o)
+{
+	if (c == 'P') {
+		if (!ng_parse_duration_ms(arg, &o->max_past_ms) || o->max_past_ms < 60000 ||
+		    o->max_past_ms > NG_COLL_MAX_PAST_LIMIT_MS)
+			return ng_usage_fail("collect",
+			                     "--max-past '%s': give an age from 1m to 36600d, such "
+			                     "as 7d or 12h",
+			                     arg);
+		o->max_past_set = true;
+	} else if (c == 'F') {
+		if (!ng_parse_duration_ms(arg, &o->max_future_ms) ||
+		    o->max_future_ms > NG_COLL_MAX_FUTURE_LIMIT_MS)
+			return ng_usage_fail(
+			    "collect",
+			    "--max-future '%s': give an age from 0s to 1d, such as "
+			    "1h or 10m",
+			    arg);
+		o->max_future_set = true;
+	} else {
+		if (strcmp(arg, "keep") && strcmp(arg, "reject"))
+			return ng_usage_fail("collect",
+			                     "--implausible-time '%s': give keep or reject", arg);
+		o->implausible = !strcmp(arg, "reject") ? NG_CFG_REJECT : NG_CFG_KEEP;
+	}
+	return -1;
+}
+
 /* Parses argv into *o (o->listen has room for argc + 64 addresses) and
  * loads the configuration into o->cfg, which the caller frees whatever
  * this returns.  Returns the exit status when the command ends here (0
@@ -154,6 +211,9 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	    {"retention", required_argument, NULL, 'R'},
 	    {"max-size", required_argument, NULL, 'M'},
 	    {"maint-interval", required_argument, NULL, 'I'},
+	    {"max-past", required_argument, NULL, 'P'},
+	    {"max-future", required_argument, NULL, 'F'},
+	    {"implausible-time", required_argument, NULL, 'K'},
 	    {"help", no_argument, NULL, 'h'},
 	    NG_HTTP_LONG_OPTS,
 	    {0, 0, 0, 0},
@@ -207,6 +267,14 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 				return ng_usage_fail("collect",
 				                     "--maint-interval '%s': bad duration", optarg);
 			break;
+		case 'P':
+		case 'F':
+		case 'K': {
+			int rc = window_opt(c, optarg, o);
+			if (rc >= 0)
+				return rc;
+			break;
+		}
 		case 'h': fputs(collect_help, stdout); return 0;
 		default: {
 			int r = ng_cli_http_opt("collect", c, optarg, &o->http_opts);
@@ -230,6 +298,7 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 		for (size_t i = 0; i < o->cfg.nlisten && i < 64; i++)
 			o->listen[o->nlisten++] = o->cfg.listen[i];
 	o->stats_interval = o->cfg.stats_interval ? o->cfg.stats_interval : 60;
+	resolve_window(o);
 	return -1; /* go on */
 }
 
@@ -275,6 +344,9 @@ static ng_collector_config collector_config(const struct collect_opts *o)
 	    .retention_ms = o->retention_ms,
 	    .max_bytes = o->max_bytes,
 	    .maint_interval_ms = o->maint_ms,
+	    .max_past_ms = o->max_past_ms,
+	    .max_future_ms = o->max_future_ms,
+	    .reject_implausible = o->implausible == NG_CFG_REJECT,
 	    .reload = reload_config,
 	    .reload_arg = (void *)o,
 	};

@@ -124,6 +124,15 @@ static void print_errors(const ng_exporter_stats *s)
 	putchar('\n');
 }
 
+/* Flows outside the time window, on a line under the row when any. */
+static void print_time_implausible(const ng_exporter_stats *s)
+{
+	if (s->time_implausible)
+		printf("    time_implausible: %" PRIu64 " flows with times outside the window "
+		       "(kept flagged or rejected, docs/security.md)\n",
+		       s->time_implausible);
+}
+
 /* The columns after EXPORTER, DOMAIN and VERSION: a chosen few of the
  * exporter counters (NG_EXPORTER_COUNTERS), read through the list.  ERRORS
  * is their sum (by name on the line below a row that has any). */
@@ -207,6 +216,7 @@ static void print_table(const ng_exporters_file *f)
 			       ng_exporter_counter_get(s, columns[k].id));
 		printf("  %s\n", ago(s->last_seen, now, seen, sizeof seen));
 		print_errors(s);
+		print_time_implausible(s);
 		print_sflow(s);
 	}
 	printf("\nsockets: %" PRIu64 " datagrams received, %" PRIu64 " dropped by the kernel",

@@ -266,8 +266,13 @@ static ng_maint *start_maint(const ng_collector_config *cfg)
 int ng_collector_run(const ng_collector_config *cfg)
 {
 	assert(cfg && cfg->store && cfg->config && cfg->stats_interval >= 1);
+	assert(!cfg->max_past_ms ||
+	       (cfg->max_past_ms >= 60000 && cfg->max_past_ms <= NG_COLL_MAX_PAST_LIMIT_MS &&
+	        cfg->max_future_ms <= NG_COLL_MAX_FUTURE_LIMIT_MS));
 	assert(cfg->listen || !cfg->nlisten);
 	ng_collector c = {.cfg = cfg, .started_ms = ng_now_ms()};
+	c.tc.past = cfg->max_past_ms ? cfg->max_past_ms : NG_COLL_MAX_PAST_MS;
+	c.tc.future = cfg->max_past_ms ? cfg->max_future_ms : NG_COLL_MAX_FUTURE_MS;
 	pthread_mutex_init(&c.enrich.hold, NULL);
 	ng_coll_signals_install();
 	if (open_all(&c) < 0) {

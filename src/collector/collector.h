@@ -29,6 +29,16 @@
  * use are kept). */
 typedef int (*ng_collector_reload_fn)(void *arg, ng_config *cfg, char *err, size_t errlen);
 
+/* The time window's defaults and bounds (collect.max_past, max_future):
+ * 7 days back (softflowd's longest flow lifetime; a flow's start is
+ * before its export by up to the active timeout), 1 hour ahead (clock
+ * drift).  The window's hours bound the segments a flush of hostile times
+ * writes (169 by default, below the writer's NG_FLUSH_MAX_HOURS). */
+#define NG_COLL_MAX_PAST_MS (7 * UINT64_C(86400000))
+#define NG_COLL_MAX_FUTURE_MS UINT64_C(3600000)
+#define NG_COLL_MAX_PAST_LIMIT_MS (36600 * UINT64_C(86400000)) /* 100 years: none */
+#define NG_COLL_MAX_FUTURE_LIMIT_MS UINT64_C(86400000)
+
 typedef struct ng_collector_config {
 	const char *store;         /* flow store directory, created when absent */
 	const char *const *listen; /* UDP addresses "ADDR:PORT" (net/listener.h) */
@@ -43,18 +53,27 @@ typedef struct ng_collector_config {
 	 * exporters and their interfaces are written to interfaces.tsv all
 	 * run long; geoip_optional only words the error when tables fail. */
 	const ng_config *config;
-	bool enrich;                   /* build the enrichment tables from `config` */
-	bool options_names;            /* learn interface names from options data and put
-	                                * them on the records (off with --no-enrich) */
-	bool http;                     /* serve the dashboards and the API (docs/api.md) */
-	const char *http_listen;       /* TCP "ADDR:PORT"; NULL: 127.0.0.1:8080, where
-	                                * a failure to bind only warns */
-	const char *http_token;        /* NULL or "": none (loopback addresses only;
-	                                * elsewhere one is made); "auto": make one */
-	ng_http_limits http_limits;    /* connections, time-outs, allowed hosts */
-	uint64_t retention_ms;         /* delete segments older than this; 0: keep */
-	uint64_t max_bytes;            /* then the oldest above this size; 0: no limit */
-	uint64_t maint_interval_ms;    /* between maintenance runs; 0: 60 s */
+	bool enrich;                /* build the enrichment tables from `config` */
+	bool options_names;         /* learn interface names from options data and put
+	                             * them on the records (off with --no-enrich) */
+	bool http;                  /* serve the dashboards and the API (docs/api.md) */
+	const char *http_listen;    /* TCP "ADDR:PORT"; NULL: 127.0.0.1:8080, where
+	                             * a failure to bind only warns */
+	const char *http_token;     /* NULL or "": none (loopback addresses only;
+	                             * elsewhere one is made); "auto": make one */
+	ng_http_limits http_limits; /* connections, time-outs, allowed hosts */
+	uint64_t retention_ms;      /* delete segments older than this; 0: keep */
+	uint64_t max_bytes;         /* then the oldest above this size; 0: no limit */
+	uint64_t maint_interval_ms; /* between maintenance runs; 0: 60 s */
+	/* the time window (timecheck.c, docs/security.md): a record whose
+	 * flow_start or flow_end is more than max_past_ms before or
+	 * max_future_ms after its receive time is time-implausible; kept,
+	 * flagged and filed at its receive time, or with reject_implausible
+	 * dropped; counted either way.  max_past_ms from 1 minute to
+	 * NG_COLL_MAX_PAST_LIMIT_MS, max_future_ms up to
+	 * NG_COLL_MAX_FUTURE_LIMIT_MS; max_past_ms 0: both defaults */
+	uint64_t max_past_ms, max_future_ms;
+	bool reject_implausible;
 	ng_collector_reload_fn reload; /* NULL: `config` again, as it is */
 	void *reload_arg;
 } ng_collector_config;

@@ -25,6 +25,17 @@
 #include "store/counters.h"
 #include "store/store.h"
 
+/* The time window's counts and the example of the next log line
+ * (timecheck.c); receive thread only. */
+typedef struct ng_coll_timecheck {
+	uint64_t past, future;   /* the window, ms (the configuration's or defaults) */
+	uint64_t kept, rejected; /* since start */
+	uint64_t unlogged;       /* implausible records not yet logged */
+	uint64_t logged_ms;      /* last log line, 0: none yet */
+	uint8_t ex_exporter[16]; /* the first unlogged one */
+	uint64_t ex_start, ex_end, ex_received;
+} ng_coll_timecheck;
+
 typedef struct ng_collector {
 	const ng_collector_config *cfg; /* borrowed, read-only: every thread */
 	ng_limits limits;               /* cfg->config->limits, defaults filled in */
@@ -47,6 +58,7 @@ typedef struct ng_collector {
 	uint64_t lim_trimmed;      /* evictions at the last malloc_trim */
 	ng_iftab *ifs;             /* interface names from options data; NULL: off */
 	uint64_t ifs_dropped;      /* names not kept: limits.interfaces reached */
+	ng_coll_timecheck tc;      /* the time window (timecheck.c) */
 	/* appended to by the receive thread, flushed by the flush thread:
 	 * each takes its own lock (store.h, counters.h) */
 	ng_store_writer *w;
@@ -86,6 +98,18 @@ void ng_coll_signals_install(void);
 /* The receive thread's loop until a stop is requested, then the drain of
  * the sockets.  Returns 0, or -1 when waiting for datagrams failed. */
 int ng_coll_receive_loop(ng_collector *c);
+
+/* ---- timecheck.c ------------------------------------------------------ */
+
+/* Receive thread, on c->batch before it goes to the store and NDJSON:
+ * each record whose flow_start or flow_end is outside [time_received -
+ * cfg->max_past_ms, time_received + cfg->max_future_ms] is counted
+ * (time_implausible) and then flagged and moved to its receive time
+ * (keep) or removed from the batch (cfg->reject_implausible). */
+void ng_coll_check_times(ng_collector *c);
+/* Receive thread, once a second: the summary log line when one is due
+ * (at most once a minute; now UINT64_MAX: at once, when stopping). */
+void ng_coll_timecheck_log(ng_collector *c, uint64_t now);
 
 /* ---- flush.c ---------------------------------------------------------- */
 

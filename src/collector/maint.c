@@ -11,9 +11,10 @@
  * directory, through store.h (which publishes every change by rename, so
  * the flush thread writing new segments and readers scanning old ones go
  * on beside it), and its own ng_maint, whose `stop` flag the stopping
- * thread sets under `mu` (`cv` wakes it).  A round is compaction (one
- * merge at a time, a stop checked between), rollups (a few segments at a
- * time), then retention; stopping waits for the merge in progress only.
+ * thread sets under `mu` (`cv` wakes it).  A round is retention, then
+ * compaction (one merge at a time, a stop checked between), then rollups
+ * (a few segments at a time); stopping waits for the merge in progress
+ * only.
  */
 #include "collector/maint.h"
 
@@ -78,6 +79,7 @@ static void add_stats(ng_store_maint_stats *a, const ng_store_maint_stats *b)
 	a->segments_out += b->segments_out;
 	a->rows += b->rows;
 	a->segments_deleted += b->segments_deleted;
+	a->segments_future += b->segments_future;
 	a->bytes_deleted += b->bytes_deleted;
 	a->errors += b->errors;
 	a->segments_rolled += b->segments_rolled;
@@ -134,13 +136,19 @@ static void rollup(ng_maint *m)
 		ng_warn("rollups: %" PRIu64 " errors (logged above)", st.errors);
 }
 
+/* stopping() as a callback for the store (ng_store_retention_until). */
+static bool stop_asked(void *arg)
+{
+	return stopping(arg);
+}
+
 static void retention(ng_maint *m)
 {
 	if (!m->cfg.retention_ms && !m->cfg.max_bytes)
 		return;
 	ng_store_maint_stats st = {0};
-	if (ng_store_retention(m->cfg.store_dir, m->cfg.retention_ms, m->cfg.max_bytes, ng_now_ms(),
-	                       &st) < 0) {
+	if (ng_store_retention_until(m->cfg.store_dir, m->cfg.retention_ms, m->cfg.max_bytes,
+	                             ng_now_ms(), &st, stop_asked, m) < 0) {
 		ng_warn("retention: %s is not a store", m->cfg.store_dir);
 		return;
 	}
@@ -148,6 +156,11 @@ static void retention(ng_maint *m)
 		ng_info("retention: deleted %" PRIu64 " segments (%" PRIu64
 		        " bytes); store now %" PRIu64 " bytes",
 		        st.segments_deleted, st.bytes_deleted, st.bytes_total);
+	if (st.segments_future)
+		ng_warn("retention: %" PRIu64 " of them were dated more than 2 days ahead of the "
+		        "clock (written before the time window, collect.max_future, or by a clock "
+		        "gone wrong)",
+		        st.segments_future);
 	if (st.errors)
 		ng_warn("retention: %" PRIu64 " errors (logged above)", st.errors);
 }
@@ -160,12 +173,14 @@ static void *maint_main(void *arg)
 		ng_debug("maintenance thread: cannot lower its priority");
 	uint64_t wait = m->cfg.first_ms;
 	while (!wait_or_stop(m, wait)) {
-		compact(m);
+		/* retention first: what it deletes is neither merged nor rolled
+		 * up (a store scattered over 1970..2106 before the time window
+		 * took 14 rollup files and their fsyncs a junk segment) */
+		retention(m);
+		if (!stopping(m))
+			compact(m);
 		if (!stopping(m))
 			rollup(m);
-		if (stopping(m))
-			break;
-		retention(m);
 		wait = m->cfg.interval_ms;
 	}
 	return NULL;

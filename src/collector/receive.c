@@ -8,7 +8,8 @@
  *
  *   ng_listener_recv    up to 64 datagrams (recvmmsg), 250 ms at most
  *   ng_decode           each datagram into the flow batch
- *   hand_on             every ~256 records: enrich them (only with
+ *   hand_on             every ~256 records: check their times
+ *                       (timecheck.c: flag or drop), enrich them (only with
  *                       NDJSON, else the flush does: enrichment.c), put
  *                       interface names from options data on them, append
  *                       them to the store writer (a memcpy under its
@@ -62,6 +63,9 @@
  * the batch. */
 static void hand_on(ng_collector *c, ng_enricher *e)
 {
+	if (!c->batch.n)
+		return;
+	ng_coll_check_times(c); /* may flag, move or drop records */
 	if (!c->batch.n)
 		return;
 	if (e && !c->enrich_at_flush)
@@ -132,6 +136,7 @@ static void each_second(ng_collector *c, uint64_t now)
 {
 	ng_decoder_expire(c->dec, now);
 	ng_coll_log_limits(c, now);
+	ng_coll_timecheck_log(c, now);
 	take_counters(c);
 	ng_coll_publish_live(c);
 	ng_coll_take_interfaces(c);
@@ -153,6 +158,7 @@ static void drain(ng_collector *c)
 	take_counters(c);
 	ng_coll_take_interfaces(c);
 	ng_coll_save_interfaces(c);
+	ng_coll_timecheck_log(c, UINT64_MAX); /* what is not logged yet, now */
 }
 
 int ng_coll_receive_loop(ng_collector *c)

@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "core/addr.h"
+#include "core/timefmt.h"
 
 struct ctx {
 	yaml_document_t doc;
@@ -282,6 +283,27 @@ static int get_limit(struct ctx *x, yaml_node_t *v, const char *key, uint64_t ma
 	return 0;
 }
 
+/* collect.max_past (1m to 36600d) or max_future (0s to 1d): a duration
+ * such as 7d or 30m (ng_parse_duration_ms); the bounds are the collector's
+ * (NG_COLL_MAX_*_LIMIT_MS, collector/collector.h). */
+static int window_pair(struct ctx *x, const char *key, yaml_node_t *v, ng_config *c)
+{
+	const char *s = scalar(v);
+	uint64_t ms;
+	bool past = !strcmp(key, "max_past");
+	if (!s || !ng_parse_duration_ms(s, &ms) ||
+	    (past && (ms < 60000 || ms > 36600 * 86400000ull)) || (!past && ms > 86400000ull))
+		return fail(x, v, "%s: give a duration such as %s (%s)", key, past ? "7d" : "1h",
+		            past ? "1m to 36600d" : "0s to 1d");
+	if (past)
+		c->max_past_ms = ms;
+	else {
+		c->max_future_ms = ms;
+		c->max_future_set = true;
+	}
+	return 0;
+}
+
 static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
 {
 	ng_config *c = arg;
@@ -310,10 +332,21 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		c->stats_interval = (unsigned)u;
 		return 0;
 	}
+	if (!strcmp(key, "max_past") || !strcmp(key, "max_future"))
+		return window_pair(x, key, v, c);
+	if (!strcmp(key, "implausible_time")) {
+		const char *s = scalar(v);
+		if (s && (!strcmp(s, "keep") || !strcmp(s, "reject"))) {
+			c->implausible_time = !strcmp(s, "reject") ? NG_CFG_REJECT : NG_CFG_KEEP;
+			return 0;
+		}
+		return fail(x, v, "implausible_time: give keep or reject");
+	}
 	return fail(x, v,
 	            "collect: unknown key '%s' (store, listen, json, stats_interval, "
 	            "http, http_token, http_allowed_hosts, http_max_connections, "
-	            "http_max_per_client, http_idle_timeout)",
+	            "http_max_per_client, http_idle_timeout, max_past, max_future, "
+	            "implausible_time)",
 	            key);
 }
 

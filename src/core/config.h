@@ -38,6 +38,9 @@ typedef struct ng_cfg_network {
 	char *name, *role, *site; /* NULL when not given */
 } ng_cfg_network;
 
+/* collect.implausible_time */
+enum { NG_CFG_KEEP = 1, NG_CFG_REJECT = 2 };
+
 typedef struct ng_config {
 	char *path; /* file read, NULL when none */
 	/* collect */
@@ -51,6 +54,10 @@ typedef struct ng_config {
 	char *http_allowed_hosts; /* names accepted as Host besides loopback ones, comma
 	                           * separated; NULL: none (docs/security.md) */
 	unsigned http_max_connections, http_max_per_client, http_idle_timeout; /* 0: default */
+	uint64_t max_past_ms;   /* time window (docs/security.md); 0: not given */
+	uint64_t max_future_ms; /* when max_future_set */
+	bool max_future_set;
+	int implausible_time; /* 0 not given, NG_CFG_KEEP, NG_CFG_REJECT */
 	/* enrich */
 	char *geoip_db;      /* MaxMind-format country/city (or IPinfo) database */
 	char *asn_db;        /* MaxMind-format ASN database (may equal geoip_db) */

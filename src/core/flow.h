@@ -124,7 +124,15 @@ typedef struct ng_flow {
 	uint32_t src_net_site; /* configured site of the network */
 	uint32_t dst_net_site;
 	uint8_t as_source; /* NG_AS_SRC_DB / NG_AS_DST_DB bits: AS from the database */
-	uint8_t pad2_[3];
+	uint8_t pad2_[1];
+
+	/* what the collector found wrong with the record (NG_ANOMALY_* bits,
+	 * docs/fields.md "anomalies"); 0 for a record found sound */
+	uint16_t anomalies;
+	/* NG_ANOMALY_TIME: flow_start and flow_end as decoded, which were
+	 * implausible (flow_start/flow_end then hold time_received); else 0 */
+	uint64_t orig_start;
+	uint64_t orig_end;
 #ifdef NG_TEST_EXTRA_FIELDS
 	/* a test-only build's fields past the table's own (core/field.h) */
 	uint32_t test_extra[NG_TEST_EXTRA_FIELDS];
@@ -135,6 +143,11 @@ typedef struct ng_flow {
  * database; clear when the exporter's record carried it (or none known). */
 #define NG_AS_SRC_DB 0x01
 #define NG_AS_DST_DB 0x02
+
+/* ng_flow.anomalies bits.  Bit 0 is the collector's time plausibility
+ * window (collector/timecheck.c, docs/security.md "Time-hostile input");
+ * the others are free for the decoders' fidelity checks. */
+#define NG_ANOMALY_TIME 0x0001 /* flow times implausible: moved to time_received */
 
 /*
  * A growable array of flow records, the unit handed from one stage to the

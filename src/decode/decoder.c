@@ -315,6 +315,14 @@ struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t 
 	return m ? (d->last_dom = m) : NULL;
 }
 
+void ng_decoder_count(ng_decoder *d, const uint8_t addr[16], uint32_t domain,
+                      enum ng_exporter_counter_id id, uint64_t n)
+{
+	struct ng_domain *dom = ng_domain_get(d, addr, domain);
+	if (dom)
+		ng_exporter_counter_set(&dom->st, id, ng_exporter_counter_get(&dom->st, id) + n);
+}
+
 void ng_count_error(struct ng_domain *dom, enum ng_decode_error e)
 {
 	if (dom)

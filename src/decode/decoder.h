@@ -134,7 +134,10 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(lost_samples, "lost_samples", COUNTER,                                                   \
 	  "sFlow: sequence gaps of flow and counter samples, per data source")                     \
 	X(counter_samples, "counter_samples", COUNTER, "sFlow: counter samples decoded")           \
-	X(discards, "discards", COUNTER, "sFlow: discarded-packet samples decoded")
+	X(discards, "discards", COUNTER, "sFlow: discarded-packet samples decoded")                \
+	X(time_implausible, "time_implausible", COUNTER,                                           \
+	  "flow records whose start or end lay outside the collector's time window "               \
+	  "(collect.max_past / max_future from the receive time): kept flagged or rejected")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;
@@ -311,6 +314,13 @@ void ng_decoder_foreach_stats(const ng_decoder *d,
 /* The bound counters now (evictions since the decoder started, what it
  * holds). */
 void ng_decoder_limit_stats(const ng_decoder *d, ng_limit_stats *out);
+
+/* Adds n to the COUNTER `id` of exporter `addr` (IPv4-mapped) and
+ * observation domain `domain` (created when new, as a datagram's would
+ * be; nothing is counted when that runs out of memory).  For counts made
+ * after decoding by the thread that owns d: collector/timecheck.c. */
+void ng_decoder_count(ng_decoder *d, const uint8_t addr[16], uint32_t domain,
+                      enum ng_exporter_counter_id id, uint64_t n);
 
 /* Decoder-wide totals into *sum: ng_exporter_stats_add over every
  * exporter and domain, from zero (key, version, GAUGE and SOURCE fields

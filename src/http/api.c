@@ -726,9 +726,13 @@ static void metric_exporters(ng_http_server *s, FILE *f, ng_http_exporters *x)
 	        "nagare_store_segments_written_total %" PRIu64 "\n"
 	        "# HELP nagare_store_rows_dropped_total rows the store could not take (this run)\n"
 	        "# TYPE nagare_store_rows_dropped_total counter\n"
-	        "nagare_store_rows_dropped_total %" PRIu64 "\n",
+	        "nagare_store_rows_dropped_total %" PRIu64 "\n"
+	        "# HELP nagare_store_rows_deferred_total rows a flush left for the next: more "
+	        "than 256 hours of flow times (this run)\n"
+	        "# TYPE nagare_store_rows_deferred_total counter\n"
+	        "nagare_store_rows_deferred_total %" PRIu64 "\n",
 	        x->listener.drops, x->listener.datagrams, x->store.rows, x->store.segments,
-	        x->store.dropped);
+	        x->store.dropped, x->store.deferred);
 }
 
 /* ---- the store's size, for /metrics ------------------------------------

@@ -18,6 +18,7 @@
  *            | "exporter" | "router ip" | "next ip" [= | !=] ADDR
  *            | "mpls label" N | "icmp-type" N | "icmp-code" N
  *            | "flowdir" (ingress | egress | 0 | 1)
+ *            | "anomaly" ("time" | "any" | N)   the collector's flags
  *            | [src|dst] FIELD [op] VALUE   any field of src/core/field.c by
  *                                  name or short name ("src X": field src_X):
  *                                  integers compare, addresses take ADDR or

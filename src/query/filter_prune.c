@@ -50,7 +50,8 @@ static maybe cmp_range(enum op op, uint64_t lo, uint64_t hi, uint64_t x)
 	case OP_GT: return (maybe){hi > x, lo <= x};
 	case OP_LE: return (maybe){lo <= x, hi > x};
 	case OP_GE: return (maybe){hi >= x, lo < x};
-	default: return ANY; /* flags: bit tests say little about a range */
+	case OP_ALL: return (maybe){hi >= x, true}; /* v & x == x needs v >= x */
+	default: return ANY;                        /* other bit tests say little about a range */
 	}
 }
 

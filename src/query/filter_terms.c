@@ -898,6 +898,24 @@ static node *kw_flowdir(parser *p, const term_kw *k)
 	return cmp_node(p, NG_F_DIRECTION, -1, OP_EQ, (uint64_t)v);
 }
 
+/* anomaly time|any|N: what the collector flagged in the record's
+ * anomalies field (NG_ANOMALY_* bits, core/flow.h; docs/fields.md): time,
+ * the time window's flag; any, some flag; N, every bit of N set. */
+static node *kw_anomaly(parser *p, const term_kw *k)
+{
+	(void)k;
+	uint64_t v = 0;
+	if (is_kw(p, "time"))
+		v = NG_ANOMALY_TIME;
+	else if (is_kw(p, "any")) {
+		ng_flt_next(p);
+		return cmp_node(p, NG_F_ANOMALIES, -1, OP_NE, 0);
+	} else if (!parse_number(p, &v) || v < 1 || v > 0xffff)
+		return ng_flt_fail(p, "expected time, any or flag bits 1 to 65535 after 'anomaly'");
+	ng_flt_next(p);
+	return cmp_node(p, NG_F_ANOMALIES, -1, OP_ALL, v);
+}
+
 /* Every term that starts with a keyword; to add one, add a row and its
  * handler (and the term to filter.h's grammar and docs/query.md).  The
  * words of side_terms and the field names are looked up after these. */
@@ -928,6 +946,7 @@ static const term_kw terms[] = {
     {{"icmp-code"}, kw_icmp, NG_F_ICMP_CODE, "icmp-code [op] N, ICMP or ICMPv6"},
     {{"mpls"}, kw_mpls, 0, "mpls label N: the top MPLS label"},
     {{"flowdir"}, kw_flowdir, 0, "flowdir ingress|egress|0|1"},
+    {{"anomaly"}, kw_anomaly, 0, "anomaly time|any|N: flagged by the collector"},
 };
 
 /* The row of terms whose keyword is the current token, or NULL. */

@@ -118,8 +118,8 @@ void ng_exporters_put_store(FILE *f, const ng_store_writer_stats *w)
 {
 	fprintf(f,
 	        "\"store\":{\"rows\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64
-	        ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64 "}",
-	        w->rows, w->segments, w->bytes, w->errors, w->dropped);
+	        ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"deferred\":%" PRIu64 "}",
+	        w->rows, w->segments, w->bytes, w->errors, w->dropped, w->deferred);
 }
 
 void ng_exporters_put_limits(FILE *f, const ng_limit_stats *l)
@@ -335,6 +335,7 @@ static bool store_member(struct rd *r, const char *k, void *arg)
 	              : !strcmp(k, "bytes")    ? &w->bytes
 	              : !strcmp(k, "errors")   ? &w->errors
 	              : !strcmp(k, "dropped")  ? &w->dropped
+	              : !strcmp(k, "deferred") ? &w->deferred
 	                                       : NULL;
 	return v ? u64(r, v) : skip_value(r, 0);
 }

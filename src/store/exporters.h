@@ -12,7 +12,7 @@
  *    "updated":"2026-11-30T12:00:00.000Z","updated_ms":…,
  *    "started":"…","started_ms":…,
  *    "listener":{"datagrams":…,"bytes":…,"drops":…,"truncated":…,"errors":…},
- *    "store":{"rows":…,"segments":…,"bytes":…,"errors":…,"dropped":…},
+ *    "store":{"rows":…,"segments":…,"bytes":…,"errors":…,"dropped":…,"deferred":…},
  *    "limits":{"exporters_evicted":…, …every NG_LIMIT_COUNTERS name…},
  *    "exporters":[{ROW}, …]}
  *
@@ -34,7 +34,7 @@
  *   "errors_total":…,"first_seen":"…","first_seen_ms":…,
  *   "last_seen":"…","last_seen_ms":…,"sampling_rate":…,
  *   "sampling_source":"options","lost_samples":…,"counter_samples":…,
- *   "discards":…
+ *   "discards":…,"time_implausible":…
  *
  * "protocol", "errors_total" and the RFC 3339 forms of the times are for
  * people and are derived again on reading (from "version", "errors" and

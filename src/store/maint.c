@@ -422,8 +422,9 @@ int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsig
 /* ---- retention ------------------------------------------------------------ */
 
 typedef struct seg_file {
-	char path[4200];
-	uint64_t last; /* last row's flow_start (ms), from the name */
+	char *path;           /* malloc'd (141 507 segments of a scattered store
+	                       * held as 4 KB paths took 600 MB) */
+	uint64_t first, last; /* first and last row's flow_start (ms), from the name */
 	uint64_t size;
 } seg_file;
 
@@ -435,13 +436,24 @@ typedef struct ret_ctx {
 	bool locked; /* the maintenance lock is held */
 	uint64_t now;
 	ng_store_maint_stats *st;
+	bool (*stop)(void *); /* and its argument: asked to stop (NULL: never) */
+	void *stop_arg;
+	unsigned ops; /* hours listed or segments deleted: stop checked each 256 */
 } ret_ctx;
+
+/* True when the caller asks to stop, checked every 256th call. */
+static bool ret_stop(ret_ctx *r)
+{
+	return r->stop && (++r->ops & 255) == 0 && r->stop(r->stop_arg);
+}
 
 static int list_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 {
 	ret_ctx *r = arg;
 	(void)t0;
 	(void)t1;
+	if (ret_stop(r))
+		return 1;
 	finish_pending(path);
 	sweep_temporaries(path, r->now, r->locked, r->st);
 	ng_dir_entry *v = NULL;
@@ -460,10 +472,16 @@ static int list_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 			r->cap = cap;
 		}
 		seg_file *s = &r->v[r->n];
-		snprintf(s->path, sizeof s->path, "%s/%s", path, v[i].name);
+		char sp[4200];
+		snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
 		struct stat st;
-		if (stat(s->path, &st))
+		if (stat(sp, &st))
 			continue;
+		if (!(s->path = strdup(sp))) {
+			r->oom = true;
+			break;
+		}
+		s->first = v[i].a;
 		s->last = v[i].b;
 		s->size = (uint64_t)st.st_size + ng_rollup_bytes(s->path);
 		r->total += s->size;
@@ -474,12 +492,16 @@ static int list_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 }
 
 /* Removes the empty directories of hours that ended long enough ago that
- * no writer still puts segments there (rmdir fails on a non-empty one). */
+ * no writer still puts segments there, or that begin more than
+ * NG_STORE_FUTURE_MS ahead (rmdir fails on a non-empty one). */
 static int prune_dirs(const char *path, uint64_t t0, uint64_t t1, void *arg)
 {
-	const uint64_t *now = arg;
-	(void)t0;
-	if (t1 + RMDIR_AFTER_MS > *now || rmdir(path))
+	ret_ctx *r = arg;
+	const uint64_t now = r->now;
+	if (ret_stop(r))
+		return 1;
+	bool future = t0 > now + NG_STORE_FUTURE_MS;
+	if ((!future && t1 + RMDIR_AFTER_MS > now) || rmdir(path))
 		return 0;
 	char p[4096];
 	snprintf(p, sizeof p, "%s", path);
@@ -494,8 +516,33 @@ static int prune_dirs(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	return 0;
 }
 
+/* Deletes segment s (and its rollup); false, logged, when it cannot. */
+static bool delete_seg(seg_file *s, ng_store_maint_stats *st, ret_ctx *r)
+{
+	ng_rollup_unlink(s->path);
+	if (unlink(s->path) && errno != ENOENT) {
+		st->errors++;
+		ng_error("store: retention: cannot delete %s: %s", s->path, strerror(errno));
+		return false;
+	}
+	st->segments_deleted++;
+	st->bytes_deleted += s->size;
+	r->total -= s->size;
+	s->size = 0;
+	free(s->path);
+	s->path = NULL;
+	return true;
+}
+
 int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
                        ng_store_maint_stats *st)
+{
+	return ng_store_retention_until(dir, max_age_ms, max_bytes, now_ms, st, NULL, NULL);
+}
+
+int ng_store_retention_until(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
+                             uint64_t now_ms, ng_store_maint_stats *st, bool (*stop)(void *),
+                             void *stop_arg)
 {
 	char root[4096];
 	ng_store_maint_stats local = {0};
@@ -503,7 +550,7 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
 		st = &local;
 	if (ng_tree_root(dir, root, sizeof root))
 		return -1;
-	ret_ctx r = {.now = now_ms, .st = st};
+	ret_ctx r = {.now = now_ms, .st = st, .stop = stop, .stop_arg = stop_arg};
 	int lock = ng_store_maint_lock(dir);
 	r.locked = lock >= 0;
 	ng_tree_hours(root, 0, UINT64_MAX, list_hour, &r);
@@ -511,26 +558,31 @@ int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
 		st->errors++;
 		ng_error("store: retention: out of memory listing %s", root);
 	}
+	/* stopped while listing: the list is partial, its total too */
+	const bool listed = !(r.stop && r.stop(r.stop_arg));
+	/* segments from the future first: no age rule ever reaches them */
+	for (size_t i = r.n; listed && (max_age_ms || max_bytes) && i-- > 0;) {
+		if (r.v[i].first <= now_ms + NG_STORE_FUTURE_MS || ret_stop(&r))
+			break;
+		if (delete_seg(&r.v[i], st, &r))
+			st->segments_future++;
+	}
 	/* r.v is in time order: the oldest first */
-	for (size_t i = 0; i < r.n; i++) {
+	for (size_t i = 0; listed && i < r.n; i++) {
+		if (!r.v[i].path)
+			continue;
 		bool old = max_age_ms && now_ms > max_age_ms && r.v[i].last < now_ms - max_age_ms;
 		bool big = max_bytes && r.total > max_bytes;
-		if (!old && !big)
+		if ((!old && !big) || ret_stop(&r))
 			break;
-		ng_rollup_unlink(r.v[i].path);
-		if (unlink(r.v[i].path) && errno != ENOENT) {
-			st->errors++;
-			ng_error("store: retention: cannot delete %s: %s", r.v[i].path,
-			         strerror(errno));
-			continue;
-		}
-		st->segments_deleted++;
-		st->bytes_deleted += r.v[i].size;
-		r.total -= r.v[i].size;
+		delete_seg(&r.v[i], st, &r);
 	}
 	st->bytes_total = r.total;
+	for (size_t i = 0; i < r.n; i++)
+		free(r.v[i].path);
 	free(r.v);
-	ng_tree_hours(root, 0, UINT64_MAX, prune_dirs, &now_ms);
+	if (!(r.stop && r.stop(r.stop_arg)))
+		ng_tree_hours(root, 0, UINT64_MAX, prune_dirs, &r);
 	ng_store_maint_unlock(lock);
 	return 0;
 }

@@ -43,7 +43,18 @@ typedef struct ng_store_writer_stats {
 	uint64_t errors;   /* failed segment writes (rows kept for retry) */
 	uint64_t dropped;  /* rows refused by append: flushes fell behind
 	                    * (2^22 rows waiting) or memory ran out */
+	uint64_t deferred; /* rows a flush left for the next one: their hour was
+	                    * past NG_FLUSH_MAX_HOURS (the hours nearest the
+	                    * wall clock are written first) */
 } ng_store_writer_stats;
+
+/* Hours (so segments, but for an hour of over 2^20 rows) that one
+ * ng_store_writer_flush call writes at most, whatever the rows' times:
+ * at ~5.5 ms of fsyncs a segment (measured here) about 1.4 s.  The
+ * collector's time window (collect.max_past + max_future, 169 hours by
+ * default) keeps a flush of its records below it; rows of further hours
+ * wait for the next flush (stats.deferred, logged). */
+#define NG_FLUSH_MAX_HOURS 256
 
 /* Opens (creating when absent) the store at `dir` for appending.
  * Returns NULL and writes a message naming the path and the cause into
@@ -66,7 +77,9 @@ bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms);
 
 /* Writes every buffered record as one or more segments (sorted by
  * flow_start, encoded, zstd compressed, written to a temporary name,
- * fsynced, renamed, directory fsynced).  Returns 0, or -1 (logged, counted
+ * fsynced, renamed, directory fsynced): at most NG_FLUSH_MAX_HOURS hours
+ * of them, those nearest the wall clock first; the rest stay buffered,
+ * due again at once (stats.deferred).  Returns 0, or -1 (logged, counted
  * in stats.errors) with the rows not yet written kept in the buffer for a
  * later retry. */
 int ng_store_writer_flush(ng_store_writer *w);
@@ -96,7 +109,8 @@ typedef int (*ng_store_derive_fn)(void *arg, ng_store_cols *c);
  * Call before the first flush; `arg` must outlive the writer's close. */
 void ng_store_writer_set_derive(ng_store_writer *w, ng_store_derive_fn fn, void *arg);
 
-/* Flushes and frees.  Returns the flush's result. */
+/* Flushes every buffered row (as many flushes as their hours take) and
+ * frees.  Returns the last flush's result. */
 int ng_store_writer_close(ng_store_writer *w);
 
 /* ---- reading ---------------------------------------------------------- */
@@ -275,6 +289,7 @@ typedef struct ng_store_maint_stats {
 	uint64_t segments_in, segments_out; /* compaction: merged, written */
 	uint64_t rows;                      /* compaction: rows rewritten */
 	uint64_t segments_deleted;          /* retention */
+	uint64_t segments_future;           /* ... of which from the future */
 	uint64_t bytes_deleted;
 	uint64_t bytes_total;     /* retention: store size after */
 	uint64_t errors;          /* logged */
@@ -300,12 +315,31 @@ void ng_store_maint_unlock(int fd);
 int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_groups,
                      ng_store_maint_stats *st);
 
-/* Deletes the segments whose last flow_start is older than now_ms -
- * max_age_ms (0: no age limit), then the oldest ones while the flow
- * segments total more than max_bytes (0: no size limit).  Adds to *st.
- * Returns 0, or -1 when `dir` is not a store. */
+/* A segment whose first flow_start is more than this after the clock is
+ * "from the future": the collector's window (collect.max_future, at most
+ * a day) files no row there, so it was written before the window existed
+ * (a sender's junk times: 2106) or by a clock gone wrong.  No age limit
+ * would ever reach it; retention removes it first. */
+#define NG_STORE_FUTURE_MS (2 * UINT64_C(86400000))
+
+/* With an age or a size limit (else nothing): deletes the segments from
+ * the future (NG_STORE_FUTURE_MS, counted in st->segments_future too),
+ * the segments whose last flow_start is older than now_ms - max_age_ms
+ * (0: no age limit), then the oldest ones while the flow segments total
+ * more than max_bytes (0: no size limit); removes the empty directories
+ * of past hours and of future ones.  Adds to *st.  Returns 0, or -1 when
+ * `dir` is not a store. */
 int ng_store_retention(const char *dir, uint64_t max_age_ms, uint64_t max_bytes, uint64_t now_ms,
                        ng_store_maint_stats *st);
+
+/* The same, stopping early (what is left waits for the next call) when
+ * stop(stop_arg), asked every 256 hours listed or segments deleted,
+ * returns true: a store of 141 507 scattered hours takes minutes to
+ * clear (0.5 to 8 ms a segment here, as the disk allows), and the
+ * collector's stop must not wait for that. */
+int ng_store_retention_until(const char *dir, uint64_t max_age_ms, uint64_t max_bytes,
+                             uint64_t now_ms, ng_store_maint_stats *st, bool (*stop)(void *),
+                             void *stop_arg);
 
 /* ---- rollups (rollup.c) -------------------------------------------------
  *

@@ -25,10 +25,23 @@
  * ignore names ending in ".tmp".
  * <start>/<end> are the first and last row's flow_start in ms; <seq> counts
  * the writer's segments and steps on a name collision.
+ *
+ * One flush call writes at most NG_FLUSH_MAX_HOURS hours (store.h), so it
+ * ends in bounded time whatever the rows' times: before this bound, rows
+ * dated anywhere from 1970 to 2106 made one segment for each hour they
+ * touched (141 507 files, 13 minutes of fsyncs for 100 000 junk
+ * datagrams) while the rows behind them waited.  When a group of rows
+ * spans more hours than are left, the hours nearest the wall clock are
+ * written (the current hour, where live traffic is, comes first) and the
+ * others go back to the front of the buffer (keep_for_retry), due again
+ * at once, counted in stats.deferred and logged once a minute.  The
+ * collector's time window (collector/timecheck.c) keeps its records
+ * within 169 hours of the clock by default, far below the bound.
  */
 #include "store/store.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +66,7 @@
 #define MAX_BUFFERED (4u << 20) /* while flushes fail: refuse rather than grow */
 #define RETRY_MS 1000u          /* after a failed flush, due again this much later */
 #define HOUR_MS UINT64_C(3600000)
+#define DEFER_LOG_MS 60000u /* deferrals are logged at most this often */
 /* chunks in a buffer: full ones, except after a failed flush (the kept
  * rows' last chunk may be part full), hence room for twice as many */
 #define MAX_CHUNKS (2 * MAX_BUFFERED / NG_CHUNK_ROWS)
@@ -92,6 +106,8 @@ struct ng_store_writer {
 	size_t sort_cap;
 	ng_store_derive_fn derive; /* and its argument: ng_store_writer_set_derive */
 	void *derive_arg;
+	uint64_t defer_logged_ms; /* when a deferral was last logged */
+	uint64_t defer_unlogged;  /* rows deferred since */
 };
 
 /* The rows [a, a + n) of w->order being written: their columns, as handed
@@ -547,10 +563,86 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 	return 0;
 }
 
-/* Writes the n rows being flushed in flow_start order, one hour at a time.
- * *done is the number of rows made durable: the first *done of w->order. */
+/* The hour of w->order[i]'s flow_start. */
+static uint64_t hour_at(const ng_store_writer *w, size_t i)
+{
+	return row_start(w, w->order[i]) / HOUR_MS;
+}
+
+/* One hour's rows, w->order[lo..hi), and its distance from the clock. */
+typedef struct hour_run {
+	uint64_t dist; /* hours from the wall clock's */
+	size_t lo, hi;
+} hour_run;
+
+static int by_dist(const void *a, const void *b)
+{
+	const hour_run *x = a, *y = b;
+	return x->dist != y->dist ? (x->dist < y->dist ? -1 : 1) : (x->lo < y->lo ? -1 : 1);
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const hour_run *x = a, *y = b;
+	return x->lo < y->lo ? -1 : 1;
+}
+
+/*
+ * Of the n sorted rows of w->order, chooses those of at most `max` hours
+ * to write now: all when they span no more (one compare: they are
+ * sorted), else the `max` hours nearest the wall clock.  Their rows are
+ * moved to the front of w->order, still in flow_start order, the others
+ * after them; returns how many are in front.  Out of memory: the first
+ * `max` hours in time order (still bounded).
+ */
+static size_t choose_hours(ng_store_writer *w, size_t n, size_t max)
+{
+	if (!n || hour_at(w, n - 1) - hour_at(w, 0) < max)
+		return n;
+	size_t runs = 0;
+	for (size_t i = 0; i < n; i++)
+		runs += i == 0 || hour_at(w, i) != hour_at(w, i - 1);
+	if (runs <= max)
+		return n;
+	hour_run *r = malloc(runs * sizeof *r);
+	const uint64_t now = ng_now_ms() / HOUR_MS;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || hour_at(w, i) != hour_at(w, i - 1)) {
+			if (k == max && !r)
+				return i; /* no memory: the first max hours */
+			if (r) {
+				uint64_t h = hour_at(w, i);
+				r[k] = (hour_run){h > now ? h - now : now - h, i, n};
+			}
+			if (r && k)
+				r[k - 1].hi = i;
+			k++;
+		}
+	qsort(r, runs, sizeof *r, by_dist);
+	qsort(r, max, sizeof *r, by_lo);
+	qsort(r + max, runs - max, sizeof *r, by_lo);
+	size_t at = 0;
+	for (size_t j = 0; j < runs; j++) {
+		memcpy(w->order_tmp + at, w->order + r[j].lo, (r[j].hi - r[j].lo) * 4);
+		at += r[j].hi - r[j].lo;
+	}
+	size_t front = 0;
+	for (size_t j = 0; j < max; j++)
+		front += r[j].hi - r[j].lo;
+	free(r);
+	uint32_t *t = w->order;
+	w->order = w->order_tmp;
+	w->order_tmp = t;
+	return front;
+}
+
+/* Writes the n rows being flushed in flow_start order, one hour at a time,
+ * at most *hours hours of them (choose_hours; *hours goes down by those
+ * written).  *done is the number of rows made durable: the first *done of
+ * w->order; on success the rows after them are those left for later. */
 static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segments,
-                      uint64_t *bytes)
+                      uint64_t *bytes, size_t *hours)
 {
 	*done = 0;
 	if (sort_reserve(w, n)) {
@@ -564,6 +656,7 @@ static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segm
 	for (size_t k = 0; k < w->nfchunks; k++)
 		ng_chunk_pad(w->fchunk[k], pad);
 	sort_rows(w);
+	size_t now_n = choose_hours(w, n, *hours);
 	if (invert_order(w, n)) {
 		ng_error("store: out of memory sorting %zu rows", n);
 		return -1;
@@ -574,13 +667,14 @@ static int write_rows(ng_store_writer *w, size_t n, size_t *done, uint64_t *segm
 		if (constant_column(w, f))
 			ng_colset_add(&w->fconst, f);
 	size_t lo = 0;
-	while (lo < n) {
-		uint64_t hour = row_start(w, w->order[lo]) / HOUR_MS;
+	while (lo < now_n) {
+		uint64_t hour = hour_at(w, lo);
 		size_t hi = lo + 1;
-		while (hi < n && row_start(w, w->order[hi]) / HOUR_MS == hour)
+		while (hi < now_n && hour_at(w, hi) == hour)
 			hi++;
 		if (write_run(w, lo, hi, done, segments, bytes))
 			return -1;
+		(*hours)--;
 		lo = hi;
 	}
 	return 0;
@@ -652,8 +746,25 @@ static size_t take_group(ng_store_writer *w, size_t max_chunks)
 	return n;
 }
 
-/* Writes one group of chunks; on failure keeps its rows for a retry. */
-static int flush_group(ng_store_writer *w, size_t max_chunks)
+/* Logs rows left for a later flush, at most once a minute (under w->mu). */
+static void log_deferred(ng_store_writer *w, size_t rows)
+{
+	uint64_t now = ng_now_ms();
+	w->defer_unlogged += rows;
+	if (w->defer_logged_ms && now - w->defer_logged_ms < DEFER_LOG_MS)
+		return;
+	ng_warn("store: flow times span more than %u hours: the %u nearest the clock were "
+	        "written, %" PRIu64 " rows of the others wait for the next flush (counted in "
+	        "store.deferred; collect.max_past and max_future bound the collector's)",
+	        NG_FLUSH_MAX_HOURS, NG_FLUSH_MAX_HOURS, w->defer_unlogged);
+	w->defer_logged_ms = now;
+	w->defer_unlogged = 0;
+}
+
+/* Writes one group of chunks, at most *hours hours of it; on failure
+ * keeps its rows for a retry, and the rows of hours left over for the
+ * next flush. */
+static int flush_group(ng_store_writer *w, size_t max_chunks, size_t *hours)
 {
 	pthread_mutex_lock(&w->mu);
 	uint64_t first_ms = w->first_ms;
@@ -664,14 +775,19 @@ static int flush_group(ng_store_writer *w, size_t max_chunks)
 	size_t done = 0;
 	uint64_t segments = 0, bytes = 0;
 	if (n)
-		rc = write_rows(w, n, &done, &segments, &bytes);
+		rc = write_rows(w, n, &done, &segments, &bytes, hours);
 
 	pthread_mutex_lock(&w->mu);
 	w->st.rows += done;
 	w->st.segments += segments;
 	w->st.bytes += bytes;
-	if (rc == 0) {
+	if (rc == 0 && done == n) {
 		put_chunks(w, w->fchunk, w->nfchunks);
+	} else if (rc == 0) { /* hours left over: due again at once */
+		w->st.deferred += n - done;
+		log_deferred(w, n - done);
+		w->first_ms = 0; /* due at the next look */
+		keep_for_retry(w, n, done);
 	} else {
 		w->st.errors++;
 		w->retry_ms = ng_now_ms() + RETRY_MS;
@@ -688,7 +804,8 @@ static int flush_group(ng_store_writer *w, size_t max_chunks)
  * at a time: a flush that fell behind never builds bigger sort arrays and
  * columns than the usual ones (memory touched for the first time is what
  * made a late flush later still), and segments keep their usual size.
- * Rows appended meanwhile wait for the next call.
+ * Rows appended meanwhile wait for the next call, and so do the rows of
+ * hours past NG_FLUSH_MAX_HOURS, counted over all the groups of the call.
  */
 int ng_store_writer_flush(ng_store_writer *w)
 {
@@ -697,11 +814,17 @@ int ng_store_writer_flush(ng_store_writer *w)
 	size_t left = w->nchunks;
 	pthread_mutex_unlock(&w->mu);
 	int rc = 0;
+	size_t hours = NG_FLUSH_MAX_HOURS;
 	do {
 		size_t k = left < FLUSH_CHUNKS ? left : FLUSH_CHUNKS;
-		rc = flush_group(w, k);
+		rc = flush_group(w, k, &hours);
 		left -= k;
-	} while (rc == 0 && left);
+	} while (rc == 0 && left && hours);
+	if (rc == 0 && left) { /* stopped at the bound: what is left is due now */
+		pthread_mutex_lock(&w->mu);
+		w->first_ms = 0;
+		pthread_mutex_unlock(&w->mu);
+	}
 	pthread_mutex_unlock(&w->flush_mu);
 	return rc;
 }
@@ -710,7 +833,15 @@ int ng_store_writer_close(ng_store_writer *w)
 {
 	if (!w)
 		return 0;
-	int rc = ng_store_writer_flush(w);
+	/* every row, however many hours: each flush writes at least one */
+	int rc;
+	size_t left;
+	do {
+		rc = ng_store_writer_flush(w);
+		pthread_mutex_lock(&w->mu);
+		left = w->n;
+		pthread_mutex_unlock(&w->mu);
+	} while (rc == 0 && left);
 	pthread_mutex_destroy(&w->mu);
 	pthread_mutex_destroy(&w->flush_mu);
 	for (size_t i = 0; i < w->nchunks; i++)

@@ -578,6 +578,25 @@ static void test_services_bitmap(void **state)
 	ng_services_free(s);
 }
 
+/* collect's time window keys (docs/security.md): absent, nothing is set
+ * (the collector's defaults apply); 0s is a window of its own. */
+static void test_config_time_window(void **state)
+{
+	(void)state;
+	ng_config c;
+	load_yaml("collect:\n  max_past: 2d\n  max_future: 0s\n  implausible_time: reject\n", &c);
+	assert_int_equal(c.max_past_ms, 2 * 86400000ull);
+	assert_true(c.max_future_set);
+	assert_int_equal(c.max_future_ms, 0);
+	assert_int_equal(c.implausible_time, NG_CFG_REJECT);
+	ng_config_free(&c);
+	load_yaml("collect:\n  implausible_time: keep\n", &c);
+	assert_int_equal(c.max_past_ms, 0);
+	assert_false(c.max_future_set);
+	assert_int_equal(c.implausible_time, NG_CFG_KEEP);
+	ng_config_free(&c);
+}
+
 static void test_config_errors(void **state)
 {
 	(void)state;
@@ -588,6 +607,11 @@ static void test_config_errors(void **state)
 	    {"enrich:\n  networks:\n    - {prefix: 10.0.0.0/33, name: x}\n", "not ADDRESS/LENGTH"},
 	    {"enrich:\n  networks:\n    - {name: x}\n", "needs a prefix"},
 	    {"collect:\n  stats_interval: 0\n", "1 to 86400"},
+	    {"collect:\n  max_past: 30s\n",
+	     ":2: max_past: give a duration such as 7d (1m to 36600d)"},
+	    {"collect:\n  max_future: 2d\n", "max_future: give a duration such as 1h (0s to 1d)"},
+	    {"collect:\n  max_future: soon\n", "max_future: give a duration"},
+	    {"collect:\n  implausible_time: drop\n", "implausible_time: give keep or reject"},
 	    {"enrich: [\n", "YAML"},
 	    {"enrich:\n  exporters:\n    - {address: nope}\n", "not an IP address"},
 	};
@@ -638,6 +662,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_config_networks_exporters),
 	    cmocka_unit_test(test_services_bitmap),
+	    cmocka_unit_test(test_config_time_window),
 	    cmocka_unit_test(test_config_errors),
 	    cmocka_unit_test(test_env_overrides),
 	};

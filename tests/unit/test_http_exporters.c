@@ -67,6 +67,7 @@ static int provider(void *arg, ng_http_exporters *out, char *err, size_t errlen)
 	out->listener.datagrams = 77;
 	out->store.dropped = 3;
 	out->limits.exporters_evicted = 5;
+	out->store.deferred = 4;
 	out->started_ms = 1;
 	out->updated_ms = 2;
 	return 0;
@@ -120,7 +121,7 @@ static char *row_object(const char *json, size_t i)
 static void check_json(const char *json)
 {
 	has(json, "\"listener\":{\"datagrams\":77,");
-	has(json, ",\"dropped\":3},\"limits\":{\"exporters_evicted\":5,");
+	has(json, ",\"dropped\":3,\"deferred\":4},\"limits\":{\"exporters_evicted\":5,");
 	has(json, "\"total\":2,\"offset\":0,\"returned\":2,\"exporters\":[{");
 	for (size_t i = 0; i < NROWS; i++) {
 		char *o = row_object(json, i), want[256];

@@ -55,7 +55,8 @@ static const char EMPTY_LINE[] =
     "\"src_continent\":\"\",\"dst_continent\":\"\",\"src_city\":\"\",\"dst_city\":\"\","
     "\"src_as_name\":\"\",\"dst_as_name\":\"\",\"as_source\":0,\"service\":\"\","
     "\"src_net\":\"\",\"dst_net\":\"\",\"src_net_role\":\"\",\"dst_net_role\":\"\","
-    "\"src_net_site\":\"\",\"dst_net_site\":\"\"}\n";
+    "\"src_net_site\":\"\",\"dst_net_site\":\"\",\"anomalies\":0,"
+    "\"orig_start\":\"1970-01-01T00:00:00.000Z\",\"orig_end\":\"1970-01-01T00:00:00.000Z\"}\n";
 
 /* Formats `r` into a buffer of exactly NG_JSON_LINE_MAX bytes (so ASan
  * sees a write past the bound) and returns it NUL-terminated in a new
@@ -200,6 +201,9 @@ static const struct expect FULL[] = {
     {"dst_net_role", "\"del\\u007f\""},
     {"src_net_site", "\"site\""},
     {"dst_net_site", "\"\""}, /* string ID 0 */
+    {"anomalies", "65535"},
+    {"orig_start", "\"1970-01-01T00:00:00.000Z\""},
+    {"orig_end", "\"2106-02-07T06:28:15.000Z\""},
 };
 
 static ng_flow full_record(void)
@@ -269,6 +273,9 @@ static ng_flow full_record(void)
 	r.dst_net_role = ng_intern_cstr("del\x7f");
 	r.src_net_site = ng_intern_cstr("site");
 	r.dst_net_site = 0;
+	r.anomalies = UINT16_MAX;
+	r.orig_start = 0;
+	r.orig_end = UINT64_C(4294967295000);
 	return r;
 }
 
