@@ -90,7 +90,8 @@ int ng_seg_check_frames(const ng_seg_reader *r, char *err, size_t errlen)
 			sum += ng_get_le32(tab + 4 * f);
 		if (sum != c->stored) {
 			ng_seg_errf(err, errlen, "column %s: frame sizes add up to %llu, not %llu",
-			            c->name, (unsigned long long)sum, (unsigned long long)c->stored);
+			            c->name, (unsigned long long)sum,
+			            (unsigned long long)c->stored);
 			rc = -1;
 		}
 	}
@@ -163,8 +164,8 @@ int ng_seg_check(ng_seg_reader *r, const ng_colset *only, char *err, size_t errl
 			rc = starts ? ng_seg_read_entry(r, idx, f, b, scratch, err, errlen)
 			            : ng_seg_check_block(r, idx, f, b, scratch, err, errlen);
 			if (rc == 0 && starts)
-				rc = check_starts(r, scratch, ng_seg_block_rows(r, b), b, &prev, err,
-				                  errlen);
+				rc = check_starts(r, scratch, ng_seg_block_rows(r, b), b, &prev,
+				                  err, errlen);
 		}
 	}
 	free(scratch);

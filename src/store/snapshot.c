@@ -62,8 +62,8 @@ static void set_budget(void)
 		fd_budget = 256;
 		return;
 	}
-	rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > FD_CEILING ? FD_CEILING
-	                                                                       : rl.rlim_max;
+	rlim_t want =
+	    rl.rlim_max == RLIM_INFINITY || rl.rlim_max > FD_CEILING ? FD_CEILING : rl.rlim_max;
 	if (rl.rlim_cur < want) {
 		rl.rlim_cur = want;
 		if (setrlimit(RLIMIT_NOFILE, &rl))

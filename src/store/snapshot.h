@@ -19,11 +19,11 @@
 enum { NG_SNAP_UNKNOWN = 0, NG_SNAP_WHOLE = 1, NG_SNAP_DAMAGED = 2 };
 
 typedef struct ng_snap_seg {
-	uint64_t a, b;    /* first and last row's flow_start, from the name */
-	int fd;           /* held open since the listing, or -1: opened by path */
+	uint64_t a, b; /* first and last row's flow_start, from the name */
+	int fd;        /* held open since the listing, or -1: opened by path */
 	_Atomic int state;
-	char *path;       /* DIR/flows/YYYY/MM/DD/HH/<name>, owned */
-	char *why;        /* damaged: what the check found, owned (set once) */
+	char *path; /* DIR/flows/YYYY/MM/DD/HH/<name>, owned */
+	char *why;  /* damaged: what the check found, owned (set once) */
 } ng_snap_seg;
 
 typedef struct ng_snap_hour {

@@ -234,10 +234,10 @@ static totals good_totals(void)
 static void assert_totals(totals got, totals want, const char *shape)
 {
 	if (got.flows != want.flows || got.packets != want.packets || got.bytes != want.bytes)
-		fail_msg("%s: %llu flows %llu packets %llu bytes; the whole segments hold %llu %llu "
-		         "%llu",
-		         shape, got.flows, got.packets, got.bytes, want.flows, want.packets,
-		         want.bytes);
+		fail_msg(
+		    "%s: %llu flows %llu packets %llu bytes; the whole segments hold %llu %llu "
+		    "%llu",
+		    shape, got.flows, got.packets, got.bytes, want.flows, want.packets, want.bytes);
 }
 
 /* ---- the HTTP API -------------------------------------------------------- */
@@ -316,8 +316,8 @@ static void cli_shapes(totals want, bool rollups)
 {
 	assert_int_equal(run("query --store '%s' " RANGE " -o ndjson", store), 0);
 	assert_totals(sum_ndjson(out), want, "listing");
-	assert_int_equal(run("query --store '%s' " RANGE " -s srcip -s dstport/bytes -o json", store),
-	                 0);
+	assert_int_equal(
+	    run("query --store '%s' " RANGE " -s srcip -s dstport/bytes -o json", store), 0);
 	assert_totals(summary(out, 0), want, "-s srcip");
 	assert_totals(summary(out, 1), want, "-s dstport/bytes");
 	assert_int_equal(run("query --store '%s' " RANGE " -A proto,dstport -o json", store), 0);
@@ -395,7 +395,8 @@ static void check(enum damage how)
 		assert_int_equal(stat(path, &sb), 0);
 		assert_int_equal(truncate(path, sb.st_size * 3 / 5), 0);
 		break;
-	case ZERO_HEADER: sh("dd if=/dev/zero of='%s' bs=64 count=1 conv=notrunc 2>/dev/null", path);
+	case ZERO_HEADER:
+		sh("dd if=/dev/zero of='%s' bs=64 count=1 conv=notrunc 2>/dev/null", path);
 	}
 	const totals want = good_totals();
 	cli_shapes(want, false);
@@ -481,8 +482,8 @@ static void test_tables_one_snapshot(void **state)
 	}
 	int differ = 0;
 	for (int i = 0; i < 12; i++) {
-		assert_int_equal(run("query --store '%s' -s srcip -s dstport -s proto -o json", store),
-		                 0);
+		assert_int_equal(
+		    run("query --store '%s' -s srcip -s dstport -s proto -o json", store), 0);
 		totals a = summary(out, 0), b = summary(out, 1), c = summary(out, 2);
 		differ += a.flows != b.flows || b.flows != c.flows || a.bytes != c.bytes;
 	}
@@ -495,8 +496,8 @@ static void test_tables_one_snapshot(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_flip_second_block), cmocka_unit_test(test_flip_unread_column),
-	    cmocka_unit_test(test_truncated),         cmocka_unit_test(test_zeroed_header),
+	    cmocka_unit_test(test_flip_second_block),   cmocka_unit_test(test_flip_unread_column),
+	    cmocka_unit_test(test_truncated),           cmocka_unit_test(test_zeroed_header),
 	    cmocka_unit_test(test_tables_one_snapshot),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

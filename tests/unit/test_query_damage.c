@@ -208,7 +208,8 @@ static totals good_totals(void)
 	return t;
 }
 
-static void assert_result(const ng_query_result *r, totals want, uint64_t damaged, const char *shape)
+static void assert_result(const ng_query_result *r, totals want, uint64_t damaged,
+                          const char *shape)
 {
 	if (r->flows_total != want.flows || r->packets_total != want.packets ||
 	    r->bytes_total != want.bytes || r->scan.segments_damaged != damaged)
@@ -243,7 +244,8 @@ static void all_shapes(const char *dir, ng_store_snapshot *snap, totals want, ui
 
 	static const char *const keys[] = {"srcip", "dstport", "proto,dstport", "conv"};
 	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-		ng_query g = {.from_ms = T0, .to_ms = T0 + HOUR, .snap = snap, .limit = k % 2 ? 0 : 10};
+		ng_query g = {
+		    .from_ms = T0, .to_ms = T0 + HOUR, .snap = snap, .limit = k % 2 ? 0 : 10};
 		assert_int_equal(ng_query_parse_keys(&g, keys[k], err, sizeof err), 0);
 		assert_int_equal(ng_query_run(dir, &g, &r, err, sizeof err), 0);
 		assert_result(&r, want, damaged, keys[k]);
