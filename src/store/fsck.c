@@ -80,7 +80,8 @@ static long list_names(const char *path, char ***out)
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof *v, cmp_name);
+	if (n)
+		qsort(v, n, sizeof *v, cmp_name);
 	*out = v;
 	return (long)n;
 }

@@ -201,19 +201,24 @@ static totals summary(const char *text, int i)
 	return t;
 }
 
-/* The sum over NDJSON flows (a listing). */
-static totals sum_ndjson(const char *text)
+/* The sum over NDJSON flows (a listing).  Each line is cut at its end
+ * while searched (strstr over the rest of 30 MB a line is quadratic, and
+ * under ASan, whose strstr measures its whole haystack, minutes). */
+static totals sum_ndjson(char *text)
 {
 	totals t = {0};
-	for (const char *l = text; *l;) {
-		const char *nl = strchr(l, '\n');
+	for (char *l = text; *l;) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
 		const char *b = strstr(l, "\"bytes\":"), *pk = strstr(l, "\"packets\":");
-		assert_true(b && pk && (!nl || (b < nl && pk < nl)));
+		assert_true(b && pk);
 		t.flows++;
 		t.bytes += strtoull(b + 8, NULL, 10);
 		t.packets += strtoull(pk + 10, NULL, 10);
 		if (!nl)
 			break;
+		*nl = '\n';
 		l = nl + 1;
 	}
 	return t;
