@@ -9,6 +9,7 @@
  *   nagare counters sFlow counter samples of a store (src/cli/counters.c)
  *   nagare serve    HTTP API and dashboards over a store (src/cli/serve.c)
  *   nagare compact  store maintenance now: compaction, rollups (src/cli/compact.c)
+ *   nagare fsck     check every file of a store, move damaged ones aside (src/cli/fsck.c)
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static const struct {
     {"counters", ng_cmd_counters, "sFlow interface/host counter samples of a store"},
     {"serve", ng_cmd_serve, "HTTP API and dashboards over a flow store"},
     {"compact", ng_cmd_compact, "merge small segments and write rollups of a flow store now"},
+    {"fsck", ng_cmd_fsck, "check every segment and rollup, move damaged ones to quarantine/"},
 };
 
 static void usage(FILE *out)

@@ -16,5 +16,6 @@ int ng_cmd_status(int argc, char **argv);   /* src/cli/status.c */
 int ng_cmd_counters(int argc, char **argv); /* src/cli/counters.c: sFlow counter samples */
 int ng_cmd_serve(int argc, char **argv);    /* src/cli/serve.c: HTTP API and dashboards */
 int ng_cmd_compact(int argc, char **argv);  /* src/cli/compact.c: store maintenance now */
+int ng_cmd_fsck(int argc, char **argv);     /* src/cli/fsck.c: check a store, quarantine */
 
 #endif

@@ -30,7 +30,11 @@ static const char compact_help[] =
     "  -s, --store DIR        flow store directory (required)\n"
     "      --settle DURATION  leave hours that ended less than this ago (default 10m;\n"
     "                         0 takes every hour, also the current one)\n"
-    "  -h, --help             this help\n";
+    "  -h, --help             this help\n"
+    "\n"
+    "Damaged segments are never merged into good ones nor given rollups: they are\n"
+    "left in place, logged, and the exit status is 1 (as for any error); `nagare\n"
+    "fsck` moves them aside.\n";
 
 int ng_cmd_compact(int argc, char **argv)
 {
@@ -78,9 +82,12 @@ int ng_cmd_compact(int argc, char **argv)
 		printf("temporaries: %" PRIu64
 		       " left by an interrupted flush or compaction removed\n",
 		       st.temporaries_removed);
-	if (st.errors) {
+	if (st.damaged)
+		fprintf(stderr,
+		        "nagare compact: %" PRIu64 " damaged segments left alone, not merged "
+		        "(logged above): run `nagare fsck --store %s`\n",
+		        st.damaged, dir);
+	if (st.errors)
 		fprintf(stderr, "nagare compact: %" PRIu64 " errors (logged above)\n", st.errors);
-		return 1;
-	}
-	return 0;
+	return st.errors || st.damaged ? 1 : 0;
 }

@@ -10,6 +10,9 @@
  * NDJSON listings use the sink's record format (src/sink/json.h), the same
  * lines `nagare decode` and `collect --json` write.
  *
+ * Every table of one command reads one snapshot of the store (store.h):
+ * the same segments, whatever the collector writes or compacts meanwhile.
+ *
  * Exit status: 0 success, 1 runtime failure (no store, out of memory,
  * output error), 2 usage error (options, filter syntax, unknown field).
  */
@@ -254,9 +257,14 @@ static int finish(const query_opts *o, ng_query_result *res, int rc)
 {
 	if (!o->quiet && (o->fmt == NG_FMT_CSV || o->fmt == NG_FMT_NDJSON))
 		ng_output_summary(stderr, res);
-	if (res->scan.errors)
-		fprintf(stderr, "nagare query: %llu corrupt segment(s) skipped (see above)\n",
-		        (unsigned long long)res->scan.errors);
+	if (res->scan.segments_damaged)
+		fprintf(stderr,
+		        "nagare query: %llu damaged segment(s) skipped, none of their rows "
+		        "counted (see above; `nagare fsck` moves them aside)\n",
+		        (unsigned long long)res->scan.segments_damaged);
+	if (res->scan.errors > res->scan.segments_damaged)
+		fprintf(stderr, "nagare query: %llu unreadable segment(s) skipped (see above)\n",
+		        (unsigned long long)(res->scan.errors - res->scan.segments_damaged));
 	if (rc || fflush(stdout)) {
 		perror("nagare query: writing the output");
 		return 1;
@@ -396,6 +404,18 @@ int ng_cmd_query(int argc, char **argv)
 		return 2;
 	}
 	o.base.filter = filter;
+	/* one snapshot: every table of this command reads the same segments */
+	if (!(o.base.snap = ng_store_snapshot_take(o.store, o.base.from_ms, o.base.to_ms))) {
+		if (errno == ENOENT)
+			fprintf(stderr,
+			        "nagare query: %s is not a flow store (no %s/flows directory)\n",
+			        o.store, o.store);
+		else
+			perror("nagare query");
+		ng_filter_free(filter);
+		free(o.filter_text);
+		return 1;
+	}
 
 	rc = 0;
 	ng_query q = o.base;
@@ -441,6 +461,7 @@ int ng_cmd_query(int argc, char **argv)
 			putchar('\n');
 		rc = run_one(&o, &q, 's');
 	}
+	ng_store_snapshot_free(o.base.snap);
 	ng_filter_free(filter);
 	free(o.filter_text);
 	return rc;

@@ -20,6 +20,7 @@
 #include "core/json.h"
 #include "core/timefmt.h"
 #include "store/exporters.h"
+#include "store/store.h"
 
 static const char status_help[] =
     "usage: nagare status --store DIR [--format table|json]\n"
@@ -244,7 +245,10 @@ static int print_json(const char *state_path, const char *dir, uint64_t segs, ui
 {
 	fputs("{\"store\":{\"path\":", stdout);
 	ng_json_put_str(stdout, dir);
-	printf(",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64 "},\"state\":", segs, bytes);
+	uint64_t qbytes, qfiles = ng_store_quarantined(dir, &qbytes);
+	printf(",\"segments\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"quarantined\":%" PRIu64
+	       ",\"quarantined_bytes\":%" PRIu64 "},\"state\":",
+	       segs, bytes, qfiles, qbytes);
 	FILE *fp = state_path ? fopen(state_path, "r") : NULL;
 	if (!fp) {
 		printf("null}\n");
@@ -323,6 +327,11 @@ int ng_cmd_status(int argc, char **argv)
 			print_table(&f);
 		printf("store %s: %" PRIu64 " segments, %" PRIu64 " bytes on disk\n", dir, segs,
 		       bytes);
+		uint64_t qbytes, qfiles = ng_store_quarantined(dir, &qbytes);
+		if (qfiles)
+			printf("damaged: %" PRIu64 " files (%" PRIu64 " bytes) in %s/quarantine, "
+			       "moved there by `nagare fsck`\n",
+			       qfiles, qbytes, dir);
 		print_interfaces(dir);
 	}
 	if (have)

@@ -86,6 +86,7 @@ static void add_stats(ng_store_maint_stats *a, const ng_store_maint_stats *b)
 	a->rollups_written += b->rollups_written;
 	a->rollup_rows += b->rollup_rows;
 	a->temporaries_removed += b->temporaries_removed;
+	a->damaged += b->damaged;
 }
 
 /* Merges one group at a time so a stop request waits for one merge only. */
@@ -110,6 +111,10 @@ static void compact(ng_maint *m)
 	if (st.errors)
 		ng_warn("compaction: %" PRIu64 " errors (logged above); old segments kept",
 		        st.errors);
+	if (st.damaged)
+		ng_warn("compaction: %" PRIu64 " damaged segments left alone (logged above): "
+		        "run `nagare fsck --store %s`",
+		        st.damaged, m->cfg.store_dir);
 }
 
 /* Rollups of the settled segments, a few at a time (each is read whole),
@@ -134,6 +139,9 @@ static void rollup(ng_maint *m)
 		        st.segments_rolled, st.rollups_written, st.rollup_rows);
 	if (st.errors)
 		ng_warn("rollups: %" PRIu64 " errors (logged above)", st.errors);
+	if (st.damaged)
+		ng_warn("rollups: %" PRIu64 " damaged segments given no rollup (logged above)",
+		        st.damaged);
 }
 
 /* stopping() as a callback for the store (ng_store_retention_until). */
@@ -163,6 +171,10 @@ static void retention(ng_maint *m)
 		        st.segments_future);
 	if (st.errors)
 		ng_warn("retention: %" PRIu64 " errors (logged above)", st.errors);
+	if (st.damaged)
+		ng_warn("retention: %" PRIu64 " damaged segments kept (logged above): run "
+		        "`nagare fsck --store %s`",
+		        st.damaged, m->cfg.store_dir);
 }
 
 static void *maint_main(void *arg)

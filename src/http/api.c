@@ -419,10 +419,13 @@ static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *o
 		    f,
 		    ",\"bps\":%.3f,\"pps\":%.3f,\"fps\":%.3f,\"scan\":{\"segments_read\":%" PRIu64
 		    ",\"segments_skipped\":%" PRIu64 ",\"segments_rollup\":%" PRIu64
-		    ",\"rows_scanned\":%" PRIu64 ",\"errors\":%" PRIu64 "},\"elapsed_s\":%.6f}\n",
+		    ",\"rows_scanned\":%" PRIu64 ",\"errors\":%" PRIu64
+		    ",\"segments_damaged\":%" PRIu64 "},\"quarantined\":%" PRIu64
+		    ",\"elapsed_s\":%.6f}\n",
 		    res.bytes_total * 8.0 / secs, res.packets_total / secs, res.flows_total / secs,
 		    res.scan.segments_read, res.scan.segments_skipped, res.scan.segments_rollup,
-		    res.scan.rows_scanned, res.scan.errors, res.elapsed_s);
+		    res.scan.rows_scanned, res.scan.errors, res.scan.segments_damaged,
+		    ng_store_quarantined(s->store_dir, NULL), res.elapsed_s);
 		fclose(f);
 	}
 	ng_query_result_free(&res);

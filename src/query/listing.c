@@ -217,7 +217,8 @@ int ng_run_listing_first(const char *dir, ng_run_ctx *c, ng_colset cols, ng_quer
 	                   .columns = cols,
 	                   .fn = on_batch_list,
 	                   .want = want_segment,
-	                   .arg = c};
+	                   .arg = c,
+	                   .snap = q->snap};
 	if (q->filter && !q->no_prune)
 		so.may_match = ng_may_match;
 	ng_use_select(&so, c, 1);

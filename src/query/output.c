@@ -451,12 +451,13 @@ static void json_summary(FILE *out, const ng_query_result *res)
 	        ",\"first\":\"%s\",\"last\":\"%s\",\"groups\":%" PRIu64
 	        ",\"groups_exact\":%s,\"rows_scanned\":%" PRIu64 ",\"segments_read\":%" PRIu64
 	        ",\"segments_skipped\":%" PRIu64 ",\"segments_pruned\":%" PRIu64
-	        ",\"segments_corrupt\":%" PRIu64 ",\"segments_rollup\":%" PRIu64
-	        ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
+	        ",\"segments_corrupt\":%" PRIu64 ",\"segments_damaged\":%" PRIu64
+	        ",\"segments_rollup\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"elapsed_s\":%.6f}",
 	        res->flows_total, res->packets_total, res->bytes_total, t1, t2, res->groups,
 	        res->groups_exact || !res->groups ? "true" : "false", res->scan.rows_scanned,
 	        res->scan.segments_read, res->scan.segments_skipped, res->scan.segments_pruned,
-	        res->scan.errors, res->scan.segments_rollup, res->scan.bytes_read, res->elapsed_s);
+	        res->scan.errors, res->scan.segments_damaged, res->scan.segments_rollup,
+	        res->scan.bytes_read, res->elapsed_s);
 }
 
 /* {"query":{...},"rows":[ */

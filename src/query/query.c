@@ -47,11 +47,40 @@ static ng_colset group_columns(const ng_query *q, ng_run_ctx *c)
 	return cols;
 }
 
-int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err, size_t errlen)
+/* A snapshot for q when it has none (into *own, freed by the caller):
+ * the pieces of one query (rollup levels, top rollups then rows) read
+ * one set of segments.  Returns the query to run, or NULL when `dir` is
+ * not a store or out of memory (message in err). */
+static const ng_query *with_snapshot(const char *dir, const ng_query *q, ng_query *copy,
+                                     ng_store_snapshot **own, char *err, size_t errlen)
+{
+	*own = NULL;
+	if (q->snap)
+		return q;
+	if (!(*own = ng_store_snapshot_take(dir, q->from_ms, q->to_ms))) {
+		if (errno == ENOENT)
+			snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir,
+			         dir);
+		else
+			snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	*copy = *q;
+	copy->snap = *own;
+	return copy;
+}
+
+int ng_query_run(const char *dir, const ng_query *q0, ng_query_result *res, char *err,
+                 size_t errlen)
 {
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof *res);
+	ng_query copy;
+	ng_store_snapshot *own;
+	const ng_query *q = with_snapshot(dir, q0, &copy, &own, err, errlen);
+	if (!q)
+		return -1;
 	ng_run_ctx c = {.q = q, .res = res, .either = -1};
 	ng_colset cols;
 	if (q->nkeys == 0) {
@@ -59,6 +88,7 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 	} else {
 		if (ng_query_key_len(q) > NG_QUERY_KEY_MAX) {
 			snprintf(err, errlen, "group-by key too long");
+			ng_store_snapshot_free(own);
 			return -1;
 		}
 		cols = group_columns(q, &c);
@@ -79,6 +109,11 @@ int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char 
 		snprintf(err, errlen, "out of memory");
 	if (!res->flows_total)
 		res->first = 0;
+	/* each damaged segment once, whichever pieces or tables met it */
+	uint64_t dmg = ng_store_snapshot_damaged(q->snap, q->from_ms, q->to_ms, NULL, NULL);
+	res->scan.errors = res->scan.errors - res->scan.segments_damaged + dmg;
+	res->scan.segments_damaged = dmg;
+	ng_store_snapshot_free(own);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	res->elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (rc == -3)

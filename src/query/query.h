@@ -73,6 +73,12 @@ typedef struct ng_query {
 	 * of a top-N time series (series.c).  nfold 0: none.  Borrowed. */
 	const uint8_t *fold, *fold_other;
 	size_t nfold, fold_off, fold_len;
+	/* the segments to read (store.h, ng_store_snapshot_take for a range
+	 * covering [from_ms, to_ms)): every query of one command or API
+	 * request is given the same one, so that all its tables and totals
+	 * read the same set; NULL: ng_query_run takes one for the query.
+	 * Borrowed. */
+	ng_store_snapshot *snap;
 } ng_query;
 
 /* One aggregated group. */
@@ -126,8 +132,10 @@ size_t ng_query_key_len(const ng_query *q);
  * Runs q over the store at `dir`.  Fills *res (free with
  * ng_query_result_free).  Returns 0; -1 when `dir` is not a store or out
  * of memory, with a message in err[errlen]; -1 with errno ETIMEDOUT when
- * q->deadline_ms passed during the scan.  Corrupt segments are skipped
- * and counted in res->scan.errors.
+ * q->deadline_ms passed during the scan.  Damaged segments are skipped
+ * whole (none of their rows counted) and counted once each in
+ * res->scan.segments_damaged (and errors), the same for every query of
+ * one snapshot over the same range.
  */
 int ng_query_run(const char *dir, const ng_query *q, ng_query_result *res, char *err,
                  size_t errlen);

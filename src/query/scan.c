@@ -148,7 +148,8 @@ int ng_scan_part(const ng_part_scan *p, uint64_t from, uint64_t to, const char *
 	                   .fn_par = p->fn_par,
 	                   .threads = p->ws->n,
 	                   .arg = p->ws->w,
-	                   .rollup = rollup};
+	                   .rollup = rollup,
+	                   .snap = q->snap};
 	if (q->filter && !q->no_prune)
 		so.may_match = ng_may_match;
 	ng_use_select(&so, p->ws->w, p->ws->n);

@@ -1,6 +1,7 @@
 /* series.c — time series over the store (see series.h). */
 #include "query/series.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +245,9 @@ static int top_series(const char *dir, const ng_query *q, const ng_query *bq, ng
 	out->nseries = top.nrows;
 	top.rows = NULL;
 	if (rc == 0) {
+		/* one snapshot: the second run's damaged set holds the first's */
+		top.scan.errors -= top.scan.segments_damaged;
+		top.scan.segments_damaged = 0;
 		ng_scan_stats_add(&out->res.scan, &top.scan);
 		out->res.elapsed_s += top.elapsed_s;
 		out->res.groups = top.groups; /* distinct keys, as without folding */
@@ -261,8 +265,9 @@ oom:
 	return -1;
 }
 
-int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
-                  char *err, size_t errlen)
+/* ng_series_run with q->snap set. */
+static int series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
+                      char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	if (interval_ms < 1000) {
@@ -326,6 +331,28 @@ oom:
 	snprintf(err, errlen, "out of memory");
 	ng_series_free(out);
 	return -1;
+}
+
+/* query.h: the top query and the bucketed one read one snapshot (q's, or
+ * one taken here), so that the series add up to the top's totals. */
+int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
+                  char *err, size_t errlen)
+{
+	if (q->snap)
+		return series_run(dir, q, interval_ms, out, err, errlen);
+	ng_query sq = *q;
+	if (!(sq.snap = ng_store_snapshot_take(dir, q->from_ms, q->to_ms))) {
+		memset(out, 0, sizeof *out);
+		if (errno == ENOENT)
+			snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir,
+			         dir);
+		else
+			snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = series_run(dir, &sq, interval_ms, out, err, errlen);
+	ng_store_snapshot_free(sq.snap);
+	return rc;
 }
 
 void ng_series_free(ng_series *s)

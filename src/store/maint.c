@@ -19,6 +19,13 @@
  * ignore it, the next call removes it.  A crash after 3 leaves NEW and
  * its marker: readers skip the old segments the marker names, the next
  * call finishes 4 and 5.  Only one maintenance call runs at a time.
+ *
+ * Damaged segments (segment_check.c) are never merged into good ones and
+ * never deleted: compaction reads every column of the segments it merges
+ * and leaves out any that fails (the others are merged without it), and
+ * retention reads the header of each segment it is about to delete and
+ * leaves a damaged one in place.  Both log it and count it in
+ * ng_store_maint_stats.damaged; `nagare fsck` moves such files aside.
  */
 #include "store/store.h"
 
@@ -168,16 +175,30 @@ typedef struct cand {
 	uint64_t rows;
 } cand;
 
+/* A damaged segment left alone by maintenance (`what`: which step),
+ * counted and logged. */
+static void leave_damaged(ng_store_maint_stats *st, const char *what, const char *path,
+                          const char *err)
+{
+	st->damaged++;
+	ng_warn("store: %s: leaving damaged segment %s alone: %s (`nagare fsck` moves it aside)",
+	        what, path, err);
+}
+
 /* Appends the rows of segment `path` to rows[*n..] (all fields of the
- * table).  Returns 0, or -1 (logged) when it cannot be read whole or has
- * columns this build does not know (they would be lost). */
+ * table).  Returns 0; -2 when it is damaged (counted, logged: not
+ * merged); -1 when it vanished, is not small any more, or has columns
+ * this build does not know (they would be lost). */
 static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t *n, size_t cap,
-                     uint8_t *colbuf)
+                     uint8_t *colbuf, ng_store_maint_stats *st)
 {
 	char err[256];
+	struct stat sb;
 	if (ng_seg_open(rd, path, err, sizeof err)) {
-		ng_warn("store: compaction: %s: %s", path, err);
-		return -1;
+		if (stat(path, &sb))
+			return -1; /* vanished */
+		leave_damaged(st, "compaction", path, err);
+		return -2;
 	}
 	size_t known = 0;
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
@@ -191,10 +212,13 @@ static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t 
 		ng_seg_close(rd);
 		return -1;
 	}
-	if (ng_seg_read_rows(rd, ng_colset_all(), rows + *n, colbuf, err, sizeof err)) {
-		ng_warn("store: compaction: %s: %s", path, err);
+	/* every column decoded: a damaged one fails here, before any row
+	 * of it can go into the merged segment */
+	if (ng_seg_check_frames(rd, err, sizeof err) ||
+	    ng_seg_read_rows(rd, ng_colset_all(), rows + *n, colbuf, err, sizeof err)) {
 		ng_seg_close(rd);
-		return -1;
+		leave_damaged(st, "compaction", path, err);
+		return -2;
 	}
 	ng_seg_close(rd);
 	*n += m;
@@ -210,20 +234,28 @@ typedef struct compact_ctx {
 	ng_seg_encoder *enc;
 } compact_ctx;
 
-/* Reads segments g[0..k) of hour directory `path` (rows in total) into
- * rows[], and sets order[] to their flow_start order.  Returns the rows
- * read, or 0 when one of them cannot be read whole (logged by load_rows:
- * it may have vanished; the next call tries again). */
-static size_t read_group(compact_ctx *c, const char *path, const cand *g, size_t k, size_t rows,
+/* Reads segments g[0..*k) of hour directory `path` (rows in total) into
+ * rows[], and sets order[] to their flow_start order.  A damaged one is
+ * left out of the group (g[] and *k shrink: the marker names only those
+ * merged).  Returns the rows read, or 0 when one of them cannot be read
+ * (it may have vanished; the next call tries again) or fewer than two
+ * are left. */
+static size_t read_group(compact_ctx *c, const char *path, cand *g, size_t *k, size_t rows,
                          ng_flow *buf, uint32_t *order, uint8_t *colbuf)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < k; i++) {
+	size_t n = 0, kept = 0;
+	for (size_t i = 0; i < *k; i++) {
 		char sp[4200];
 		snprintf(sp, sizeof sp, "%s/%s", path, g[i].name);
-		if (load_rows(&c->rd, sp, buf, &n, rows, colbuf))
+		int rc = load_rows(&c->rd, sp, buf, &n, rows, colbuf, c->st);
+		if (rc == -1)
 			return 0;
+		if (rc == 0)
+			g[kept++] = g[i];
 	}
+	*k = kept;
+	if (kept < 2)
+		return 0;
 	ng_seg_order_by_start(buf, order, n);
 	return n;
 }
@@ -305,9 +337,10 @@ static int replace_group(const char *path, const cand *g, size_t k, const uint8_
 /* Merges segments g[0..k) (rows in total) of hour directory `path` into
  * one, named with seq `next_seq` or the next free one.  Returns 0, or -1
  * (counted in c->st->errors) with the old segments left as they were. */
-static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k, uint64_t rows,
+static int merge_group(compact_ctx *c, const char *path, cand *g, size_t k, uint64_t rows,
                        uint64_t next_seq)
 {
+	const size_t k0 = k;
 	ng_flow *buf = malloc((size_t)rows * sizeof *buf);
 	uint32_t *order = malloc((size_t)rows * sizeof *order);
 	uint8_t *colbuf = malloc((size_t)SMALL_ROWS * 16 + NG_SEG_BLOCK_ROWS * 16);
@@ -318,7 +351,7 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 	if (!buf || !order || !colbuf)
 		ng_error("store: compaction: out of memory for %llu rows",
 		         (unsigned long long)rows);
-	else if (!(n = read_group(c, path, g, k, (size_t)rows, buf, order, colbuf)))
+	else if (!(n = read_group(c, path, g, &k, (size_t)rows, buf, order, colbuf)))
 		; /* vanished or unreadable: try again next time */
 	else if (ng_seg_encode(c->enc, buf, order, n, &img, &len, err, sizeof err))
 		ng_error("store: compaction: %s", err);
@@ -329,8 +362,8 @@ static int merge_group(compact_ctx *c, const char *path, const cand *g, size_t k
 		c->st->segments_in += k;
 		c->st->segments_out++;
 		c->st->rows += n;
-	} else {
-		c->st->errors++;
+	} else if (k == k0) {
+		c->st->errors++; /* not for a group left too small by damaged ones */
 	}
 	free(buf);
 	free(order);
@@ -366,10 +399,13 @@ static int compact_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 		if (i < n && !v[i].marker && !v[i].replaced) {
 			char sp[4200], err[256];
 			snprintf(sp, sizeof sp, "%s/%s", path, v[i].name);
+			struct stat sb;
 			if (ng_seg_open(&c->rd, sp, err, sizeof err) == 0) {
 				r = c->rd.h.rows;
 				small = r < SMALL_ROWS;
 				ng_seg_close(&c->rd);
+			} else if (stat(sp, &sb) == 0) {
+				leave_damaged(c->st, "compaction", sp, err);
 			}
 		}
 		if (i < n && v[i].marker)
@@ -429,6 +465,7 @@ typedef struct seg_file {
 } seg_file;
 
 typedef struct ret_ctx {
+	ng_seg_reader rd;
 	seg_file *v;
 	size_t n, cap;
 	uint64_t total;
@@ -516,9 +553,18 @@ static int prune_dirs(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	return 0;
 }
 
-/* Deletes segment s (and its rollup); false, logged, when it cannot. */
+/* Deletes segment s (and its rollup); false when it cannot (logged) or
+ * when it is damaged (left alone for nagare fsck, counted in st->damaged). */
 static bool delete_seg(seg_file *s, ng_store_maint_stats *st, ret_ctx *r)
 {
+	char err[256];
+	struct stat sb;
+	if (ng_seg_open(&r->rd, s->path, err, sizeof err) == 0) {
+		ng_seg_close(&r->rd);
+	} else if (stat(s->path, &sb) == 0) {
+		leave_damaged(st, "retention", s->path, err); /* never deleted */
+		return false;
+	}
 	ng_rollup_unlink(s->path);
 	if (unlink(s->path) && errno != ENOENT) {
 		st->errors++;
@@ -551,6 +597,7 @@ int ng_store_retention_until(const char *dir, uint64_t max_age_ms, uint64_t max_
 	if (ng_tree_root(dir, root, sizeof root))
 		return -1;
 	ret_ctx r = {.now = now_ms, .st = st, .stop = stop, .stop_arg = stop_arg};
+	ng_seg_reader_init(&r.rd);
 	int lock = ng_store_maint_lock(dir);
 	r.locked = lock >= 0;
 	ng_tree_hours(root, 0, UINT64_MAX, list_hour, &r);
@@ -581,6 +628,7 @@ int ng_store_retention_until(const char *dir, uint64_t max_age_ms, uint64_t max_
 	for (size_t i = 0; i < r.n; i++)
 		free(r.v[i].path);
 	free(r.v);
+	ng_seg_reader_free(&r.rd);
 	if (!(r.stop && r.stop(r.stop_arg)))
 		ng_tree_hours(root, 0, UINT64_MAX, prune_dirs, &r);
 	ng_store_maint_unlock(lock);

@@ -480,14 +480,21 @@ static int top_rows(const grouper *g, unsigned set, ng_flow **rows, size_t *n)
 	return rc;
 }
 
-/* Reads the columns rollups need of segment `seg` into c->rows.  Returns
- * the row count, or -1 (logged) when it cannot be read. */
+/* Reads the columns rollups need of segment `seg` into c->rows, after
+ * checking the segment whole: a rollup answers for its segment's rows,
+ * so a damaged segment (which every scan skips) gets none, or queries
+ * answered from rollups would count what queries of the rows do not.
+ * Returns the row count, or -1 (logged; damaged: counted) when it cannot
+ * be read. */
 static long load_rows(build_ctx *c, const char *seg)
 {
 	char err[256];
+	struct stat sb;
 	if (ng_seg_open(&c->rd, seg, err, sizeof err)) {
-		if (errno != ENOENT)
-			ng_warn("store: rollup: %s: %s", seg, err);
+		if (stat(seg, &sb) == 0) {
+			c->st->damaged++;
+			ng_warn("store: rollup: damaged segment %s gets no rollup: %s", seg, err);
+		}
 		return -1;
 	}
 	size_t n = (size_t)c->rd.h.rows;
@@ -508,8 +515,12 @@ static long load_rows(build_ctx *c, const char *seg)
 	ng_colset need = ng_colset_minus(measures, ng_colset_of(NG_ROLLUP_FLOWS));
 	for (unsigned s = 0; s < NG_ROLLUP_NSETS; s++)
 		need = ng_colset_union(need, ng_rollup_sets[s].dims);
-	if (ng_seg_read_rows(&c->rd, need, c->rows, c->colbuf, err, sizeof err)) {
-		ng_warn("store: rollup: %s: %s", seg, err);
+	/* the columns read below are checked by decoding them; the rest here */
+	const ng_colset rest = ng_colset_minus(ng_colset_all(), need);
+	if (ng_seg_check(&c->rd, &rest, err, sizeof err) ||
+	    ng_seg_read_rows(&c->rd, need, c->rows, c->colbuf, err, sizeof err)) {
+		c->st->damaged++;
+		ng_warn("store: rollup: damaged segment %s gets no rollup: %s", seg, err);
 		ng_seg_close(&c->rd);
 		return -1;
 	}

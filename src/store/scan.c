@@ -1,15 +1,30 @@
 /*
  * scan.c — reading a store: the segments overlapping a time range.
  *
- * A planner (the calling thread) walks the hour directories in time order
- * (tree.c).  For each hour it lists the segments, drops those a compacted
- * segment replaces, and opens every one in range before any is read: if
- * one vanished meanwhile (compaction or retention unlinked it), it lists
- * again, so a scan reads either the old segments or the compacted one,
- * never both and never neither.  The open descriptors then go to the
- * readers: the calling thread itself, in order (ng_scan_opts.fn), or a
- * pool of workers through a bounded queue (fn_par).  Unlinking an open
- * segment does not disturb its reader.
+ * A planner (the calling thread) walks the segments of a snapshot in
+ * time order (snapshot.c: the hour directories listed once, every segment
+ * in range held open, so a scan reads either the old segments or the
+ * compacted one, never both and never neither; the scan takes its own
+ * when not given one).  Each segment then goes to a reader: the calling
+ * thread itself, in order (ng_scan_opts.fn), or a pool of workers through
+ * a bounded queue (fn_par), which read through a dup of the snapshot's
+ * descriptor.  Unlinking an open segment does not disturb its reader.
+ *
+ * Damaged data counts for nothing, decided per segment, never per block:
+ * nothing of a segment is passed on before all of it that the scan
+ * decodes has decoded whole (read_segment).  Its header and every
+ * column's frame table are checked first (segment_check.c; a few bytes a
+ * column), then its blocks are read into buffers of their own and the
+ * batches kept, and passed on only once the last block read whole; a
+ * block that fails makes the segment damaged, skipped with all its rows,
+ * reported once per snapshot and remembered there, so every later scan
+ * of the command skips it too.  (Before, a frame failing in the second
+ * block came after the first block's 16 384 rows were counted.)  With
+ * NG_SEGMENT_CHECK=all every column is checked, also those the query
+ * does not read (docs/security.md: the cost).  A segment read through
+ * its rollup has its header and frame tables checked, and a damaged
+ * rollup is passed over for the segment's rows, which give the same
+ * answer.
  *
  * The walk goes DIR/flows/YYYY/MM/DD/HH in time order and skips a whole
  * year, month, day or hour directory when its span misses [from, to): the
@@ -45,27 +60,23 @@
 
 #include "core/log.h"
 #include "store/segment.h"
-#include "store/tree.h"
+#include "store/snapshot.h"
 
-typedef struct dir_entry {
-	uint64_t a, b, c; /* numeric parts: unit value, or start/end/seq of a file */
-	char name[256];
-} dir_entry;
-
-#define QUEUE_CAP 64      /* segments opened ahead of the workers */
-#define MAX_OPEN_HOUR 768 /* descriptors held for one hour; later ones open lazily */
-#define LIST_TRIES 4
+#define QUEUE_CAP 64 /* segments queued ahead of the workers */
 /* gather(): a block that keeps at most 1/FEW_ROWS of its rows has only
  * theirs decoded (picking a row's bytes from the planes costs several
  * times what a whole block's decode costs a row) */
 #define FEW_ROWS 8
+/* A segment of at most this many blocks (2^20 rows: compaction's largest)
+ * is read into blocks of its own before any row of it is passed on
+ * (read_segment), within BUFFER_BYTES of decoded blocks a worker. */
+#define MAX_BUFFERED_BLOCKS 64
+#define BUFFER_BYTES ((size_t)64 << 20)
 
 typedef struct job {
-	int fd;        /* -1: open by path when run */
 	uint64_t a, b; /* flow_start range from the name */
 	uint64_t ord;  /* position in scan order (ng_column_batch.segment) */
-	bool rollup;   /* fd is the segment's rollup (ng_scan_opts.rollup) */
-	char path[4096];
+	size_t idx;    /* the segment in the snapshot */
 } job;
 
 typedef struct scan scan;
@@ -74,17 +85,32 @@ typedef struct worker {
 	scan *s;
 	unsigned idx;
 	ng_seg_reader rd;
-	void *col[NG_FIELD_COUNT];      /* one decoded block per column */
-	void *gcol[NG_FIELD_COUNT];     /* select: the kept rows, gathered */
-	uint32_t *sel, *pos;            /* select: kept rows' indexes in the batch, segment */
+	void *col[NG_FIELD_COUNT];  /* the block being read, per column */
+	void *gcol[NG_FIELD_COUNT]; /* select: its kept rows, gathered */
+	uint32_t *sel, *pos;        /* select: kept rows' indexes in the batch, segment */
+	/* the blocks col, gcol and pos point into: one per block of the
+	 * segment while buffering, else [0] for every block; kept for the
+	 * next segment, held bytes counted against BUFFER_BYTES */
+	void *colb[NG_FIELD_COUNT][MAX_BUFFERED_BLOCKS];
+	void *gcolb[NG_FIELD_COUNT][MAX_BUFFERED_BLOCKS];
+	uint32_t *posb[MAX_BUFFERED_BLOCKS];
+	size_t gcap[NG_FIELD_COUNT][MAX_BUFFERED_BLOCKS]; /* rows gcolb holds room for */
+	size_t pcap[MAX_BUFFERED_BLOCKS];                 /* and posb */
+	size_t held;
+	bool buffering; /* batches are kept in pend[] until the segment is read */
+	bool over;      /* buffering would pass BUFFER_BYTES */
+	ng_column_batch pend[MAX_BUFFERED_BLOCKS];
+	size_t npend;
 	void *scratch;                  /* select: one decoded block of any column */
 	ng_batch_codes codes;           /* select: the columns given as codes */
 	uint32_t *code[NG_FIELD_COUNT]; /* select: one block's codes of a column */
 	ng_colset counted;              /* columns counted in bytes_read for this segment */
 	uint64_t seg;                   /* ordinal of the segment being read */
+	ng_snap_seg *cur;               /* and its entry in the snapshot */
 	uint64_t prev;                  /* last flow_start seen in it (order check) */
 	ng_colset cols;                 /* columns to decode: the scan's, and the
 	                                 * flow counts when reading a rollup */
+	ng_colset check;                /* cols and select's: checked when not buffering */
 	bool rollup;                    /* the segment is read through its rollup */
 	ng_scan_stats st;
 	pthread_t th;
@@ -95,7 +121,8 @@ struct scan {
 	uint64_t from, to;
 	ng_colset columns;
 	ng_scan_stats st; /* the planner's counts */
-	uint64_t nseg;    /* segments handed out so far (job.ord) */
+	ng_store_snapshot *snap;
+	uint64_t nseg; /* segments handed out so far (job.ord) */
 	bool parallel;
 	unsigned nw;
 	worker *w;
@@ -128,10 +155,74 @@ static void set_rc(scan *s, int rc)
 	__atomic_compare_exchange_n(&s->rc, &zero, rc, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
-static void report(worker *w, const char *path, const char *why)
+/* Segment `path` cannot be read (not a fault of its bytes: out of
+ * memory, an open error): counted, reported, skipped. */
+static void unreadable(worker *w, const char *path, const char *why)
 {
 	w->st.errors++;
 	ng_warn("store: skipping segment %s: %s", path, why);
+}
+
+static void damaged(worker *w, ng_snap_seg *e, const char *why);
+
+/* What the segment (or rollup) being read holds is damaged (`why`):
+ * counted and reported as damaged() says, or, for a rollup, counted and
+ * reported as such (its segment's rows are read instead). */
+static void report(worker *w, const char *path, const char *why)
+{
+	if (w->rollup) {
+		w->st.rollups_damaged++;
+		ng_warn("store: damaged rollup %s: %s (its segment's rows are read instead)", path,
+		        why);
+	} else if (w->cur) {
+		damaged(w, w->cur, why);
+	} else {
+		unreadable(w, path, why);
+	}
+}
+
+/* Segment e is damaged (`why`): counted, and reported when this is the
+ * first scan of its snapshot to find it. */
+static void damaged(worker *w, ng_snap_seg *e, const char *why)
+{
+	w->st.errors++;
+	w->st.segments_damaged++;
+	if (ng_snap_mark_damaged(e, why))
+		ng_warn("store: skipping damaged segment %s: %s (none of its rows is counted; "
+		        "`nagare fsck` moves it aside)",
+		        e->path, why);
+}
+
+/* NG_SEGMENT_CHECK=all: every segment is checked whole (every block of
+ * every column, ng_seg_check) before it is read, so that damage in a
+ * column a query does not read takes the segment out of that query too.
+ * Costs a decode of every column: 3.7x the query time on the benchmark
+ * store (docs/security.md); off by default. */
+static bool check_all(void)
+{
+	const char *e = getenv("NG_SEGMENT_CHECK"); /* once a segment: nothing beside it */
+	return e && !strcmp(e, "all");
+}
+
+/* Before any block of the open segment (or rollup) is read: its frame
+ * tables (every column: a few bytes each), or with check_all() the
+ * whole segment, once per snapshot.  False (counted, reported) when
+ * damaged. */
+static bool checked_first(worker *w, const char *path)
+{
+	char err[256];
+	ng_snap_seg *e = w->rollup ? NULL : w->cur;
+	if (e && atomic_load(&e->state) == NG_SNAP_WHOLE)
+		return true;
+	const bool all = check_all();
+	if ((all ? ng_seg_check(&w->rd, NULL, err, sizeof err)
+	         : ng_seg_check_frames(&w->rd, err, sizeof err))) {
+		report(w, path, err);
+		return false;
+	}
+	if (e && all)
+		atomic_store(&e->state, NG_SNAP_WHOLE);
+	return true;
 }
 
 /* Index of the first row in flow_start[0..n) at or after t. */
@@ -230,12 +321,77 @@ static int decoded(worker *w, const char *path, size_t f, const void *out, size_
 	return 0;
 }
 
+/* *slot, a block of `bytes` made when absent; NULL when out of memory
+ * or, buffering, when it would pass BUFFER_BYTES (w->over set). */
+static void *block_of(worker *w, void **slot, size_t bytes)
+{
+	if (*slot)
+		return *slot;
+	if (w->buffering && w->held + bytes > BUFFER_BYTES) {
+		w->over = true;
+		return NULL;
+	}
+	if ((*slot = malloc(bytes)))
+		w->held += bytes;
+	return *slot;
+}
+
+/* *slot holding room for `rows` values of `size` bytes (*cap rows now),
+ * grown when short; NULL when out of memory or, buffering, when it would
+ * pass BUFFER_BYTES (w->over set). */
+static void *rows_of(worker *w, void **slot, size_t *cap, size_t rows, size_t size)
+{
+	if (*slot && *cap >= rows)
+		return *slot;
+	if (w->buffering && w->held + (rows - *cap) * size > BUFFER_BYTES) {
+		w->over = true;
+		return NULL;
+	}
+	void *p = realloc(*slot, rows * size);
+	if (!p)
+		return NULL;
+	w->held += (rows - *cap) * size;
+	*cap = rows;
+	return *slot = p;
+}
+
+/* The buffer of block b of field f, made on first use, and w->col[f]
+ * pointed at it: while buffering each block has its own, else one serves
+ * every block.  Only what a block decodes gets one, so late
+ * materialization keeps its savings in memory too.  NULL when out of
+ * memory or, buffering, of BUFFER_BYTES. */
+static void *col_buf(worker *w, size_t f, size_t b)
+{
+	const size_t k = w->buffering ? b : 0;
+	return w->col[f] = block_of(w, &w->colb[f][k], NG_SEG_BLOCK_ROWS * ng_fields[f].size);
+}
+
+/* The buffer of the n kept rows of block b of field f (select), as
+ * col_buf, sized to them: w->gcol[f]. */
+static void *kept_buf(worker *w, size_t f, size_t b, size_t n)
+{
+	const size_t k = w->buffering ? b : 0;
+	return w->gcol[f] = rows_of(w, &w->gcolb[f][k], &w->gcap[f][k], n, ng_fields[f].size);
+}
+
+/* The n kept rows' positions of block b (select), as kept_buf. */
+static uint32_t *pos_buf(worker *w, size_t b, size_t n)
+{
+	const size_t k = w->buffering ? b : 0;
+	return w->pos = rows_of(w, (void **)&w->posb[k], &w->pcap[k], n, 4);
+}
+
 /* Decodes block b of field f into out (w->col[f], or the scratch block).
  * flow_start is checked to be in order.  Returns 0, or -1 (reported) on
  * corrupt data. */
 static int read_col(worker *w, const char *path, size_t b, size_t f, void *out)
 {
 	char err[256];
+	if (!out) { /* col_buf failed */
+		if (!w->over)
+			unreadable(w, path, "out of memory");
+		return -1;
+	}
 	if (ng_seg_read_block(&w->rd, &ng_fields[f], b, out, err, sizeof err)) {
 		report(w, path, err);
 		return -1;
@@ -250,7 +406,7 @@ static int read_cols(worker *w, const char *path, size_t b, ng_colset want, ng_c
 	const ng_colset need = ng_colset_minus(want, *have);
 	ng_colset left = need;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
-		if (read_col(w, path, b, f, w->col[f]))
+		if (read_col(w, path, b, f, col_buf(w, (size_t)f, b)))
 			return -1;
 		ng_colset_add(have, f);
 	}
@@ -268,7 +424,7 @@ static int read_codes(worker *w, const char *path, size_t b, ng_colset want, ng_
 		if (!ng_colset_has(want, f))
 			continue;
 		if (!w->code[f] && !(w->code[f] = malloc(NG_SEG_BLOCK_ROWS * 4))) {
-			report(w, path, "out of memory");
+			unreadable(w, path, "out of memory");
 			return -1;
 		}
 		const void *values;
@@ -363,6 +519,11 @@ static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_ba
 	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
 		const size_t sz = ng_fields[f].size;
 		const uint8_t *in = w->col[f];
+		if (!kept_buf(w, (size_t)f, b, k)) {
+			if (!w->over)
+				unreadable(w, path, "out of memory");
+			return -1;
+		}
 		batch->col[f] = w->gcol[f];
 		if (!ng_colset_has(have, f) && few) {
 			if (read_rows(w, path, b, f, lo, k))
@@ -376,6 +537,11 @@ static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_ba
 		}
 		pick(w->gcol[f], in + lo * sz, sel, k, sz);
 	}
+	if (!pos_buf(w, b, k)) {
+		if (!w->over)
+			unreadable(w, path, "out of memory");
+		return -1;
+	}
 	for (size_t m = 0; m < k; m++)
 		w->pos[m] = (uint32_t)(batch->row0 + sel[m]);
 	batch->pos = w->pos;
@@ -383,14 +549,31 @@ static int gather(worker *w, const char *path, size_t b, size_t lo, ng_column_ba
 	return 0;
 }
 
-/* Passes the batch on, with the rows' flow counts when from a rollup. */
+/* Passes the batch on, with the rows' flow counts when from a rollup;
+ * while buffering, keeps it for pass_pending. */
 static int deliver(worker *w, ng_column_batch *batch)
 {
 	scan *s = w->s;
 	batch->flows = w->rollup ? batch->col[NG_ROLLUP_FLOWS] : NULL;
+	if (w->buffering) {
+		assert(w->npend < MAX_BUFFERED_BLOCKS);
+		w->pend[w->npend++] = *batch;
+		return 0;
+	}
 	if (s->parallel)
 		return s->o->fn_par(batch, w->idx, s->o->arg);
 	return s->o->fn(batch, s->o->arg);
+}
+
+/* The batches kept while the segment was read, passed on in order. */
+static int pass_pending(worker *w)
+{
+	w->buffering = false;
+	int rc = 0;
+	for (size_t i = 0; i < w->npend && rc == 0; i++)
+		rc = deliver(w, &w->pend[i]);
+	w->npend = 0;
+	return rc;
 }
 
 /* Rows [lo, hi) of block b are in the time range (the columns in *have
@@ -449,39 +632,79 @@ static int scan_block(worker *w, const char *path, size_t b, size_t lo, size_t h
 	return deliver(w, &batch);
 }
 
-/* The worker's block buffers for the columns of `cols` (and the gather
- * buffers when selecting).  Returns false when out of memory. */
-static bool alloc_buffers(worker *w, ng_colset cols, bool select)
+/* The worker's selection buffers (the kept rows' indexes, one scratch
+ * block of any column), made on first need.  False when out of memory. */
+static bool select_buffers(worker *w)
 {
-	ng_colset left = cols;
-	for (int f; (f = ng_colset_pop(&left)) >= 0;) {
-		size_t sz = NG_SEG_BLOCK_ROWS * ng_fields[f].size;
-		if (!w->col[f] && !(w->col[f] = malloc(sz)))
-			return false;
-		if (select && !w->gcol[f] && !(w->gcol[f] = malloc(sz)))
-			return false;
-	}
-	if (select && !w->sel) {
+	if (!w->sel) {
 		w->sel = malloc(NG_SEG_BLOCK_ROWS * sizeof *w->sel);
-		w->pos = malloc(NG_SEG_BLOCK_ROWS * sizeof *w->pos);
 		size_t widest = 0;
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 			widest = ng_fields[f].size > widest ? ng_fields[f].size : widest;
 		w->scratch = malloc(NG_SEG_BLOCK_ROWS * widest);
 	}
-	return !select || (w->sel && w->pos && w->scratch);
+	return w->sel && w->scratch;
 }
 
-/* Reads the rows of one open segment block by block (the columns of a
- * block stay in cache while the callback works on them).  flow_start is
- * sorted, so the rows in range are one slice of each block, and a block
- * wholly after the range ends the segment.  A segment wholly inside the
- * range needs no flow_start to find them: with select it is decoded only
- * for the blocks that keep a row. */
-static int read_segment(worker *w, const char *path)
+/* The blocks of the open segment with rows in range, one after the other
+ * (col_buf gives each the buffers it decodes into).  flow_start is sorted, so the rows
+ * in range are one slice of each block, and a block wholly after the
+ * range ends the segment.  A segment wholly inside the range needs no
+ * flow_start to find them: with select it is decoded only for the
+ * blocks that keep a row.  Returns the callbacks' value; *bad when a
+ * block could not be read (reported). */
+static int read_blocks(worker *w, const char *path, bool *bad)
 {
 	scan *s = w->s;
 	const ng_seg_header *h = &w->rd.h;
+	const bool select = s->o->select != NULL;
+	const bool inside = h->start_min >= s->from && h->start_max < s->to;
+	const size_t nb = ng_seg_blocks(&w->rd);
+	w->counted = (ng_colset){{0}};
+	w->prev = 0;
+	int rc = 0;
+	for (size_t b = 0; b < nb && rc == 0 && !*bad && !stopped(s); b++) {
+		if (select && !select_buffers(w)) {
+			unreadable(w, path, "out of memory");
+			*bad = true;
+			break;
+		}
+		size_t n = ng_seg_block_rows(&w->rd, b), lo = 0, hi = n;
+		ng_colset have = {{0}};
+		if (!inside || !select) {
+			const uint64_t *start = col_buf(w, NG_F_FLOW_START, b);
+			if (read_col(w, path, b, NG_F_FLOW_START, (void *)start)) {
+				*bad = true;
+				break;
+			}
+			have = ng_colset_of(NG_F_FLOW_START);
+			if (start[0] >= s->to)
+				break;
+			lo = lower_bound(start, n, s->from);
+			hi = lower_bound(start, n, s->to);
+		}
+		if (lo < hi)
+			rc = scan_block(w, path, b, lo, hi, &have, bad);
+	}
+	return rc;
+}
+
+/* Reads the rows of one open segment, deciding first whether it counts:
+ * nothing of a damaged segment is passed on.  Its frame tables are
+ * checked before any block (checked_first); then its blocks are read
+ * into buffers of their own and the batches kept (buffering), and passed
+ * on only once every block read whole; a failing block makes the
+ * segment damaged with nothing of it passed on.  A segment too large to
+ * buffer (more than MAX_BUFFERED_BLOCKS blocks, or BUFFER_BYTES of
+ * decoded blocks) is checked on the columns the scan reads first
+ * (decoded twice) and then read block by block, each block passed on as
+ * it is read (its columns stay in cache while the callback works on
+ * them).  *damaged_seg: nothing was passed on because of damage. */
+static int read_segment(worker *w, const char *path, bool *damaged_seg)
+{
+	scan *s = w->s;
+	const ng_seg_header *h = &w->rd.h;
+	char err[256];
 	if (h->rows == 0 || h->start_max < s->from || h->start_min >= s->to) {
 		w->st.segments_skipped++;
 		return 0;
@@ -495,93 +718,144 @@ static int read_segment(worker *w, const char *path)
 			return 0;
 		}
 	}
-	const bool select = s->o->select != NULL;
-	if (!alloc_buffers(w, select ? ng_colset_union(w->cols, s->o->select_columns) : w->cols,
-	                   select)) {
-		report(w, path, "out of memory");
+	if (!checked_first(w, path)) {
+		*damaged_seg = true;
 		return 0;
 	}
 	w->st.bytes_read += h->header_size;
-	w->counted = (ng_colset){{0}};
-	w->prev = 0;
-	const bool inside = h->start_min >= s->from && h->start_max < s->to;
-	const size_t nb = ng_seg_blocks(&w->rd);
-	const uint64_t *start = w->col[NG_F_FLOW_START];
-	int rc = 0;
+	const ng_scan_stats before = w->st;
+	const bool whole = !w->rollup && atomic_load(&w->cur->state) == NG_SNAP_WHOLE;
+	w->buffering = !whole && ng_seg_blocks(&w->rd) <= MAX_BUFFERED_BLOCKS;
+	w->over = false;
+	w->npend = 0;
 	bool bad = false;
-	for (size_t b = 0; b < nb && rc == 0 && !bad && !stopped(s); b++) {
-		size_t n = ng_seg_block_rows(&w->rd, b), lo = 0, hi = n;
-		ng_colset have = {{0}};
-		if (!inside || !select) {
-			if (read_col(w, path, b, NG_F_FLOW_START, w->col[NG_F_FLOW_START])) {
-				bad = true;
-				break;
-			}
-			have = ng_colset_of(NG_F_FLOW_START);
-			if (start[0] >= s->to)
-				break;
-			lo = lower_bound(start, n, s->from);
-			hi = lower_bound(start, n, s->to);
+	int rc = read_blocks(w, path, &bad);
+	if (w->buffering && w->over) {
+		/* too large to hold: check what the scan reads, then stream */
+		w->st = before;
+		w->buffering = false;
+		w->npend = 0;
+		bad = false;
+		w->check = ng_colset_union(w->cols, s->o->select_columns);
+		if (ng_seg_check(&w->rd, &w->check, err, sizeof err)) {
+			report(w, path, err);
+			*damaged_seg = true;
+			return 0;
 		}
-		if (lo < hi)
-			rc = scan_block(w, path, b, lo, hi, &have, &bad);
+		rc = read_blocks(w, path, &bad);
 	}
-	if (!bad) {
-		w->st.segments_read++;
-		w->st.segments_rollup += w->rollup;
+	if (bad) {
+		w->buffering = false;
+		w->npend = 0;
+		*damaged_seg = true;
+		return 0;
 	}
+	if (w->buffering && rc == 0)
+		rc = pass_pending(w);
+	w->buffering = false;
+	w->npend = 0;
+	w->st.segments_read++;
+	w->st.segments_rollup += w->rollup;
 	return rc;
 }
 
-/* Opens segment `path`, or its rollup when the scan reads rollups and it
- * has one (*rollup set then).  Returns the descriptor or -1 (errno). */
-static int open_job(const scan *s, const char *path, bool *rollup)
+/* A descriptor of segment e: a dup of the one its snapshot holds, or
+ * opened by name.  -1 when it vanished (counted: the snapshot kept it by
+ * name only) or cannot be opened (reported). */
+static int open_seg(worker *w, const ng_snap_seg *e)
 {
-	*rollup = false;
-	if (s->o->rollup) {
-		char rp[4200];
-		if ((size_t)snprintf(rp, sizeof rp, "%s%s", path, s->o->rollup) < sizeof rp) {
-			int fd = open(rp, O_RDONLY | O_CLOEXEC);
-			if (fd >= 0) {
-				*rollup = true;
-				return fd;
-			}
-		}
+	int fd =
+	    e->fd >= 0 ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : open(e->path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT) {
+		w->st.segments_vanished++;
+		ng_warn("store: segment %s was removed before it was read (compaction or "
+		        "retention; it was past the snapshot's descriptors)",
+		        e->path);
+	} else {
+		unreadable(w, e->path, strerror(errno));
 	}
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return -1;
 }
 
-/* Runs one job on worker w: open (a descriptor already held, or the path),
- * check, read.  A segment that vanished before it was opened (retention)
- * is skipped silently. */
+/* Reads segment e through its rollup (ng_scan_opts.rollup) when it has
+ * one: the segment's header and frame tables are checked first (a
+ * damaged segment counts for nothing, read either way), then the rollup
+ * whole.  Returns true when done so (*rc: the callbacks' value), false
+ * to read the segment's rows instead: no rollup, or a damaged one. */
+static bool read_rollup(worker *w, ng_snap_seg *e, int *rc)
+{
+	scan *s = w->s;
+	char rp[4200], err[256];
+	if ((size_t)snprintf(rp, sizeof rp, "%s%s", e->path, s->o->rollup) >= sizeof rp)
+		return false;
+	int rfd = open(rp, O_RDONLY | O_CLOEXEC);
+	if (rfd < 0)
+		return false;
+	if (atomic_load(&e->state) != NG_SNAP_WHOLE) {
+		int fd = open_seg(w, e);
+		if (fd < 0) {
+			close(rfd);
+			return true; /* vanished: neither is read */
+		}
+		if (ng_seg_open_fd(&w->rd, fd, err, sizeof err) ||
+		    ng_seg_check_frames(&w->rd, err, sizeof err)) {
+			ng_seg_close(&w->rd);
+			close(rfd);
+			damaged(w, e, err);
+			return true;
+		}
+		ng_seg_close(&w->rd);
+	}
+	if (ng_seg_open_fd(&w->rd, rfd, err, sizeof err)) {
+		w->st.rollups_damaged++;
+		ng_warn("store: damaged rollup %s: %s (its segment's rows are read instead)", rp,
+		        err);
+		return false;
+	}
+	w->rollup = true;
+	w->cols = ng_colset_union(s->columns, ng_colset_of(NG_ROLLUP_FLOWS));
+	bool bad = false;
+	*rc = read_segment(w, rp, &bad);
+	ng_seg_close(&w->rd);
+	return !bad;
+}
+
+/* Runs one job on worker w: a segment known damaged is counted and
+ * skipped; otherwise read through its rollup when the scan asks for one
+ * and it has one, else opened, checked whole and read. */
 static int run_job(worker *w, job *j)
 {
 	scan *s = w->s;
+	ng_snap_seg *e = &s->snap->seg[j->idx];
 	char err[256];
 	if (!s->parallel && s->o->want &&
-	    !s->o->want(&(ng_segment_info){j->path, j->a, j->b}, s->o->arg)) {
-		if (j->fd >= 0)
-			close(j->fd);
+	    !s->o->want(&(ng_segment_info){e->path, j->a, j->b}, s->o->arg)) {
 		w->st.segments_skipped++;
 		return 0;
 	}
-	int fd = j->fd;
-	bool rollup = j->rollup;
-	if (fd < 0)
-		fd = open_job(s, j->path, &rollup);
-	if (fd < 0) {
-		if (errno != ENOENT)
-			report(w, j->path, strerror(errno));
-		return 0;
-	}
-	if (ng_seg_open_fd(&w->rd, fd, err, sizeof err)) {
-		report(w, j->path, err);
+	if (atomic_load(&e->state) == NG_SNAP_DAMAGED) {
+		w->st.errors++;
+		w->st.segments_damaged++;
 		return 0;
 	}
 	w->seg = j->ord;
-	w->rollup = rollup;
-	w->cols = rollup ? ng_colset_union(s->columns, ng_colset_of(NG_ROLLUP_FLOWS)) : s->columns;
-	int rc = read_segment(w, j->path);
+	w->cur = e;
+	int rc = 0;
+	if (s->o->rollup && read_rollup(w, e, &rc))
+		return rc;
+	int fd = open_seg(w, e);
+	if (fd < 0)
+		return 0;
+	if (ng_seg_open_fd(&w->rd, fd, err, sizeof err)) {
+		damaged(w, e, err);
+		return 0;
+	}
+	w->rollup = false;
+	w->cols = s->columns;
+	bool bad = false;
+	rc = read_segment(w, e->path, &bad);
 	ng_seg_close(&w->rd);
 	return rc;
 }
@@ -604,11 +878,8 @@ static void *worker_main(void *arg)
 		s->qn--;
 		pthread_cond_signal(&s->nonfull);
 		pthread_mutex_unlock(&s->mu);
-		if (stopped(s)) {
-			if (j.fd >= 0)
-				close(j.fd);
+		if (stopped(s))
 			continue;
-		}
 		int rc = run_job(w, &j);
 		if (rc)
 			set_rc(s, rc);
@@ -620,8 +891,7 @@ static int submit(scan *s, const job *j)
 {
 	if (!s->parallel) {
 		job copy = *j;
-		return stopped(s) ? (copy.fd >= 0 ? close(copy.fd) : 0, 0)
-		                  : run_job(&s->w[0], &copy);
+		return stopped(s) ? 0 : run_job(&s->w[0], &copy);
 	}
 	pthread_mutex_lock(&s->mu);
 	while (s->qn == QUEUE_CAP)
@@ -633,99 +903,29 @@ static int submit(scan *s, const job *j)
 	return 0;
 }
 
-/* Lists an hour directory and opens the segments in range: all of them,
- * or none when one vanished (the listing is then repeated).  jobs[] gets
- * *njobs entries; counts go to the planner's stats. */
-static int plan_hour(scan *s, const char *path, job **jobs, size_t *njobs)
+/* Hands the snapshot's segments in range to the readers, in time order
+ * (hour, then name); counts the others in the planner's stats. */
+static void plan(scan *s)
 {
-	ng_dir_entry *v = NULL;
-	for (int attempt = 0;; attempt++) {
-		free(v);
-		v = NULL;
-		long n = ng_tree_list(path, 4, &v);
-		if (n < 0)
-			return 0; /* vanished: nothing there */
-		job *jv = realloc(*jobs, ((size_t)n + 1) * sizeof *jv);
-		if (!jv) {
-			free(v);
-			return -1;
-		}
-		*jobs = jv;
-		size_t nj = 0, total = 0, skipped = 0, replaced = 0;
-		bool vanished = false;
-		for (long i = 0; i < n; i++) {
-			const ng_dir_entry *e = &v[i];
-			if (e->marker)
-				continue;
-			if (e->replaced) {
-				replaced++;
-				continue;
-			}
-			total++;
-			if (e->b < s->from || e->a >= s->to || e->a > e->b) {
-				skipped++;
-				continue;
-			}
-			job *j = &jv[nj];
-			if ((size_t)snprintf(j->path, sizeof j->path, "%s/%s", path, e->name) >=
-			    sizeof j->path)
-				continue;
-			j->a = e->a;
-			j->b = e->b;
-			j->fd = -1;
-			j->rollup = false;
-			if (nj < MAX_OPEN_HOUR) {
-				j->fd = open_job(s, j->path, &j->rollup);
-				if (j->fd < 0 && errno == ENOENT) {
-					vanished = true;
-					if (attempt + 1 < LIST_TRIES)
-						break;
-					continue; /* still vanishing: skip it */
-				}
-			}
-			nj++;
-		}
-		if (vanished && attempt + 1 < LIST_TRIES) {
-			for (size_t k = 0; k < nj; k++)
-				if (jv[k].fd >= 0)
-					close(jv[k].fd);
+	const ng_store_snapshot *sn = s->snap;
+	for (size_t h = 0; h < sn->nhour && !stopped(s); h++) {
+		const ng_snap_hour *hr = &sn->hour[h];
+		if (hr->t1 <= s->from || hr->t0 >= s->to)
 			continue;
+		s->st.segments_replaced += hr->replaced;
+		for (size_t i = hr->first; i < hr->first + hr->n; i++) {
+			const ng_snap_seg *e = &sn->seg[i];
+			s->st.segments_total++;
+			if (e->b < s->from || e->a >= s->to || e->a > e->b) {
+				s->st.segments_skipped++;
+				continue;
+			}
+			job j = {.a = e->a, .b = e->b, .ord = s->nseg++, .idx = i};
+			int rc = submit(s, &j);
+			if (rc)
+				set_rc(s, rc);
 		}
-		s->st.segments_total += total;
-		s->st.segments_skipped += skipped;
-		s->st.segments_replaced += replaced;
-		*njobs = nj;
-		free(v);
-		return 0;
 	}
-}
-
-typedef struct hour_arg {
-	scan *s;
-	job *jobs;
-} hour_arg;
-
-static int on_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
-{
-	hour_arg *h = arg;
-	scan *s = h->s;
-	(void)t0;
-	(void)t1;
-	size_t nj = 0;
-	if (stopped(s))
-		return 1;
-	if (plan_hour(s, path, &h->jobs, &nj)) {
-		s->st.errors++;
-		ng_warn("store: out of memory listing %s", path);
-		return 0;
-	}
-	for (size_t k = 0; k < nj; k++) {
-		h->jobs[k].ord = s->nseg++;
-		int rc = submit(s, &h->jobs[k]);
-		if (rc)
-			set_rc(s, rc);
-	}
-	return 0;
 }
 
 void ng_scan_stats_add(ng_scan_stats *a, const ng_scan_stats *b)
@@ -742,6 +942,9 @@ void ng_scan_stats_add(ng_scan_stats *a, const ng_scan_stats *b)
 	a->blocks_decoded += b->blocks_decoded;
 	a->segments_rollup += b->segments_rollup;
 	a->blocks_coded += b->blocks_coded;
+	a->segments_damaged += b->segments_damaged;
+	a->segments_vanished += b->segments_vanished;
+	a->rollups_damaged += b->rollups_damaged;
 	a->threads = b->threads > a->threads ? b->threads : a->threads;
 }
 
@@ -753,12 +956,10 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof *st);
-	char path[4096];
-	struct stat sb;
-	if ((size_t)snprintf(path, sizeof path, "%s/flows", dir) >= sizeof path ||
-	    stat(path, &sb) || !S_ISDIR(sb.st_mode))
+	ng_store_snapshot *own = NULL;
+	if (!o->snap && !(own = ng_store_snapshot_take(dir, o->from_ms, o->to_ms)))
 		return -1;
-	scan s = {.o = o, .from = o->from_ms, .to = o->to_ms};
+	scan s = {.o = o, .from = o->from_ms, .to = o->to_ms, .snap = o->snap ? o->snap : own};
 	s.columns = ng_colset_union(o->columns, ng_colset_of(NG_F_FLOW_START));
 	if (o->select)
 		s.columns =
@@ -770,6 +971,7 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	if (!s.w || (s.parallel && !s.q)) {
 		free(s.w);
 		free(s.q);
+		ng_store_snapshot_free(own);
 		return -1;
 	}
 	pthread_mutex_init(&s.mu, NULL);
@@ -790,9 +992,8 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 		s.parallel = false;
 		s.nw = 1;
 	}
-	hour_arg h = {&s, NULL};
-	ng_tree_hours(path, s.from, s.to, on_hour, &h);
-	free(h.jobs);
+	if (s.from < s.to)
+		plan(&s);
 	if (s.parallel) {
 		pthread_mutex_lock(&s.mu);
 		s.done = true;
@@ -806,12 +1007,15 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 		ng_scan_stats_add(st, &s.w[i].st);
 		ng_seg_reader_free(&s.w[i].rd);
 		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-			free(s.w[i].col[f]);
-			free(s.w[i].gcol[f]);
+			for (size_t b = 0; b < MAX_BUFFERED_BLOCKS; b++) {
+				free(s.w[i].colb[f][b]);
+				free(s.w[i].gcolb[f][b]);
+			}
 			free(s.w[i].code[f]);
 		}
+		for (size_t b = 0; b < MAX_BUFFERED_BLOCKS; b++)
+			free(s.w[i].posb[b]);
 		free(s.w[i].sel);
-		free(s.w[i].pos);
 		free(s.w[i].scratch);
 	}
 	st->threads = s.parallel ? started : 1;
@@ -820,6 +1024,7 @@ int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st
 	pthread_cond_destroy(&s.nonfull);
 	free(s.w);
 	free(s.q);
+	ng_store_snapshot_free(own);
 	return s.rc;
 }
 

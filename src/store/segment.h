@@ -219,6 +219,27 @@ int ng_seg_read_column(ng_seg_reader *r, const ng_field *f, void *out, char *err
 int ng_seg_read_rows(ng_seg_reader *r, ng_colset columns, ng_flow *out, uint8_t *colbuf, char *err,
                      size_t errlen);
 
+/* ---- checking a segment whole (segment_check.c) ---------------------- */
+
+/* Checks every stored column's frame table of the open segment: its
+ * frame sizes add up to the column's stored size.  One small pread per
+ * column; no decompression.  Returns 0, or -1 with a message. */
+int ng_seg_check_frames(const ng_seg_reader *r, char *err, size_t errlen);
+
+/* Checks block b of directory entry idx (read as field f, out: room for
+ * the block's values) for ng_seg_check: what reading it could find wrong,
+ * at the least cost.  Returns 0, or -1 with a message. */
+int ng_seg_check_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
+                       char *err, size_t errlen);
+
+/* Checks the open segment whole before anything of it is used: the frame
+ * tables (ng_seg_check_frames), then every block of every column, or of
+ * the columns of fields `only` when not NULL, decoded as a scan would
+ * (zstd content size and checksum, dictionary indexes, MAP keys) with
+ * flow_start in order and within the header's range.  Returns 0 when the
+ * segment is whole, or -1 with a message naming column and block. */
+int ng_seg_check(ng_seg_reader *r, const ng_colset *only, char *err, size_t errlen);
+
 /* Closes the file; keeps buffers for the next ng_seg_open. */
 void ng_seg_close(ng_seg_reader *r);
 

@@ -818,6 +818,20 @@ int ng_seg_read_entry(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t 
 	return read_entry_block(r, idx, f, b, out, 0, err, errlen);
 }
 
+/* segment.h.  PLAIN, DIFF and V4 frames are only decompressed (zstd checks
+ * their content size and checksum; any bytes are then valid planes);
+ * the others are decoded whole: a DELTA block's values (flow_start's are
+ * checked by the caller), a dictionary's indexes and keys. */
+int ng_seg_check_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t b, void *out,
+                       char *err, size_t errlen)
+{
+	const ng_seg_column *c = &r->h.cols[idx];
+	if (c->encoding == NG_ENC_PLAIN || c->encoding == NG_ENC_DIFF || c->encoding == NG_ENC_V4)
+		return inflate_frame(r, idx, b, ng_seg_block_rows(r, b) * ng_seg_stored_width(c),
+		                     err, errlen);
+	return ng_seg_read_entry(r, idx, f, b, out, err, errlen);
+}
+
 /* segment.h.  A column the segment lacks, or holds with another type,
  * reads as zeros. */
 int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, char *err,

@@ -171,6 +171,11 @@ typedef struct ng_scan_stats {
 	uint64_t segments_rollup;   /* of segments_read, read through their rollup */
 	uint64_t blocks_coded;      /* of blocks_scanned, blocks whose select got a column
 	                             * as dictionary codes (ng_scan_opts.select_codes) */
+	uint64_t segments_damaged;  /* of errors: segments found damaged (segment_check.c),
+	                             * skipped whole; a query reports each once */
+	uint64_t segments_vanished; /* kept by name in the snapshot (past its descriptor
+	                             * budget) and unlinked before read: not read */
+	uint64_t rollups_damaged;   /* rollups found damaged: their segment's rows read */
 } ng_scan_stats;
 
 /* Adds b's counts to a (threads: the larger). */
@@ -195,8 +200,11 @@ typedef struct ng_zone_map {
  * segment), in flow_start order within the call; segments come in the
  * order of their hour directories and first flow_start, so calls from
  * different segments of one hour may overlap in time.  Segments whose time
- * range misses the interval are skipped unopened.  A corrupt segment is
- * counted in st->errors, reported once on stderr naming its path, and
+ * range misses the interval are skipped unopened.  Nothing of a segment
+ * is passed on before its header, its frame tables and every block the
+ * scan decodes have read whole (every column with NG_SEGMENT_CHECK=all);
+ * a damaged one contributes no row, is counted in st->errors and
+ * st->segments_damaged, reported once on stderr naming its path, and
  * skipped.
  * `fn` returns 0 to go on, non-zero to stop the scan (returned as is).
  * Returns 0, a callback's non-zero value, or -1 when `dir` is not a store.
@@ -210,6 +218,32 @@ typedef struct ng_segment_info {
 	const char *path;
 	uint64_t start_min, start_max; /* ms */
 } ng_segment_info;
+
+/* ---- snapshots (snapshot.c) ---------------------------------------------
+ *
+ * The segments of a time range, listed once: every scan given the same
+ * snapshot reads the same set, whatever the writer, compaction or
+ * retention do meanwhile (segments are held open; see snapshot.c for the
+ * bound on descriptors).  A command or an API request takes one and
+ * passes it to all its scans (ng_scan_opts.snap, ng_query.snap).
+ * Thread-safe for concurrent scans; take and free on one thread. */
+typedef struct ng_store_snapshot ng_store_snapshot;
+
+/* Lists (and opens) the segments of store `dir` whose flow_start range
+ * meets [from_ms, to_ms).  Returns NULL with errno ENOENT when `dir` is
+ * not a store, ENOMEM when out of memory. */
+ng_store_snapshot *ng_store_snapshot_take(const char *dir, uint64_t from_ms, uint64_t to_ms);
+void ng_store_snapshot_free(ng_store_snapshot *s);
+
+/* Segments listed (held open or by name). */
+size_t ng_store_snapshot_segments(const ng_store_snapshot *s);
+
+/* The segments of s meeting [from_ms, to_ms) that scans found damaged so
+ * far: calls fn (when not NULL) with each one's path and what was wrong,
+ * and returns their count. */
+uint64_t ng_store_snapshot_damaged(const ng_store_snapshot *s, uint64_t from_ms, uint64_t to_ms,
+                                   void (*fn)(const char *path, const char *why, void *arg),
+                                   void *arg);
 
 /* ng_store_scan with more control.  Zero fields take the defaults. */
 typedef struct ng_scan_opts {
@@ -254,6 +288,10 @@ typedef struct ng_scan_opts {
 	 * that has not is read as is.  Only for queries the rollup answers
 	 * exactly: fields of its set, the range on its level's boundaries. */
 	const char *rollup;
+	/* Optional: read the segments of this snapshot (taken for a range
+	 * that covers [from_ms, to_ms)) instead of listing the store; NULL:
+	 * the scan takes its own.  Borrowed. */
+	ng_store_snapshot *snap;
 } ng_scan_opts;
 
 int ng_store_scan_opts(const char *dir, const ng_scan_opts *o, ng_scan_stats *st);
@@ -296,6 +334,7 @@ typedef struct ng_store_maint_stats {
 	uint64_t segments_rolled; /* rollups: segments given their rollups */
 	uint64_t rollups_written, rollup_rows;
 	uint64_t temporaries_removed; /* compaction, retention: left by a crash */
+	uint64_t damaged;             /* damaged segments left alone (logged): run `nagare fsck` */
 } ng_store_maint_stats;
 
 /* Compaction, rollups and retention each hold an exclusive flock on
@@ -415,6 +454,38 @@ uint64_t ng_rollup_bytes(const char *seg);
  * and counted). */
 int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsigned max_segments,
                     bool merging_too, ng_store_maint_stats *st);
+
+/* ---- checking a store (fsck.c) -------------------------------------------
+ *
+ * ng_store_fsck checks every segment and rollup of store `dir` whole
+ * (ng_seg_check) and moves each damaged one, never deleting it, to
+ * DIR/quarantine/ under its own relative path; a damaged segment's
+ * rollups go with it.  Holds the maintenance lock while it runs. */
+typedef struct ng_fsck_opts {
+	bool dry_run; /* report only: move nothing */
+	/* Optional: called for each damaged file: its path, what is wrong,
+	 * where it was moved (NULL on a dry run or when the move failed) and
+	 * why the move failed (NULL unless it did). */
+	void (*fn)(const char *path, const char *why, const char *moved_to, const char *move_err,
+	           void *arg);
+	void *arg;
+} ng_fsck_opts;
+
+typedef struct ng_fsck_stats {
+	uint64_t segments, rollups;    /* files checked */
+	uint64_t damaged_segments;     /* found damaged */
+	uint64_t damaged_rollups;      /* found damaged, their segment whole */
+	uint64_t rollups_with_segment; /* of a damaged segment: moved with it */
+	uint64_t moved, move_errors;   /* quarantined; could not be moved */
+	uint64_t unreadable;           /* hour directories that could not be listed */
+} ng_fsck_stats;
+
+/* Returns 0 (damaged or not: see *st), or -1 when `dir` is not a store. */
+int ng_store_fsck(const char *dir, const ng_fsck_opts *o, ng_fsck_stats *st);
+
+/* Files in DIR/quarantine (moved there by ng_store_fsck), and their size
+ * in bytes into *bytes when not NULL.  A walk of that folder only. */
+uint64_t ng_store_quarantined(const char *dir, uint64_t *bytes);
 
 /* Parses a size "50G", "500M", "1T", "4096" (bytes; K/M/G/T powers of
  * 1024) into bytes.  Returns false on bad input.  (Durations:

@@ -1,5 +1,6 @@
 /*
- * fuzz_segment.c — libFuzzer target for the segment reader (segment.c).
+ * fuzz_segment.c — libFuzzer target for the segment reader (segment.c)
+ * and its whole-segment check (segment_check.c).
  *
  * A segment's header carries a checksum and its column data are zstd
  * frames with content checksums, so raw bytes would stop at the first
@@ -61,12 +62,16 @@ static ng_seg_reader *open_image(const uint8_t *img, size_t len, ng_seg_reader *
 	return r;
 }
 
-/* Reads every field of every block whole and, every third row, by rows. */
+/* Checks the segment whole (segment_check.c: frame tables, every column
+ * of every block, columns of no field of the table too), then reads every
+ * field of every block whole and, every third row, by rows. */
 static void read_all(ng_seg_reader *r)
 {
 	static uint8_t out[NG_SEG_BLOCK_ROWS * 16];
 	static uint32_t sel[NG_SEG_BLOCK_ROWS];
 	char err[256];
+	ng_seg_check(r, NULL, err, sizeof err);
+	ng_seg_check_frames(r, err, sizeof err);
 	for (size_t b = 0; b < ng_seg_blocks(r); b++) {
 		size_t n = ng_seg_block_rows(r, b), k = 0;
 		for (size_t i = 0; i < n; i += 3)
