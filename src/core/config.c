@@ -275,7 +275,7 @@ static int host_item(struct ctx *x, yaml_node_t *n, void *arg)
  * number within [1, max]. */
 static int get_limit(struct ctx *x, yaml_node_t *v, const char *key, uint64_t max, unsigned *dst)
 {
-	uint64_t u;
+	uint64_t u = 0; /* get_uint sets it on success; GCC -O3 cannot see that */
 	if (get_uint(x, v, key, max, &u) < 0 || u < 1)
 		return fail(x, v, "%s: give a whole number, 1 to %llu", key,
 		            (unsigned long long)max);
