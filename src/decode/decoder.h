@@ -230,6 +230,8 @@ void ng_exporter_stats_add(ng_exporter_stats *d, const ng_exporter_stats *s);
 	  "template fields of an enterprise element past the 4096 counted ones")                   \
 	X(interfaces_dropped, "interfaces_dropped", COUNTER,                                       \
 	  "interface names from options data not kept for limits.interfaces (the collector's)")    \
+	X(interface_names_refused, "interface_names_refused", COUNTER,                             \
+	  "interface renames from options data refused for limits.interface_names")                \
 	X(exporters, "exporters", GAUGE, "exporter addresses held now")                            \
 	X(domains, "domains", GAUGE, "observation domains / sub-agents held now")                  \
 	X(templates, "templates", GAUGE, "templates held now")                                     \
