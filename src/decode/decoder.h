@@ -340,6 +340,19 @@ void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum);
 int ng_decoder_save(const ng_decoder *d, const char *path);
 int ng_decoder_load(ng_decoder *d, const char *path);
 
+/* ng_decoder_save in two halves, so that the thread that owns the decoder
+ * only copies its state and another writes the file (the collector's
+ * flush thread, collector/flush.c):
+ *   - ng_decoder_save_mem: the state file image into a malloc'ed buffer
+ *     (*out, *len bytes; owned by the caller).  Its size is bounded by the
+ *     template limits (core/limits.h: template_bytes and the rest).
+ *     Returns 0, or -1 with errno ENOMEM.
+ *   - ng_decoder_write_state: `len` bytes of such an image to `path`.tmp,
+ *     fsynced, renamed to `path`.  Returns 0, or -1 with errno set (the
+ *     temporary removed, `path` as it was). */
+int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len);
+int ng_decoder_write_state(const char *path, const uint8_t *img, size_t len);
+
 /*
  * sFlow counter samples (sflow.org "sFlow Version 5" counters_sample and
  * expanded_counters_sample; records: generic interface 0:1, Ethernet 0:2,
