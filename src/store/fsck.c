@@ -98,7 +98,7 @@ static void free_names(char **v, long n)
 static int kind_of(const char *name)
 {
 	size_t len = strlen(name);
-	if (len > 4 && !strcmp(name + len - 4, ".tmp"))
+	if (ng_tree_temporary(name) != NG_TMP_NONE)
 		return 0;
 	if (strstr(name, ROLLUP_MARK))
 		return 2;

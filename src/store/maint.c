@@ -122,13 +122,6 @@ static void finish_pending(const char *path)
  * flush takes; one this much older than now is left by a crash. */
 #define STALE_TMP_MS (10 * 60 * 1000)
 
-/* True when `name` ends in `suffix`. */
-static bool ends_with(const char *name, const char *suffix)
-{
-	size_t n = strlen(name), k = strlen(suffix);
-	return n >= k && !strcmp(name + n - k, suffix);
-}
-
 /* Removes the temporaries of hour directory `path` that no process can
  * still be writing: those made only under the maintenance lock, which
  * the caller holds when `locked` (a merged segment "<segment>.c.tmp" and
@@ -146,15 +139,15 @@ static void sweep_temporaries(const char *path, uint64_t now_ms, bool locked,
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (!ends_with(e->d_name, ".tmp") || strstr(e->d_name, ".r-"))
+		ng_tmp_kind kind = ng_tree_temporary(e->d_name);
+		if (kind == NG_TMP_NONE || kind == NG_TMP_ROLLUP)
 			continue; /* not a temporary, or a rollup's */
 		char p[4400];
 		struct stat sb;
 		snprintf(p, sizeof p, "%s/%s", path, e->d_name);
 		if (lstat(p, &sb) || !S_ISREG(sb.st_mode))
 			continue;
-		bool maint = ends_with(e->d_name, ".seg.c.tmp") ||
-		             ends_with(e->d_name, NG_MARKER_SUFFIX ".tmp");
+		bool maint = kind == NG_TMP_MAINT;
 		uint64_t mtime =
 		    (uint64_t)sb.st_mtim.tv_sec * 1000 + (uint64_t)sb.st_mtim.tv_nsec / 1000000;
 		if (!(maint && locked) && mtime + STALE_TMP_MS > now_ms)

@@ -641,9 +641,7 @@ static void drop_orphans(const char *path)
 		if (!rollup_name(e->d_name, seg, sizeof seg))
 			continue;
 		snprintf(sp, sizeof sp, "%s/%s", path, seg);
-		size_t len = strlen(e->d_name);
-		bool tmp = len > 4 && !strcmp(e->d_name + len - 4, ".tmp");
-		if (tmp || stat(sp, &st)) {
+		if (ng_tree_temporary(e->d_name) != NG_TMP_NONE || stat(sp, &st)) {
 			snprintf(sp, sizeof sp, "%s/%s", path, e->d_name);
 			unlink(sp);
 		}

@@ -32,6 +32,24 @@ static bool all_digits(const char *s, size_t max)
 	return n > 0;
 }
 
+/* True when `name` ends in `suffix`. */
+static bool ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+	return n >= k && !strcmp(name + n - k, suffix);
+}
+
+ng_tmp_kind ng_tree_temporary(const char *name)
+{
+	if (!ends_with(name, ".tmp"))
+		return NG_TMP_NONE;
+	if (strstr(name, ".r-"))
+		return NG_TMP_ROLLUP;
+	if (ends_with(name, ".seg.c.tmp") || ends_with(name, NG_MARKER_SUFFIX ".tmp"))
+		return NG_TMP_MAINT;
+	return NG_TMP_WRITER;
+}
+
 /* Parses "<start>-<end>-<seq>.seg"; anything else (".tmp" files, editor
  * droppings) is not a segment. */
 static bool parse_seg_name(const char *s, ng_dir_entry *e)

@@ -30,6 +30,32 @@ typedef struct ng_dir_entry {
  * at a million flows a second for 4× fewer files. */
 #define NG_COMPACT_SMALL_ROWS (1u << 18)
 
+/* What kind of temporary the file `name` (a name in an hour directory, no
+ * path) is.  Every file the store writes is written under a name ending
+ * in ".tmp", synced, then renamed to its final name, so a name ending in
+ * ".tmp" is never whole data: readers, fsck and maintenance skip it, and
+ * one left by a crash (kill -9 mid-write) is garbage to remove.  Which
+ * process wrote it says when it may be removed:
+ *   NG_TMP_NONE   not a temporary (the name does not end in ".tmp");
+ *   NG_TMP_ROLLUP a rollup being written, "<segment>.r-<set>-<level>.tmp"
+ *                 (rollup.c; any name with ".r-"): removed with its
+ *                 segment's orphaned rollups;
+ *   NG_TMP_MAINT  compaction's merged segment "<segment>.c.tmp" or its
+ *                 marker "<segment>.replaces.tmp" (maint.c): made only
+ *                 under the maintenance lock, so stale whenever the lock
+ *                 is held;
+ *   NG_TMP_WRITER any other, e.g. a writer's flush "<segment>.<pid>.tmp"
+ *                 (writer.c): another process may be writing it, so stale
+ *                 only once old. */
+typedef enum ng_tmp_kind {
+	NG_TMP_NONE,
+	NG_TMP_ROLLUP,
+	NG_TMP_MAINT,
+	NG_TMP_WRITER,
+} ng_tmp_kind;
+
+ng_tmp_kind ng_tree_temporary(const char *name);
+
 /* Lists a directory's entries that are numbers (level < 4) or segment
  * files and markers (level 4), sorted by (a, b, c, name).  At level 4,
  * sets `replaced` on every segment named in the marker of a listed

@@ -60,6 +60,8 @@ import sys
 import tempfile
 import time
 
+from e2e_util import free_port, stop_checked, udp_bound, wait_for  # tests/e2e/e2e_util.py
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 # NetFlow v9's header has whole UNIX seconds (RFC 3954 §5.1), so absolute
 # times derived from it are up to 1 s early; a few ms more for rounding.
@@ -259,38 +261,6 @@ def compare_decode(collected, decoded):
 
 # ---------------------------------------------------------------- processes
 
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def udp_bound(port):
-    want = f":{port:04X}"
-    for path in ("/proc/net/udp", "/proc/net/udp6"):
-        try:
-            with open(path) as f:
-                for line in f.readlines()[1:]:
-                    if line.split()[1].endswith(want):
-                        return True
-        except OSError:
-            pass
-    return False
-
-
-def wait_for(cond, seconds, what, proc=None):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{what}: process exited ({proc.returncode})")
-        time.sleep(0.05)
-    raise RuntimeError(f"{what}: not after {seconds} s")
-
-
 def start_capture(path, port, logpath):
     err = open(logpath, "w")
     p = subprocess.Popen(["tcpdump", "-i", "lo", "-n", "-U", "-Z", "root", "-s", "0",
@@ -298,18 +268,6 @@ def start_capture(path, port, logpath):
                          stdout=subprocess.DEVNULL, stderr=err)
     wait_for(lambda: "listening on" in open(logpath).read(), 10, "tcpdump start", p)
     return p
-
-
-def stop(p, sig=signal.SIGTERM, seconds=30):
-    if p.poll() is None:
-        p.send_signal(sig)
-        try:
-            p.wait(seconds)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            raise RuntimeError(f"{p.args[0]} did not stop within {seconds} s of signal {sig}")
-    return p.returncode
 
 
 def hostport(addr, port):
@@ -349,7 +307,7 @@ def one_config(args, name, exporter, version, v6, coll_addr, pcap, expected_all,
     work = os.path.join(top, name)
     os.makedirs(work)
     store = os.path.join(work, "store")
-    port = free_udp_port()
+    port = free_port()
     expected = {k: v for k, v in expected_all.items() if v6 or ":" not in k[0]}
 
     cap = start_capture(os.path.join(work, "export.pcap"), port,
@@ -363,8 +321,8 @@ def one_config(args, name, exporter, version, v6, coll_addr, pcap, expected_all,
         run_exporter(exporter, version, pcap, hostport(coll_addr, port), work)
         time.sleep(1.0)  # let the last datagrams arrive
     finally:
-        rc = stop(collector)
-        stop(cap, signal.SIGINT)
+        rc = stop_checked(collector)
+        stop_checked(cap, signal.SIGINT)
     collect_log.close()
     if rc != 0:
         raise RuntimeError(f"nagare collect exited {rc} after SIGTERM:\n"

@@ -37,6 +37,8 @@ import sys
 import tempfile
 import time
 
+import e2e_util  # tests/e2e/e2e_util.py
+
 BIN = sys.argv[1]
 work = tempfile.mkdtemp(prefix="http_hardening.")
 store = os.path.join(work, "store")
@@ -77,13 +79,7 @@ def start(name, args, store_dir=store, env_extra=None):
 
 
 def stop(p):
-    if p.poll() is None:
-        p.terminate()
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    e2e_util.stop(p, seconds=10)
 
 
 def connect(port, src="127.0.0.1", timeout=3.0):

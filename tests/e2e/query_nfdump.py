@@ -27,13 +27,13 @@ import io
 import os
 import random
 import shutil
-import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+from e2e_util import free_port, stop_checked, udp_bound, v5_header, v5_record, wait_for
 
 PROTO = {"TCP": 6, "UDP": 17, "ICMP": 1, "GRE": 47, "ICMP6": 58, "ESP": 50}
 
@@ -132,59 +132,22 @@ def v5_packets(flows, unix_secs):
     seq = 0
     for i in range(0, len(flows), 30):
         chunk = flows[i:i + 30]
-        hdr = struct.pack("!HHIIIIBBH", 5, len(chunk), uptime, unix_secs, 0, seq, 0, 0, 0)
+        hdr = v5_header(len(chunk), uptime, unix_secs, 0, seq)
         body = b""
         for k, f in enumerate(chunk):
             last = uptime - 1000 - ((i + k) * 37) % 300_000
             first = last - f["dur"]
-            body += struct.pack(
-                "!4s4s4sHHIIIIHHBBBBHHBBH",
+            body += v5_record(
                 socket.inet_aton(f["src"]), socket.inet_aton(f["dst"]),
                 socket.inet_aton(f["nh"]), f["inif"], f["outif"], f["pkts"], f["bytes"],
-                first, last, f["sport"], f["dport"], 0, f["flags"], f["proto"], f["tos"],
-                f["sas"], f["das"], f["smask"], f["dmask"], 0)
+                first, last, f["sport"], f["dport"], f["flags"], f["proto"], f["tos"],
+                f["sas"], f["das"], f["smask"], f["dmask"])
         out.append(hdr + body)
         seq += len(chunk)
     return out
 
 
 # ---- running -------------------------------------------------------------------
-
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def udp_bound(port):
-    try:
-        with open("/proc/net/udp") as f:
-            return any(int(line.split()[1].split(":")[1], 16) == port
-                       for line in f.readlines()[1:])
-    except OSError:
-        return True
-
-
-def wait_for(cond, seconds, what):
-    end = time.time() + seconds
-    while time.time() < end:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise SystemExit(f"query_nfdump: timed out waiting for {what}")
-
-
-def stop(p, seconds=30):
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(seconds)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        raise SystemExit("query_nfdump: a collector did not stop on SIGTERM")
-
 
 def run(cmd):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -312,7 +275,7 @@ def main():
     work = tempfile.mkdtemp(prefix="ng-nfdump-")
     store, nfdir = os.path.join(work, "store"), os.path.join(work, "nfcapd")
     os.makedirs(nfdir)
-    p1, p2 = free_udp_port(), free_udp_port()
+    p1, p2 = free_port(), free_port()
     nag = subprocess.Popen([args.bin, "collect", "--store", store, "--listen",
                             f"127.0.0.1:{p1}", "--stats-interval", "3600"],
                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nagare.log"), "w"))
@@ -332,8 +295,8 @@ def main():
                 time.sleep(0.01)  # never outrun a socket buffer
         time.sleep(1.0)
     finally:
-        stop(nag)
-        stop(nfc)
+        stop_checked(nag)
+        stop_checked(nfc)
     log(f"{len(flows)} flows in {len(pkts)} NetFlow v5 datagrams to both collectors ({work})")
 
     problems = []

@@ -100,7 +100,7 @@ def tshark_sflow_flows(export_pcap, port):
 def export(pcap, rate, name):
     d = os.path.join(work, name)
     os.makedirs(d)
-    store, port = os.path.join(d, "store"), E.free_udp_port()
+    store, port = os.path.join(d, "store"), E.free_port()
     cap = E.start_capture(os.path.join(d, "export.pcap"), port, os.path.join(d, "tcpdump.log"))
     clog = open(os.path.join(d, "collect.log"), "w")
     coll = subprocess.Popen([nagare, "collect", "--store", store, "--listen", f"127.0.0.1:{port}"],
@@ -131,8 +131,8 @@ sampling_rate: {rate}
             raise RuntimeError(f"pmacctd exit {r.returncode}")
         time.sleep(1.0)
     finally:
-        rc = E.stop(coll)
-        E.stop(cap, signal.SIGINT)
+        rc = E.stop_checked(coll)
+        E.stop_checked(cap, signal.SIGINT)
     clog.close()
     if rc:
         raise RuntimeError(f"nagare collect exited {rc}: " + open(clog.name).read()[-2000:])

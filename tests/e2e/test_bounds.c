@@ -48,6 +48,8 @@
 
 #include <cmocka.h>
 
+#include "e2e_util.h"
+
 /* The documented bound of the collector's RSS with the default limits
  * (docs/security.md "Bounded state"). */
 #define RSS_LIMIT_MB 300
@@ -82,34 +84,10 @@ static void check(bool ok, const char *fmt, ...)
 	failures += !ok;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
 static void sleep_us(long us)
 {
 	struct timespec ts = {0, us * 1000L};
 	nanosleep(&ts, NULL);
-}
-
-static int rm_one(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb, (void)type, (void)ftw;
-	return remove(p);
-}
-
-/* A free port on 127.0.0.1 of `type` (SOCK_DGRAM, SOCK_STREAM). */
-static uint16_t free_port(int type)
-{
-	int fd = socket(AF_INET, type, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-	getsockname(fd, (struct sockaddr *)&a, &al);
-	close(fd);
-	return ntohs(a.sin_port);
 }
 
 /* ---- the collector ---- */
@@ -122,18 +100,6 @@ static struct {
 	bool asan;
 } C;
 
-static bool log_has(const char *what)
-{
-	FILE *f = fopen(C.log, "r");
-	if (!f)
-		return false;
-	static char buf[1 << 20];
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return strstr(buf, what) != NULL;
-}
-
 /* Starts run `run` of the collector (its log: C.store.RUN.log). */
 static void start(int run)
 {
@@ -142,19 +108,10 @@ static void start(int run)
 	unlink(C.log);
 	snprintf(listen, sizeof listen, "127.0.0.1:%u", C.udp);
 	snprintf(http, sizeof http, "127.0.0.1:%u", C.http);
-	C.pid = fork();
-	assert_true(C.pid >= 0);
-	if (C.pid == 0) {
-		int fd = open(C.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		dup2(fd, 2);
-		dup2(fd, 1);
-		execl(C.bin, C.bin, "collect", "--store", C.store, "--listen", listen, "--http",
-		      http, "--stats-interval", "1", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200 && !log_has("dashboards and API at"); i++)
-		sleep_ms(50);
-	assert_true(log_has("dashboards and API at"));
+	C.pid = eu_spawn(C.log,
+	                 (char *const[]){(char *)C.bin, "collect", "--store", C.store, "--listen",
+	                                 listen, "--http", http, "--stats-interval", "1", NULL});
+	assert_true(eu_wait_log(C.log, C.pid, "dashboards and API at", 10000));
 	char maps[64], line[512];
 	snprintf(maps, sizeof maps, "/proc/%d/maps", (int)C.pid);
 	FILE *f = fopen(maps, "r");
@@ -166,11 +123,8 @@ static void start(int run)
 
 static void stop(void)
 {
-	kill(C.pid, SIGTERM);
-	int status;
-	assert_int_equal(waitpid(C.pid, &status, 0), C.pid);
-	check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "collector exit status %d",
-	      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	int status = eu_stop(C.pid);
+	check(status == 0, "collector exit status %d", status);
 }
 
 static long rss_mb(void)
@@ -195,7 +149,7 @@ static long rss_before; /* MB at the end of the previous phase */
  * this phase add, docs/security.md) since the previous phase. */
 static void check_rss(const char *phase, long growth_mb)
 {
-	sleep_ms(2000);
+	eu_sleep_ms(2000);
 	long mb = rss_mb();
 	if (C.asan) {
 		printf("note: %s: VmRSS %ld MB (sanitizer build: not checked)\n", phase, mb);
@@ -210,25 +164,14 @@ static void check_rss(const char *phase, long growth_mb)
 
 /* Segments under the store (the first flush allocates the writer's
  * buffers and compression contexts once: the baseline is taken after). */
-static int nsegs;
-static int count_seg(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb, (void)ftw;
-	size_t n = strlen(p);
-	nsegs += type == FTW_F && n > 4 && !strcmp(p + n - 4, ".seg");
-	return 0;
-}
-
 static bool wait_segment(void)
 {
 	char flows[160];
 	snprintf(flows, sizeof flows, "%s/flows", C.store);
 	for (int i = 0; i < 150; i++) {
-		nsegs = 0;
-		nftw(flows, count_seg, 16, FTW_PHYS);
-		if (nsegs)
+		if (eu_count_suffix(flows, ".seg"))
 			return true;
-		sleep_ms(100);
+		eu_sleep_ms(100);
 	}
 	return false;
 }
@@ -318,7 +261,7 @@ static bool wait_datagrams(int64_t datagrams)
 		            num(api_body, "\"listener\":{", "drops") >=
 		        datagrams)
 			return true;
-		sleep_ms(100);
+		eu_sleep_ms(100);
 	}
 	return false;
 }
@@ -330,14 +273,7 @@ static int64_t sent; /* datagrams sent in this collector run */
 /* Sends `len` bytes from 127.a.b.c (port chosen by the kernel). */
 static void send_from(uint32_t src, const void *p, size_t len)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in me = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(src)};
-	struct sockaddr_in to = {.sin_family = AF_INET,
-	                         .sin_port = htons(C.udp),
-	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
-	assert_int_equal(sendto(fd, p, len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)len);
-	close(fd);
+	eu_send_udp(src, C.udp, p, len);
 	sent++;
 }
 
@@ -623,22 +559,18 @@ static void phase_restart(void)
 static void test_bounds_floods(void **state)
 {
 	(void)state;
-	C.bin = getenv("NG_BIN");
-	if (!C.bin || access(C.bin, X_OK) != 0) {
-		print_message("skipped: needs NG_BIN (the nagare binary)\n");
-		skip();
-	}
+	C.bin = eu_bin_or_skip();
 	snprintf(C.store, sizeof C.store, "/tmp/ng-bounds-%d", (int)getpid());
-	nftw(C.store, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	C.udp = free_port(SOCK_DGRAM);
-	C.http = free_port(SOCK_STREAM);
+	eu_rm_rf(C.store);
+	C.udp = eu_free_port(SOCK_DGRAM);
+	C.http = eu_free_port(SOCK_STREAM);
 	start(1);
 	printf("collector %s: VmRSS at start %ld MB\n", C.bin, rss_mb());
 	good_template();
 	good_data();
 	check(wait_datagrams(sent), "start: %" PRId64 " datagrams counted", sent);
 	check(wait_segment(), "start: the good exporter's first segment written");
-	sleep_ms(1000);
+	eu_sleep_ms(1000);
 	rss_before = rss_mb();
 	printf("collector: VmRSS %ld MB after its first flush (the baseline)\n", rss_before);
 	remember();
@@ -648,7 +580,7 @@ static void test_bounds_floods(void **state)
 	phase_templates();
 	phase_restart();
 	if (!failures) {
-		nftw(C.store, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		eu_rm_rf(C.store);
 		for (int run = 1; run <= 2; run++) {
 			snprintf(C.log, sizeof C.log, "%s.%d.log", C.store, run);
 			unlink(C.log);

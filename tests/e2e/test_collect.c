@@ -42,82 +42,21 @@
 #include "store/counters.h"
 #include "store/store.h"
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-static int rm_one(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb, (void)type, (void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* A free UDP port on 127.0.0.1: bind port 0, read it back, release it. */
-static uint16_t free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-	getsockname(fd, (struct sockaddr *)&a, &al);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	static char buf[1 << 16];
-	*len = fread(buf, 1, sizeof buf - 1, f);
-	buf[*len] = 0;
-	fclose(f);
-	return buf;
-}
-
-/* Waits until the child's log says it listens (or it died). */
-static bool wait_ready(const char *log, pid_t pid)
-{
-	for (int i = 0; i < 100; i++) {
-		size_t len;
-		char *s = slurp(log, &len);
-		if (s && strstr(s, "listening on"))
-			return true;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return false;
-		sleep_ms(50);
-	}
-	return false;
-}
+#include "e2e_util.h"
 
 static pid_t start_collector_at(const char *bin, const char *store, const char *listen,
                                 const char *json, const char *log)
 {
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 2);
-		dup2(fd, 1);
-		/* the capture is from 2015: replayed, its flows would be
-		 * time-implausible (docs/security.md) without --max-past */
-		if (json)
-			execl(bin, bin, "collect", "--store", store, "--listen", listen, "--json",
-			      json, "--max-past", "36600d", (char *)NULL);
-		else
-			execl(bin, bin, "collect", "--store", store, "--listen", listen,
-			      "--stats-interval", "1", "--max-past", "36600d", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	/* the capture is from 2015: replayed, its flows would be
+	 * time-implausible (docs/security.md) without --max-past */
+	if (json)
+		return eu_spawn(log,
+		                (char *const[]){(char *)bin, "collect", "--store", (char *)store,
+		                                "--listen", (char *)listen, "--json", (char *)json,
+		                                "--max-past", "36600d", NULL});
+	return eu_spawn(log, (char *const[]){(char *)bin, "collect", "--store", (char *)store,
+	                                     "--listen", (char *)listen, "--stats-interval", "1",
+	                                     "--max-past", "36600d", NULL});
 }
 
 static pid_t start_collector(const char *bin, const char *store, uint16_t port, const char *log)
@@ -127,23 +66,23 @@ static pid_t start_collector(const char *bin, const char *store, uint16_t port, 
 	return start_collector_at(bin, store, listen, NULL, log);
 }
 
+/* Waits until the child's log says it listens (or it died). */
+static bool wait_ready(const char *log, pid_t pid)
+{
+	return eu_wait_log(log, pid, "listening on", 5000);
+}
+
 /* Sends each v5 packet of the file as one datagram (size 24 + 48 × count). */
 static int send_v5_file(const uint8_t *b, size_t len, uint16_t port)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in to = {.sin_family = AF_INET,
-	                         .sin_port = htons(port),
-	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int n = 0;
 	for (size_t off = 0; off + 24 <= len;) {
 		size_t plen = 24 + (size_t)(b[off + 2] << 8 | b[off + 3]) * 48;
 		assert_true(off + plen <= len);
-		assert_int_equal(sendto(fd, b + off, plen, 0, (struct sockaddr *)&to, sizeof to),
-		                 (ssize_t)plen);
+		eu_send_udp(0, port, b + off, plen);
 		off += plen;
 		n++;
 	}
-	close(fd);
 	return n;
 }
 
@@ -208,24 +147,20 @@ static void test_collect_v5_end_to_end(void **state)
 	snprintf(log, sizeof log, "%s/collect.log", dir);
 	snprintf(exp, sizeof exp, "%s/state/exporters.json", store);
 
-	uint16_t port = free_port();
+	uint16_t port = eu_free_port(SOCK_DGRAM);
 	pid_t pid = start_collector(bin, store, port, log);
 	bool ready = wait_ready(log, pid);
 	if (!ready) {
 		size_t len;
-		char *s = slurp(log, &len);
+		char *s = eu_slurp(log, &len);
 		print_message("collector did not start: %s\n", s ? s : "(no log)");
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		fail();
 	}
 	assert_int_equal(send_v5_file(v5, v5len, port), 12);
-	sleep_ms(300);
-	assert_int_equal(kill(pid, SIGTERM), 0);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	eu_sleep_ms(300);
+	assert_int_equal(eu_stop(pid), 0);
 
 	struct rows r = {0};
 	ng_scan_stats st = {0};
@@ -250,7 +185,7 @@ static void test_collect_v5_end_to_end(void **state)
 
 	/* The counters file names the exporter with its 12 packets, 30 records. */
 	size_t len;
-	char *js = slurp(exp, &len);
+	char *js = eu_slurp(exp, &len);
 	assert_non_null(js);
 	assert_non_null(strstr(js, "\"exporter\":\"127.0.0.1\",\"domain\":0,\"version\":5"));
 	assert_non_null(strstr(js, "\"packets\":12,\"bytes\":1728,\"records\":30,"));
@@ -265,17 +200,15 @@ static void test_collect_v5_end_to_end(void **state)
 	pid = start_collector(bin, store, port, log);
 	assert_true(wait_ready(log, pid));
 	assert_int_equal(send_v5_file(v5, v5len, port), 12);
-	sleep_ms(300);
-	kill(pid, SIGTERM);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(WEXITSTATUS(status), 0);
-	js = slurp(exp, &len);
+	eu_sleep_ms(300);
+	assert_int_equal(eu_stop(pid), 0);
+	js = eu_slurp(exp, &len);
 	assert_non_null(strstr(js, "\"packets\":24,\"bytes\":3456,\"records\":60,"));
 	memset(&r, 0, sizeof r);
 	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, ng_colset_all(), on_rows, &r, NULL),
 	                 0);
 	assert_int_equal(r.n, 60);
-	rm_rf(dir);
+	eu_rm_rf(dir);
 }
 
 /* IPv6 transport and --json: the v5 packets sent from ::1 to [::1]:PORT
@@ -321,13 +254,10 @@ static void test_collect_ipv6_json(void **state)
 		off += plen;
 	}
 	close(fd);
-	sleep_ms(300);
-	kill(pid, SIGTERM);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(WEXITSTATUS(status), 0);
+	eu_sleep_ms(300);
+	assert_int_equal(eu_stop(pid), 0);
 	size_t len;
-	char *js = slurp(json, &len);
+	char *js = eu_slurp(json, &len);
 	assert_non_null(js);
 	size_t lines = 0;
 	for (char *p = js; *p; p++)
@@ -335,21 +265,18 @@ static void test_collect_ipv6_json(void **state)
 	assert_int_equal(lines, 30);
 	assert_non_null(strstr(js, "\"exporter\":\"::1\""));
 	assert_non_null(strstr(js, "\"src_addr\":\"10.0.2.2\""));
-	rm_rf(dir);
+	eu_rm_rf(dir);
 }
 
 struct sender {
-	int fd;
-	struct sockaddr_in to;
+	uint16_t port;
 	int sent;
 };
 
 static int send_datagram(const ng_datagram *dg, void *arg)
 {
 	struct sender *s = arg;
-	assert_int_equal(
-	    sendto(s->fd, dg->data, dg->len, 0, (struct sockaddr *)&s->to, sizeof s->to),
-	    (ssize_t)dg->len);
+	eu_send_udp(0, s->port, dg->data, dg->len);
 	s->sent++;
 	return 0;
 }
@@ -389,22 +316,15 @@ static void test_collect_sflow_counters(void **state)
 	char store[4200], log[4300];
 	snprintf(store, sizeof store, "%s/store", dir);
 	snprintf(log, sizeof log, "%s/collect.log", dir);
-	uint16_t port = free_port();
+	uint16_t port = eu_free_port(SOCK_DGRAM);
 	pid_t pid = start_collector(bin, store, port, log);
 	assert_true(wait_ready(log, pid));
-	struct sender s = {.fd = socket(AF_INET, SOCK_DGRAM, 0),
-	                   .to = {.sin_family = AF_INET,
-	                          .sin_port = htons(port),
-	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)}};
+	struct sender s = {.port = port};
 	char err[512];
 	assert_int_equal(ng_capture_read(input, send_datagram, &s, NULL, err, sizeof err), 0);
-	close(s.fd);
 	assert_int_equal(s.sent, 25);
-	sleep_ms(300);
-	kill(pid, SIGTERM);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(WEXITSTATUS(status), 0);
+	eu_sleep_ms(300);
+	assert_int_equal(eu_stop(pid), 0);
 	size_t rows = 0, samples = 0;
 	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, ng_colset_of(NG_F_FLOW_START),
 	                               count_rows, &rows, NULL),
@@ -415,33 +335,21 @@ static void test_collect_sflow_counters(void **state)
 	                 0);
 	assert_int_equal(errors, 0);
 	assert_int_equal(samples, 48);
-	rm_rf(dir);
+	eu_rm_rf(dir);
 }
 
 /* Usage errors exit 2 with the documented wording. */
 static void test_collect_usage(void **state)
 {
 	(void)state;
-	const char *bin = getenv("NG_BIN");
-	if (!bin || access(bin, X_OK) != 0) {
-		print_message("skipped: NG_BIN not set\n");
-		skip();
-	}
-	char cmd[4300];
+	const char *bin = eu_bin_or_skip();
+	char cmd[4300], out[512] = "";
 	snprintf(cmd, sizeof cmd, "%s collect --x 2>&1", bin);
-	FILE *p = popen(cmd, "r");
-	char out[512] = "";
-	size_t n = fread(out, 1, sizeof out - 1, p);
-	out[n] = 0;
-	int st = pclose(p);
-	assert_int_equal(WEXITSTATUS(st), 2);
+	assert_int_equal(eu_run(cmd, out, sizeof out), 2);
 	assert_string_equal(out,
 	                    "nagare collect: unknown option '--x'; see 'nagare collect --help'\n");
 	snprintf(cmd, sizeof cmd, "%s collect --listen 127.0.0.1:0 2>&1", bin);
-	p = popen(cmd, "r");
-	n = fread(out, 1, sizeof out - 1, p);
-	out[n] = 0;
-	assert_int_equal(WEXITSTATUS(pclose(p)), 2);
+	assert_int_equal(eu_run(cmd, out, sizeof out), 2);
 	assert_non_null(strstr(out, "--store DIR is required"));
 }
 

@@ -45,6 +45,8 @@
 #include "store/segment.h"
 #include "store/store.h"
 
+#include "e2e_util.h"
+
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
 #define RANGE "--from 2025-11-30T00:00:00Z --to 2025-11-30T01:00:00Z"
 enum { NSEG = 5, PER = 20000, BAD = 2 };
@@ -61,24 +63,7 @@ static totals seg_tot[NSEG];
 
 static void make_row(ng_flow *r, size_t k)
 {
-	memset(r, 0, sizeof *r);
-	r->flow_start = T0 + k * 10;
-	r->flow_end = r->flow_start + k % 5000;
-	r->time_received = r->flow_end + 100;
-	r->src_addr[10] = r->src_addr[11] = 0xff;
-	r->src_addr[12] = 10;
-	r->src_addr[14] = (uint8_t)(k % 200);
-	r->src_addr[15] = (uint8_t)(k % 7);
-	memcpy(r->dst_addr, r->src_addr, 16);
-	r->dst_addr[12] = 192;
-	r->src_port = (uint16_t)(1024 + k % 3000);
-	r->dst_port = (uint16_t)(k % 50);
-	r->protocol = k % 3 ? 6 : 17;
-	r->tcp_flags = (uint8_t)(k * 2654435761u >> 24);
-	r->ip_version = 4;
-	r->packets = r->packets_raw = 1 + k % 13;
-	r->bytes = r->bytes_raw = 40 + (k * 7919) % 100000;
-	r->sampling_rate = 1;
+	eu_damage_row(r, k);
 }
 
 /* Segments [0, n) (PER rows each, one flush each) into `dir`, from row
@@ -351,14 +336,9 @@ static void cli_shapes(totals want, bool rollups)
 
 static void segment_path(size_t s, char *path, size_t len)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "find '%s/flows' -name '*.seg' | sort | sed -n %zup", store,
-	         s + 1);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	assert_non_null(fgets(path, (int)len, p));
-	pclose(p);
-	path[strcspn(path, "\n")] = 0;
+	char flows[128];
+	snprintf(flows, sizeof flows, "%s/flows", store);
+	eu_nth_file(flows, "*.seg", s, path, len);
 }
 
 /* File offset of the middle of frame b of column `col` of `path`. */

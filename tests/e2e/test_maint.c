@@ -30,77 +30,13 @@
 #include "core/timefmt.h"
 #include "store/store.h"
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-static int rm_one(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb, (void)type, (void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static uint16_t free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-	getsockname(fd, (struct sockaddr *)&a, &al);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-static char *slurp(const char *path)
-{
-	static char buf[1 << 16];
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
-/* Waits up to ms for the log to contain `what`, or the child to die. */
-static bool wait_log(const char *log, pid_t pid, const char *what, int ms)
-{
-	for (int t = 0; t < ms; t += 50) {
-		char *s = slurp(log);
-		if (s && strstr(s, what))
-			return true;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return false;
-		sleep_ms(50);
-	}
-	return false;
-}
-
-static size_t nsegs;
-static int count_seg(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb, (void)ftw;
-	size_t l = strlen(p);
-	if (type == FTW_F && l > 4 && strcmp(p + l - 4, ".seg") == 0)
-		nsegs++;
-	return 0;
-}
+#include "e2e_util.h"
 
 static size_t count_segments(const char *store)
 {
 	char flows[4200];
 	snprintf(flows, sizeof flows, "%s/flows", store);
-	nsegs = 0;
-	nftw(flows, count_seg, 16, FTW_PHYS);
-	return nsegs;
+	return eu_count_suffix(flows, ".seg");
 }
 
 /* Writes `nflush` segments of `per` rows each, flow_start from `t0`, one
@@ -156,49 +92,27 @@ static pid_t start_collector(const char *bin, const char *store, const char *log
                              const char *retention)
 {
 	char listen[64];
-	snprintf(listen, sizeof listen, "127.0.0.1:%u", free_port());
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 2);
-		dup2(fd, 1);
-		if (retention)
-			execl(bin, bin, "collect", "--store", store, "--listen", listen,
-			      "--no-http", "--maint-interval", "1s", "--retention", retention,
-			      (char *)NULL);
-		else
-			execl(bin, bin, "collect", "--store", store, "--listen", listen,
-			      "--no-http", "--maint-interval", "1s", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	snprintf(listen, sizeof listen, "127.0.0.1:%u", eu_free_port(SOCK_DGRAM));
+	if (retention)
+		return eu_spawn(log,
+		                (char *const[]){(char *)bin, "collect", "--store", (char *)store,
+		                                "--listen", listen, "--no-http", "--maint-interval",
+		                                "1s", "--retention", (char *)retention, NULL});
+	return eu_spawn(log, (char *const[]){(char *)bin, "collect", "--store", (char *)store,
+	                                     "--listen", listen, "--no-http", "--maint-interval",
+	                                     "1s", NULL});
 }
 
 static void stop_collector(pid_t pid)
 {
-	int status;
-	kill(pid, SIGTERM);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
-static const char *bin_or_skip(void)
-{
-	const char *bin = getenv("NG_BIN");
-	if (!bin || access(bin, X_OK) != 0) {
-		print_message("skipped: NG_BIN (the nagare binary) not set\n");
-		skip();
-	}
-	return bin;
+	assert_int_equal(eu_stop(pid), 0);
 }
 
 /* Old hour's 5 small segments: merged into one, every row kept. */
 static void test_collect_compacts(void **state)
 {
 	(void)state;
-	const char *bin = bin_or_skip();
+	const char *bin = eu_bin_or_skip();
 	char store[] = "/tmp/ng_cmaint_XXXXXX", log[64];
 	assert_non_null(mkdtemp(store));
 	snprintf(log, sizeof log, "%s.log", store);
@@ -207,26 +121,27 @@ static void test_collect_compacts(void **state)
 	write_segments(store, t0, 5, 200, &next);
 	assert_int_equal(count_segments(store), 5);
 	pid_t pid = start_collector(bin, store, log, NULL);
-	bool merged = wait_log(log, pid, "compaction: 5 segments merged into 1 (1000 rows)", 15000);
+	bool merged =
+	    eu_wait_log(log, pid, "compaction: 5 segments merged into 1 (1000 rows)", 15000);
 	/* then the merged segment's rollups: its 1000 rows lie in one 5-minute
 	 * bucket with one value of every set's fields but the source address,
 	 * so 1 row in each of the 12 files of the full sets; the top rollups
 	 * keep all 200 source addresses and the one destination, each file
 	 * with its bound row: 14 files, 12 + 201 + 2 rows */
-	bool rolled = merged && wait_log(log, pid,
-	                                 "rollups: 1 segments rolled up into 14 files "
-	                                 "(215 rows)",
-	                                 15000);
+	bool rolled = merged && eu_wait_log(log, pid,
+	                                    "rollups: 1 segments rolled up into 14 files "
+	                                    "(215 rows)",
+	                                    15000);
 	stop_collector(pid);
 	if (!rolled)
-		print_message("log:\n%s\n", slurp(log));
+		print_message("log:\n%s\n", eu_slurp(log, NULL));
 	assert_true(merged);
 	assert_true(rolled);
 	assert_int_equal(count_segments(store), 1);
 	struct sums s = scan_all(store);
 	assert_int_equal(s.rows, 1000);
 	assert_int_equal(s.bytes, 1000 * 1001 / 2);
-	rm_rf(store);
+	eu_rm_rf(store);
 	unlink(log);
 }
 
@@ -235,7 +150,7 @@ static void test_collect_compacts(void **state)
 static void test_collect_retention(void **state)
 {
 	(void)state;
-	const char *bin = bin_or_skip();
+	const char *bin = eu_bin_or_skip();
 	char store[] = "/tmp/ng_cmaint_XXXXXX", log[64];
 	assert_non_null(mkdtemp(store));
 	snprintf(log, sizeof log, "%s.log", store);
@@ -249,10 +164,10 @@ static void test_collect_retention(void **state)
 		recent_sum += v;
 	assert_int_equal(count_segments(store), 7);
 	pid_t pid = start_collector(bin, store, log, "1h");
-	bool deleted = wait_log(log, pid, "retention: deleted", 15000);
+	bool deleted = eu_wait_log(log, pid, "retention: deleted", 15000);
 	stop_collector(pid);
 	if (!deleted)
-		print_message("log:\n%s\n", slurp(log));
+		print_message("log:\n%s\n", eu_slurp(log, NULL));
 	assert_true(deleted);
 	/* the old hours may have been merged first: 1 or 2 segments deleted
 	 * each, but none of their rows remain */
@@ -260,18 +175,8 @@ static void test_collect_retention(void **state)
 	assert_int_equal(s.rows, 100);
 	assert_int_equal(s.bytes, recent_sum);
 	assert_true(count_segments(store) >= 1 && count_segments(store) <= 2);
-	rm_rf(store);
+	eu_rm_rf(store);
 	unlink(log);
-}
-
-/* Runs `cmd` (stderr too), returns its exit status, output into out. */
-static int run_cmd(const char *cmd, char *out, size_t len)
-{
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t n = fread(out, 1, len - 1, p);
-	out[n] = 0;
-	return WEXITSTATUS(pclose(p));
 }
 
 /* `nagare compact`: the same merge and rollups now, then nothing left to
@@ -279,17 +184,17 @@ static int run_cmd(const char *cmd, char *out, size_t len)
 static void test_compact_command(void **state)
 {
 	(void)state;
-	const char *bin = bin_or_skip();
+	const char *bin = eu_bin_or_skip();
 	char store[] = "/tmp/ng_cmaint_XXXXXX", cmd[4300], out[1024];
 	assert_non_null(mkdtemp(store));
 	uint64_t hour = 3600000, now = ng_now_ms();
 	uint64_t t0 = (now / hour - 3) * hour + 1000, next = 1;
 	write_segments(store, t0, 5, 200, &next);
 	snprintf(cmd, sizeof cmd, "%s compact --store %s 2>&1", bin, store);
-	assert_int_equal(run_cmd(cmd, out, sizeof out), 0);
+	assert_int_equal(eu_run(cmd, out, sizeof out), 0);
 	assert_string_equal(out, "compaction: 5 segments merged into 1 (1000 rows)\n"
 	                         "rollups: 1 segments rolled up into 14 files (215 rows)\n");
-	assert_int_equal(run_cmd(cmd, out, sizeof out), 0);
+	assert_int_equal(eu_run(cmd, out, sizeof out), 0);
 	assert_string_equal(out, "compaction: 0 segments merged into 0 (0 rows)\n"
 	                         "rollups: 0 segments rolled up into 0 files (0 rows)\n");
 	assert_int_equal(count_segments(store), 1);
@@ -297,19 +202,19 @@ static void test_compact_command(void **state)
 	assert_int_equal(s.rows, 1000);
 	assert_int_equal(s.bytes, 1000 * 1001 / 2);
 	snprintf(cmd, sizeof cmd, "%s compact --store %s --settle soon 2>&1", bin, store);
-	assert_int_equal(run_cmd(cmd, out, sizeof out), 2);
+	assert_int_equal(eu_run(cmd, out, sizeof out), 2);
 	assert_non_null(strstr(out, "--settle 'soon'"));
 	snprintf(cmd, sizeof cmd, "%s compact --store %s/nothing 2>&1", bin, store);
-	assert_int_equal(run_cmd(cmd, out, sizeof out), 1);
+	assert_int_equal(eu_run(cmd, out, sizeof out), 1);
 	assert_non_null(strstr(out, "is not a flow store"));
-	rm_rf(store);
+	eu_rm_rf(store);
 }
 
 /* Bad values are usage errors (exit 2) naming the option. */
 static void test_collect_maint_usage(void **state)
 {
 	(void)state;
-	const char *bin = bin_or_skip();
+	const char *bin = eu_bin_or_skip();
 	const char *args[][2] = {{"--retention", "30x"},
 	                         {"--retention", "0d"},
 	                         {"--max-size", "lots"},
@@ -318,10 +223,7 @@ static void test_collect_maint_usage(void **state)
 		char cmd[4300], out[512] = "";
 		snprintf(cmd, sizeof cmd, "%s collect --store /tmp/x %s %s 2>&1", bin, args[i][0],
 		         args[i][1]);
-		FILE *p = popen(cmd, "r");
-		size_t n = fread(out, 1, sizeof out - 1, p);
-		out[n] = 0;
-		assert_int_equal(WEXITSTATUS(pclose(p)), 2);
+		assert_int_equal(eu_run(cmd, out, sizeof out), 2);
 		char want[64];
 		snprintf(want, sizeof want, "%s '%s'", args[i][0], args[i][1]);
 		assert_non_null(strstr(out, want));

@@ -23,16 +23,7 @@
 #include "store/exporters.h"
 #include "store/store.h"
 
-static int rm_one(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb, (void)type, (void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
+#include "e2e_util.h"
 
 static ng_exporter_stats row(const char *addr, uint32_t domain, uint8_t version, uint64_t packets)
 {
@@ -63,12 +54,7 @@ static int run_status(const char *args, char *out, size_t len)
 {
 	char cmd[1024];
 	snprintf(cmd, sizeof cmd, "%s status %s 2>&1", getenv("NG_BIN"), args);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t n = fread(out, 1, len - 1, p);
-	out[n] = 0;
-	int st = pclose(p);
-	return WEXITSTATUS(st);
+	return eu_run(cmd, out, len);
 }
 
 static void test_status_command(void **state)
@@ -152,7 +138,7 @@ static void test_status_command(void **state)
 	assert_int_equal(run_status("--x", out, sizeof out), 2);
 	assert_string_equal(out,
 	                    "nagare status: unknown option '--x'; see 'nagare status --help'\n");
-	rm_rf(dir);
+	eu_rm_rf(dir);
 }
 
 int main(void)

@@ -48,13 +48,14 @@ import random
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
+
+from e2e_util import free_port, query, v5_header, v5_record
 
 JUNK_ADDR, GOOD_ADDR = "127.0.0.1", "127.0.0.2"
 FLUSH_S = 5.0      # the writer's flush interval (store/writer.c DUE_MS)
@@ -74,20 +75,6 @@ def fail(msg):
     raise AssertionError(msg)
 
 
-def free_port(kind):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def v5_header(count, uptime_ms, unix_secs, nsecs, seq):
-    # Cisco NetFlow v5 header: version, count, sysUptime, unix_secs,
-    # unix_nsecs, flow_sequence, engine_type, engine_id, sampling_interval
-    return struct.pack("!HHIIIIBBH", 5, count, uptime_ms, unix_secs, nsecs, seq, 0, 0, 0)
-
-
 def junk_datagram(rng, now_s):
     while True:
         secs = rng.getrandbits(32)
@@ -105,9 +92,8 @@ def good_datagram(i, uptime_ms, seq):
         n = i * GOOD_PER + k
         src = bytes([10, 99, (n >> 8) & 255, n & 255])
         first, last = uptime_ms - 2000, uptime_ms - 1000
-        recs += (src + bytes([192, 0, 2, 1]) + bytes(4) +
-                 struct.pack("!HHIIIIHHBBBBHHBBH", 1, 2, 3, 300, first, last,
-                             40000 + k, 443, 0, 0x18, 6, 0, 0, 0, 24, 24, 0))
+        recs += v5_record(src, bytes([192, 0, 2, 1]), bytes(4), 1, 2, 3, 300, first, last,
+                          40000 + k, 443, 0x18, 6, src_mask=24, dst_mask=24)
     return hdr + recs
 
 
@@ -156,9 +142,7 @@ class Collector:
     def count(self, flt):
         """Flows stored that match the filter (summary.flows), and seconds taken."""
         t = time.monotonic()
-        r = subprocess.run([self.bin, "query", "--store", self.store, "-s", "exporter",
-                            "--format", "json", flt], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=60)
+        r = query(self.bin, self.store, "-s", "exporter", flt, timeout=60)
         took = time.monotonic() - t
         if r.returncode != 0:
             if "no such" in r.stderr.lower() or "not a store" in r.stderr.lower():

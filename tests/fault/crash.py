@@ -48,11 +48,13 @@ import random
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import e2e_util as U  # noqa: E402  (tests/e2e/e2e_util.py)
 
 FLUSH_S = 5.0  # the store writer's flush interval (store/writer.c DUE_MS)
 MARGIN_S = 2.0  # flush thread wake-up (0.25 s), sort, encode, fsync
@@ -73,36 +75,13 @@ def v5_datagram(seq, ids, age_ms, now_s):
     48-byte records) holding flows numbered `ids`, flow i ended
     age_ms(i, now_s * 1000) milliseconds before the export time now_s.  Flow id i: source 10.0.0.0 + i,
     packets 1 + i % 7, bytes 100 + i % 1000, destination port 53 or 443."""
-    hdr = struct.pack("!HHIIIIBBH", 5, len(ids), UPTIME_MS, now_s, 0, seq, 0, 0, 0)
     recs = []
     for i in ids:
         last = UPTIME_MS - age_ms(i, now_s * 1000)
-        recs.append(
-            struct.pack(
-                "!IIIHHIIIIHHBBBBHHBBH",
-                0x0A000000 | i,
-                0xC0000201,
-                0,
-                1,
-                2,
-                1 + i % 7,
-                100 + i % 1000,
-                last - 100,
-                last,
-                1024 + i % 50000,
-                53 if i % 3 else 443,
-                0,
-                0x18,
-                17 if i % 3 else 6,
-                0,
-                0,
-                0,
-                24,
-                24,
-                0,
-            )
-        )
-    return hdr + b"".join(recs)
+        recs.append(U.v5_record(0x0A000000 | i, 0xC0000201, 0, 1, 2, 1 + i % 7, 100 + i % 1000,
+                                last - 100, last, 1024 + i % 50000, 53 if i % 3 else 443, 0x18,
+                                17 if i % 3 else 6, src_mask=24, dst_mask=24))
+    return U.v5_header(len(ids), UPTIME_MS, now_s, 0, seq) + b"".join(recs)
 
 
 class Exporter:
@@ -151,14 +130,6 @@ class Exporter:
 # ---- the collector and the store -----------------------------------------
 
 
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def start_collector(nagare, store, port, extra=(), env=None):
     p = subprocess.Popen(
         [nagare, "collect", "--store", store, "--listen", f"127.0.0.1:{port}", "--no-http",
@@ -185,31 +156,10 @@ def start_collector(nagare, store, port, extra=(), env=None):
     return p
 
 
-def stop(p, sig=signal.SIGTERM, timeout=30):
-    p.send_signal(sig)
-    try:
-        p.wait(timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        return None
-    return p.returncode
-
-
-def query(nagare, store, *args):
-    """nagare query's JSON document (--format json) and its stderr."""
-    r = subprocess.run([nagare, "query", "--store", store, "--format", "json", *args],
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        raise RuntimeError(f"query {' '.join(args)} exited {r.returncode}: {r.stderr.strip()}")
-    return json.loads(r.stdout)
-
-
 def stored_ids(nagare, store):
     """The ids of the flows in the store, as a list (repeats kept), and the
     listing's summary."""
-    r = subprocess.run([nagare, "query", "--store", store, "--format", "csv", "-q"],
-                       capture_output=True, text=True, timeout=300)
+    r = U.query(nagare, store, "-q", fmt="csv", timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"listing exited {r.returncode}: {r.stderr.strip()}")
     lines = r.stdout.splitlines()
@@ -239,7 +189,7 @@ def shapes(nagare, store):
         ("series 5m", ("--interval", "5m")),
         ("aggregate dstport", ("-A", "dstport", "-n", "0")),
     ):
-        s = summary(query(nagare, store, *args))
+        s = summary(U.query_json(nagare, store, *args))
         out[name] = (s.get("flows"), s.get("bytes"), s.get("segments_skipped", 0))
     return out
 
@@ -292,7 +242,7 @@ def temporaries(store):
 
 def phase_ingest(f, it, rnd, a, work):
     store = os.path.join(work, f"ingest-{it}")
-    port = free_udp_port()
+    port = U.free_port()
     p = start_collector(a.nagare, store, port)
     ex = Exporter(port)
     kill_after = rnd.uniform(0.5, 12.0)
@@ -306,12 +256,12 @@ def phase_ingest(f, it, rnd, a, work):
         f"{len(need)} acknowledged")
     check_store(f, it, "ingest", a.nagare, store, need_ids=need, allowed_ids=ex.all_ids())
     # the store takes a new collector after the crash
-    port = free_udp_port()
+    port = U.free_port()
     p = start_collector(a.nagare, store, port)
     before = ex.all_ids()
     ex.addr = ("127.0.0.1", port)
     ex.stream(0.5, rate_dgrams=200)
-    rc = stop(p)
+    rc = U.stop(p)
     f.check(rc == 0, it, "ingest", f"restarted collector exited {rc}")
     got = check_store(f, it, "ingest (restarted)", a.nagare, store,
                       need_ids=ex.all_ids() - before, allowed_ids=ex.all_ids())
@@ -335,12 +285,12 @@ def make_master(a, work):
         return export_ms - end
 
     for _ in range(6):
-        port = free_udp_port()
+        port = U.free_port()
         p = start_collector(a.nagare, store, port)
         ex.addr = ("127.0.0.1", port)
         ex.stream(0.6, rate_dgrams=500, age_ms=age)
         time.sleep(0.3)
-        if stop(p) != 0:
+        if U.stop(p) != 0:
             raise RuntimeError("master store: collector did not stop cleanly")
     ids = ex.all_ids()
     trial = os.path.join(work, "master-trial")
@@ -385,7 +335,7 @@ def phase_retention(f, it, rnd, a, work, master):
     src, ids, base, took = master
     store = os.path.join(work, f"retention-{it}")
     shutil.copytree(src, store, symlinks=True)
-    port = free_udp_port()
+    port = U.free_port()
     # flows of the hours base-1h .. base-4h (ending in them); retention 2h
     # removes the hours that ended more than two hours ago
     p = start_collector(a.nagare, store, port, ("--retention", "2h", "--maint-interval", "1s"))
@@ -420,7 +370,7 @@ def phase_disk(f, it, rnd, a, work, err):
     ops = rnd.choice(("create,write,fsync", "write", "fsync"))
     env = dict(os.environ, LD_PRELOAD=a.shim, NG_FAULT_DIR=store, NG_FAULT_FLAG=flag, NG_FAULT_ERRNO=err,
                NG_FAULT_OPS=ops)
-    port = free_udp_port()
+    port = U.free_port()
     p = start_collector(a.nagare, store, port, env=env)
     ex = Exporter(port)
     ex.stream(rnd.uniform(0.5, 3.0), rate_dgrams=300)
@@ -431,7 +381,7 @@ def phase_disk(f, it, rnd, a, work, err):
     cleared = time.monotonic()
     ex.stream(FLUSH_S + MARGIN_S + 0.5, rate_dgrams=300)
     after = ex.ids_sent_before(float("inf")) - ex.ids_sent_before(cleared + FLUSH_S + MARGIN_S)
-    rc = stop(p)
+    rc = U.stop(p)
     stderr = p.stderr.read().decode(errors="replace")
     log(f"iteration {it}: {err} on {ops} for {fault_s:.1f} s; collector exited {rc}; "
         f"{sum(1 for l in stderr.splitlines() if 'store' in l)} store log lines")

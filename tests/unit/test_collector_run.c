@@ -36,25 +36,8 @@
 #include "core/field.h"
 #include "core/strtab.h"
 #include "store/store.h"
+#include "e2e_util.h"
 #include "test_store_helpers.h"
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-/* A free UDP port on 127.0.0.1: bind port 0, read it back, release it. */
-static uint16_t free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof a;
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-	getsockname(fd, (struct sockaddr *)&a, &al);
-	close(fd);
-	return ntohs(a.sin_port);
-}
 
 /* One v5 record at p (48 bytes): addresses, packets, bytes, ports, TCP. */
 static void v5_record(uint8_t *p, uint32_t src, uint32_t dst, uint32_t pkts, uint32_t bytes,
@@ -82,13 +65,7 @@ static void send_v5(uint16_t port)
 	ng_put_be32(d + 8, (uint32_t)time(NULL));
 	v5_record(d + 24, 0x0a000001, 0x0a000002, 10, 1500, 40000, 22);
 	v5_record(d + 72, 0x0a000002, 0x0a000001, 7, 900, 22, 40000);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in to = {.sin_family = AF_INET,
-	                         .sin_port = htons(port),
-	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	assert_int_equal(sendto(fd, d, sizeof d, 0, (struct sockaddr *)&to, sizeof to),
-	                 (ssize_t)sizeof d);
-	close(fd);
+	eu_send_udp(0, port, d, sizeof d);
 }
 
 static atomic_int reloads;
@@ -121,7 +98,7 @@ static bool wait_file(const char *path, long ms)
 	for (long t = 0; t < ms; t += 20) {
 		if (access(path, F_OK) == 0)
 			return true;
-		sleep_ms(20);
+		eu_sleep_ms(20);
 	}
 	return false;
 }
@@ -149,7 +126,7 @@ static void test_run_store_reload_stop(void **state)
 	char *dir = ts_make_store("collector_run");
 	char store[300], listen[64], path[400];
 	snprintf(store, sizeof store, "%s/store", dir);
-	uint16_t port = free_port();
+	uint16_t port = eu_free_port(SOCK_DGRAM);
 	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
 	const char *listens[] = {listen};
 	ng_config conf = {0};
@@ -170,7 +147,7 @@ static void test_run_store_reload_stop(void **state)
 	send_v5(port);
 	assert_int_equal(kill(getpid(), SIGHUP), 0);
 	for (int i = 0; i < 250 && !atomic_load(&reloads); i++)
-		sleep_ms(20);
+		eu_sleep_ms(20);
 	assert_int_equal(atomic_load(&reloads), 1);
 	snprintf(path, sizeof path, "%s/state/exporters.json", store);
 	assert_true(wait_file(path, 5000)); /* the flush thread wrote a report */

@@ -39,6 +39,7 @@
 #include "query/series.h"
 #include "store/segment.h"
 #include "store/store.h"
+#include "e2e_util.h"
 #include "test_store_helpers.h"
 
 #define HOUR UINT64_C(3600000)
@@ -56,25 +57,7 @@ static totals seg_tot[NSEG];
  * apart), varied addresses, ports, flags and counters. */
 static void make_row(ng_flow *r, size_t s, size_t i)
 {
-	const size_t k = s * PER + i;
-	memset(r, 0, sizeof *r);
-	r->flow_start = T0 + k * 10;
-	r->flow_end = r->flow_start + k % 5000;
-	r->time_received = r->flow_end + 100;
-	r->src_addr[10] = r->src_addr[11] = 0xff;
-	r->src_addr[12] = 10;
-	r->src_addr[14] = (uint8_t)(k % 200);
-	r->src_addr[15] = (uint8_t)(k % 7);
-	memcpy(r->dst_addr, r->src_addr, 16);
-	r->dst_addr[12] = 192;
-	r->src_port = (uint16_t)(1024 + k % 3000);
-	r->dst_port = (uint16_t)(k % 50);
-	r->protocol = k % 3 ? 6 : 17;
-	r->tcp_flags = (uint8_t)(k * 2654435761u >> 24);
-	r->ip_version = 4;
-	r->packets = r->packets_raw = 1 + k % 13;
-	r->bytes = r->bytes_raw = 40 + (k * 7919) % 100000;
-	r->sampling_rate = 1;
+	eu_damage_row(r, s * PER + i);
 }
 
 static int setup_rows(void **state)
@@ -118,13 +101,9 @@ static char *build(size_t n)
 /* The path of the s-th segment by name (they sort in write order). */
 static void segment_path(const char *dir, size_t s, char *path, size_t len)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "find '%s/flows' -name '*.seg' | sort | sed -n %zup", dir, s + 1);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	assert_non_null(fgets(path, (int)len, p));
-	pclose(p);
-	path[strcspn(path, "\n")] = 0;
+	char flows[4200];
+	snprintf(flows, sizeof flows, "%s/flows", dir);
+	eu_nth_file(flows, "*.seg", s, path, len);
 }
 
 /* File offset of the middle of frame b of column `col` of segment
