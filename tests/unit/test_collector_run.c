@@ -189,13 +189,7 @@ static void send_ipfix_template(uint16_t port)
 		ng_put_be16(d + 24 + 4 * i, fields[i][0]);
 		ng_put_be16(d + 26 + 4 * i, fields[i][1]);
 	}
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in to = {.sin_family = AF_INET,
-	                         .sin_port = htons(port),
-	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	assert_int_equal(sendto(fd, d, sizeof d, 0, (struct sockaddr *)&to, sizeof to),
-	                 (ssize_t)sizeof d);
-	close(fd);
+	eu_send_udp(0, port, d, sizeof d);
 }
 
 /* Templates in STORE/state/templates that load into a fresh decoder. */
@@ -220,7 +214,7 @@ static void test_run_templates_saved_while_running(void **state)
 	char *dir = ts_make_store("collector_tpl");
 	char store[300], listen[64], path[400];
 	snprintf(store, sizeof store, "%s/store", dir);
-	uint16_t port = free_port();
+	uint16_t port = eu_free_port(SOCK_DGRAM);
 	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
 	const char *listens[] = {listen};
 	ng_config conf = {0};
@@ -235,7 +229,7 @@ static void test_run_templates_saved_while_running(void **state)
 	snprintf(path, sizeof path, "%s/state/templates", store);
 	uint64_t n = 0;
 	for (long t = 0; t < NG_TEMPLATE_SAVE_MS + 3000 && !(n = saved_templates(path)); t += 100)
-		sleep_ms(100);
+		eu_sleep_ms(100);
 	assert_int_equal(n, 1);
 	assert_int_equal(kill(getpid(), SIGTERM), 0);
 	assert_int_equal(pthread_join(th, NULL), 0);
