@@ -125,7 +125,8 @@ static int open_all(ng_collector *c)
 		return -1;
 	c->limits = cfg->config->limits;
 	ng_limits_fill(&c->limits);
-	if (cfg->options_names && !(c->ifs = ng_iftab_new((size_t)c->limits.interfaces))) {
+	if (cfg->options_names && !(c->ifs = ng_iftab_new((size_t)c->limits.interfaces,
+	                                                  (size_t)c->limits.interface_names))) {
 		fprintf(stderr, "nagare collect: out of memory\n");
 		return -1;
 	}

@@ -85,9 +85,12 @@ typedef struct ng_collector_config {
  * the process at once.  `cfg` and what it points to are borrowed for the
  * whole run.
  *
- * On stop: what the sockets hold is read and decoded, every record
- * appended is flushed, templates are saved to STORE/state/templates and
- * counters to STORE/state/exporters.json.
+ * While it runs, the template state is written to STORE/state/templates
+ * every NG_TEMPLATE_SAVE_MS when it changed (by the flush thread: the
+ * receive thread only copies it), so a kill -9 loses at most that much of
+ * what exporters announced.  On stop: what the sockets hold is read and
+ * decoded, every record appended is flushed, templates are saved to
+ * STORE/state/templates and counters to STORE/state/exporters.json.
  *
  * Returns the exit status: 0; 1 when it cannot start (the cause on stderr,
  * "nagare collect: …": the store, the state directory, the enrichment
@@ -97,5 +100,8 @@ typedef struct ng_collector_config {
  * many).
  */
 int ng_collector_run(const ng_collector_config *cfg);
+
+/* How often a running collector looks at its template state, ms. */
+#define NG_TEMPLATE_SAVE_MS 10000
 
 #endif

@@ -49,16 +49,21 @@ typedef struct ng_collector {
 	ng_flow_batch batch;
 	FILE *json; /* NDJSON output, NULL once it failed */
 	const char *json_name;
-	ng_counter_batch counters; /* sFlow counter samples, taken once a second */
-	uint64_t counters_lost;    /* samples the counter store could not take */
-	uint64_t append_lost;      /* rows the writer could not take */
-	ng_exporters_file base;    /* counters of earlier runs, from exporters.json */
-	ng_limit_stats lim_logged; /* the bound counters when last logged (report.c) */
-	uint64_t lim_logged_ms;    /* and when */
-	uint64_t lim_trimmed;      /* evictions at the last malloc_trim */
-	ng_iftab *ifs;             /* interface names from options data; NULL: off */
-	uint64_t ifs_dropped;      /* names not kept: limits.interfaces reached */
-	ng_coll_timecheck tc;      /* the time window (timecheck.c) */
+	ng_counter_batch counters;         /* sFlow counter samples, taken once a second */
+	uint64_t counters_lost;            /* samples the counter store could not take */
+	uint64_t append_lost;              /* rows the writer could not take */
+	ng_exporters_file base;            /* counters of earlier runs, from exporters.json */
+	ng_limit_stats lim_logged;         /* the bound counters when last logged (report.c) */
+	uint64_t lim_logged_ms;            /* and when */
+	uint64_t lim_trimmed;              /* evictions at the last malloc_trim */
+	ng_iftab *ifs;                     /* interface names from options data; NULL: off */
+	uint64_t ifs_dropped;              /* names not kept: limits.interfaces reached */
+	uint64_t ifnames_refused;          /* renames not kept: limits.interface_names */
+	uint64_t ifs_log_ms;               /* start of the minute of interface log lines */
+	uint64_t ifs_logged, ifs_unlogged; /* lines logged and not, that minute */
+	ng_coll_timecheck tc;              /* the time window (timecheck.c) */
+	uint64_t tpl_hash;                 /* of the template state last handed on */
+	uint64_t tpl_next_ms;              /* when to look at the template state again */
 	/* appended to by the receive thread, flushed by the flush thread:
 	 * each takes its own lock (store.h, counters.h) */
 	ng_store_writer *w;
@@ -70,6 +75,8 @@ typedef struct ng_collector {
 	bool flusher_stop;
 	bool flush_wanted;          /* a flush became due: do not wait */
 	ng_exporters_file *pending; /* counters for the flush thread to save */
+	uint8_t *tpl_img;           /* a template state image for it to write */
+	size_t tpl_len;
 	/* enrichment (enrichment.c, enrich/enrich.h): the slot has its own
 	 * protocol between the receive, flush and reloader threads */
 	ng_enrich_slot enrich;
@@ -124,6 +131,12 @@ void ng_coll_flush_now(ng_collector *c);
 /* Receive thread: hands `f` (malloc'd, taken) to the flush thread to
  * write to exporters.json; a snapshot still waiting is freed instead. */
 void ng_coll_flusher_save(ng_collector *c, ng_exporters_file *f);
+
+/* Every NG_TEMPLATE_SAVE_MS (collector.h), on the receive thread: when
+ * the decoder's template state differs from what was last handed on, its
+ * image goes to the flush thread, which writes STORE/state/templates.
+ * flush.c. */
+void ng_coll_save_templates(ng_collector *c, uint64_t now);
 
 /* ---- report.c --------------------------------------------------------- */
 

@@ -14,18 +14,24 @@
  * It also writes STORE/state/exporters.json: the receive thread, which
  * alone may read the decoder's counters, copies them into a snapshot and
  * hands it over in `pending`; the file (with its fsync) is written here.
- * A newer snapshot replaces one not yet written.
+ * A newer snapshot replaces one not yet written.  The template state
+ * (STORE/state/templates) goes the same way: the receive thread copies
+ * the decoder's state into an image when it changed, this thread writes
+ * it (ng_coll_save_templates).
  *
  * What crosses, under c->mu (with c->cv to wake the thread):
  * flush_wanted and pending from the receive thread, flusher_stop from
  * the stopping thread.  The writer and counter store are touched
  * through their own locks only.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "collector/collector_int.h"
+#include "core/hash.h"
 #include "core/thread.h"
 #include "core/log.h"
 #include "core/timefmt.h"
@@ -49,8 +55,17 @@ static void *flush_main(void *arg)
 		if (c->flusher_stop)
 			break;
 		ng_exporters_file *counters = c->pending;
+		uint8_t *tpl = c->tpl_img;
+		size_t tpl_len = c->tpl_len;
 		c->pending = NULL;
+		c->tpl_img = NULL;
 		pthread_mutex_unlock(&c->mu);
+		if (tpl) {
+			if (ng_decoder_write_state(c->tpl_path, tpl, tpl_len) < 0)
+				ng_error("cannot save templates to %s: %s", c->tpl_path,
+				         strerror(errno));
+			free(tpl);
+		}
 		if (counters) {
 			ng_coll_save_counters(c->exp_path, counters);
 			ng_exporters_free(counters);
@@ -95,6 +110,8 @@ void ng_coll_flusher_stop(ng_collector *c)
 		free(c->pending);
 		c->pending = NULL;
 	}
+	free(c->tpl_img); /* superseded too */
+	c->tpl_img = NULL;
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 }
@@ -118,4 +135,28 @@ void ng_coll_flusher_save(ng_collector *c, ng_exporters_file *f)
 		ng_exporters_free(old);
 		free(old);
 	}
+}
+
+void ng_coll_save_templates(ng_collector *c, uint64_t now)
+{
+	if (now < c->tpl_next_ms)
+		return;
+	c->tpl_next_ms = now + NG_TEMPLATE_SAVE_MS;
+	uint8_t *img;
+	size_t len;
+	if (ng_decoder_save_mem(c->dec, &img, &len) != 0)
+		return; /* out of memory: the next round or the stop writes it */
+	const uint64_t h = ng_fnv1a64(NG_FNV64_INIT, img, len);
+	if (h == c->tpl_hash) {
+		free(img);
+		return;
+	}
+	c->tpl_hash = h;
+	pthread_mutex_lock(&c->mu);
+	uint8_t *old = c->tpl_img;
+	c->tpl_img = img;
+	c->tpl_len = len;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	free(old); /* the flush thread is behind: the newer image wins */
 }

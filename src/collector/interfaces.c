@@ -29,28 +29,54 @@
 #include "collector/collector_int.h"
 #include "core/addr.h"
 #include "core/log.h"
+#include "core/timefmt.h"
+
+/* At most this many interface names a minute are logged one by one; the
+ * rest are summed in one line (a sender renaming its interfaces without
+ * end must not flood the log). */
+#define IF_LOG_PER_MINUTE 20
+
+/* Logs interface `in` learnt (rc 1) or refused (-2, -3), within the rate. */
+static void log_interface(ng_collector *c, const ng_if_info *in, int rc)
+{
+	char a[NG_ADDR_STRLEN];
+	if (rc == -2 && !c->ifs_dropped++)
+		ng_warn("interface names from options data: limits.interfaces (%" PRIu64
+		        ") reached, new ones are not kept (counted as interfaces_dropped)",
+		        c->limits.interfaces);
+	if (rc == -3 && !c->ifnames_refused++)
+		ng_warn("interface names from options data: limits.interface_names (%" PRIu64
+		        ") new names reached, renames are not kept (counted as "
+		        "interface_names_refused)",
+		        c->limits.interface_names);
+	if (rc != 1)
+		return;
+	const uint64_t now = ng_now_ms();
+	if (now >= c->ifs_log_ms + 60000) {
+		if (c->ifs_unlogged)
+			ng_info("%" PRIu64 " more interface names learnt from options data in the "
+			        "last minute (STORE/state/interfaces.tsv lists them)",
+			        c->ifs_unlogged);
+		c->ifs_log_ms = now;
+		c->ifs_logged = c->ifs_unlogged = 0;
+	}
+	if (c->ifs_logged++ >= IF_LOG_PER_MINUTE) {
+		c->ifs_unlogged++;
+		return;
+	}
+	ng_info("exporter %s: interface %" PRIu32 " is %s (%s), from options data",
+	        ng_addr_format(in->exporter, a), in->index, in->name, in->description);
+}
 
 void ng_coll_take_interfaces(ng_collector *c)
 {
 	ng_if_info in[64];
 	size_t n;
 	while (c->ifs && (n = ng_decoder_take_interfaces(c->dec, in, 64)) > 0)
-		for (size_t i = 0; i < n; i++) {
-			char a[NG_ADDR_STRLEN];
-			int rc = ng_iftab_set(c->ifs, in[i].exporter, in[i].index, in[i].name,
-			                      in[i].description);
-			if (rc == -2 && !c->ifs_dropped++)
-				ng_warn(
-				    "interface names from options data: limits.interfaces (%" PRIu64
-				    ") reached, new ones are not kept (counted as "
-				    "interfaces_dropped)",
-				    c->limits.interfaces);
-			if (rc == 1)
-				ng_info("exporter %s: interface %" PRIu32
-				        " is %s (%s), from options data",
-				        ng_addr_format(in[i].exporter, a), in[i].index, in[i].name,
-				        in[i].description);
-		}
+		for (size_t i = 0; i < n; i++)
+			log_interface(c, &in[i],
+			              ng_iftab_set(c->ifs, in[i].exporter, in[i].index, in[i].name,
+			                           in[i].description));
 }
 
 /* ng_iftab_foreach callback: one "options" line into the FILE `arg`. */

@@ -87,6 +87,7 @@ static void add_stats(ng_store_maint_stats *a, const ng_store_maint_stats *b)
 	a->rollup_rows += b->rollup_rows;
 	a->temporaries_removed += b->temporaries_removed;
 	a->damaged += b->damaged;
+	a->damaged_new += b->damaged_new;
 }
 
 /* Merges one group at a time so a stop request waits for one merge only. */
@@ -111,10 +112,10 @@ static void compact(ng_maint *m)
 	if (st.errors)
 		ng_warn("compaction: %" PRIu64 " errors (logged above); old segments kept",
 		        st.errors);
-	if (st.damaged)
-		ng_warn("compaction: %" PRIu64 " damaged segments left alone (logged above): "
-		        "run `nagare fsck --store %s`",
-		        st.damaged, m->cfg.store_dir);
+	if (st.damaged_new) /* the rest were logged by an earlier run */
+		ng_warn("compaction: %" PRIu64 " damaged segments left alone (%" PRIu64
+		        " found now, logged above): run `nagare fsck --store %s`",
+		        st.damaged, st.damaged_new, m->cfg.store_dir);
 }
 
 /* Rollups of the settled segments, a few at a time (each is read whole),
@@ -139,9 +140,10 @@ static void rollup(ng_maint *m)
 		        st.segments_rolled, st.rollups_written, st.rollup_rows);
 	if (st.errors)
 		ng_warn("rollups: %" PRIu64 " errors (logged above)", st.errors);
-	if (st.damaged)
-		ng_warn("rollups: %" PRIu64 " damaged segments given no rollup (logged above)",
-		        st.damaged);
+	if (st.damaged_new) /* the rest were logged by an earlier run */
+		ng_warn("rollups: %" PRIu64 " damaged segments given no rollup (%" PRIu64
+		        " found now, logged above)",
+		        st.damaged, st.damaged_new);
 }
 
 /* stopping() as a callback for the store (ng_store_retention_until). */
@@ -171,10 +173,10 @@ static void retention(ng_maint *m)
 		        st.segments_future);
 	if (st.errors)
 		ng_warn("retention: %" PRIu64 " errors (logged above)", st.errors);
-	if (st.damaged)
-		ng_warn("retention: %" PRIu64 " damaged segments kept (logged above): run "
-		        "`nagare fsck --store %s`",
-		        st.damaged, m->cfg.store_dir);
+	if (st.damaged_new) /* the rest were logged by an earlier run */
+		ng_warn("retention: %" PRIu64 " damaged segments kept (%" PRIu64
+		        " found now, logged above): run `nagare fsck --store %s`",
+		        st.damaged, st.damaged_new, m->cfg.store_dir);
 }
 
 static void *maint_main(void *arg)

@@ -140,6 +140,7 @@ static void each_second(ng_collector *c, uint64_t now)
 	take_counters(c);
 	ng_coll_publish_live(c);
 	ng_coll_take_interfaces(c);
+	ng_coll_save_templates(c, now);
 	if (c->json)
 		fflush(c->json);
 }

@@ -68,6 +68,7 @@ void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f)
 	ng_store_writer_get_stats(c->w, &f->store);
 	ng_decoder_limit_stats(c->dec, &f->limits);
 	f->limits.interfaces_dropped = c->ifs_dropped;
+	f->limits.interface_names_refused = c->ifnames_refused;
 	f->started_ms = c->started_ms;
 	f->updated_ms = ng_now_ms();
 	ng_exporters_merge(f, &c->base);

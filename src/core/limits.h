@@ -45,6 +45,8 @@
 	  "sFlow data sources whose sample sequence numbers are tracked")                          \
 	X(interfaces, "interfaces", 65536,                                                         \
 	  "interface names learnt from options data (exporter, ifIndex)")                          \
+	X(interface_names, "interface_names", 262144,                                              \
+	  "distinct interface names and descriptions options data may add to the string table")    \
 	X(listed_exporters, "listed_exporters", 1000,                                              \
 	  "exporter rows in exporters.json and /api/v1/exporters (the rest: one others row)")      \
 	X(metrics_exporters, "metrics_exporters", 100,                                             \

@@ -388,7 +388,6 @@ void ng_data_set(struct ng_msg *m, struct ng_tpl *t, const uint8_t *p, size_t le
 
 /* state.c: loads a whole state file image (see ng_decoder_load). */
 int ng_decoder_load_mem(ng_decoder *d, const uint8_t *p, size_t n);
-int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len);
 
 /* netflow_v5.c, netflow_v9.c, ipfix.c */
 size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out);

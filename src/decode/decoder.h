@@ -230,6 +230,8 @@ void ng_exporter_stats_add(ng_exporter_stats *d, const ng_exporter_stats *s);
 	  "template fields of an enterprise element past the 4096 counted ones")                   \
 	X(interfaces_dropped, "interfaces_dropped", COUNTER,                                       \
 	  "interface names from options data not kept for limits.interfaces (the collector's)")    \
+	X(interface_names_refused, "interface_names_refused", COUNTER,                             \
+	  "interface renames from options data refused for limits.interface_names")                \
 	X(exporters, "exporters", GAUGE, "exporter addresses held now")                            \
 	X(domains, "domains", GAUGE, "observation domains / sub-agents held now")                  \
 	X(templates, "templates", GAUGE, "templates held now")                                     \
@@ -337,6 +339,19 @@ void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum);
  */
 int ng_decoder_save(const ng_decoder *d, const char *path);
 int ng_decoder_load(ng_decoder *d, const char *path);
+
+/* ng_decoder_save in two halves, so that the thread that owns the decoder
+ * only copies its state and another writes the file (the collector's
+ * flush thread, collector/flush.c):
+ *   - ng_decoder_save_mem: the state file image into a malloc'ed buffer
+ *     (*out, *len bytes; owned by the caller).  Its size is bounded by the
+ *     template limits (core/limits.h: template_bytes and the rest).
+ *     Returns 0, or -1 with errno ENOMEM.
+ *   - ng_decoder_write_state: `len` bytes of such an image to `path`.tmp,
+ *     fsynced, renamed to `path`.  Returns 0, or -1 with errno set (the
+ *     temporary removed, `path` as it was). */
+int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len);
+int ng_decoder_write_state(const char *path, const uint8_t *img, size_t len);
 
 /*
  * sFlow counter samples (sflow.org "sFlow Version 5" counters_sample and

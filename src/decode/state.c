@@ -167,15 +167,11 @@ int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len)
 	return 0;
 }
 
-int ng_decoder_save(const ng_decoder *d, const char *path)
+int ng_decoder_write_state(const char *path, const uint8_t *img, size_t len)
 {
-	struct wbuf w = {0};
-	if (ng_decoder_save_mem(d, &w.p, &w.n) != 0)
-		return -1;
 	size_t plen = strlen(path);
 	char *tmp = malloc(plen + 5);
 	if (!tmp) {
-		free(w.p);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -184,9 +180,8 @@ int ng_decoder_save(const ng_decoder *d, const char *path)
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int rc = -1, err = 0;
 	if (fd >= 0) {
-		if (write_all(fd, w.p, w.n) == 0 && fsync(fd) == 0) {
+		if (write_all(fd, img, len) == 0 && fsync(fd) == 0)
 			rc = 0;
-		}
 		err = errno;
 		if (close(fd) != 0 && rc == 0) {
 			rc = -1;
@@ -202,9 +197,21 @@ int ng_decoder_save(const ng_decoder *d, const char *path)
 		err = errno;
 	}
 	free(tmp);
-	free(w.p);
 	if (rc)
 		errno = err;
+	return rc;
+}
+
+int ng_decoder_save(const ng_decoder *d, const char *path)
+{
+	uint8_t *img;
+	size_t len;
+	if (ng_decoder_save_mem(d, &img, &len) != 0)
+		return -1;
+	int rc = ng_decoder_write_state(path, img, len);
+	int err = errno;
+	free(img);
+	errno = err;
 	return rc;
 }
 

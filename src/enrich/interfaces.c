@@ -22,8 +22,9 @@ struct ent {
 
 struct ng_iftab {
 	struct ent *e;
-	size_t n, cap; /* cap: power of two */
-	size_t max;    /* entries at most */
+	size_t n, cap;           /* cap: power of two */
+	size_t max;              /* entries at most */
+	size_t names, max_names; /* strings this table interned, at most */
 };
 
 static size_t hash(const uint8_t ex[16], uint32_t index)
@@ -42,11 +43,13 @@ static struct ent *slot(const ng_iftab *t, const uint8_t ex[16], uint32_t index)
 	return &t->e[j];
 }
 
-ng_iftab *ng_iftab_new(size_t max)
+ng_iftab *ng_iftab_new(size_t max, size_t max_names)
 {
 	ng_iftab *t = calloc(1, sizeof *t);
-	if (t)
+	if (t) {
 		t->max = max;
+		t->max_names = max_names;
+	}
 	if (t && !(t->e = calloc(t->cap = 256, sizeof *t->e))) {
 		free(t);
 		return NULL;
@@ -77,6 +80,12 @@ static int grow(ng_iftab *t)
 	return 0;
 }
 
+/* 1 when `s` is a non-empty string the string table does not hold yet. */
+static size_t is_new(const char *s)
+{
+	return s && *s && ng_str_lookup(s, strlen(s)) == UINT32_MAX;
+}
+
 int ng_iftab_set(ng_iftab *t, const uint8_t exporter[16], uint32_t index, const char *name,
                  const char *desc)
 {
@@ -88,6 +97,10 @@ int ng_iftab_set(ng_iftab *t, const uint8_t exporter[16], uint32_t index, const 
 			return -1;
 		e = slot(t, exporter, index);
 	}
+	const size_t fresh = is_new(name) + is_new(desc);
+	if (fresh && t->names + fresh > t->max_names)
+		return -3;
+	t->names += fresh;
 	uint32_t n = ng_intern_cstr(name), d = ng_intern_cstr(desc);
 	if (e->used && e->name == n && e->desc == d)
 		return 0;

@@ -778,8 +778,12 @@ static void *stats_thread(void *arg)
 		uint64_t t0 = mono_ms();
 		walk_segs = walk_bytes = 0;
 		nftw(dir, on_file, 16, FTW_PHYS);
+		const uint64_t quarantined = ng_store_quarantined(s->store_dir, NULL);
+		const uint64_t damaged = ng_store_damaged_present();
 		uint64_t t1 = mono_ms();
 		pthread_mutex_lock(&t->mu);
+		t->quarantined = quarantined;
+		t->damaged = damaged;
 		t->segments = walk_segs;
 		t->bytes = walk_bytes;
 		t->walked_ms = t1;
@@ -823,7 +827,8 @@ void ng_http_store_stats_stop(ng_http_server *s)
 
 /* The last figures (waiting for the first walk), waking the walker when
  * they are stale.  *age_ms is their age. */
-static void store_stats(ng_http_server *s, uint64_t *segs, uint64_t *bytes, uint64_t *age_ms)
+static void store_stats(ng_http_server *s, uint64_t *segs, uint64_t *bytes, uint64_t *age_ms,
+                        uint64_t *quarantined, uint64_t *damaged)
 {
 	ng_http_store_stats *t = &s->sstats;
 	pthread_mutex_lock(&t->mu);
@@ -836,6 +841,8 @@ static void store_stats(ng_http_server *s, uint64_t *segs, uint64_t *bytes, uint
 		pthread_cond_wait(&t->cv, &t->mu);
 	*segs = t->segments;
 	*bytes = t->bytes;
+	*quarantined = t->quarantined;
+	*damaged = t->damaged;
 	*age_ms = mono_ms() - t->walked_ms;
 	pthread_mutex_unlock(&t->mu);
 }
@@ -879,17 +886,25 @@ static void api_metrics(ng_http_server *s, ng_http_resp *out)
 		metric_exporters(s, f, &x);
 		free(x.rows);
 	}
-	uint64_t segs, bytes, age;
-	store_stats(s, &segs, &bytes, &age);
+	uint64_t segs, bytes, age, quarantined, damaged;
+	store_stats(s, &segs, &bytes, &age, &quarantined, &damaged);
 	fprintf(f,
 	        "# HELP nagare_store_segments segments in the store\n# TYPE nagare_store_segments "
 	        "gauge\nnagare_store_segments %" PRIu64 "\n"
 	        "# HELP nagare_store_bytes bytes of segments in the store\n"
 	        "# TYPE nagare_store_bytes gauge\nnagare_store_bytes %" PRIu64 "\n"
-	        "# HELP nagare_store_stats_age_seconds age of the two figures above (counted "
+	        "# HELP nagare_store_damaged_segments damaged segments this process found "
+	        "(queries, maintenance) still in the store: every query skips them; "
+	        "`nagare fsck` moves them aside\n# TYPE nagare_store_damaged_segments gauge\n"
+	        "nagare_store_damaged_segments %" PRIu64 "\n"
+	        "# HELP nagare_store_quarantined_files files `nagare fsck` moved to "
+	        "DIR/quarantine\n# TYPE nagare_store_quarantined_files gauge\n"
+	        "nagare_store_quarantined_files %" PRIu64 "\n"
+	        "# HELP nagare_store_stats_age_seconds age of the four figures above (counted "
 	        "at most every %d s)\n# TYPE nagare_store_stats_age_seconds gauge\n"
 	        "nagare_store_stats_age_seconds %.3f\n",
-	        segs, bytes, NG_HTTP_STORE_STATS_MS / 1000, (double)age / 1000);
+	        segs, bytes, damaged, quarantined, NG_HTTP_STORE_STATS_MS / 1000,
+	        (double)age / 1000);
 	metric_server(s, f);
 	fprintf(
 	    f,

@@ -55,6 +55,8 @@ typedef struct ng_http_store_stats {
 	bool started, stop, wanted, valid;
 	uint64_t segments, bytes, walked_ms; /* walked_ms: monotonic, end of the last walk */
 	uint64_t walk_us;                    /* what the last walk took */
+	uint64_t quarantined;                /* files in DIR/quarantine (nagare fsck moved them) */
+	uint64_t damaged; /* damaged segments this process found, still in place */
 } ng_http_store_stats;
 
 struct ng_http_server {

@@ -168,16 +168,6 @@ typedef struct cand {
 	uint64_t rows;
 } cand;
 
-/* A damaged segment left alone by maintenance (`what`: which step),
- * counted and logged. */
-static void leave_damaged(ng_store_maint_stats *st, const char *what, const char *path,
-                          const char *err)
-{
-	st->damaged++;
-	ng_warn("store: %s: leaving damaged segment %s alone: %s (`nagare fsck` moves it aside)",
-	        what, path, err);
-}
-
 /* Appends the rows of segment `path` to rows[*n..] (all fields of the
  * table).  Returns 0; -2 when it is damaged (counted, logged: not
  * merged); -1 when it vanished, is not small any more, or has columns
@@ -190,7 +180,7 @@ static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t 
 	if (ng_seg_open(rd, path, err, sizeof err)) {
 		if (stat(path, &sb))
 			return -1; /* vanished */
-		leave_damaged(st, "compaction", path, err);
+		ng_store_leave_damaged(st, "compaction", path, err);
 		return -2;
 	}
 	size_t known = 0;
@@ -210,7 +200,7 @@ static int load_rows(ng_seg_reader *rd, const char *path, ng_flow *rows, size_t 
 	if (ng_seg_check_frames(rd, err, sizeof err) ||
 	    ng_seg_read_rows(rd, ng_colset_all(), rows + *n, colbuf, err, sizeof err)) {
 		ng_seg_close(rd);
-		leave_damaged(st, "compaction", path, err);
+		ng_store_leave_damaged(st, "compaction", path, err);
 		return -2;
 	}
 	ng_seg_close(rd);
@@ -398,7 +388,7 @@ static int compact_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 				small = r < SMALL_ROWS;
 				ng_seg_close(&c->rd);
 			} else if (stat(sp, &sb) == 0) {
-				leave_damaged(c->st, "compaction", sp, err);
+				ng_store_leave_damaged(c->st, "compaction", sp, err);
 			}
 		}
 		if (i < n && v[i].marker)
@@ -555,7 +545,7 @@ static bool delete_seg(seg_file *s, ng_store_maint_stats *st, ret_ctx *r)
 	if (ng_seg_open(&r->rd, s->path, err, sizeof err) == 0) {
 		ng_seg_close(&r->rd);
 	} else if (stat(s->path, &sb) == 0) {
-		leave_damaged(st, "retention", s->path, err); /* never deleted */
+		ng_store_leave_damaged(st, "retention", s->path, err); /* never deleted */
 		return false;
 	}
 	ng_rollup_unlink(s->path);

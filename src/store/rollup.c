@@ -492,8 +492,7 @@ static long load_rows(build_ctx *c, const char *seg)
 	struct stat sb;
 	if (ng_seg_open(&c->rd, seg, err, sizeof err)) {
 		if (stat(seg, &sb) == 0) {
-			c->st->damaged++;
-			ng_warn("store: rollup: damaged segment %s gets no rollup: %s", seg, err);
+			ng_store_leave_damaged(c->st, "rollup", seg, err);
 		}
 		return -1;
 	}
@@ -519,8 +518,7 @@ static long load_rows(build_ctx *c, const char *seg)
 	const ng_colset rest = ng_colset_minus(ng_colset_all(), need);
 	if (ng_seg_check(&c->rd, &rest, err, sizeof err) ||
 	    ng_seg_read_rows(&c->rd, need, c->rows, c->colbuf, err, sizeof err)) {
-		c->st->damaged++;
-		ng_warn("store: rollup: damaged segment %s gets no rollup: %s", seg, err);
+		ng_store_leave_damaged(c->st, "rollup", seg, err);
 		ng_seg_close(&c->rd);
 		return -1;
 	}

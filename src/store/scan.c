@@ -182,12 +182,13 @@ static void report(worker *w, const char *path, const char *why)
 }
 
 /* Segment e is damaged (`why`): counted, and reported when this is the
- * first scan of its snapshot to find it. */
+ * first scan of its snapshot to find it and the process has not reported
+ * it before (damaged.c: a server's every request skips it again). */
 static void damaged(worker *w, ng_snap_seg *e, const char *why)
 {
 	w->st.errors++;
 	w->st.segments_damaged++;
-	if (ng_snap_mark_damaged(e, why))
+	if (ng_snap_mark_damaged(e, why) && ng_store_damaged_note(e->path))
 		ng_warn("store: skipping damaged segment %s: %s (none of its rows is counted; "
 		        "`nagare fsck` moves it aside)",
 		        e->path, why);

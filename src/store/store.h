@@ -334,7 +334,8 @@ typedef struct ng_store_maint_stats {
 	uint64_t segments_rolled; /* rollups: segments given their rollups */
 	uint64_t rollups_written, rollup_rows;
 	uint64_t temporaries_removed; /* compaction, retention: left by a crash */
-	uint64_t damaged;             /* damaged segments left alone (logged): run `nagare fsck` */
+	uint64_t damaged;             /* damaged segments left alone: run `nagare fsck` */
+	uint64_t damaged_new;         /* ... of which logged: not found before in the process */
 } ng_store_maint_stats;
 
 /* Compaction, rollups and retention each hold an exclusive flock on
@@ -486,6 +487,30 @@ int ng_store_fsck(const char *dir, const ng_fsck_opts *o, ng_fsck_stats *st);
 /* Files in DIR/quarantine (moved there by ng_store_fsck), and their size
  * in bytes into *bytes when not NULL.  A walk of that folder only. */
 uint64_t ng_store_quarantined(const char *dir, uint64_t *bytes);
+
+/* Damaged segments a process remembers (damaged.c): past this many, a
+ * find is logged every time. */
+#define NG_DAMAGED_SEEN 4096
+
+/* Notes that the segment at `path` was found damaged (by a scan, by
+ * compaction, rollups or retention).  Returns true the first time this
+ * process notes that path: the caller logs it; false when it was noted
+ * before (the caller only counts it).  Thread-safe; copies the path. */
+bool ng_store_damaged_note(const char *path);
+
+/* Damaged segments this process has noted that are still where they
+ * were found (stat() each: at most NG_DAMAGED_SEEN); those gone — moved
+ * to the quarantine by `nagare fsck`, or removed — are forgotten.  For
+ * /metrics (nagare_store_damaged_segments).  Thread-safe. */
+uint64_t ng_store_damaged_present(void);
+
+/* A damaged segment that compaction, rollups or retention (`what`) leave
+ * alone: counted in st->damaged, and logged with `err` (what the check
+ * found) the first time this process finds it (then also counted in
+ * st->damaged_new), since the collector's maintenance meets it every run
+ * until `nagare fsck` moves it aside. */
+void ng_store_leave_damaged(ng_store_maint_stats *st, const char *what, const char *path,
+                            const char *err);
 
 /* Parses a size "50G", "500M", "1T", "4096" (bytes; K/M/G/T powers of
  * 1024) into bytes.  Returns false on bad input.  (Durations:

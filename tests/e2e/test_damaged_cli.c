@@ -292,9 +292,22 @@ static void api_shapes(totals want)
 	                        &t.packets, &t.bytes),
 	                 3);
 	assert_totals(t, want, "API /summary");
+	unsigned long long damaged = 99, quarantined = 99, m_damaged = 98, m_quarantined = 98;
+	assert_non_null(b = strstr(out, "\"segments_damaged\":"));
+	assert_int_equal(
+	    sscanf(b, "\"segments_damaged\":%llu},\"quarantined\":%llu", &damaged, &quarantined),
+	    2);
 	snprintf(path, sizeof path, "/api/v1/top?field=dstport&limit=5&%s", q);
 	assert_int_equal(http_get(port, path), 200);
 	assert_totals(summary(out, 0), want, "API /top");
+	/* /metrics: the damaged segments the server found, and the quarantine */
+	assert_int_equal(http_get(port, "/metrics"), 200);
+	assert_non_null(b = strstr(out, "\nnagare_store_damaged_segments "));
+	assert_int_equal(sscanf(b, "\nnagare_store_damaged_segments %llu", &m_damaged), 1);
+	assert_non_null(b = strstr(out, "\nnagare_store_quarantined_files "));
+	assert_int_equal(sscanf(b, "\nnagare_store_quarantined_files %llu", &m_quarantined), 1);
+	assert_int_equal(m_damaged, damaged);
+	assert_int_equal(m_quarantined, quarantined);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 }

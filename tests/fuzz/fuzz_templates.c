@@ -21,7 +21,6 @@
 
 /* state.c (decode_int.h) */
 int ng_decoder_load_mem(ng_decoder *d, const uint8_t *p, size_t n);
-int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len);
 
 static const uint8_t SEP[4] = {'N', 'G', 'D', 'G'};
 

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "decode/decoder.h"
 #include "core/bytes.h"
 #include "core/field.h"
 #include "core/strtab.h"
@@ -169,6 +170,75 @@ static void test_run_store_reload_stop(void **state)
 	free(dir);
 }
 
+/* An IPFIX message (RFC 7011 §3) of one template set: template 256 of
+ * domain 7, sourceIPv4Address (IE 8), destinationIPv4Address (12),
+ * octetDeltaCount (1, 8 bytes), packetDeltaCount (2, 8 bytes). */
+static void send_ipfix_template(uint16_t port)
+{
+	static const uint16_t fields[4][2] = {{8, 4}, {12, 4}, {1, 8}, {2, 8}};
+	uint8_t d[16 + 4 + 4 + 16] = {0};
+	ng_put_be16(d, 10);
+	ng_put_be16(d + 2, sizeof d);
+	ng_put_be32(d + 4, (uint32_t)time(NULL));
+	ng_put_be32(d + 12, 7); /* observation domain */
+	ng_put_be16(d + 16, 2); /* template set */
+	ng_put_be16(d + 18, 4 + 4 + 16);
+	ng_put_be16(d + 20, 256); /* template ID */
+	ng_put_be16(d + 22, 4);   /* field count */
+	for (int i = 0; i < 4; i++) {
+		ng_put_be16(d + 24 + 4 * i, fields[i][0]);
+		ng_put_be16(d + 26 + 4 * i, fields[i][1]);
+	}
+	eu_send_udp(0, port, d, sizeof d);
+}
+
+/* Templates in STORE/state/templates that load into a fresh decoder. */
+static uint64_t saved_templates(const char *path)
+{
+	ng_decoder *d = ng_decoder_new(NULL);
+	assert_non_null(d);
+	ng_limit_stats l = {0};
+	if (ng_decoder_load(d, path) == 0)
+		ng_decoder_limit_stats(d, &l);
+	ng_decoder_free(d);
+	return l.templates;
+}
+
+/* A template the collector learnt is in the state file while it runs
+ * (within NG_TEMPLATE_SAVE_MS and a second), not only after a clean stop:
+ * a kill -9 does not take every template learnt since the start with it.
+ * (Before, the file was written at the stop only.) */
+static void test_run_templates_saved_while_running(void **state)
+{
+	(void)state;
+	char *dir = ts_make_store("collector_tpl");
+	char store[300], listen[64], path[400];
+	snprintf(store, sizeof store, "%s/store", dir);
+	uint16_t port = eu_free_port(SOCK_DGRAM);
+	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
+	const char *listens[] = {listen};
+	ng_config conf = {0};
+	ng_collector_config cfg = {
+	    .store = store, .listen = listens, .nlisten = 1, .stats_interval = 1, .config = &conf};
+	struct run r = {.cfg = &cfg, .rc = -1};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, run_main, &r), 0);
+	snprintf(path, sizeof path, "%s/state/interfaces.tsv", store);
+	assert_true(wait_file(path, 10000)); /* the first report: the loop runs */
+	send_ipfix_template(port);
+	snprintf(path, sizeof path, "%s/state/templates", store);
+	uint64_t n = 0;
+	for (long t = 0; t < NG_TEMPLATE_SAVE_MS + 3000 && !(n = saved_templates(path)); t += 100)
+		eu_sleep_ms(100);
+	assert_int_equal(n, 1);
+	assert_int_equal(kill(getpid(), SIGTERM), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(saved_templates(path), 1);
+	ts_rm_rf(dir);
+	free(dir);
+}
+
 static void test_run_start_errors(void **state)
 {
 	(void)state;
@@ -190,6 +260,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_run_store_reload_stop),
+	    cmocka_unit_test(test_run_templates_saved_while_running),
 	    cmocka_unit_test(test_run_start_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

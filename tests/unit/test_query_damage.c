@@ -370,11 +370,18 @@ static void test_maintenance_and_fsck(void **state)
 	assert_int_equal(st.segments_in, NSEG - 1);
 	assert_int_equal(st.segments_out, 1);
 	assert_int_equal(st.rows, (uint64_t)(NSEG - 1) * PER);
+	assert_int_equal(st.damaged_new, 1); /* logged: the first find in the process */
+	assert_int_equal(ng_store_damaged_present(), 1);
 	struct stat sb;
 	assert_int_equal(stat(path, &sb), 0); /* left in place */
+	ng_store_maint_stats again = {0};     /* the next run counts it, logs nothing */
+	assert_int_equal(ng_store_compact(dir, T0 + 10 * HOUR, 0, 0, &again), 0);
+	assert_int_equal(again.damaged, 1);
+	assert_int_equal(again.damaged_new, 0);
 	ng_store_maint_stats rs = {0};
 	assert_int_equal(ng_store_rollup(dir, T0 + 10 * HOUR, 0, 0, true, &rs), 0);
 	assert_int_equal(rs.damaged, 1);
+	assert_int_equal(rs.damaged_new, 0);
 	assert_int_equal(rs.segments_rolled, 1);
 	all_shapes(dir, NULL, good_totals(), 1, true);
 
@@ -394,6 +401,7 @@ static void test_maintenance_and_fsck(void **state)
 	snprintf(moved, sizeof moved, "%s/quarantine/%s", dir, path + strlen(dir) + 1);
 	assert_int_equal(stat(moved, &sb), 0);
 	assert_int_equal(ng_store_quarantined(dir, NULL), 1);
+	assert_int_equal(ng_store_damaged_present(), 0); /* moved aside: forgotten */
 	assert_int_equal(ng_store_fsck(dir, &o, &fs), 0);
 	assert_int_equal(fs.damaged_segments + fs.damaged_rollups, 0);
 	all_shapes(dir, NULL, good_totals(), 0, true);
