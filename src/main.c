@@ -10,6 +10,7 @@
  *   nagare serve    HTTP API and dashboards over a store (src/cli/serve.c)
  *   nagare compact  store maintenance now: compaction, rollups (src/cli/compact.c)
  *   nagare fsck     check every file of a store, move damaged ones aside (src/cli/fsck.c)
+ *   nagare doctor   check the machine, the store and the configuration (src/cli/doctor.c)
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static const struct {
     {"serve", ng_cmd_serve, "HTTP API and dashboards over a flow store"},
     {"compact", ng_cmd_compact, "merge small segments and write rollups of a flow store now"},
     {"fsck", ng_cmd_fsck, "check every segment and rollup, move damaged ones to quarantine/"},
+    {"doctor", ng_cmd_doctor, "check kernel tuning, clock, store, ports, databases, limits hit"},
 };
 
 static void usage(FILE *out)

@@ -123,6 +123,7 @@ static int open_all(ng_collector *c)
 	char err[512];
 	if (open_store(c) < 0)
 		return -1;
+	ng_coll_doctor(cfg);
 	c->limits = cfg->config->limits;
 	ng_limits_fill(&c->limits);
 	if (cfg->options_names && !(c->ifs = ng_iftab_new((size_t)c->limits.interfaces,

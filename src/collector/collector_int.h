@@ -156,6 +156,12 @@ void ng_coll_save_counters(const char *path, ng_exporters_file *f);
  * to the flush thread to write. */
 void ng_coll_report(ng_collector *c);
 
+/* At start: the machine's checks of `nagare doctor` (kernel tuning, the
+ * receive buffer granted, clock, store space, databases, HTTP), each
+ * warning and failure logged, and the sysctl lines that fix the kernel's.
+ * report.c. */
+void ng_coll_doctor(const ng_collector_config *cfg);
+
 /* ---- interfaces.c ----------------------------------------------------- */
 
 /* Receive thread: takes the interface names the decoder learnt from

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "collector/collector_int.h"
+#include "collector/doctor.h"
 #include "core/addr.h"
 #include "core/log.h"
 #include "core/timefmt.h"
@@ -209,4 +210,36 @@ void ng_coll_report(ng_collector *c)
 	ng_coll_snapshot(c, f);
 	ng_coll_log_counters(f, (size_t)c->limits.logged_exporters);
 	ng_coll_flusher_save(c, f);
+}
+
+/* ng_doctor_fn: warnings and failures into the log. */
+static void log_finding(ng_doc_level l, const char *check, const char *what, const char *fix,
+                        void *arg)
+{
+	(void)arg;
+	if (l == NG_DOC_OK || !strncmp(check, "sysctl ", 7)) /* sysctls: one line, below */
+		return;
+	ng_warn("doctor: %s: %s%s%s", check, what, fix ? "; " : "", fix ? fix : "");
+}
+
+void ng_coll_doctor(const ng_collector_config *cfg)
+{
+	ng_doctor_opts o = {.store = cfg->store,
+	                    .listen = cfg->listen,
+	                    .nlisten = cfg->nlisten,
+	                    .cfg = cfg->config,
+	                    .http = cfg->http_listen,
+	                    .http_off = !cfg->http,
+	                    .http_token = cfg->http_token && *cfg->http_token};
+	char *lines = NULL;
+	ng_doctor_run(&o, log_finding, NULL, &lines);
+	if (!lines)
+		return;
+	for (char *p = lines; (p = strchr(p, '\n'));)
+		*p = p[1] ? ';' : 0;
+	ng_warn("doctor: the kernel's UDP settings are below what nagare needs (bursts may be "
+	        "dropped); put these lines in " NG_DOCTOR_SYSCTL_FILE
+	        " and run `sysctl --system` (`nagare doctor` says why): %s",
+	        lines);
+	free(lines);
 }

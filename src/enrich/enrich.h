@@ -86,6 +86,15 @@ void ng_enricher_get_stats(const ng_enricher *e, ng_enrich_stats *s);
  * 3 paths into paths[]; returns how many.  For replacement checks. */
 size_t ng_enricher_files(const ng_enricher *e, const char *paths[3]);
 
+/* Opens the MaxMind-format database at `path` (MMDB_open, no walk) and
+ * reads its metadata: the build time (metadata build_epoch, seconds since
+ * 1970) into *built and its database_type ("GeoLite2-City",
+ * "DBIP-City-Lite", …) into type[typelen].  For `nagare doctor`.  Returns
+ * 0, or -1 with the cause in err[errlen] (missing, unreadable, not a
+ * MaxMind DB). */
+int ng_geodb_probe(const char *path, uint64_t *built, char *type, size_t typelen, char *err,
+                   size_t errlen);
+
 /* ---- publishing a table set to the receive thread --------------------- */
 
 typedef struct ng_enrich_slot {

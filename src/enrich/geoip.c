@@ -434,3 +434,24 @@ void ng_geodb_stamp(const ng_geodb *db, dev_t *dev, ino_t *ino, int64_t *mtime_n
 	*ino = db->ino;
 	*mtime_ns = db->mtime_ns;
 }
+
+int ng_geodb_probe(const char *path, uint64_t *built, char *type, size_t typelen, char *err,
+                   size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) { /* MMDB_open would only say "IO error" */
+		msg(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	MMDB_s db;
+	int rc = MMDB_open(path, MMDB_MODE_MMAP, &db);
+	if (rc != MMDB_SUCCESS) {
+		msg(err, errlen, "%s: not a usable MaxMind DB: %s", path, MMDB_strerror(rc));
+		return -1;
+	}
+	*built = db.metadata.build_epoch;
+	snprintf(type, typelen, "%s", db.metadata.database_type ? db.metadata.database_type : "?");
+	MMDB_close(&db);
+	return 0;
+}
