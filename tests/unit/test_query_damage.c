@@ -410,7 +410,7 @@ static void test_verdicts_unwritable(void **state)
 	assert_int_equal(ng_store_rollup(dir, T0 + 10 * HOUR, 0, 0, true, &st), 0);
 	segment_path(dir, BAD, path, sizeof path);
 	snprintf(vp, sizeof vp, "%.*s/checked", (int)(strrchr(path, '/') - path), path);
-	assert_int_equal(unlink(vp), 0);
+	unlink(vp); /* the writer's verdicts */
 	assert_int_equal(mkdir(vp, 0755), 0);
 	damage(path, FLIP_OTHER_COLUMN);
 	for (int shape = 0; shape < 3; shape++)
