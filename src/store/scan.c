@@ -19,12 +19,17 @@
  * block that fails makes the segment damaged, skipped with all its rows,
  * reported once per snapshot and remembered there, so every later scan
  * of the command skips it too.  (Before, a frame failing in the second
- * block came after the first block's 16 384 rows were counted.)  With
- * NG_SEGMENT_CHECK=all every column is checked, also those the query
- * does not read (docs/security.md: the cost).  A segment read through
- * its rollup has its header and frame tables checked, and a damaged
- * rollup is passed over for the segment's rows, which give the same
- * answer.
+ * block came after the first block's 16 384 rows were counted.)
+ * Columns the scan does not decode are judged by the segment's verdict
+ * (verdict.c, its hour's `checked` file, matched against an fstat of the
+ * file): "ok" skips them, "damaged" skips the segment unread, and a
+ * segment with no verdict for this version of its file is checked whole
+ * (every column) first and its verdict recorded, so every shape skips
+ * the same damaged segments; NG_SEGMENT_CHECK=all checks every segment
+ * whole whatever its verdict (docs/security.md: the costs).  A segment
+ * read through its rollup is judged the same way before the rollup is
+ * read, and a damaged rollup is passed over for the segment's rows,
+ * which give the same answer.
  *
  * The walk goes DIR/flows/YYYY/MM/DD/HH in time order and skips a whole
  * year, month, day or hour directory when its span misses [from, to): the

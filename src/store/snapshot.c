@@ -32,7 +32,10 @@
  * The snapshot also remembers what the scans learned of its segments:
  * checked whole, or damaged and why (ng_snap_mark_damaged).  A segment
  * is checked once per snapshot and a damaged one reported once, and
- * every table of the command skips the same damaged set.
+ * every table of the command skips the same damaged set.  Across
+ * commands, the verdicts of each hour's `checked` file (verdict.c) are
+ * read once per hour listed and kept with its segments (ng_snap_seg.
+ * verdict), for the scan to match against the file it reads.
  */
 #include "store/snapshot.h"
 

@@ -12,15 +12,18 @@
  * here from the rows written, leaving out the damaged segment's.  Each
  * test damages segment 2 its own way: a byte flipped in the second block
  * of `bytes` (a column every shape reads), a byte flipped in the first
- * block of `tcp_flags` (only a listing reads it: checked with
- * NG_SEGMENT_CHECK=all, which makes every query check every column), the
- * file cut to 60 %, its 64-byte header zeroed.
+ * block of `tcp_flags` (only a listing reads it: found because the flip
+ * changed the file's mtime, so the writer's "ok" verdict is not of it and
+ * the first command checks it whole and records it "damaged" in the
+ * hour's `checked` file; also with NG_SEGMENT_CHECK=all), the file cut to
+ * 60 %, its 64-byte header zeroed.
  *
  * Main before this test (build/nagare of main): the second-block flip
  * gave 3 totals to 5 shapes (the first block's 16 384 rows counted by
  * some), the tcp_flags flip was skipped by the listing only, compact
  * exited 0, fsck did not exist, and two -s tables differed while the
- * writer ran.
+ * writer ran.  Main before verdict.c: the tcp_flags flip was counted by
+ * every shape but the listing unless NG_SEGMENT_CHECK=all.
  */
 #include <setjmp.h>
 #include <stdarg.h>

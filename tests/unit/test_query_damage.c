@@ -14,7 +14,10 @@
  * whole segments, computed here from the rows written, and count the
  * damaged segment once.  Before segment_check.c, the second-block flip
  * counted the damaged segment's first block (16 384 rows) in some
- * shapes and not in others.
+ * shapes and not in others; before verdict.c, the tcp_flags flip was
+ * counted by every shape but the listing.  Verdicts (the hour's
+ * `checked` file): the writer's "ok", the "damaged" the first shape
+ * records, read by the next; a store where none can be kept.
  *
  * Maintenance leaves the damaged file alone (compaction merges the
  * others, counts it), fsck moves exactly it aside, and a snapshot taken

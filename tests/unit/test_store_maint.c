@@ -461,6 +461,53 @@ static void test_temporaries_swept(void **state)
 	free(dir);
 }
 
+/* Lines of file `path` containing `text` (all lines when NULL). */
+static int count_lines(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	int n = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		n += !text || strstr(line, text);
+	fclose(f);
+	return n;
+}
+
+/* An hour's verdict file (`checked`, store/verdict.c) stays bounded: the
+ * writer records "ok" for each segment; compaction rewrites the file with
+ * the live segments' lines once it holds more than twice theirs (here
+ * 300 lines of a gone segment), and retention removes it with the
+ * hour's last segment, so the hour directory goes too. */
+static void test_verdict_file_bounded(void **state)
+{
+	(void)state;
+	char *dir = make_store(), hour[4096], vp[4200];
+	ng_flow rows[40];
+	for (size_t i = 0; i < 40; i++)
+		random_flow(&rows[i], T0, HOUR / 2);
+	write_rows(dir, rows, 40, 10);
+	snprintf(hour, sizeof hour, "%s/flows/2025/11/30/00", dir);
+	snprintf(vp, sizeof vp, "%s/checked", hour);
+	assert_int_equal(count_lines(vp, " ok\n"), 4); /* the writer's */
+	for (int i = 0; i < 300; i++)
+		sh("echo '9-9-0.seg 1 2 3 ok' >> %s", vp);
+	ng_store_maint_stats ms = {0};
+	assert_int_equal(ng_store_compact(dir, (uint64_t)time(NULL) * 1000, 0, 0, &ms), 0);
+	assert_int_equal(ms.segments_out, 1);
+	assert_int_equal(count_lines(vp, "9-9-0.seg"), 0);
+	assert_int_equal(count_lines(vp, NULL), 1); /* the merged segment's "ok" */
+	assert_int_equal(count_lines(vp, "-1000000000000.seg "), 1);
+	ng_store_maint_stats rs = {0};
+	assert_int_equal(ng_store_retention(dir, 1, 0, (uint64_t)time(NULL) * 1000, &rs), 0);
+	assert_int_equal(rs.segments_deleted, 1);
+	struct stat sb;
+	assert_int_not_equal(stat(hour, &sb), 0);
+	ts_rm_rf(dir);
+	free(dir);
+}
+
 /* ---- retention ---------------------------------------------------------- */
 
 static void test_retention(void **state)
@@ -623,6 +670,7 @@ int main(void)
 	    cmocka_unit_test(test_compaction_interrupted_states),
 	    cmocka_unit_test(test_compaction_killed),
 	    cmocka_unit_test(test_temporaries_swept),
+	    cmocka_unit_test(test_verdict_file_bounded),
 	    cmocka_unit_test(test_retention),
 	    cmocka_unit_test(test_parse_size),
 	    cmocka_unit_test(test_live_reads),
