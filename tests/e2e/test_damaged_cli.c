@@ -459,24 +459,6 @@ static void test_flip_unread_column(void **state)
 	unsetenv("NG_SEGMENT_CHECK");
 }
 
-/* The lines of the `checked` file beside segment `path` naming it, and
- * of them those that say `verdict`. */
-static int verdict_lines(const char *path, const char *verdict, int *with)
-{
-	char cmd[8600];
-	const char *name = strrchr(path, '/') + 1;
-	snprintf(cmd, sizeof cmd,
-	         "grep -c '^%s ' '%.*s/checked'; grep -c '^%s .* %s$' '%.*s/checked'", name,
-	         (int)(name - 1 - path), path, name, verdict, (int)(name - 1 - path), path);
-	FILE *p = popen(cmd, "r");
-	int n = -1;
-	assert_non_null(p);
-	if (fscanf(p, "%d %d", &n, with) != 2)
-		n = -1;
-	pclose(p);
-	return n;
-}
-
 /* The first command, a top-N of srcip (tcp_flags not read), records the
  * flipped segment "damaged" beside the writer's "ok"; the next command
  * reads that and skips it without checking it again (no second line). */
@@ -487,22 +469,25 @@ static void test_verdict_persisted(void **state)
 		skip();
 	new_store();
 	char path[4200], good[4200];
-	int with = 0;
+	int lines = 0;
 	segment_path(BAD, path, sizeof path);
 	segment_path(0, good, sizeof good);
-	assert_int_equal(verdict_lines(good, "ok", &with), 1);
-	assert_int_equal(with, 1);
+	assert_string_equal(eu_verdict(good, &lines), "ok"); /* the writer's */
+	assert_int_equal(lines, 1);
 	xor_byte(path, frame_middle(path, "tcp_flags", 0));
+	assert_string_equal(eu_verdict(path, &lines), ""); /* not of this version */
 	assert_int_equal(run("query --store '%s' " RANGE " -s srcip -o json", store), 0);
 	assert_totals(summary(out, 0), good_totals(), "-s srcip, first");
 	assert_non_null(strstr(out, "\"segments_damaged\":1"));
-	assert_int_equal(verdict_lines(path, "damaged", &with), 2); /* writer's ok, then this */
-	assert_int_equal(with, 1);
+	assert_string_equal(eu_verdict(path, &lines), "damaged");
+	assert_int_equal(lines, 2); /* the writer's ok, then this */
 	assert_int_equal(run("query --store '%s' " RANGE " -s srcip -o json", store), 0);
 	assert_totals(summary(out, 0), good_totals(), "-s srcip, second");
 	assert_non_null(strstr(errtext, "found damaged by an earlier check"));
-	assert_int_equal(verdict_lines(path, "damaged", &with), 2);
-	assert_int_equal(verdict_lines(good, "ok", &with), 1); /* never checked again */
+	assert_string_equal(eu_verdict(path, &lines), "damaged");
+	assert_int_equal(lines, 2); /* not checked again */
+	assert_string_equal(eu_verdict(good, &lines), "ok");
+	assert_int_equal(lines, 1);
 	cli_shapes(good_totals(), false);
 	drop_store();
 }

@@ -305,37 +305,6 @@ static void test_flip_unread_column(void **state)
 	unsetenv("NG_SEGMENT_CHECK");
 }
 
-/* What the `checked` file beside segment `path` says of it now: "ok",
- * "damaged", or "" when no line names this version of it (the last
- * line of its name wins; one of another inode, size or mtime is not of
- * it). */
-static const char *verdict_of(const char *path, char *buf, size_t len)
-{
-	char vp[4300], line[512];
-	const char *name = strrchr(path, '/') + 1;
-	snprintf(vp, sizeof vp, "%.*s/checked", (int)(name - 1 - path), path);
-	struct stat sb;
-	assert_int_equal(stat(path, &sb), 0);
-	const unsigned long long mt = (unsigned long long)sb.st_mtim.tv_sec * 1000000000ull +
-	                              (unsigned long long)sb.st_mtim.tv_nsec;
-	buf[0] = 0;
-	FILE *f = fopen(vp, "r");
-	if (!f)
-		return buf;
-	while (fgets(line, sizeof line, f)) {
-		char n[256], v[16];
-		unsigned long long ino, size, m;
-		if (sscanf(line, "%255s %llu %llu %llu %15s", n, &ino, &size, &m, v) != 5 ||
-		    strcmp(n, name))
-			continue;
-		const bool same = ino == (unsigned long long)sb.st_ino &&
-		                  size == (unsigned long long)sb.st_size && m == mt;
-		snprintf(buf, len, "%s", same ? v : "");
-	}
-	fclose(f);
-	return buf;
-}
-
 /* One shape over the hour (0 a top-10 of srcip, 1 a group-by of proto
  * from the rollups, 2 a time series), checked against want. */
 static void one_shape(const char *dir, int shape, totals want, uint64_t damaged)
@@ -369,21 +338,19 @@ static void one_shape(const char *dir, int shape, totals want, uint64_t damaged)
 static void test_verdicts(void **state)
 {
 	(void)state;
-	char buf[16];
 	for (int shape = 0; shape < 3; shape++) {
 		char *dir = build(NSEG), path[4200];
 		ng_store_maint_stats st = {0};
 		assert_int_equal(ng_store_rollup(dir, T0 + 10 * HOUR, 0, 0, true, &st), 0);
 		for (size_t s = 0; s < NSEG; s++) {
 			segment_path(dir, s, path, sizeof path);
-			assert_string_equal(verdict_of(path, buf, sizeof buf),
-			                    "ok"); /* the writer's */
+			assert_string_equal(eu_verdict(path, NULL), "ok"); /* the writer's */
 		}
 		segment_path(dir, BAD, path, sizeof path);
 		damage(path, FLIP_OTHER_COLUMN);
-		assert_string_equal(verdict_of(path, buf, sizeof buf), "");
+		assert_string_equal(eu_verdict(path, NULL), "");
 		one_shape(dir, shape, good_totals(), 1);
-		assert_string_equal(verdict_of(path, buf, sizeof buf), "damaged");
+		assert_string_equal(eu_verdict(path, NULL), "damaged");
 		for (int other = 0; other < 3; other++)
 			one_shape(dir, other, good_totals(), 1);
 		all_shapes(dir, NULL, good_totals(), 1, true);
@@ -393,8 +360,7 @@ static void test_verdicts(void **state)
 		one_shape(dir, shape, good_totals(), 1);
 		for (size_t s = 0; s < NSEG; s++) {
 			segment_path(dir, s, path, sizeof path);
-			assert_string_equal(verdict_of(path, buf, sizeof buf),
-			                    s == BAD ? "damaged" : "ok");
+			assert_string_equal(eu_verdict(path, NULL), s == BAD ? "damaged" : "ok");
 		}
 		ts_rm_rf(dir);
 		free(dir);
