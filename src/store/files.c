@@ -2,6 +2,8 @@
  * publishing of a segment (below: the order of its steps, and why). */
 #include "store/files.h"
 
+#include "store/verdict.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -98,6 +100,10 @@ int ng_fsync_dir(const char *path)
  *  5. The directory is fsynced, so that the rename is durable before the
  *     caller goes on (compaction then unlinks what the segment replaces).
  *     A failure there is only a warning: the file is whole either way.
+ *  6. Its verdict "ok" is appended to the directory's `checked` file
+ *     (verdict.c), for the inode, size and mtime fstat gave before the
+ *     close: the bytes are the encoder's, so no query need check it
+ *     whole.  Not kept (a read-only file, a crash) costs one check.
  *
  * A failure at 1, 3 or 4 removes the temporary: the call leaves either the
  * segment, whole, or nothing.
@@ -126,6 +132,8 @@ int ng_seg_publish(ng_seg_pub *p, const void *img, size_t len)
 	}
 	if (p->drop_cache)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	struct stat sb; /* the version the verdict is of (a rename keeps it) */
+	const bool have_st = fstat(fd, &sb) == 0;
 	close(fd);
 	for (unsigned tries = 0;; tries++) {
 		snprintf(p->path, sizeof p->path, "%s/%llu-%llu-%llu.seg", p->dir,
@@ -150,5 +158,7 @@ int ng_seg_publish(ng_seg_pub *p, const void *img, size_t len)
 	if (ng_fsync_dir(p->dir))
 		snprintf(p->err, sizeof p->err, "fsync of directory %s: %s", p->dir,
 		         strerror(errno));
+	if (have_st) /* these bytes were encoded here: whole (verdict.c) */
+		ng_verdict_record(p->path, &sb, NG_VERDICT_OK);
 	return 0;
 }

@@ -31,15 +31,18 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/files.h"
 #include "store/segment.h"
 #include "store/tree.h"
+#include "store/verdict.h"
 
 #define ROLLUP_MARK ".seg.r-" /* in a rollup's name, after its segment's */
 
@@ -106,13 +109,25 @@ static int kind_of(const char *name)
 }
 
 /* Checks file `path` whole.  Returns true when it is, false with the
- * reason in why[len]. */
-static bool whole(fsck_ctx *c, const char *path, char *why, size_t len)
+ * reason in why[len].  A segment (not a rollup) has what was found
+ * recorded in its hour's `checked` file (verdict.c), for the version
+ * read. */
+static bool whole(fsck_ctx *c, const char *path, bool segment, char *why, size_t len)
 {
-	if (ng_seg_open(&c->rd, path, why, len))
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, len, "cannot open: %s", strerror(errno));
 		return false;
-	int rc = ng_seg_check(&c->rd, NULL, why, len);
-	ng_seg_close(&c->rd);
+	}
+	struct stat sb;
+	const bool have_st = segment && fstat(fd, &sb) == 0;
+	int rc = ng_seg_open_fd(&c->rd, fd, why, len); /* owns fd */
+	if (rc == 0) {
+		rc = ng_seg_check(&c->rd, NULL, why, len);
+		ng_seg_close(&c->rd);
+	}
+	if (have_st)
+		ng_verdict_record(path, &sb, rc ? NG_VERDICT_DAMAGED : NG_VERDICT_OK);
 	return rc == 0;
 }
 
@@ -196,7 +211,7 @@ static int fsck_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 			c->st->segments++;
 		else
 			c->st->rollups++;
-		if (whole(c, fp, why, sizeof why))
+		if (whole(c, fp, kind == 1, why, sizeof why))
 			continue;
 		found(c, fp, why, kind == 2, false);
 		if (kind != 1)

@@ -44,6 +44,7 @@
 #include "store/files.h"
 #include "store/segment.h"
 #include "store/tree.h"
+#include "store/verdict.h"
 
 #define SMALL_ROWS NG_COMPACT_SMALL_ROWS
 /* rows of a compacted segment, at most: the merge holds them as records
@@ -354,6 +355,24 @@ static int merge_group(compact_ctx *c, const char *path, cand *g, size_t k, uint
 	return rc;
 }
 
+/* Bounds hour `path`'s verdict file (verdict.c) to its live segments:
+ * rewritten when it holds more than twice their lines.  Under the
+ * maintenance lock (one rewriter at a time). */
+static void tidy_verdicts(const char *path)
+{
+	ng_dir_entry *v = NULL;
+	long n = ng_tree_list(path, 4, &v);
+	const char **live = n > 0 ? malloc((size_t)n * sizeof *live) : NULL;
+	size_t k = 0;
+	for (long i = 0; live && i < n; i++)
+		if (!v[i].marker)
+			live[k++] = v[i].name;
+	if (live || n == 0)
+		ng_verdict_tidy(path, live, k);
+	free(live);
+	free(v);
+}
+
 static int compact_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 {
 	compact_ctx *c = arg;
@@ -368,6 +387,8 @@ static int compact_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	long n = ng_tree_list(path, 4, &v);
 	if (n < 2) {
 		free(v);
+		if (c->locked)
+			tidy_verdicts(path);
 		return 0;
 	}
 	cand *g = malloc((size_t)n * sizeof *g);
@@ -411,6 +432,8 @@ static int compact_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	}
 	free(g);
 	free(v);
+	if (c->locked)
+		tidy_verdicts(path);
 	return 0;
 }
 
@@ -521,7 +544,10 @@ static int prune_dirs(const char *path, uint64_t t0, uint64_t t1, void *arg)
 	if (ret_stop(r))
 		return 1;
 	bool future = t0 > now + NG_STORE_FUTURE_MS;
-	if ((!future && t1 + RMDIR_AFTER_MS > now) || rmdir(path))
+	if (!future && t1 + RMDIR_AFTER_MS > now)
+		return 0;
+	/* the verdict file outlives no segment of its hour (verdict.c) */
+	if (rmdir(path) && !(ng_verdict_drop_if_alone(path) && rmdir(path) == 0))
 		return 0;
 	char p[4096];
 	snprintf(p, sizeof p, "%s", path);

@@ -19,12 +19,17 @@
  * block that fails makes the segment damaged, skipped with all its rows,
  * reported once per snapshot and remembered there, so every later scan
  * of the command skips it too.  (Before, a frame failing in the second
- * block came after the first block's 16 384 rows were counted.)  With
- * NG_SEGMENT_CHECK=all every column is checked, also those the query
- * does not read (docs/security.md: the cost).  A segment read through
- * its rollup has its header and frame tables checked, and a damaged
- * rollup is passed over for the segment's rows, which give the same
- * answer.
+ * block came after the first block's 16 384 rows were counted.)
+ * Columns the scan does not decode are judged by the segment's verdict
+ * (verdict.c, its hour's `checked` file, matched against an fstat of the
+ * file): "ok" skips them, "damaged" skips the segment unread, and a
+ * segment with no verdict for this version of its file is checked whole
+ * (every column) first and its verdict recorded, so every shape skips
+ * the same damaged segments; NG_SEGMENT_CHECK=all checks every segment
+ * whole whatever its verdict (docs/security.md: the costs).  A segment
+ * read through its rollup is judged the same way before the rollup is
+ * read, and a damaged rollup is passed over for the segment's rows,
+ * which give the same answer.
  *
  * The walk goes DIR/flows/YYYY/MM/DD/HH in time order and skips a whole
  * year, month, day or hour directory when its span misses [from, to): the
@@ -61,6 +66,7 @@
 #include "core/log.h"
 #include "store/segment.h"
 #include "store/snapshot.h"
+#include "store/verdict.h"
 
 #define QUEUE_CAP 64 /* segments queued ahead of the workers */
 /* gather(): a block that keeps at most 1/FEW_ROWS of its rows has only
@@ -112,6 +118,9 @@ typedef struct worker {
 	                                 * flow counts when reading a rollup */
 	ng_colset check;                /* cols and select's: checked when not buffering */
 	bool rollup;                    /* the segment is read through its rollup */
+	struct stat segst;              /* fstat of the segment being read (cur) */
+	bool have_st;                   /* segst is of it */
+	int verdict;                    /* what its `checked` file says of it (verdict.c) */
 	ng_scan_stats st;
 	pthread_t th;
 } worker;
@@ -181,48 +190,62 @@ static void report(worker *w, const char *path, const char *why)
 	}
 }
 
-/* Segment e is damaged (`why`): counted, and reported when this is the
- * first scan of its snapshot to find it and the process has not reported
- * it before (damaged.c: a server's every request skips it again). */
+/* Segment e (w->cur) is damaged (`why`): counted, and reported when
+ * this is the first scan of its snapshot to find it and the process has
+ * not reported it before (damaged.c: a server's every request skips it
+ * again).  The first scan of its snapshot to find it also records it
+ * "damaged" in its hour's `checked` file, unless that said so. */
 static void damaged(worker *w, ng_snap_seg *e, const char *why)
 {
 	w->st.errors++;
 	w->st.segments_damaged++;
-	if (ng_snap_mark_damaged(e, why) && ng_store_damaged_note(e->path))
+	if (!ng_snap_mark_damaged(e, why))
+		return;
+	if (ng_store_damaged_note(e->path))
 		ng_warn("store: skipping damaged segment %s: %s (none of its rows is counted; "
 		        "`nagare fsck` moves it aside)",
 		        e->path, why);
+	if (w->have_st && w->verdict != NG_VERDICT_DAMAGED)
+		ng_verdict_record(e->path, &w->segst, NG_VERDICT_DAMAGED);
 }
 
 /* NG_SEGMENT_CHECK=all: every segment is checked whole (every block of
- * every column, ng_seg_check) before it is read, so that damage in a
- * column a query does not read takes the segment out of that query too.
- * Costs a decode of every column: 3.7x the query time on the benchmark
- * store (docs/security.md); off by default. */
+ * every column, ng_seg_check) before it is read, once per snapshot,
+ * whatever its `checked` file says (verdicts are still recorded).  By
+ * default only a segment with no verdict for its file is (once: then
+ * "ok" or "damaged" is recorded, verdict.c), so that damage in a column
+ * a query does not read takes the segment out of every query; "all"
+ * costs a decode of every column on every command: 3.7x the query time
+ * on the benchmark store (docs/security.md). */
 static bool check_all(void)
 {
 	const char *e = getenv("NG_SEGMENT_CHECK"); /* once a segment: nothing beside it */
 	return e && !strcmp(e, "all");
 }
 
-/* Before any block of the open segment (or rollup) is read: its frame
- * tables (every column: a few bytes each), or with check_all() the
- * whole segment, once per snapshot.  False (counted, reported) when
- * damaged. */
+/* Before any block of the open segment (or rollup) is read: a segment
+ * recorded "ok" for this version of its file, and a rollup, have their
+ * frame tables checked (every column: a few bytes each); any other
+ * segment (no verdict, or check_all()) is checked whole, once per
+ * snapshot, and the verdict recorded.  False (counted, reported,
+ * recorded) when damaged. */
 static bool checked_first(worker *w, const char *path)
 {
 	char err[256];
 	ng_snap_seg *e = w->rollup ? NULL : w->cur;
 	if (e && atomic_load(&e->state) == NG_SNAP_WHOLE)
 		return true;
-	const bool all = check_all();
-	if ((all ? ng_seg_check(&w->rd, NULL, err, sizeof err)
-	         : ng_seg_check_frames(&w->rd, err, sizeof err))) {
+	const bool whole = e && (w->verdict != NG_VERDICT_OK || check_all());
+	if ((whole ? ng_seg_check(&w->rd, NULL, err, sizeof err)
+	           : ng_seg_check_frames(&w->rd, err, sizeof err))) {
 		report(w, path, err);
 		return false;
 	}
-	if (e && all)
+	if (whole) {
 		atomic_store(&e->state, NG_SNAP_WHOLE);
+		if (w->have_st && w->verdict != NG_VERDICT_OK)
+			ng_verdict_record(e->path, &w->segst, NG_VERDICT_OK);
+	}
 	return true;
 }
 
@@ -780,10 +803,31 @@ static int open_seg(worker *w, const ng_snap_seg *e)
 	return -1;
 }
 
+/* A descriptor of segment e (open_seg), with its fstat in w->segst and
+ * what its hour's `checked` file says of this version of it in
+ * w->verdict.  -1 when it cannot be read, or when it was recorded
+ * damaged (then counted and reported as damaged(), unless check_all()
+ * asks to check it again). */
+static int open_checked(worker *w, ng_snap_seg *e)
+{
+	int fd = open_seg(w, e);
+	if (fd < 0)
+		return -1;
+	w->have_st = fstat(fd, &w->segst) == 0;
+	w->verdict = w->have_st ? ng_verdict_of(&e->verdict, &w->segst) : NG_VERDICT_NONE;
+	if (w->verdict == NG_VERDICT_DAMAGED && !check_all()) {
+		close(fd);
+		damaged(w, e, "found damaged by an earlier check (its hour's `checked` file)");
+		return -1;
+	}
+	return fd;
+}
+
 /* Reads segment e through its rollup (ng_scan_opts.rollup) when it has
- * one: the segment's header and frame tables are checked first (a
- * damaged segment counts for nothing, read either way), then the rollup
- * whole.  Returns true when done so (*rc: the callbacks' value), false
+ * one: the segment is checked first as when its rows are read
+ * (checked_first: whole when it has no verdict, else its header and
+ * frame tables; a damaged segment counts for nothing, read either way),
+ * then the rollup whole.  Returns true when done so (*rc: the callbacks' value), false
  * to read the segment's rows instead: no rollup, or a damaged one. */
 static bool read_rollup(worker *w, ng_snap_seg *e, int *rc)
 {
@@ -795,19 +839,22 @@ static bool read_rollup(worker *w, ng_snap_seg *e, int *rc)
 	if (rfd < 0)
 		return false;
 	if (atomic_load(&e->state) != NG_SNAP_WHOLE) {
-		int fd = open_seg(w, e);
+		int fd = open_checked(w, e);
 		if (fd < 0) {
 			close(rfd);
-			return true; /* vanished: neither is read */
+			return true; /* vanished or damaged: neither is read */
 		}
-		if (ng_seg_open_fd(&w->rd, fd, err, sizeof err) ||
-		    ng_seg_check_frames(&w->rd, err, sizeof err)) {
-			ng_seg_close(&w->rd);
+		if (ng_seg_open_fd(&w->rd, fd, err, sizeof err)) {
 			close(rfd);
 			damaged(w, e, err);
 			return true;
 		}
+		const bool whole = checked_first(w, e->path);
 		ng_seg_close(&w->rd);
+		if (!whole) {
+			close(rfd);
+			return true;
+		}
 	}
 	if (ng_seg_open_fd(&w->rd, rfd, err, sizeof err)) {
 		w->st.rollups_damaged++;
@@ -843,10 +890,13 @@ static int run_job(worker *w, job *j)
 	}
 	w->seg = j->ord;
 	w->cur = e;
+	w->rollup = false;
+	w->have_st = false;
+	w->verdict = NG_VERDICT_NONE;
 	int rc = 0;
 	if (s->o->rollup && read_rollup(w, e, &rc))
 		return rc;
-	int fd = open_seg(w, e);
+	int fd = open_checked(w, e);
 	if (fd < 0)
 		return 0;
 	if (ng_seg_open_fd(&w->rd, fd, err, sizeof err)) {

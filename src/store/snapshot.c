@@ -32,7 +32,10 @@
  * The snapshot also remembers what the scans learned of its segments:
  * checked whole, or damaged and why (ng_snap_mark_damaged).  A segment
  * is checked once per snapshot and a damaged one reported once, and
- * every table of the command skips the same damaged set.
+ * every table of the command skips the same damaged set.  Across
+ * commands, the verdicts of each hour's `checked` file (verdict.c) are
+ * read once per hour listed and kept with its segments (ng_snap_seg.
+ * verdict), for the scan to match against the file it reads.
  */
 #include "store/snapshot.h"
 
@@ -102,7 +105,8 @@ static void drop_from(ng_store_snapshot *s, size_t from)
 /* Appends segment `name` of hour directory `path`, opened when it meets
  * the snapshot's range and the budget allows.  Returns 0, 1 when it
  * vanished before the open, -1 when out of memory. */
-static int add_segment(ng_store_snapshot *s, const char *path, const ng_dir_entry *e)
+static int add_segment(ng_store_snapshot *s, const char *path, const ng_dir_entry *e,
+                       const ng_verdict_table *vt)
 {
 	if (s->nseg == s->segcap) {
 		size_t cap = s->segcap ? 2 * s->segcap : 64;
@@ -117,6 +121,7 @@ static int add_segment(ng_store_snapshot *s, const char *path, const ng_dir_entr
 	g->a = e->a;
 	g->b = e->b;
 	g->fd = -1;
+	g->verdict = ng_verdict_find(vt, e->name);
 	size_t len = strlen(path) + 1 + strlen(e->name) + 1;
 	if (!(g->path = malloc(len)))
 		return -1;
@@ -133,12 +138,12 @@ static int add_segment(ng_store_snapshot *s, const char *path, const ng_dir_entr
 	return errno == ENOENT ? 1 : 0; /* another error: reported when read */
 }
 
-/* ng_tree_hours callback: lists hour `path` and opens its segments, all
+/* Lists hour `path` and opens its segments, all
  * of them or, when one vanished, again (LIST_TRIES times; then without
- * the ones still vanishing). */
-static int on_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
+ * the ones still vanishing), each with its verdict in vt. */
+static int hour_segments(ng_store_snapshot *s, const char *path, uint64_t t0, uint64_t t1,
+                         const ng_verdict_table *vt)
 {
-	ng_store_snapshot *s = ((take_ctx *)arg)->s;
 	for (int attempt = 0;; attempt++) {
 		ng_dir_entry *v = NULL;
 		long n = ng_tree_list(path, 4, &v);
@@ -154,7 +159,7 @@ static int on_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 				replaced++;
 				continue;
 			}
-			int rc = add_segment(s, path, &v[i]);
+			int rc = add_segment(s, path, &v[i], vt);
 			if (rc < 0) {
 				free(v);
 				s->oom = true;
@@ -185,6 +190,18 @@ static int on_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
 		s->hour[s->nhour++] = (ng_snap_hour){t0, t1, first, s->nseg - first, replaced};
 		return 0;
 	}
+}
+
+/* ng_tree_hours callback: hour `path`'s segments, with the verdicts of
+ * its `checked` file (verdict.c), read once for the hour. */
+static int on_hour(const char *path, uint64_t t0, uint64_t t1, void *arg)
+{
+	ng_store_snapshot *s = ((take_ctx *)arg)->s;
+	ng_verdict_table vt; /* the hour's verdicts, read once (none: all unknown) */
+	ng_verdict_load(path, &vt);
+	int rc = hour_segments(s, path, t0, t1, &vt);
+	ng_verdict_table_free(&vt);
+	return rc;
 }
 
 ng_store_snapshot *ng_store_snapshot_take(const char *dir, uint64_t from_ms, uint64_t to_ms)

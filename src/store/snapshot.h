@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "store/verdict.h"
 
 /* What is known of a segment of the snapshot: nothing yet, checked whole
  * (every column: ng_seg_check), or damaged (skipped by every scan). */
@@ -22,8 +23,10 @@ typedef struct ng_snap_seg {
 	uint64_t a, b; /* first and last row's flow_start, from the name */
 	int fd;        /* held open since the listing, or -1: opened by path */
 	_Atomic int state;
-	char *path; /* DIR/flows/YYYY/MM/DD/HH/<name>, owned */
-	char *why;  /* damaged: what the check found, owned (set once) */
+	char *path;         /* DIR/flows/YYYY/MM/DD/HH/<name>, owned */
+	char *why;          /* damaged: what the check found, owned (set once) */
+	ng_verdict verdict; /* the hour's `checked` file said, when listed (verdict.c):
+	                     * a scan matches it against an fstat of the file */
 } ng_snap_seg;
 
 typedef struct ng_snap_hour {

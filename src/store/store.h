@@ -202,8 +202,9 @@ typedef struct ng_zone_map {
  * different segments of one hour may overlap in time.  Segments whose time
  * range misses the interval are skipped unopened.  Nothing of a segment
  * is passed on before its header, its frame tables and every block the
- * scan decodes have read whole (every column with NG_SEGMENT_CHECK=all);
- * a damaged one contributes no row, is counted in st->errors and
+ * scan decodes have read whole, and every column when its hour's
+ * `checked` file holds no verdict for it (or with NG_SEGMENT_CHECK=all;
+ * verdict.c); a damaged one contributes no row, is counted in st->errors and
  * st->segments_damaged, reported once on stderr naming its path, and
  * skipped.
  * `fn` returns 0 to go on, non-zero to stop the scan (returned as is).

@@ -166,6 +166,39 @@ void eu_nth_file(const char *dir, const char *pattern, size_t n, char *path, siz
 	path[strcspn(path, "\n")] = 0;
 }
 
+const char *eu_verdict(const char *path, int *lines)
+{
+	char vp[4300];
+	const char *name = strrchr(path, '/') + 1, *verdict = "";
+	snprintf(vp, sizeof vp, "%.*s/checked", (int)(name - 1 - path), path);
+	struct stat sb;
+	const bool present = stat(path, &sb) == 0;
+	const unsigned long long mt = present
+	                                  ? (unsigned long long)sb.st_mtim.tv_sec * 1000000000ull +
+	                                        (unsigned long long)sb.st_mtim.tv_nsec
+	                                  : 0;
+	int n = 0;
+	char *text = eu_slurp(vp, NULL);
+	for (char *l = text, *nl; l && *l; l = nl ? nl + 1 : l + strlen(l)) {
+		nl = strchr(l, '\n');
+		char nm[256], v[16];
+		unsigned long long ino, size, m;
+		if (sscanf(l, "%255s %llu %llu %llu %15s", nm, &ino, &size, &m, v) != 5 ||
+		    strcmp(nm, name))
+			continue;
+		n++;
+		const bool same = present && ino == (unsigned long long)sb.st_ino &&
+		                  size == (unsigned long long)sb.st_size && m == mt;
+		verdict = !same                   ? ""
+		          : !strcmp(v, "ok")      ? "ok"
+		          : !strcmp(v, "damaged") ? "damaged"
+		                                  : "";
+	}
+	if (lines)
+		*lines = n;
+	return verdict;
+}
+
 void eu_damage_row(ng_flow *r, size_t k)
 {
 	memset(r, 0, sizeof *r);

@@ -72,6 +72,13 @@ size_t eu_count_suffix(const char *dir, const char *suffix);
  * are not that many. */
 void eu_nth_file(const char *dir, const char *pattern, size_t n, char *path, size_t len);
 
+/* What the `checked` file beside segment `path` (its hour's verdicts,
+ * store/verdict.c) says of the file as it is now: "ok", "damaged", or ""
+ * when no line names this version of it (the last line of its name wins;
+ * one of another inode, size or mtime is not of it, nor is any when the
+ * segment is gone).  *lines, when not NULL: the lines naming it. */
+const char *eu_verdict(const char *path, int *lines);
+
 /* Row k of the damaged-data tests' stores (test_query_damage.c,
  * test_damaged_cli.c): flow_start from 2025-11-30T00:00:00Z, 10 ms
  * apart; varied addresses (10.0.x.y to 192.0.x.y), ports, protocols,

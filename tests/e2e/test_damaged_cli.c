@@ -12,15 +12,18 @@
  * here from the rows written, leaving out the damaged segment's.  Each
  * test damages segment 2 its own way: a byte flipped in the second block
  * of `bytes` (a column every shape reads), a byte flipped in the first
- * block of `tcp_flags` (only a listing reads it: checked with
- * NG_SEGMENT_CHECK=all, which makes every query check every column), the
- * file cut to 60 %, its 64-byte header zeroed.
+ * block of `tcp_flags` (only a listing reads it: found because the flip
+ * changed the file's mtime, so the writer's "ok" verdict is not of it and
+ * the first command checks it whole and records it "damaged" in the
+ * hour's `checked` file; also with NG_SEGMENT_CHECK=all), the file cut to
+ * 60 %, its 64-byte header zeroed.
  *
  * Main before this test (build/nagare of main): the second-block flip
  * gave 3 totals to 5 shapes (the first block's 16 384 rows counted by
  * some), the tcp_flags flip was skipped by the listing only, compact
  * exited 0, fsck did not exist, and two -s tables differed while the
- * writer ran.
+ * writer ran.  Main before verdict.c: the tcp_flags flip was counted by
+ * every shape but the listing unless NG_SEGMENT_CHECK=all.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -363,8 +366,12 @@ static uint64_t frame_middle(const char *path, const char *col, size_t b)
 	return off;
 }
 
+/* Flips a byte of `path` at off.  After 20 ms: the write sets the
+ * file's mtime past the one its writer's "ok" verdict names (the
+ * kernel's clock may tick only every 10 ms). */
 static void xor_byte(const char *path, uint64_t off)
 {
+	usleep(20000);
 	int fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
 	uint8_t v;
@@ -438,15 +445,51 @@ static void test_flip_second_block(void **state)
 	check(FLIP_BLOCK1);
 }
 
-/* Only a listing reads tcp_flags: by default a query judges a segment on
- * what it decodes, so every shape agrees only with NG_SEGMENT_CHECK=all
- * (docs/security.md); fsck finds it either way. */
+/* Only a listing reads tcp_flags: the flip changed the file's mtime, so
+ * the writer's "ok" verdict is not of it, and the first command checks
+ * it whole, records it damaged (its hour's `checked` file), and every
+ * shape skips it; also with NG_SEGMENT_CHECK=all.  (Main before
+ * verdict.c: every shape but the listing counted it.) */
 static void test_flip_unread_column(void **state)
 {
 	(void)state;
+	check(FLIP_OTHER_COLUMN);
 	setenv("NG_SEGMENT_CHECK", "all", 1);
 	check(FLIP_OTHER_COLUMN);
 	unsetenv("NG_SEGMENT_CHECK");
+}
+
+/* The first command, a top-N of srcip (tcp_flags not read), records the
+ * flipped segment "damaged" beside the writer's "ok"; the next command
+ * reads that and skips it without checking it again (no second line). */
+static void test_verdict_persisted(void **state)
+{
+	(void)state;
+	if (!bin || access(bin, X_OK))
+		skip();
+	new_store();
+	char path[4200], good[4200];
+	int lines = 0;
+	segment_path(BAD, path, sizeof path);
+	segment_path(0, good, sizeof good);
+	assert_string_equal(eu_verdict(good, &lines), "ok"); /* the writer's */
+	assert_int_equal(lines, 1);
+	xor_byte(path, frame_middle(path, "tcp_flags", 0));
+	assert_string_equal(eu_verdict(path, &lines), ""); /* not of this version */
+	assert_int_equal(run("query --store '%s' " RANGE " -s srcip -o json", store), 0);
+	assert_totals(summary(out, 0), good_totals(), "-s srcip, first");
+	assert_non_null(strstr(out, "\"segments_damaged\":1"));
+	assert_string_equal(eu_verdict(path, &lines), "damaged");
+	assert_int_equal(lines, 2); /* the writer's ok, then this */
+	assert_int_equal(run("query --store '%s' " RANGE " -s srcip -o json", store), 0);
+	assert_totals(summary(out, 0), good_totals(), "-s srcip, second");
+	assert_non_null(strstr(errtext, "found damaged by an earlier check"));
+	assert_string_equal(eu_verdict(path, &lines), "damaged");
+	assert_int_equal(lines, 2); /* not checked again */
+	assert_string_equal(eu_verdict(good, &lines), "ok");
+	assert_int_equal(lines, 1);
+	cli_shapes(good_totals(), false);
+	drop_store();
 }
 
 static void test_truncated(void **state)
@@ -494,9 +537,9 @@ static void test_tables_one_snapshot(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_flip_second_block),   cmocka_unit_test(test_flip_unread_column),
-	    cmocka_unit_test(test_truncated),           cmocka_unit_test(test_zeroed_header),
-	    cmocka_unit_test(test_tables_one_snapshot),
+	    cmocka_unit_test(test_flip_second_block), cmocka_unit_test(test_flip_unread_column),
+	    cmocka_unit_test(test_verdict_persisted), cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_zeroed_header),     cmocka_unit_test(test_tables_one_snapshot),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -14,7 +14,10 @@
  * whole segments, computed here from the rows written, and count the
  * damaged segment once.  Before segment_check.c, the second-block flip
  * counted the damaged segment's first block (16 384 rows) in some
- * shapes and not in others.
+ * shapes and not in others; before verdict.c, the tcp_flags flip was
+ * counted by every shape but the listing.  Verdicts (the hour's
+ * `checked` file): the writer's "ok", the "damaged" the first shape
+ * records, read by the next; a store where none can be kept.
  *
  * Maintenance leaves the damaged file alone (compaction merges the
  * others, counts it), fsck moves exactly it aside, and a snapshot taken
@@ -147,10 +150,14 @@ static void xor_byte(const char *path, uint64_t off, uint8_t x)
 
 enum damage { FLIP_BLOCK1, FLIP_OTHER_COLUMN, TRUNCATE, ZERO_HEADER, FRAME_TABLE };
 
+/* Damages segment `path` `how`.  After 20 ms: the write sets the file's
+ * mtime past the one its writer's "ok" verdict names (the kernel's
+ * clock may tick only every 10 ms), as damage written later always does. */
 static void damage(const char *path, enum damage how)
 {
 	uint64_t entry;
 	struct stat sb;
+	usleep(20000);
 	switch (how) {
 	case FLIP_BLOCK1: xor_byte(path, frame_middle(path, "bytes", 1, &entry), 0x5a); break;
 	case FLIP_OTHER_COLUMN:
@@ -282,35 +289,107 @@ static void test_flip_second_block(void **state)
 	check_damage(FLIP_BLOCK1, false);
 }
 
-/* A byte flipped in a column only a listing reads: by default a segment
- * is judged on what a query decodes, so the listing skips it and a top-N
- * of srcip counts all of it (never a part); with NG_SEGMENT_CHECK=all
- * every shape skips it. */
+/* A byte flipped in a column only a listing reads: the flip changed the
+ * file's mtime, so its writer's "ok" verdict is not of it any more, and
+ * whatever shape reads it first checks it whole, records it damaged,
+ * and every shape skips it; also with NG_SEGMENT_CHECK=all.  (Main
+ * before verdict.c: a top-N of srcip counted all of it, 40 000 flows
+ * more than the listing.) */
 static void test_flip_unread_column(void **state)
 {
 	(void)state;
-	char *dir = build(NSEG), path[4200], err[512];
-	segment_path(dir, BAD, path, sizeof path);
-	damage(path, FLIP_OTHER_COLUMN);
-	ng_query_result r;
-	ng_query q = {.from_ms = T0, .to_ms = T0 + HOUR};
-	assert_int_equal(ng_query_run(dir, &q, &r, err, sizeof err), 0);
-	assert_result(&r, good_totals(), 1, "listing");
-	ng_query_result_free(&r);
-	totals all = good_totals();
-	all.flows += seg_tot[BAD].flows;
-	all.packets += seg_tot[BAD].packets;
-	all.bytes += seg_tot[BAD].bytes;
-	q.limit = 10;
-	assert_int_equal(ng_query_parse_keys(&q, "srcip", err, sizeof err), 0);
-	assert_int_equal(ng_query_run(dir, &q, &r, err, sizeof err), 0);
-	assert_result(&r, all, 0, "srcip, tcp_flags not read");
-	ng_query_result_free(&r);
-	ts_rm_rf(dir);
-	free(dir);
+	check_damage(FLIP_OTHER_COLUMN, false);
+	check_damage(FLIP_OTHER_COLUMN, true);
 	setenv("NG_SEGMENT_CHECK", "all", 1);
 	check_damage(FLIP_OTHER_COLUMN, false);
 	unsetenv("NG_SEGMENT_CHECK");
+}
+
+/* One shape over the hour (0 a top-10 of srcip, 1 a group-by of proto
+ * from the rollups, 2 a time series), checked against want. */
+static void one_shape(const char *dir, int shape, totals want, uint64_t damaged)
+{
+	static const char *const name[] = {"srcip", "proto (rollups)", "series"};
+	char err[512];
+	ng_query q = {.from_ms = T0, .to_ms = T0 + HOUR, .limit = 10};
+	ng_query_result r;
+	if (shape == 2) {
+		ng_series se;
+		q.limit = 0;
+		assert_int_equal(ng_series_run(dir, &q, 5 * 60000, &se, err, sizeof err), 0);
+		assert_result(&se.res, want, damaged, name[shape]);
+		ng_series_free(&se);
+		return;
+	}
+	assert_int_equal(ng_query_parse_keys(&q, shape ? "proto" : "srcip", err, sizeof err), 0);
+	assert_int_equal(ng_query_run(dir, &q, &r, err, sizeof err), 0);
+	assert_result(&r, want, damaged, name[shape]);
+	if (shape == 1)
+		assert_int_equal(r.scan.segments_rollup, NSEG - 1);
+	ng_query_result_free(&r);
+}
+
+/* Each shape that does not read tcp_flags, run first on a store whose
+ * segment BAD had a tcp_flags byte flipped after its writer recorded it
+ * "ok": it checks BAD whole (its verdict is not of this version of the
+ * file), skips it, and records "damaged", which the next command reads;
+ * the whole segments keep the writer's "ok".  With the `checked` file
+ * gone, a first query records every verdict again. */
+static void test_verdicts(void **state)
+{
+	(void)state;
+	for (int shape = 0; shape < 3; shape++) {
+		char *dir = build(NSEG), path[4200];
+		ng_store_maint_stats st = {0};
+		assert_int_equal(ng_store_rollup(dir, T0 + 10 * HOUR, 0, 0, true, &st), 0);
+		for (size_t s = 0; s < NSEG; s++) {
+			segment_path(dir, s, path, sizeof path);
+			assert_string_equal(eu_verdict(path, NULL), "ok"); /* the writer's */
+		}
+		segment_path(dir, BAD, path, sizeof path);
+		damage(path, FLIP_OTHER_COLUMN);
+		assert_string_equal(eu_verdict(path, NULL), "");
+		one_shape(dir, shape, good_totals(), 1);
+		assert_string_equal(eu_verdict(path, NULL), "damaged");
+		for (int other = 0; other < 3; other++)
+			one_shape(dir, other, good_totals(), 1);
+		all_shapes(dir, NULL, good_totals(), 1, true);
+		char vp[4300];
+		snprintf(vp, sizeof vp, "%.*s/checked", (int)(strrchr(path, '/') - path), path);
+		assert_int_equal(unlink(vp), 0);
+		one_shape(dir, shape, good_totals(), 1);
+		for (size_t s = 0; s < NSEG; s++) {
+			segment_path(dir, s, path, sizeof path);
+			assert_string_equal(eu_verdict(path, NULL), s == BAD ? "damaged" : "ok");
+		}
+		ts_rm_rf(dir);
+		free(dir);
+	}
+}
+
+/* A store whose verdicts cannot be read or written (its `checked` file a
+ * directory: as a read-only store, which root's permissions do not
+ * give): every command checks every segment whole, and every shape gives
+ * the whole segments' totals. */
+static void test_verdicts_unwritable(void **state)
+{
+	(void)state;
+	char *dir = build(NSEG), path[4200], vp[4300];
+	ng_store_maint_stats st = {0};
+	assert_int_equal(ng_store_rollup(dir, T0 + 10 * HOUR, 0, 0, true, &st), 0);
+	segment_path(dir, BAD, path, sizeof path);
+	snprintf(vp, sizeof vp, "%.*s/checked", (int)(strrchr(path, '/') - path), path);
+	unlink(vp); /* the writer's verdicts */
+	assert_int_equal(mkdir(vp, 0755), 0);
+	damage(path, FLIP_OTHER_COLUMN);
+	for (int shape = 0; shape < 3; shape++)
+		one_shape(dir, shape, good_totals(), 1);
+	all_shapes(dir, NULL, good_totals(), 1, true);
+	struct stat sb;
+	assert_int_equal(stat(vp, &sb), 0);
+	assert_true(S_ISDIR(sb.st_mode));
+	ts_rm_rf(dir);
+	free(dir);
 }
 
 static void test_truncated(void **state)
@@ -473,6 +552,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_flip_second_block),
 	    cmocka_unit_test(test_flip_unread_column),
+	    cmocka_unit_test(test_verdicts),
+	    cmocka_unit_test(test_verdicts_unwritable),
 	    cmocka_unit_test(test_truncated),
 	    cmocka_unit_test(test_zeroed_header),
 	    cmocka_unit_test(test_frame_table),

@@ -28,6 +28,7 @@
 #include "core/strtab.h"
 #include "store/segment.h"
 #include "store/store.h"
+#include "e2e_util.h"
 #include "test_store_helpers.h"
 
 #define HOUR UINT64_C(3600000)
@@ -461,6 +462,51 @@ static void test_temporaries_swept(void **state)
 	free(dir);
 }
 
+/* An hour's verdict file (`checked`, store/verdict.c) stays bounded: the
+ * writer records "ok" for each segment; compaction rewrites the file with
+ * the live segments' lines once it holds more than twice theirs (here
+ * 300 lines of a gone segment), and retention removes it with the
+ * hour's last segment, so the hour directory goes too. */
+static void test_verdict_file_bounded(void **state)
+{
+	(void)state;
+	char *dir = make_store(), hour[4096], vp[4200];
+	ng_flow rows[40];
+	for (size_t i = 0; i < 40; i++)
+		random_flow(&rows[i], T0, HOUR / 2);
+	write_rows(dir, rows, 40, 10);
+	snprintf(hour, sizeof hour, "%s/flows/2025/11/30/00", dir);
+	snprintf(vp, sizeof vp, "%s/checked", hour);
+	char seg[4400], gone[4400];
+	int lines = 0;
+	for (size_t i = 0; i < 4; i++) {
+		eu_nth_file(hour, "*.seg", i, seg, sizeof seg);
+		assert_string_equal(eu_verdict(seg, &lines), "ok"); /* the writer's */
+		assert_int_equal(lines, 1);
+	}
+	for (int i = 0; i < 300; i++)
+		sh("echo '9-9-0.seg 1 2 3 ok' >> %s", vp);
+	ng_store_maint_stats ms = {0};
+	assert_int_equal(ng_store_compact(dir, (uint64_t)time(NULL) * 1000, 0, 0, &ms), 0);
+	assert_int_equal(ms.segments_out, 1);
+	snprintf(gone, sizeof gone, "%s/9-9-0.seg", hour);
+	eu_verdict(gone, &lines);
+	assert_int_equal(lines, 0); /* rewritten without the gone segment's */
+	eu_nth_file(hour, "*.seg", 0, seg, sizeof seg);
+	assert_string_equal(eu_verdict(seg, &lines), "ok"); /* the merged one's */
+	assert_int_equal(lines, 1);
+	size_t len = 0;
+	assert_non_null(eu_slurp(vp, &len));
+	assert_true(len < 100); /* that line only */
+	ng_store_maint_stats rs = {0};
+	assert_int_equal(ng_store_retention(dir, 1, 0, (uint64_t)time(NULL) * 1000, &rs), 0);
+	assert_int_equal(rs.segments_deleted, 1);
+	struct stat sb;
+	assert_int_not_equal(stat(hour, &sb), 0);
+	ts_rm_rf(dir);
+	free(dir);
+}
+
 /* ---- retention ---------------------------------------------------------- */
 
 static void test_retention(void **state)
@@ -623,6 +669,7 @@ int main(void)
 	    cmocka_unit_test(test_compaction_interrupted_states),
 	    cmocka_unit_test(test_compaction_killed),
 	    cmocka_unit_test(test_temporaries_swept),
+	    cmocka_unit_test(test_verdict_file_bounded),
 	    cmocka_unit_test(test_retention),
 	    cmocka_unit_test(test_parse_size),
 	    cmocka_unit_test(test_live_reads),

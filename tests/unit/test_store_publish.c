@@ -59,7 +59,18 @@ static void test_publish_whole(void **state)
 	assert_int_equal(slurp(dir, "100-200-5.seg", buf, sizeof buf), (long)sizeof image);
 	assert_memory_equal(buf, image, sizeof image);
 	assert_int_equal(ts_count_files(dir, "*.tmp"), 0);
-	assert_int_equal(ts_count_files(dir, "*"), 2); /* dir itself and the segment */
+	assert_int_equal(ts_count_files(dir, "*"), 3); /* dir, the segment, its verdict */
+	/* the verdict: "ok" for the version published (verdict.c) */
+	struct stat sb;
+	assert_int_equal(stat(want, &sb), 0);
+	char line[256], expect[256];
+	snprintf(expect, sizeof expect, "100-200-5.seg %llu %llu %llu ok\n",
+	         (unsigned long long)sb.st_ino, (unsigned long long)sb.st_size,
+	         (unsigned long long)sb.st_mtim.tv_sec * 1000000000ull +
+	             (unsigned long long)sb.st_mtim.tv_nsec);
+	assert_int_equal(slurp(dir, "checked", line, sizeof line), (long)strlen(expect));
+	line[strlen(expect)] = 0;
+	assert_string_equal(line, expect);
 	ts_rm_rf(dir);
 	free(dir);
 }
