@@ -98,6 +98,24 @@ int ng_seg_open(ng_seg_reader *r, const char *path, char *err, size_t errlen)
 	return ng_seg_open_fd(r, fd, err, errlen);
 }
 
+/* The field whose full name is exactly `name` (short names are not
+ * column names), or NULL.  Looked for from ng_fields[*next] on, wrapping
+ * round, and *next set past the one found: the encoder writes columns in
+ * field order, so each column of a segment is found at the first compare
+ * (ng_field_by_name's case-insensitive walk of the whole table, twice a
+ * field, was 11 us of the 20 us open of a 67-column header here). */
+static const ng_field *field_named(const char *name, size_t *next)
+{
+	for (size_t n = 0; n < NG_FIELD_COUNT; n++) {
+		const size_t k = (*next + n) % NG_FIELD_COUNT;
+		if (!strcmp(ng_fields[k].name, name)) {
+			*next = k + 1;
+			return &ng_fields[k];
+		}
+	}
+	return NULL;
+}
+
 /* segment.h.  Reads the fixed header first, to learn the header's size
  * (bounded by NG_SEG_MAX_COLUMNS entries, and by the file), then the
  * whole header into r->zbuf, parses it, and maps field IDs to columns.
@@ -149,10 +167,10 @@ int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen)
 	}
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		r->col_of_field[f] = -1;
+	size_t next = 0;
 	for (uint32_t i = 0; i < r->h.ncols; i++) {
-		const ng_field *f = ng_field_by_name(r->h.cols[i].name);
-		/* match the full name only: short names are not column names */
-		if (f && !strcmp(f->name, r->h.cols[i].name) && r->col_of_field[f->id] < 0)
+		const ng_field *f = field_named(r->h.cols[i].name, &next);
+		if (f && r->col_of_field[f->id] < 0)
 			r->col_of_field[f->id] = (int)i;
 	}
 	return 0;
