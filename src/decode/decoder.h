@@ -137,7 +137,22 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(discards, "discards", COUNTER, "sFlow: discarded-packet samples decoded")                \
 	X(time_implausible, "time_implausible", COUNTER,                                           \
 	  "flow records whose start or end lay outside the collector's time window "               \
-	  "(collect.max_past / max_future from the receive time): kept flagged or rejected")
+	  "(collect.max_past / max_future from the receive time): kept flagged or rejected")       \
+	X(sampling_fixed, "sampling_fixed", COUNTER,                                               \
+	  "sampling rates sent byte-swapped (IE 34 little-endian, MikroTik) and swapped back: "    \
+	  "flow and options records")                                                              \
+	X(sampling_rejected, "sampling_rejected", COUNTER,                                         \
+	  "sampling rates above 2^24 - 1 that no byte swap explains, not applied: flow and "       \
+	  "options records")                                                                       \
+	X(time_after_export, "time_after_export", COUNTER,                                         \
+	  "flow records whose start or end lay more than a day after the export time: flagged")    \
+	X(time_before_boot, "time_before_boot", COUNTER,                                           \
+	  "NetFlow v9 flow records whose start or end lay more than a day before the boot its "    \
+	  "header implies (export time - sysUptime): flagged")                                     \
+	X(bytes_below_headers, "bytes_below_headers", COUNTER,                                     \
+	  "flow records with fewer bytes than packets x 20 (IPv4) or x 40 (IPv6): flagged")        \
+	X(packets_zero, "packets_zero", COUNTER,                                                   \
+	  "flow records with bytes and a packet counter of 0: flagged")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;
