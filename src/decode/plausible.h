@@ -31,8 +31,8 @@
  *     ambiguous (akvorado issue 417: "if we read 65536, we can't really
  *     know"): swapped only when its domain has already sent an
  *     unambiguously swapped rate, else taken as sent.  A RouterOS whose
- *     rate is a multiple of 256 and that never sends another is stored
- *     scaled by the swapped value: configure its rate (docs/exporters.md);
+ *     rate is a multiple of 256 and that never sends another is scaled by
+ *     the value as sent: docs/exporters.md says to choose another rate;
  *   - a rate in 2 bytes sent little-endian (1000 as 59 395) cannot be told
  *     from a real one and is taken as sent.
  * When a rate was swapped or refused the value as sent stays in
