@@ -111,7 +111,9 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
  * walks the list.
  */
 #define NG_EXPORTER_COUNTERS(X)                                                                    \
-	X(packets, "packets", COUNTER, "export datagrams received")                                \
+	X(packets, "packets", COUNTER,                                                             \
+	  "export datagrams received (NetFlow v9: export packets, several in a datagram when "     \
+	  "concatenated)")                                                                         \
 	X(bytes, "bytes", COUNTER, "bytes of the export datagrams received")                       \
 	X(records, "records", COUNTER, "flow records decoded")                                     \
 	X(options_records, "options_records", COUNTER, "options data records decoded")             \
@@ -152,7 +154,9 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(bytes_below_headers, "bytes_below_headers", COUNTER,                                     \
 	  "flow records with fewer bytes than packets x 20 (IPv4) or x 40 (IPv6): flagged")        \
 	X(packets_zero, "packets_zero", COUNTER,                                                   \
-	  "flow records with bytes and a packet counter of 0: flagged")
+	  "flow records with bytes and a packet counter of 0: flagged")                            \
+	X(packets_concatenated, "packets_concatenated", COUNTER,                                   \
+	  "NetFlow v9 export packets followed by another in the same datagram, each decoded")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;
