@@ -156,8 +156,20 @@ static const struct sflow_counter {
     {"discards", NG_XC_discards},
 };
 
+/* The decoder's checks of values that cannot be right (decode/plausible.h,
+ * docs/fields.md "anomalies"), on a line under the row when any is not 0. */
+static const struct sflow_counter value_counters[] = {
+    {"sampling_fixed", NG_XC_sampling_fixed},
+    {"sampling_rejected", NG_XC_sampling_rejected},
+    {"time_after_export", NG_XC_time_after_export},
+    {"time_before_boot", NG_XC_time_before_boot},
+    {"bytes_below_headers", NG_XC_bytes_below_headers},
+    {"packets_zero", NG_XC_packets_zero},
+};
+
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 #define NSFLOW (sizeof sflow_counters / sizeof sflow_counters[0])
+#define NVALUES (sizeof value_counters / sizeof value_counters[0])
 
 static void print_sflow(const ng_exporter_stats *s)
 {
@@ -171,6 +183,23 @@ static void print_sflow(const ng_exporter_stats *s)
 		printf("%s %s %" PRIu64, k ? "," : "", sflow_counters[k].label,
 		       ng_exporter_counter_get(s, sflow_counters[k].id));
 	putchar('\n');
+}
+
+/* The flows flagged for values that cannot be right, those not 0. */
+static void print_values(const ng_exporter_stats *s)
+{
+	bool any = false;
+	for (size_t k = 0; k < NVALUES; k++) {
+		uint64_t v = ng_exporter_counter_get(s, value_counters[k].id);
+		if (!v)
+			continue;
+		printf("%s %s %" PRIu64,
+		       any ? "," : "    implausible values (flagged, docs/fields.md):",
+		       value_counters[k].label, v);
+		any = true;
+	}
+	if (any)
+		putchar('\n');
 }
 
 /* The decoder's bounds: what it held at the last report, and every
@@ -218,6 +247,7 @@ static void print_table(const ng_exporters_file *f)
 		printf("  %s\n", ago(s->last_seen, now, seen, sizeof seen));
 		print_errors(s);
 		print_time_implausible(s);
+		print_values(s);
 		print_sflow(s);
 	}
 	printf("\nsockets: %" PRIu64 " datagrams received, %" PRIu64 " dropped by the kernel",

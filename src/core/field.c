@@ -161,11 +161,14 @@ const ng_field ng_fields[NG_FIELD_COUNT] = {
     F(NG_F_DST_NET_SITE, "dst_net_site", "dstnetsite", 0, NG_FT_STR, dst_net_site,
       "enrichment: site of the destination network"),
     F(NG_F_ANOMALIES, "anomalies", "anomalies", 0, NG_FT_U16, anomalies,
-      "what the collector found wrong: bit 0 (1) time_implausible; 0 sound"),
+      "what the collector found wrong: bit 0 (1) time_implausible, 1 (2) sampling, 2 (4) "
+      "counters, 3 (8) export_time; 0 sound"),
     F(NG_F_ORIG_START, "orig_start", "origstart", 0, NG_FT_TIME, orig_start,
       "time_implausible flows only: flow_start as decoded (flow_start is then time_received)"),
     F(NG_F_ORIG_END, "orig_end", "origend", 0, NG_FT_TIME, orig_end,
       "time_implausible flows only: flow_end as decoded (flow_end is then time_received)"),
+    F(NG_F_SAMPLING_RAW, "sampling_raw", "samplingraw", 34, NG_FT_U32, sampling_raw,
+      "sampling-anomaly flows only: the rate as sent (samplingInterval), corrected or refused"),
 #ifdef NG_TEST_EXTRA_FIELDS
     TEST_TEN(),
 #if NG_TEST_EXTRA_FIELDS > 10

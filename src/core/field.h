@@ -100,6 +100,7 @@ enum ng_field_id {
 	NG_F_ANOMALIES,
 	NG_F_ORIG_START,
 	NG_F_ORIG_END,
+	NG_F_SAMPLING_RAW,
 #ifdef NG_TEST_EXTRA_FIELDS
 	/* A test-only build (tests/wide/) appends NG_TEST_EXTRA_FIELDS u32
 	 * fields named test_extra_0 .., ng_flow.test_extra[], so that the

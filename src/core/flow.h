@@ -129,6 +129,10 @@ typedef struct ng_flow {
 	/* what the collector found wrong with the record (NG_ANOMALY_* bits,
 	 * docs/fields.md "anomalies"); 0 for a record found sound */
 	uint16_t anomalies;
+	/* NG_ANOMALY_SAMPLING: the sampling rate the record (IE 34/50 or
+	 * 305+306, 309+310) carried, as sent (cut to 2^32 - 1), which was
+	 * corrected or refused (decode/plausible.h); else 0 */
+	uint32_t sampling_raw;
 	/* NG_ANOMALY_TIME: flow_start and flow_end as decoded, which were
 	 * implausible (flow_start/flow_end then hold time_received); else 0 */
 	uint64_t orig_start;
@@ -146,8 +150,12 @@ typedef struct ng_flow {
 
 /* ng_flow.anomalies bits.  Bit 0 is the collector's time plausibility
  * window (collector/timecheck.c, docs/security.md "Time-hostile input");
- * the others are free for the decoders' fidelity checks. */
-#define NG_ANOMALY_TIME 0x0001 /* flow times implausible: moved to time_received */
+ * bits 1-3 are the decoders' checks of values that cannot be right
+ * (decode/plausible.h, docs/fields.md "anomalies"); the rest are free. */
+#define NG_ANOMALY_TIME 0x0001        /* flow times implausible: moved to time_received */
+#define NG_ANOMALY_SAMPLING 0x0002    /* sampling rate byte-swapped (corrected) or refused */
+#define NG_ANOMALY_COUNTERS 0x0004    /* bytes < packets x smallest IP header, or 0 packets */
+#define NG_ANOMALY_EXPORT_TIME 0x0008 /* a time > 1 day after export, or before boot */
 
 /*
  * A growable array of flow records, the unit handed from one stage to the

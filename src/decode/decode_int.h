@@ -215,6 +215,7 @@ struct ng_domain {
 	struct ng_sampler samplers[NG_MAX_SAMPLERS];
 	struct ng_tpl *last_tpl; /* lookup cache, cleared on any template change */
 	unsigned ntpl;           /* templates held (limits.templates_per_domain) */
+	bool rate_swapped;       /* plausible.h: sent a sampling rate byte-swapped */
 };
 
 /* A data set waiting for its template. */
@@ -279,6 +280,7 @@ struct ng_msg {
 	uint32_t uptime_ms;     /* v9 sysUpTime; 0 in IPFIX */
 	uint8_t version;
 	bool has_uptime;
+	uint64_t boot_lo;   /* v9: export time - sysUpTime - 1 day (ng_data_set), else 0 */
 	bool new_templates; /* a template arrived: replay held sets */
 	bool missed;        /* a data set found no template */
 	size_t records;     /* data records (incl. options) decoded */

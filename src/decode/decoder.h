@@ -111,7 +111,9 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
  * walks the list.
  */
 #define NG_EXPORTER_COUNTERS(X)                                                                    \
-	X(packets, "packets", COUNTER, "export datagrams received")                                \
+	X(packets, "packets", COUNTER,                                                             \
+	  "export datagrams received (NetFlow v9: export packets, several in a datagram when "     \
+	  "concatenated)")                                                                         \
 	X(bytes, "bytes", COUNTER, "bytes of the export datagrams received")                       \
 	X(records, "records", COUNTER, "flow records decoded")                                     \
 	X(options_records, "options_records", COUNTER, "options data records decoded")             \
@@ -137,7 +139,24 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(discards, "discards", COUNTER, "sFlow: discarded-packet samples decoded")                \
 	X(time_implausible, "time_implausible", COUNTER,                                           \
 	  "flow records whose start or end lay outside the collector's time window "               \
-	  "(collect.max_past / max_future from the receive time): kept flagged or rejected")
+	  "(collect.max_past / max_future from the receive time): kept flagged or rejected")       \
+	X(sampling_fixed, "sampling_fixed", COUNTER,                                               \
+	  "sampling rates sent byte-swapped (IE 34 little-endian, MikroTik) and swapped back: "    \
+	  "flow and options records")                                                              \
+	X(sampling_rejected, "sampling_rejected", COUNTER,                                         \
+	  "sampling rates above 2^24 - 1 that no byte swap explains, not applied: flow and "       \
+	  "options records")                                                                       \
+	X(time_after_export, "time_after_export", COUNTER,                                         \
+	  "flow records whose start or end lay more than a day after the export time: flagged")    \
+	X(time_before_boot, "time_before_boot", COUNTER,                                           \
+	  "NetFlow v9 flow records whose start or end lay more than a day before the boot its "    \
+	  "header implies (export time - sysUptime): flagged")                                     \
+	X(bytes_below_headers, "bytes_below_headers", COUNTER,                                     \
+	  "flow records with fewer bytes than packets x 20 (IPv4) or x 40 (IPv6): flagged")        \
+	X(packets_zero, "packets_zero", COUNTER,                                                   \
+	  "flow records with bytes and a packet counter of 0: flagged")                            \
+	X(packets_concatenated, "packets_concatenated", COUNTER,                                   \
+	  "NetFlow v9 export packets followed by another in the same datagram, each decoded")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;

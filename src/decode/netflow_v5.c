@@ -24,6 +24,7 @@
  * flow_sequence counts flow records, so a gap is a number of lost records.
  */
 #include "decode/decode_int.h"
+#include "decode/plausible.h"
 
 #include <string.h>
 
@@ -123,6 +124,10 @@ size_t ng_decode_v5(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 		f->sampling_source = src;
 		f->bytes = f->bytes_raw * rate;
 		f->packets = f->packets_raw * rate;
+		/* plausible.h: dPkts is always sent */
+		ng_plaus_times(dom, f, export_ms, 0);
+		if (ng_plaus_counters_odd(f))
+			ng_plaus_counters_slow(dom, f, true);
 		n++;
 	}
 	dom->st.records += n;

@@ -12,6 +12,17 @@
  * of lost packets.  Variable-length fields (length 0xFFFF, the IPFIX
  * encoding of RFC 7011 §7) are accepted here too: some exporters (H3C
  * NetStream) send them in v9.
+ *
+ * Concatenated export packets.  The Packet Header has no length (§5.1:
+ * Count is records, not bytes), so a packet ends where its datagram does;
+ * but some exporters put several export packets in one UDP payload, and
+ * parsers such as mikemiles-dev/netflow_parser read a buffer as a run of
+ * them.  A FlowSet ID of 9 cannot start a FlowSet (§5.2: 2..255 are
+ * reserved), so where one would begin with at least a header's 20 bytes
+ * left, the rest is taken as the next export packet, decoded on its own
+ * (its source ID, sequence number and times), and counted
+ * (packets_concatenated).  Without this its records were lost as a "FlowSet"
+ * of reserved ID or of impossible length.
  */
 #include "decode/decode_int.h"
 
@@ -100,10 +111,19 @@ static void v9_options(struct ng_msg *m, const uint8_t *p, size_t len)
 	}
 }
 
-size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
+/* True when another export packet starts at p + o (see the file's top). */
+static inline bool v9_next_packet(const uint8_t *p, size_t len, size_t o)
+{
+	return len - o >= 20 && ng_get_be16(p + o) == 9;
+}
+
+/* Decodes the export packet at the start of dg; *next is the offset of a
+ * concatenated one after it, or 0. */
+static size_t v9_packet(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out, size_t *next)
 {
 	const uint8_t *p = dg->data;
 	size_t len = dg->len;
+	*next = 0;
 	/* §5.1: the Packet Header is 20 bytes */
 	if (ng_unlikely(len < 20)) {
 		struct ng_domain *dom = ng_domain_get(d, dg->exporter, 0);
@@ -133,7 +153,7 @@ size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	const uint8_t *b;
 	/* §5.2–5.3: each FlowSet's length counts its header and stays inside
 	 * the packet (ng_next_set counts the violations) */
-	while (ng_next_set(dom, p, len, &o, &id, &b, &blen)) {
+	while (!v9_next_packet(p, len, o) && ng_next_set(dom, p, len, &o, &id, &b, &blen)) {
 		if (id == 0) {
 			v9_templates(&m, b, blen);
 		} else if (id == 1) {
@@ -150,5 +170,23 @@ size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	}
 	if (m.new_templates && dom->ex->held)
 		ng_held_replay(&m);
+	if (v9_next_packet(p, len, o)) {
+		dom->st.packets_concatenated++;
+		dom->st.bytes -= len - o; /* counted again as the next packet's */
+		*next = o;
+	}
 	return m.appended;
+}
+
+size_t ng_decode_v9(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
+{
+	ng_datagram one = *dg;
+	size_t n = 0, next;
+	for (;;) {
+		n += v9_packet(d, &one, out, &next);
+		if (!next)
+			return n;
+		one.data += next;
+		one.len -= next;
+	}
 }

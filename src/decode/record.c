@@ -11,6 +11,7 @@
  * finish_record() resolves.  No allocation per record.
  */
 #include "decode/decode_int.h"
+#include "decode/plausible.h"
 
 #include <string.h>
 
@@ -61,6 +62,7 @@ struct rec_ctx {
 	uint32_t have;
 	uint8_t have2; /* H2_ bits */
 	uint8_t ipver;
+	uint8_t interval_len; /* bytes of IE 34/50, with H_INTERVAL */
 	uint16_t dot1q, post_dot1q;
 	uint64_t bytes, pkts, bytes_total, pkts_total, out_bytes, out_pkts, init_bytes, init_pkts;
 	uint64_t start_up, end_up, start_abs, end_abs, start_delta, end_delta;
@@ -192,6 +194,14 @@ FIELD_INLINE void put_mac(struct rec_ctx *c, uint32_t bit, uint8_t mac[6], const
 	c->have |= bit;
 }
 
+/* samplingInterval (IE 34/50), with its length: plausible.h reverses
+ * its bytes when it was sent little-endian. */
+FIELD_INLINE void keep_interval(struct rec_ctx *c, const uint8_t *q, unsigned len)
+{
+	keep(c, H_INTERVAL, &c->interval, num(q, len));
+	c->interval_len = (uint8_t)len;
+}
+
 /* An interface index straight into the flow; `bit` says it was sent, so
  * that finish_record() does not put the physical interface there. */
 FIELD_INLINE void put_if(struct rec_ctx *c, uint32_t bit, uint32_t *ifindex, uint64_t v)
@@ -288,7 +298,7 @@ FIELD_INLINE void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f
 	case NG_A_SYSINIT_MS: keep(c, H_SYSINIT, &c->sysinit, num(q, len)); break;
 	case NG_A_OBS_MS: keep2(c, H2_OBS, &c->obs, num(q, len)); break;
 	/* Sampling: record_rate() and options_rate() make it a rate. */
-	case NG_A_SAMPLING_INTERVAL: keep(c, H_INTERVAL, &c->interval, num(q, len)); break;
+	case NG_A_SAMPLING_INTERVAL: keep_interval(c, q, len); break;
 	case NG_A_SAMPLER_ID: keep(c, H_SAMPLER, &c->sampler, num(q, len)); break;
 	case NG_A_PKT_INTERVAL: keep(c, H_PKT_INT, &c->pkt_int, num(q, len)); break;
 	case NG_A_PKT_SPACE: keep(c, H_PKT_SPACE, &c->pkt_space, num(q, len)); break;
@@ -344,21 +354,21 @@ static size_t walk_var(const struct ng_tpl *t, const uint8_t *p, size_t avail, n
 	return off;
 }
 
-static uint32_t clamp_rate(uint64_t r)
-{
-	return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
-}
-
 /* Sampling rate carried by the record itself (RFC 7012 IE 34/50; RFC 5477
- * §8.2 IE 305/306 and 309/310), 0 when none. */
-static uint32_t record_rate(const struct rec_ctx *c)
+ * §8.2 IE 305/306 and 309/310) as sent, 0 when none; *len is the length
+ * of the IE 34/50 field it is, 0 for a rate computed from two fields (for
+ * ng_rate_check, plausible.h). */
+static uint64_t record_rate(const struct rec_ctx *c, unsigned *len)
 {
+	*len = 0;
 	if ((c->have & (H_PKT_INT | H_PKT_SPACE)) == (H_PKT_INT | H_PKT_SPACE) && c->pkt_int)
-		return clamp_rate((c->pkt_int + c->pkt_space) / c->pkt_int);
+		return (c->pkt_int + c->pkt_space) / c->pkt_int;
 	if ((c->have & (H_SIZE | H_POP)) == (H_SIZE | H_POP) && c->size)
-		return clamp_rate(c->pop / c->size);
-	if ((c->have & H_INTERVAL) && c->interval)
-		return clamp_rate(c->interval);
+		return c->pop / c->size;
+	if ((c->have & H_INTERVAL) && c->interval) {
+		*len = c->interval_len;
+		return c->interval;
+	}
 	return 0;
 }
 
@@ -464,6 +474,7 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 	                 : (c->have2 & H2_INIT_PKTS) ? c->init_pkts
 	                                             : 0;
 	finish_times(m, f, c);
+	ng_plaus_times(dom, f, m->export_ms, m->boot_lo);
 	if (!(h & H_IN_IF) && (h & H_IN_PHYS))
 		f->in_if = (uint32_t)c->in_phys;
 	if (!(h & H_OUT_IF) && (h & H_OUT_PHYS))
@@ -482,7 +493,18 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 		f->ip_version = c->ipver;
 	if (h & H_SAMPLER)
 		f->sampler_id = (uint16_t)c->sampler;
-	uint32_t rate = record_rate(c);
+	if (ng_plaus_counters_odd(f))
+		ng_plaus_counters_slow(dom, f,
+		                       (h & (H_PKTS | H_PKTS_TOTAL | H_OUT_PKTS)) ||
+		                           (c->have2 & H2_INIT_PKTS));
+	unsigned ilen;
+	uint64_t raw = record_rate(c, &ilen);
+	uint32_t rate = 0;
+	if (raw) {
+		enum ng_rate_verdict v = ng_rate_check(raw, ilen, dom->rate_swapped, &rate);
+		if (ng_unlikely(v != NG_RATE_OK))
+			rate = ng_plaus_rate(dom, f, raw, v, rate);
+	}
 	uint8_t src = NG_SAMPLING_RECORD;
 	if (!rate) {
 		rate = options_rate(dom, c);
@@ -510,9 +532,17 @@ static void apply_options(struct ng_msg *m, const struct rec_ctx *c)
 	dom->st.options_records++;
 	if (c->have & H_SYSINIT)
 		dom->sysinit_ms = c->sysinit;
-	uint32_t rate = record_rate(c);
-	if (!rate)
+	unsigned ilen;
+	uint64_t raw = record_rate(c, &ilen);
+	uint32_t rate = 0;
+	if (!raw)
 		return;
+	enum ng_rate_verdict v = ng_rate_check(raw, ilen, dom->rate_swapped, &rate);
+	if (ng_unlikely(v != NG_RATE_OK)) {
+		/* plausible.h: stored corrected, or not at all; counted here */
+		if (!(rate = ng_plaus_rate(dom, NULL, raw, v, rate)))
+			return;
+	}
 	if (!(c->have & H_SAMPLER)) {
 		dom->default_rate = rate;
 		return;
@@ -536,6 +566,10 @@ void ng_data_set(struct ng_msg *m, struct ng_tpl *t, const uint8_t *p, size_t le
 	size_t off = 0, n = 0;
 	struct rec_ctx c;
 	ng_flow tmp;
+	/* plausible.h: a v9 time before this is before the exporter's boot */
+	m->boot_lo = m->has_uptime && m->export_ms > (uint64_t)m->uptime_ms + NG_PLAUS_DAY_MS
+	                 ? m->export_ms - m->uptime_ms - NG_PLAUS_DAY_MS
+	                 : 0;
 	/* RFC 7011 §3.3.1: bytes after the last record shorter than the
 	 * minimum record length are padding.  Longer zero padding is seen
 	 * too (the RFC's "SHOULD be shorter" is not always kept): an all-zero

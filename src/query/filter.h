@@ -18,7 +18,8 @@
  *            | "exporter" | "router ip" | "next ip" [= | !=] ADDR
  *            | "mpls label" N | "icmp-type" N | "icmp-code" N
  *            | "flowdir" (ingress | egress | 0 | 1)
- *            | "anomaly" ("time" | "any" | N)   the collector's flags
+ *            | "anomaly" (NAME | "any" | N)     the collector's flags: time,
+ *                                               sampling, counters, export_time
  *            | [src|dst] FIELD [op] VALUE   any field of src/core/field.c by
  *                                  name or short name ("src X": field src_X):
  *                                  integers compare, addresses take ADDR or

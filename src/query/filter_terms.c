@@ -898,20 +898,35 @@ static node *kw_flowdir(parser *p, const term_kw *k)
 	return cmp_node(p, NG_F_DIRECTION, -1, OP_EQ, (uint64_t)v);
 }
 
-/* anomaly time|any|N: what the collector flagged in the record's
- * anomalies field (NG_ANOMALY_* bits, core/flow.h; docs/fields.md): time,
- * the time window's flag; any, some flag; N, every bit of N set. */
+/* The names of the anomalies bits (NG_ANOMALY_*, core/flow.h;
+ * docs/fields.md "anomalies"), as `anomaly NAME` takes them. */
+static const struct {
+	const char *name;
+	uint16_t bit;
+} anomaly_names[] = {
+    {"time", NG_ANOMALY_TIME},
+    {"sampling", NG_ANOMALY_SAMPLING},
+    {"counters", NG_ANOMALY_COUNTERS},
+    {"export_time", NG_ANOMALY_EXPORT_TIME},
+};
+
+/* anomaly NAME|any|N: what the collector flagged in the record's
+ * anomalies field: NAME, that bit (anomaly_names); any, some flag; N,
+ * every bit of N set. */
 static node *kw_anomaly(parser *p, const term_kw *k)
 {
 	(void)k;
 	uint64_t v = 0;
-	if (is_kw(p, "time"))
-		v = NG_ANOMALY_TIME;
-	else if (is_kw(p, "any")) {
+	for (size_t i = 0; i < sizeof anomaly_names / sizeof anomaly_names[0] && !v; i++)
+		if (is_kw(p, anomaly_names[i].name))
+			v = anomaly_names[i].bit;
+	if (!v && is_kw(p, "any")) {
 		ng_flt_next(p);
 		return cmp_node(p, NG_F_ANOMALIES, -1, OP_NE, 0);
-	} else if (!parse_number(p, &v) || v < 1 || v > 0xffff)
-		return ng_flt_fail(p, "expected time, any or flag bits 1 to 65535 after 'anomaly'");
+	}
+	if (!v && (!parse_number(p, &v) || v < 1 || v > 0xffff))
+		return ng_flt_fail(p, "expected time, sampling, counters, export_time, any or flag "
+		                      "bits 1 to 65535 after 'anomaly'");
 	ng_flt_next(p);
 	return cmp_node(p, NG_F_ANOMALIES, -1, OP_ALL, v);
 }
@@ -946,7 +961,10 @@ static const term_kw terms[] = {
     {{"icmp-code"}, kw_icmp, NG_F_ICMP_CODE, "icmp-code [op] N, ICMP or ICMPv6"},
     {{"mpls"}, kw_mpls, 0, "mpls label N: the top MPLS label"},
     {{"flowdir"}, kw_flowdir, 0, "flowdir ingress|egress|0|1"},
-    {{"anomaly"}, kw_anomaly, 0, "anomaly time|any|N: flagged by the collector"},
+    {{"anomaly"},
+     kw_anomaly,
+     0,
+     "anomaly time|sampling|counters|export_time|any|N: flagged by the collector"},
 };
 
 /* The row of terms whose keyword is the current token, or NULL. */

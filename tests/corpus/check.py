@@ -35,8 +35,9 @@ ALLOW = {
     # drops that set; tshark dissects it anyway.
     'telegraf_bin/issue_14370__message.bin': 'last set overruns the IPFIX message length',
     # Two NetFlow v9 packets concatenated in one raw file; v9 has no length
-    # field, so the second header is read as a FlowSet (bad_set_id,
-    # set_overrun).  tshark sees the same single packet.
+    # field, and tshark reads only the first packet (2 records).  nagare
+    # takes a FlowSet ID of 9 (reserved) as the next packet's header and
+    # decodes both (6 records, packets_concatenated; src/decode/netflow_v9.c).
     'graylog2-server_raw/netflow-v9-1.dat': 'two v9 packets back to back in one payload',
     # softflowd packets whose Options Template FlowSet is 22 bytes (no
     # padding to 4, which RFC 3954 §6.1 makes a SHOULD): tshark stops

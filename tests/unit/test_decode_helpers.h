@@ -318,6 +318,47 @@ static __attribute__((unused)) void tb_v9(struct tb *t, uint16_t count, uint32_t
 	tb_u32(t, source);
 }
 
+/* One field specifier of a template: IE, length, enterprise number (0:
+ * IANA). */
+struct tb_fs {
+	uint16_t ie, len;
+	uint32_t pen;
+};
+
+/* An IPFIX Template Set (or Options Template Set when scope > 0) with one
+ * template (RFC 7011 §3.4.1, §3.4.2.2). */
+static __attribute__((unused)) void tb_tpl(struct tb *t, uint16_t tid, uint16_t scope,
+                                           const struct tb_fs *f, uint16_t n)
+{
+	size_t s = tb_set(t, scope ? 3 : 2);
+	tb_u16(t, tid);
+	tb_u16(t, n);
+	if (scope)
+		tb_u16(t, scope);
+	for (uint16_t i = 0; i < n; i++) {
+		tb_u16(t, (uint16_t)(f[i].ie | (f[i].pen ? 0x8000 : 0)));
+		tb_u16(t, f[i].len);
+		if (f[i].pen)
+			tb_u32(t, f[i].pen);
+	}
+	tb_set_end(t, s);
+}
+
+/* A NetFlow v9 Template FlowSet with one template (RFC 3954 §5.2; IANA
+ * fields only). */
+static __attribute__((unused)) void tb_v9_tpl(struct tb *t, uint16_t tid, const struct tb_fs *f,
+                                              uint16_t n)
+{
+	size_t s = tb_set(t, 0);
+	tb_u16(t, tid);
+	tb_u16(t, n);
+	for (uint16_t i = 0; i < n; i++) {
+		tb_u16(t, f[i].ie);
+		tb_u16(t, f[i].len);
+	}
+	tb_set_end(t, s);
+}
+
 /* Decodes t's bytes as a datagram from 192.0.2.1 received at `now` ms. */
 static __attribute__((unused)) size_t tb_decode(ng_decoder *d, const struct tb *t, uint64_t now,
                                                 ng_flow_batch *out)

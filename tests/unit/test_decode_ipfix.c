@@ -22,30 +22,7 @@ static ng_exporter_stats totals(const ng_decoder *d)
 	return s;
 }
 
-struct fs {
-	uint16_t ie, len;
-	uint32_t pen;
-};
-
-/* A Template Set (or Options Template Set when scope > 0) with one
- * template (RFC 7011 §3.4.1, §3.4.2.2). */
-static void tpl(struct tb *t, uint16_t tid, uint16_t scope, const struct fs *f, uint16_t n)
-{
-	size_t s = tb_set(t, scope ? 3 : 2);
-	tb_u16(t, tid);
-	tb_u16(t, n);
-	if (scope)
-		tb_u16(t, scope);
-	for (uint16_t i = 0; i < n; i++) {
-		tb_u16(t, (uint16_t)(f[i].ie | (f[i].pen ? 0x8000 : 0)));
-		tb_u16(t, f[i].len);
-		if (f[i].pen)
-			tb_u32(t, f[i].pen);
-	}
-	tb_set_end(t, s);
-}
-
-static const struct fs basic[] = {{8, 4, 0}, {12, 4, 0}, {1, 4, 0}, {2, 4, 0}};
+static const struct tb_fs basic[] = {{8, 4, 0}, {12, 4, 0}, {1, 4, 0}, {2, 4, 0}};
 
 static void basic_rec(struct tb *t, uint8_t host, uint32_t bytes)
 {
@@ -75,8 +52,8 @@ static void test_ipfix_template_withdrawal(void **state)
 	ng_flow_batch b = {0};
 	struct tb t;
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 256, 0, basic, 4);
-	tpl(&t, 257, 0, basic, 4);
+	tb_tpl(&t, 256, 0, basic, 4);
+	tb_tpl(&t, 257, 0, basic, 4);
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
 	assert_int_equal(send_basic_data(d, 256, 0, &b), 1);
@@ -130,7 +107,7 @@ static void test_ipfix_template_limit(void **state)
 	for (unsigned lo = 0; lo < LIMIT; lo += PER_MSG) {
 		tb_ipfix(&t, EXPORT_S, 0, 1);
 		for (unsigned i = lo; i < lo + PER_MSG && i < LIMIT; i++)
-			tpl(&t, (uint16_t)(256 + i), 0, basic, 4);
+			tb_tpl(&t, (uint16_t)(256 + i), 0, basic, 4);
 		tb_ipfix_end(&t);
 		tb_decode(d, &t, 1, &b);
 	}
@@ -138,8 +115,8 @@ static void test_ipfix_template_limit(void **state)
 	assert_int_equal(send_basic_data(d, 256, 0, &b), 1); /* 256: the newest used */
 	const uint16_t extra = 256 + LIMIT;
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, extra, 0, basic, 4);
-	tpl(&t, 300, 0, basic, 4); /* held already: a refresh, evicts nothing */
+	tb_tpl(&t, extra, 0, basic, 4);
+	tb_tpl(&t, 300, 0, basic, 4); /* held already: a refresh, evicts nothing */
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
 	assert_int_equal(th_errors(d, NG_DERR_TEMPLATE_LIMIT), 0);
@@ -162,12 +139,12 @@ static void test_ipfix_template_replacement_and_keying(void **state)
 	ng_flow_batch b = {0};
 	struct tb t;
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 256, 0, basic, 4);
+	tb_tpl(&t, 256, 0, basic, 4);
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
-	static const struct fs other[] = {{1, 8, 0}, {8, 4, 0}};
+	static const struct tb_fs other[] = {{1, 8, 0}, {8, 4, 0}};
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 256, 0, other, 2);
+	tb_tpl(&t, 256, 0, other, 2);
 	size_t s = tb_set(&t, 256);
 	tb_u64(&t, 123456789012ULL);
 	tb_v4(&t, 203, 0, 113, 5);
@@ -202,9 +179,9 @@ static void test_ipfix_varlen(void **state)
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
 	struct tb t;
-	static const struct fs f[] = {{8, 4, 0}, {82, 0xffff, 0}, {1, 4, 0}, {96, 0xffff, 0}};
+	static const struct tb_fs f[] = {{8, 4, 0}, {82, 0xffff, 0}, {1, 4, 0}, {96, 0xffff, 0}};
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 300, 0, f, 4);
+	tb_tpl(&t, 300, 0, f, 4);
 	size_t s = tb_set(&t, 300);
 	tb_v4(&t, 10, 0, 0, 1);
 	tb_u8(&t, 5);
@@ -251,9 +228,9 @@ static void test_ipfix_enterprise_and_padding(void **state)
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
 	struct tb t;
-	static const struct fs f[] = {{100, 4, 9999}, {8, 4, 0}, {101, 0xffff, 9999}, {2, 4, 0}};
+	static const struct tb_fs f[] = {{100, 4, 9999}, {8, 4, 0}, {101, 0xffff, 9999}, {2, 4, 0}};
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 260, 0, f, 4);
+	tb_tpl(&t, 260, 0, f, 4);
 	size_t s = tb_set(&t, 260);
 	for (uint8_t i = 0; i < 3; i++) {
 		tb_u32(&t, 0xdeadbeef);
@@ -327,9 +304,9 @@ static void test_ipfix_uptime_wrap(void **state)
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
 	struct tb t;
-	static const struct fs upi[] = {{8, 4, 0}, {22, 4, 0}, {21, 4, 0}, {160, 8, 0}};
+	static const struct tb_fs upi[] = {{8, 4, 0}, {22, 4, 0}, {21, 4, 0}, {160, 8, 0}};
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 306, 0, upi, 4);
+	tb_tpl(&t, 306, 0, upi, 4);
 	size_t s = tb_set(&t, 306);
 	tb_v4(&t, 10, 0, 0, 6);
 	tb_u32(&t, 0xffffffffu - 2499); /* 2^32 - 2500 */
@@ -353,22 +330,22 @@ static void test_ipfix_times(void **state)
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
 	struct tb t;
-	static const struct fs ms[] = {{8, 4, 0}, {152, 8, 0}, {153, 8, 0}};
-	static const struct fs sec[] = {{8, 4, 0}, {150, 4, 0}, {151, 4, 0}};
-	static const struct fs ntp[] = {{8, 4, 0}, {154, 8, 0}, {157, 8, 0}};
-	static const struct fs dlt[] = {{8, 4, 0}, {158, 4, 0}, {159, 4, 0}};
-	static const struct fs up[] = {{8, 4, 0}, {22, 4, 0}, {21, 4, 0}};
-	static const struct fs upi[] = {{8, 4, 0}, {22, 4, 0}, {21, 4, 0}, {160, 8, 0}};
-	static const struct fs none[] = {{8, 4, 0}};
-	static const struct fs opt[] = {{149, 4, 0}, {160, 8, 0}};
+	static const struct tb_fs ms[] = {{8, 4, 0}, {152, 8, 0}, {153, 8, 0}};
+	static const struct tb_fs sec[] = {{8, 4, 0}, {150, 4, 0}, {151, 4, 0}};
+	static const struct tb_fs ntp[] = {{8, 4, 0}, {154, 8, 0}, {157, 8, 0}};
+	static const struct tb_fs dlt[] = {{8, 4, 0}, {158, 4, 0}, {159, 4, 0}};
+	static const struct tb_fs up[] = {{8, 4, 0}, {22, 4, 0}, {21, 4, 0}};
+	static const struct tb_fs upi[] = {{8, 4, 0}, {22, 4, 0}, {21, 4, 0}, {160, 8, 0}};
+	static const struct tb_fs none[] = {{8, 4, 0}};
+	static const struct tb_fs opt[] = {{149, 4, 0}, {160, 8, 0}};
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 301, 0, ms, 3);
-	tpl(&t, 302, 0, sec, 3);
-	tpl(&t, 303, 0, ntp, 3);
-	tpl(&t, 304, 0, dlt, 3);
-	tpl(&t, 305, 0, up, 3);
-	tpl(&t, 306, 0, upi, 4);
-	tpl(&t, 307, 0, none, 1);
+	tb_tpl(&t, 301, 0, ms, 3);
+	tb_tpl(&t, 302, 0, sec, 3);
+	tb_tpl(&t, 303, 0, ntp, 3);
+	tb_tpl(&t, 304, 0, dlt, 3);
+	tb_tpl(&t, 305, 0, up, 3);
+	tb_tpl(&t, 306, 0, upi, 4);
+	tb_tpl(&t, 307, 0, none, 1);
 	size_t s = tb_set(&t, 301);
 	tb_v4(&t, 10, 0, 0, 1);
 	tb_u64(&t, 1699999999123ULL);
@@ -428,7 +405,7 @@ static void test_ipfix_times(void **state)
 	assert_int_equal(b.flows[0].flow_start, EXPORT_MS);
 	/* systemInitTimeMilliseconds from options data applies from then on */
 	tb_ipfix(&t, EXPORT_S, 7, 1);
-	tpl(&t, 400, 1, opt, 2);
+	tb_tpl(&t, 400, 1, opt, 2);
 	s = tb_set(&t, 400);
 	tb_u32(&t, 1);
 	tb_u64(&t, 1695000000000ULL);
@@ -457,17 +434,19 @@ static void test_ipfix_sampling(void **state)
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
 	struct tb t;
-	static const struct fs r34[] = {{8, 4, 0}, {1, 3, 0}, {2, 1, 0}, {34, 4, 0}};
-	static const struct fs r305[] = {{8, 4, 0}, {1, 2, 0}, {2, 2, 0}, {305, 4, 0}, {306, 4, 0}};
-	static const struct fs r309[] = {{8, 4, 0}, {1, 4, 0}, {2, 4, 0}, {309, 4, 0}, {310, 4, 0}};
-	static const struct fs rsel[] = {{8, 4, 0}, {1, 4, 0}, {2, 4, 0}, {302, 8, 0}};
-	static const struct fs osel[] = {{302, 8, 0}, {305, 4, 0}, {306, 4, 0}};
+	static const struct tb_fs r34[] = {{8, 4, 0}, {1, 3, 0}, {2, 1, 0}, {34, 4, 0}};
+	static const struct tb_fs r305[] = {
+	    {8, 4, 0}, {1, 2, 0}, {2, 2, 0}, {305, 4, 0}, {306, 4, 0}};
+	static const struct tb_fs r309[] = {
+	    {8, 4, 0}, {1, 4, 0}, {2, 4, 0}, {309, 4, 0}, {310, 4, 0}};
+	static const struct tb_fs rsel[] = {{8, 4, 0}, {1, 4, 0}, {2, 4, 0}, {302, 8, 0}};
+	static const struct tb_fs osel[] = {{302, 8, 0}, {305, 4, 0}, {306, 4, 0}};
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 310, 0, r34, 4);
-	tpl(&t, 311, 0, r305, 5);
-	tpl(&t, 312, 0, r309, 5);
-	tpl(&t, 313, 0, rsel, 4);
-	tpl(&t, 314, 1, osel, 3);
+	tb_tpl(&t, 310, 0, r34, 4);
+	tb_tpl(&t, 311, 0, r305, 5);
+	tb_tpl(&t, 312, 0, r309, 5);
+	tb_tpl(&t, 313, 0, rsel, 4);
+	tb_tpl(&t, 314, 1, osel, 3);
 	size_t s = tb_set(&t, 314);
 	tb_u64(&t, 77);
 	tb_u32(&t, 1);
@@ -533,13 +512,13 @@ static void test_ipfix_fields(void **state)
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
 	struct tb t;
-	static const struct fs f[] = {
+	static const struct tb_fs f[] = {
 	    {27, 16, 0}, {28, 16, 0}, {29, 1, 0},  {30, 1, 0}, {62, 16, 0}, {139, 2, 0}, {70, 3, 0},
 	    {56, 6, 0},  {80, 6, 0},  {243, 2, 0}, {59, 2, 0}, {252, 4, 0}, {14, 4, 0},  {61, 1, 0},
 	    {6, 2, 0},   {5, 1, 0},   {16, 4, 0},  {17, 2, 0}, {4, 1, 0},   {7, 2, 0},   {11, 2, 0},
 	};
 	tb_ipfix(&t, EXPORT_S, 0, 9);
-	tpl(&t, 500, 0, f, sizeof f / sizeof f[0]);
+	tb_tpl(&t, 500, 0, f, sizeof f / sizeof f[0]);
 	size_t s = tb_set(&t, 500);
 	uint8_t a6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 1};
 	tb_bytes(&t, a6, 16);
@@ -607,7 +586,7 @@ static void test_ipfix_sequence_and_multi_message(void **state)
 	ng_flow_batch b = {0};
 	struct tb t, all = {.n = 0};
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 256, 0, basic, 4);
+	tb_tpl(&t, 256, 0, basic, 4);
 	size_t s = tb_set(&t, 256);
 	basic_rec(&t, 1, 10);
 	basic_rec(&t, 2, 10);
@@ -656,7 +635,7 @@ static void test_ipfix_malformed(void **state)
 	struct tb t;
 	/* header says 200 bytes, datagram has fewer: counted, sets decoded */
 	tb_ipfix(&t, EXPORT_S, 0, 1);
-	tpl(&t, 256, 0, basic, 4);
+	tb_tpl(&t, 256, 0, basic, 4);
 	size_t s = tb_set(&t, 256);
 	basic_rec(&t, 1, 10);
 	tb_set_end(&t, s);
@@ -693,9 +672,9 @@ static void test_ipfix_malformed(void **state)
 	assert_int_equal(st.errors[NG_DERR_TEMPLATE_BAD], 2);
 	assert_int_equal(st.errors[NG_DERR_TEMPLATE_ID_BAD], 1);
 	/* address field of the wrong size: counted, skipped, record kept */
-	static const struct fs badlen[] = {{8, 2, 0}, {1, 4, 0}};
+	static const struct tb_fs badlen[] = {{8, 2, 0}, {1, 4, 0}};
 	tb_ipfix(&t, EXPORT_S, 3, 1);
-	tpl(&t, 602, 0, badlen, 2);
+	tb_tpl(&t, 602, 0, badlen, 2);
 	s = tb_set(&t, 602);
 	tb_u16(&t, 0x0a00);
 	tb_u32(&t, 99);

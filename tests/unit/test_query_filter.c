@@ -91,8 +91,11 @@ static void make_rows(void)
 		} else if (rnd() % 4 == 0) {
 			r->icmp_type = 8; /* garbage outside ICMP: icmp-type must ignore it */
 		}
-		/* the collector's flags: bit 0 (time) on every 7th, bit 1 on every 11th */
-		r->anomalies = (uint16_t)((i % 7 == 0) | (i % 11 == 0) << 1);
+		/* the collector's flags: bit 0 (time) on every 7th, bit 1 (sampling)
+		 * on every 11th, bit 2 (counters) on every 13th, bit 3 (export_time)
+		 * on every 17th */
+		r->anomalies = (uint16_t)((i % 7 == 0) | (i % 11 == 0) << 1 | (i % 13 == 0) << 2 |
+		                          (i % 17 == 0) << 3);
 	}
 }
 
@@ -209,6 +212,9 @@ P(p_anomaly_time, (r->anomalies & NG_ANOMALY_TIME) != 0)
 P(p_anomaly_any, r->anomalies != 0)
 P(p_anomaly_none, !(r->anomalies & NG_ANOMALY_TIME))
 P(p_anomaly_both, (r->anomalies & 3) == 3)
+P(p_anomaly_sampling, (r->anomalies & NG_ANOMALY_SAMPLING) != 0)
+P(p_anomaly_counters, (r->anomalies & NG_ANOMALY_COUNTERS) != 0)
+P(p_anomaly_export, (r->anomalies & NG_ANOMALY_EXPORT_TIME) != 0)
 P(p_comment, r->protocol == 6 && r->dst_port == 443)
 P(p_router, is(r->exporter, "192.0.2.10"))
 P(p_proto_ne, r->protocol != 6)
@@ -300,6 +306,9 @@ static const struct {
     {"anomaly any", p_anomaly_any, NG_COLSET(NG_F_ANOMALIES)},
     {"not anomaly time", p_anomaly_none, {{0}}},
     {"anomaly 3", p_anomaly_both, {{0}}},
+    {"anomaly sampling", p_anomaly_sampling, NG_COLSET(NG_F_ANOMALIES)},
+    {"anomaly counters", p_anomaly_counters, NG_COLSET(NG_F_ANOMALIES)},
+    {"anomaly export_time", p_anomaly_export, NG_COLSET(NG_F_ANOMALIES)},
     {"anomalies > 0", p_anomaly_any, {{0}}},
     {"# web traffic\nproto tcp # the protocol\n and dst port 443", p_comment, {{0}}},
     {"router ip 192.0.2.10", p_router, {{0}}},
@@ -429,7 +438,10 @@ static const struct {
     {"icmp-type 300", "an ICMP type 300 out of range", 10},
     {"mpls 5", "expected 'label' after 'mpls'", 5},
     {"flowdir up", "expected ingress, egress, 0 or 1 after 'flowdir'", 8},
-    {"anomaly bytes", "expected time, any or flag bits 1 to 65535 after 'anomaly'", 8},
+    {"anomaly bytes",
+     "expected time, sampling, counters, export_time, any or flag bits 1 to 65535 after "
+     "'anomaly'",
+     8},
     {"router 10.0.0.1", "expected 'ip' after 'router'", 7},
     {"out bytes > 5", "reverse-direction counters ('out bytes') are not stored", 4},
     {"proto tcp and # nothing after the comment\n", "expected a filter term", 42},

@@ -56,7 +56,8 @@ static const char EMPTY_LINE[] =
     "\"src_as_name\":\"\",\"dst_as_name\":\"\",\"as_source\":0,\"service\":\"\","
     "\"src_net\":\"\",\"dst_net\":\"\",\"src_net_role\":\"\",\"dst_net_role\":\"\","
     "\"src_net_site\":\"\",\"dst_net_site\":\"\",\"anomalies\":0,"
-    "\"orig_start\":\"1970-01-01T00:00:00.000Z\",\"orig_end\":\"1970-01-01T00:00:00.000Z\"}\n";
+    "\"orig_start\":\"1970-01-01T00:00:00.000Z\",\"orig_end\":\"1970-01-01T00:00:00.000Z\","
+    "\"sampling_raw\":0}\n";
 
 /* Formats `r` into a buffer of exactly NG_JSON_LINE_MAX bytes (so ASan
  * sees a write past the bound) and returns it NUL-terminated in a new
@@ -204,6 +205,7 @@ static const struct expect FULL[] = {
     {"anomalies", "65535"},
     {"orig_start", "\"1970-01-01T00:00:00.000Z\""},
     {"orig_end", "\"2106-02-07T06:28:15.000Z\""},
+    {"sampling_raw", "3892510720"},
 };
 
 static ng_flow full_record(void)
@@ -276,6 +278,7 @@ static ng_flow full_record(void)
 	r.anomalies = UINT16_MAX;
 	r.orig_start = 0;
 	r.orig_end = UINT64_C(4294967295000);
+	r.sampling_raw = UINT32_C(3892510720);
 	return r;
 }
 
