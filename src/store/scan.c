@@ -883,12 +883,33 @@ static int open_checked(worker *w, ng_snap_seg *e)
 	return fd;
 }
 
+/* Whether the rollup may answer for segment e, open as fd (closed here):
+ * recorded ok, this version of the file was checked whole (or written by
+ * nagare's encoder) when it was recorded, and its header and frame tables
+ * need no second look (a header read, its checksum and a read per column:
+ * most of a short rollup query's time); otherwise it is checked now
+ * (checked_first).  False when it is damaged (counted, reported). */
+static bool rollup_may_answer(worker *w, ng_snap_seg *e, int fd)
+{
+	char err[256];
+	if (w->verdict == NG_VERDICT_OK && !check_all()) {
+		close(fd);
+		return true;
+	}
+	if (ng_seg_open_fd(&w->rd, fd, err, sizeof err)) {
+		damaged(w, e, err);
+		return false;
+	}
+	const bool whole = checked_first(w, e->path);
+	ng_seg_close(&w->rd);
+	return whole;
+}
+
 /* Reads segment e through its rollup (ng_scan_opts.rollup) when it has
- * one: the segment is checked first as when its rows are read
- * (checked_first: whole when it has no verdict, else its header and
- * frame tables; a damaged segment counts for nothing, read either way),
- * then the rollup whole.  Returns true when done so (*rc: the callbacks' value), false
- * to read the segment's rows instead: no rollup, or a damaged one. */
+ * one: the segment's verdict first (recorded ok: not opened; damaged:
+ * counts for nothing, read either way; none: checked whole and
+ * recorded, checked_first), then the rollup whole.  Returns true when done so (*rc: the callbacks'
+ * value), false to read the segment's rows instead: no rollup, or a damaged one. */
 static bool read_rollup(worker *w, ng_snap_seg *e, int *rc)
 {
 	scan *s = w->s;
@@ -904,14 +925,7 @@ static bool read_rollup(worker *w, ng_snap_seg *e, int *rc)
 			close(rfd);
 			return true; /* vanished or damaged: neither is read */
 		}
-		if (ng_seg_open_fd(&w->rd, fd, err, sizeof err)) {
-			close(rfd);
-			damaged(w, e, err);
-			return true;
-		}
-		const bool whole = checked_first(w, e->path);
-		ng_seg_close(&w->rd);
-		if (!whole) {
+		if (!rollup_may_answer(w, e, fd)) {
 			close(rfd);
 			return true;
 		}
