@@ -5,14 +5,17 @@
  * (up to many minutes) for exporters to re-send templates.  Format, all
  * integers big-endian:
  *
- *   "NGDS" | format version u32 = 1
+ *   "NGDS" | format version u32 = 2 (1 is read too: no restart marks)
  *   u32 template count, then each template:
  *     exporter[16] | domain u32 | version u8 (9/10) | options u8 |
  *     template id u16 | scope count u16 | field count u16 |
  *     field count × (ie u16 | length u16 | enterprise number u32)
  *   u32 domain count, then each domain's options state:
  *     exporter[16] | domain u32 | default rate u32 | system init ms u64 |
- *     sampler count u8 | sampler count × (sampler id u64 | rate u32)
+ *     sampler count u8 | sampler count × (sampler id u64 | rate u32) |
+ *     (format 2) the restart mark of its latest datagram (restart.c):
+ *     version u8 (0: none) | sequence u32 | uptime ms u32 |
+ *     export time ms u64 | receive time ms u64
  *   u64 FNV-1a checksum of all the bytes before it
  *
  * Saving writes PATH.tmp, fsyncs it and renames it over PATH, so PATH is
@@ -29,6 +32,12 @@
  * survives) and never evicts: with lower limits than the run that saved
  * it, the most recently used entries are the ones kept, and the rest are
  * counted (templates_evicted) and logged by the caller.
+ *
+ * The restart mark lets the first datagram after a start tell whether the
+ * exporter restarted while the collector was down (restart.c): if it did
+ * not, the saved templates decode at once; if it did, they are stale and
+ * its data waits for them to be announced again.  A format 1 file has no
+ * marks: its templates are trusted, as they were before marks existed.
  */
 #include "decode/decode_int.h"
 
@@ -41,7 +50,8 @@
 #include <unistd.h>
 
 #define STATE_MAGIC "NGDS"
-#define STATE_VERSION 1
+#define STATE_VERSION 2
+#define STATE_VERSION_NOMARK 1
 #define STATE_MAX_BYTES (256u << 20)
 
 struct wbuf {
@@ -132,6 +142,11 @@ static void serialize(const ng_decoder *d, struct wbuf *w)
 			put_u64(w, m->samplers[k].id);
 			put_u32(w, m->samplers[k].rate);
 		}
+		put_u8(w, m->mark.version);
+		put_u32(w, m->mark.seq);
+		put_u32(w, m->mark.uptime_ms);
+		put_u64(w, m->mark.export_ms);
+		put_u64(w, m->mark.received_ms);
 	}
 	put_u64(w, ng_fnv1a64(NG_FNV64_INIT, w->p, w->n));
 }
@@ -258,9 +273,20 @@ static uint64_t get_u64(struct rbuf *r)
 	return q ? ng_get_be64(q) : 0;
 }
 
-/* Walks the body; with `d` NULL only validates, else applies.  Returns
- * false on malformed content (only possible when validating). */
-static bool walk_state(struct rbuf *r, ng_decoder *d)
+/* Reads a domain's restart mark (format 2). */
+static void get_mark(struct rbuf *r, struct ng_rmark *k)
+{
+	k->version = get_u8(r);
+	k->seq = get_u32(r);
+	k->uptime_ms = get_u32(r);
+	k->export_ms = get_u64(r);
+	k->received_ms = get_u64(r);
+}
+
+/* Walks the body of a file of format `fmt`; with `d` NULL only validates,
+ * else applies.  Returns false on malformed content (only possible when
+ * validating). */
+static bool walk_state(struct rbuf *r, uint32_t fmt, ng_decoder *d)
 {
 	uint32_t nt = get_u32(r);
 	for (uint32_t i = 0; i < nt && !r->bad; i++) {
@@ -294,7 +320,10 @@ static bool walk_state(struct rbuf *r, ng_decoder *d)
 		if (r->bad || ns > NG_MAX_SAMPLERS)
 			return false;
 		const uint8_t *sp = take(r, (size_t)ns * 12);
-		if (!sp)
+		struct ng_rmark mark = {0};
+		if (fmt >= 2)
+			get_mark(r, &mark);
+		if (!sp || r->bad)
 			return false;
 		if (!d)
 			continue;
@@ -304,6 +333,7 @@ static bool walk_state(struct rbuf *r, ng_decoder *d)
 		dom->default_rate = rate;
 		dom->sysinit_ms = sysinit;
 		dom->nsamplers = ns;
+		dom->mark = mark;
 		for (unsigned k = 0; k < ns; k++) {
 			dom->samplers[k].id = ng_get_be64(sp + k * 12);
 			dom->samplers[k].rate = ng_get_be32(sp + k * 12 + 8);
@@ -360,19 +390,21 @@ int ng_decoder_load(ng_decoder *d, const char *path)
  * when the bytes are not a valid state file (the decoder is unchanged). */
 int ng_decoder_load_mem(ng_decoder *d, const uint8_t *p, size_t n)
 {
-	if (n < 16 || memcmp(p, STATE_MAGIC, 4) || ng_get_be32(p + 4) != STATE_VERSION ||
+	uint32_t fmt = n >= 16 ? ng_get_be32(p + 4) : 0;
+	if (n < 16 || memcmp(p, STATE_MAGIC, 4) ||
+	    (fmt != STATE_VERSION && fmt != STATE_VERSION_NOMARK) ||
 	    ng_fnv1a64(NG_FNV64_INIT, p, n - 8) != ng_get_be64(p + n - 8)) {
 		errno = EINVAL;
 		return -1;
 	}
 	struct rbuf r = {.p = p + 8, .n = n - 16};
-	if (!walk_state(&r, NULL)) {
+	if (!walk_state(&r, fmt, NULL)) {
 		errno = EINVAL;
 		return -1;
 	}
 	struct rbuf a = {.p = p + 8, .n = n - 16};
 	d->loading = true;
-	walk_state(&a, d);
+	walk_state(&a, fmt, d);
 	d->loading = false;
 	d->last_dom = NULL;
 	return 0;
