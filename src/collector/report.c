@@ -206,7 +206,7 @@ void ng_coll_log_restarts(ng_collector *c, uint64_t now)
 	ng_warn("%" PRIu64 " exporter restart%s seen (uptime or sequence number went back), the "
 	        "latest of exporter %s domain %" PRIu32 " %s: data of the templates it had "
 	        "announced before is held until it announces them again (restarts in nagare "
-	        "status; docs/security.md)",
+	        "status; docs/exporters.md)",
 	        n - c->rs_logged, n - c->rs_logged == 1 ? "" : "s",
 	        ng_addr_format(last.exporter, a), last.domain, ng_protocol_name(last.version));
 	c->rs_logged = n;
