@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "core/hash.h"
 #include "test_decode_helpers.h"
 
 #define T0 1700000000u     /* UNIX seconds of the first datagram */
@@ -350,6 +351,52 @@ static void test_state_load_restarted_holds(void **state)
 	ng_decoder_free(d);
 }
 
+/* A state file of format 1 (before restart marks): template A of
+ * 192.0.2.1 source ID 7, no domain entries.  Its templates are trusted:
+ * the first datagram decodes at once whatever its header says; restarts
+ * are told from the second datagram on. */
+static void test_state_format1_trusted(void **state)
+{
+	(void)state;
+	struct tb t = {.n = 0};
+	tb_bytes(&t, "NGDS", 4);
+	tb_u32(&t, 1);
+	tb_u32(&t, 1); /* templates */
+	static const uint8_t ex[16] = {[10] = 0xff, [11] = 0xff, 192, 0, 2, 1};
+	tb_bytes(&t, ex, 16);
+	tb_u32(&t, 7);
+	tb_u8(&t, 9);
+	tb_u8(&t, 0);
+	tb_u16(&t, 256);
+	tb_u16(&t, 0);
+	tb_u16(&t, 4);
+	for (int i = 0; i < 4; i++) {
+		tb_u16(&t, LAYOUT_A[i][0]);
+		tb_u16(&t, LAYOUT_A[i][1]);
+		tb_u32(&t, 0);
+	}
+	tb_u32(&t, 0); /* domains */
+	tb_u64(&t, ng_fnv1a64(NG_FNV64_INIT, t.b, t.n));
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/ng-test-restart1-%d", (int)getpid());
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(t.b, 1, t.n, f), t.n);
+	fclose(f);
+	ng_decoder *d = ng_decoder_new(NULL);
+	assert_int_equal(ng_decoder_load(d, path), 0);
+	unlink(path);
+	ng_flow_batch b = {0};
+	assert_int_equal(v9(d, 1000, T0, 0, 0, 'A', NOW0, &b), 1);
+	assert_flow_a(&b.flows[0]);
+	assert_int_equal(v9(d, 61000, T0 + 60, 60, 0, 'A', NOW0 + 60000, &b), 1);
+	assert_int_equal(totals(d).restarts, 0);
+	assert_int_equal(v9(d, 500, T0 + 90, 0, 0, 'A', NOW0 + 90000, &b), 0);
+	assert_int_equal(totals(d).restarts, 1);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
 /* sFlow v5 datagram header (sflow.org "sFlow Version 5": version, agent
  * address type 1, agent, sub_agent_id, sequence_number, uptime,
  * num_samples 0). */
@@ -396,6 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_no_false_restarts),
 	    cmocka_unit_test(test_state_load_continuing_decodes_at_once),
 	    cmocka_unit_test(test_state_load_restarted_holds),
+	    cmocka_unit_test(test_state_format1_trusted),
 	    cmocka_unit_test(test_sflow_agent_restart_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
