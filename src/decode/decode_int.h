@@ -197,14 +197,27 @@ struct ng_rmark {
 	uint32_t seq;         /* header sequence number */
 	uint32_t uptime_ms;   /* v9 sysUpTime, sFlow uptime; IPFIX 0 */
 	uint8_t version;      /* 9, 10, 0x50 sFlow; 0: no mark */
+	bool two_streams;     /* two export processes share the domain: no checks */
+	uint16_t port;        /* UDP source port (not in the state file) */
+	uint16_t prev_port;   /* the mark's port and sequence before the last */
+	uint32_t prev_seq;    /* restart, to tell a second process from it */
 };
 
 /* The header of the datagram being checked, in the same units. */
 struct ng_rhdr {
 	uint64_t received_ms, export_ms;
 	uint32_t seq, uptime_ms;
+	uint16_t port;
 	uint8_t version;
 	bool has_uptime;
+};
+
+/* What ng_restart_check found. */
+enum ng_restart_verdict {
+	NG_RS_NONE,    /* no restart */
+	NG_RS_RESTART, /* the exporter restarted: dom's templates are stale */
+	NG_RS_TWO,     /* the last "restart" was a second export process: the
+	                * templates are current again, held sets may decode */
 };
 
 /* ---- per exporter and observation domain ---- */
@@ -410,10 +423,37 @@ void ng_held_free_all(ng_decoder *d);
 /* Drops the held sets of `dom` (counted as held_dropped). */
 void ng_held_drop_domain(ng_decoder *d, struct ng_domain *dom);
 
-/* restart.c: compares header `h` with dom's mark and moves the mark on.
- * On a restart (rules in restart.c) counts it, makes dom's templates
- * stale and returns true.  Once per datagram, before its sets. */
-bool ng_restart_check(ng_decoder *d, struct ng_domain *dom, const struct ng_rhdr *h);
+/* restart.c: ng_restart_check without its shortcut. */
+enum ng_restart_verdict ng_restart_check_all(ng_decoder *d, struct ng_domain *dom,
+                                             const struct ng_rhdr *h);
+
+/* v9, sFlow: a sequence number ahead of the mark's by 1 to this many
+ * datagrams moved on (the loss bound of netflow_v9.c, sflow.c). */
+#define NG_RS_SEQ_ON_MAX 100000u
+
+/*
+ * Compares header `h` with dom's mark and moves the mark on.  On a restart
+ * (rules in restart.c) counts it and makes dom's templates stale.  Once
+ * per datagram, before its sets.  The case of nearly every datagram is
+ * decided here without a call: same protocol and port as the mark, export
+ * time not back, sequence 1 to NG_RS_SEQ_ON_MAX on (never a restart by
+ * any rule of restart.c, whatever the uptime says).
+ */
+static inline enum ng_restart_verdict ng_restart_check(ng_decoder *d, struct ng_domain *dom,
+                                                       const struct ng_rhdr *h)
+{
+	struct ng_rmark *r = &dom->mark;
+	if (ng_likely(r->version == h->version && r->port == h->port &&
+	              h->export_ms >= r->export_ms &&
+	              (uint32_t)(h->seq - r->seq) - 1u < NG_RS_SEQ_ON_MAX)) {
+		r->seq = h->seq;
+		r->uptime_ms = h->uptime_ms;
+		r->export_ms = h->export_ms;
+		r->received_ms = h->received_ms;
+		return NG_RS_NONE;
+	}
+	return ng_restart_check_all(d, dom, h);
+}
 
 /* The template (dom, version, id) when it was announced since dom's last
  * restart (ng_tpl_find otherwise); NULL when unknown or stale, so its data

@@ -121,8 +121,9 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 	struct ng_rhdr h = {.received_ms = dg->time_received,
 	                    .export_ms = (uint64_t)ng_get_be32(p + 4) * 1000,
 	                    .seq = ng_get_be32(p + 8),
+	                    .port = dg->exporter_port,
 	                    .version = 10};
-	ng_restart_check(d, dom, &h);
+	enum ng_restart_verdict rv = ng_restart_check(d, dom, &h);
 	struct ng_msg m = {
 	    .d = d,
 	    .dom = dom,
@@ -130,6 +131,7 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 	    .time_received = dg->time_received,
 	    .export_ms = h.export_ms,
 	    .version = 10,
+	    .new_templates = rv == NG_RS_TWO, /* held sets may decode now */
 	};
 	size_t o = 16, blen;
 	uint16_t id;

@@ -143,9 +143,10 @@ static size_t v9_packet(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out
 	                    .export_ms = (uint64_t)ng_get_be32(p + 8) * 1000,
 	                    .seq = ng_get_be32(p + 12),
 	                    .uptime_ms = ng_get_be32(p + 4),
+	                    .port = dg->exporter_port,
 	                    .version = 9,
 	                    .has_uptime = true};
-	ng_restart_check(d, dom, &h);
+	enum ng_restart_verdict rv = ng_restart_check(d, dom, &h);
 	ng_seq_check(&dom->seq, h.seq, 1, V9_MAX_GAP, &dom->st.lost);
 	struct ng_msg m = {
 	    .d = d,
@@ -155,6 +156,7 @@ static size_t v9_packet(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out
 	    .export_ms = h.export_ms,
 	    .uptime_ms = h.uptime_ms,
 	    .version = 9,
+	    .new_templates = rv == NG_RS_TWO, /* held sets may decode now */
 	    .has_uptime = true,
 	};
 	size_t o = 20, blen;

@@ -38,7 +38,7 @@
  *                     0) never went back.  With the export time (v9 UNIX
  *                     Secs) gone back too, it is a late datagram (or
  *                     captures replayed out of order).  With the sequence
- *                     number moved on by 1 to RS_SEQ_ON_MAX, the
+ *                     number moved on by 1 to NG_RS_SEQ_ON_MAX, the
  *                     exporter kept counting: not a restart either (an
  *                     exporter in the corpus sends an uptime that goes
  *                     back 113 s between datagrams 16 apart).  sFlow has
@@ -57,6 +57,15 @@
  *                     a late one (RS_SEQ_BACK_SAME); with an export time
  *                     that went back it is a late datagram, never a
  *                     restart (the thresholds are RS_<protocol>_BACK_*).
+ *
+ * Two export processes behind one address with the same observation
+ * domain (nfdump#159) look like a restart at each turn.  The first turn
+ * is taken for one; when the "restarted" process then sends again from
+ * its own UDP port, its sequence going on, they are two: the templates
+ * are made current again, the held sets decode, and the domain is no
+ * longer checked (NG_RS_TWO).  An exporter that restarts gets a new port
+ * (a new socket) or keeps its fixed one; neither goes on with the old
+ * sequence from the old port.
  *
  * A late (reordered) datagram does not move the mark on, so the next one
  * is compared with the latest.  v9 and sFlow count either signal (the
@@ -87,9 +96,6 @@
 #define RS_V9_BACK_SAME 1000u
 #define RS_IPFIX_BACK_LATER 256u
 #define RS_IPFIX_BACK_SAME 100000u
-/* v9, sFlow: a sequence number ahead of the mark's by 1 to this many
- * datagrams moved on (the loss bound of netflow_v9.c, sflow.c). */
-#define RS_SEQ_ON_MAX 100000u
 
 /* True when `up` is lower than the mark's uptime `was` by more than the
  * slack and is not a wrap: a wrap moves the uptime on, modulo 2^32, by no
@@ -137,7 +143,7 @@ static bool restarted(const struct ng_rmark *r, const struct ng_rhdr *h)
 		 * back and forth: akvorado/samplingrate-*.pcap, 113 s back
 		 * with the sequence 16 on) */
 		int32_t on = (int32_t)(h->seq - r->seq);
-		if (on > 0 && (uint32_t)on <= RS_SEQ_ON_MAX)
+		if (on > 0 && (uint32_t)on <= NG_RS_SEQ_ON_MAX)
 			return false;
 		if (uptime_back(r->uptime_ms, h->uptime_ms, elapsed_ms(r, h)))
 			return true;
@@ -169,24 +175,56 @@ static void apply_restart(ng_decoder *d, struct ng_domain *dom)
 	d->rs_last.version = dom->st.version;
 }
 
-bool ng_restart_check(ng_decoder *d, struct ng_domain *dom, const struct ng_rhdr *h)
+/* True when `h` comes from the port the mark had before the last restart,
+ * not the mark's own, and goes on with that port's sequence: the process
+ * that "restarted" is still sending, so the other was a second one. */
+static bool second_process(const struct ng_rmark *r, const struct ng_rhdr *h)
+{
+	return r->prev_port && h->port == r->prev_port && h->port != r->port &&
+	       (int32_t)(h->seq - r->prev_seq) > 0;
+}
+
+/* Two export processes share `dom` (nfdump#159: several behind one
+ * address with one observation domain; RFC 7011 §8.4 tells them by port,
+ * nagare by address and domain): what the last restart made stale is
+ * current again, and the domain is not checked any more (the two
+ * sequences alternate). */
+static void two_streams(struct ng_domain *dom)
+{
+	dom->mark.two_streams = true;
+	for (struct ng_lru *n = dom->tpls.next; n != &dom->tpls; n = n->next)
+		ng_lru_entry(n, struct ng_tpl, dlru)->epoch = dom->epoch;
+	dom->last_tpl = NULL;
+}
+
+enum ng_restart_verdict ng_restart_check_all(ng_decoder *d, struct ng_domain *dom,
+                                             const struct ng_rhdr *h)
 {
 	struct ng_rmark *r = &dom->mark;
-	bool rs = false;
+	enum ng_restart_verdict v = NG_RS_NONE;
+	if (ng_unlikely(r->two_streams))
+		return NG_RS_NONE;
 	if (ng_likely(r->version == h->version)) {
-		rs = restarted(r, h);
-		/* a late datagram leaves the mark at the latest one */
-		if (!rs && (int32_t)(h->seq - r->seq) < 0)
-			return false;
-		if (rs)
+		if (ng_unlikely(second_process(r, h))) {
+			two_streams(dom);
+			return NG_RS_TWO;
+		}
+		if (restarted(r, h)) {
+			v = NG_RS_RESTART;
 			apply_restart(d, dom);
+			r->prev_port = r->port;
+			r->prev_seq = r->seq;
+		} else if ((int32_t)(h->seq - r->seq) < 0) {
+			return NG_RS_NONE; /* a late datagram leaves the mark */
+		}
 	}
 	r->version = h->version;
 	r->seq = h->seq;
 	r->uptime_ms = h->uptime_ms;
 	r->export_ms = h->export_ms;
 	r->received_ms = h->received_ms;
-	return rs;
+	r->port = h->port;
+	return v;
 }
 
 uint64_t ng_decoder_restarts(const ng_decoder *d, ng_restart_info *last)

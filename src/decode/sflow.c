@@ -777,9 +777,10 @@ size_t ng_decode_sflow(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	struct ng_rhdr h = {.received_ms = dg->time_received,
 	                    .seq = seq,
 	                    .uptime_ms = g.uptime_ms,
+	                    .port = dg->exporter_port,
 	                    .version = SFLOW_VERSION_BYTE,
 	                    .has_uptime = true};
-	if (ng_unlikely(ng_restart_check(d, g.dom, &h)))
+	if (ng_unlikely(ng_restart_check(d, g.dom, &h) == NG_RS_RESTART))
 		forget_sources(g.sf, dg->exporter, g.sub_agent);
 	ng_seq_check(&g.dom->seq, seq, 1, DGRAM_MAX_GAP, &g.dom->st.lost);
 

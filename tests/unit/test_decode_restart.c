@@ -205,6 +205,54 @@ static void test_no_false_restarts(void **state)
 	ng_decoder_free(d);
 }
 
+/* rp_ipfix's message from 192.0.2.1 port `port`, received at `now`. */
+static size_t ipfix_from(ng_decoder *d, uint16_t port, uint32_t secs, uint32_t seq, char tpl,
+                         char data, uint64_t now, ng_flow_batch *b)
+{
+	struct tb t;
+	rp_ipfix(&t, secs, seq, 70, tpl, data);
+	ng_datagram dg = {.data = t.b, .len = t.n, .exporter_port = port, .time_received = now};
+	static const uint8_t ex[4] = {192, 0, 2, 1};
+	ng_addr_from_v4(dg.exporter, ex);
+	return ng_decode(d, &dg, b);
+}
+
+/* phaag/nfdump#159: several export processes behind one address with the
+ * same observation domain and template IDs, told apart only by their UDP
+ * source ports.  The first turn of the second process looks like a
+ * restart (counted once, its data held); the first process then goes on
+ * from its own port: two processes, the held data decodes, and the turns
+ * that follow are not restarts. */
+static void test_two_processes_one_domain(void **state)
+{
+	(void)state;
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch b = {0};
+	assert_int_equal(ipfix_from(d, 40001, T0, 1000000, 'A', 'A', NOW0, &b), 1);
+	assert_int_equal(ipfix_from(d, 40002, T0 + 1, 5000, 0, 'A', NOW0 + 1000, &b), 0);
+	assert_int_equal(totals(d).restarts, 1);
+	/* process 1 again, from its port, its sequence on: 2 records, its
+	 * own and the one held */
+	assert_int_equal(ipfix_from(d, 40001, T0 + 1, 1000001, 0, 'A', NOW0 + 1100, &b), 2);
+	for (uint32_t i = 1; i <= 10; i++) {
+		assert_int_equal(
+		    ipfix_from(d, 40002, T0 + 1 + i, 5000 + i, 0, 'A', NOW0 + 1100 + i * 1000, &b),
+		    1);
+		assert_int_equal(ipfix_from(d, 40001, T0 + 1 + i, 1000001 + i, 0, 'A',
+		                            NOW0 + 1200 + i * 1000, &b),
+		                 1);
+	}
+	ng_exporter_stats s = totals(d);
+	assert_int_equal(s.restarts, 1);
+	assert_int_equal(s.held, 1);
+	assert_int_equal(s.template_misses, 1);
+	assert_int_equal(b.n, 23);
+	for (size_t i = 0; i < b.n; i++)
+		assert_flow_a(&b.flows[i]);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
 /* A state file saved by a collector that saw template A and one datagram,
  * loaded into a new decoder (as `nagare collect` does at start). */
 static ng_decoder *saved_and_loaded(const char *path)
@@ -357,6 +405,7 @@ int main(void)
 	    cmocka_unit_test(test_ipfix_restart_holds_until_new_template),
 	    cmocka_unit_test(test_unchanged_template_resumes),
 	    cmocka_unit_test(test_no_false_restarts),
+	    cmocka_unit_test(test_two_processes_one_domain),
 	    cmocka_unit_test(test_state_load_continuing_decodes_at_once),
 	    cmocka_unit_test(test_state_load_restarted_holds),
 	    cmocka_unit_test(test_state_format1_trusted),
