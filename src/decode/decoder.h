@@ -389,6 +389,13 @@ int ng_decoder_load(ng_decoder *d, const char *path);
 int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len);
 int ng_decoder_write_state(const char *path, const uint8_t *img, size_t len);
 
+/* The first bytes of a state image (`len` bytes, from ng_decoder_save_mem)
+ * that change only with templates and options data: all but the restart
+ * marks (decode/restart.c), which change with every datagram and come
+ * last.  For telling whether the state is worth writing again; `len` for
+ * an image without marks. */
+size_t ng_decoder_state_stable_len(const uint8_t *img, size_t len);
+
 /*
  * sFlow counter samples (sflow.org "sFlow Version 5" counters_sample and
  * expanded_counters_sample; records: generic interface 0:1, Ethernet 0:2,

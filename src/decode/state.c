@@ -12,11 +12,18 @@
  *     field count × (ie u16 | length u16 | enterprise number u32)
  *   u32 domain count, then each domain's options state:
  *     exporter[16] | domain u32 | default rate u32 | system init ms u64 |
- *     sampler count u8 | sampler count × (sampler id u64 | rate u32) |
- *     (format 2) the restart mark of its latest datagram (restart.c):
- *     version u8 (0: none) | sequence u32 | uptime ms u32 |
- *     export time ms u64 | receive time ms u64
+ *     sampler count u8 | sampler count × (sampler id u64 | rate u32)
+ *   (format 2) the restart marks (restart.c), the header of each domain's
+ *   latest datagram: u32 count, then each:
+ *     exporter[16] | domain u32 | version u8 | sequence u32 |
+ *     uptime ms u32 | export time ms u64 | receive time ms u64
+ *   and u32 the bytes of that section (its count included)
  *   u64 FNV-1a checksum of all the bytes before it
+ *
+ * The marks come last, after everything that changes only with templates
+ * and options data: they change with every datagram, and the collector
+ * tells whether the state changed, to write it again, by the bytes before
+ * them (ng_decoder_state_stable_len).
  *
  * Saving writes PATH.tmp, fsyncs it and renames it over PATH, so PATH is
  * always a whole old or whole new file.  Loading reads and checks the
@@ -123,6 +130,38 @@ static void put_template(struct wbuf *w, const struct ng_tpl *t)
 	}
 }
 
+/* The restart marks section (format above) of the domains that have one. */
+static void put_marks(const ng_decoder *d, struct wbuf *w)
+{
+	size_t at = w->n;
+	uint32_t count = 0;
+	put_u32(w, 0);
+	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next) {
+		const struct ng_domain *m = ng_lru_entry(n, const struct ng_domain, lru);
+		if (!m->mark.version)
+			continue;
+		put(w, m->st.exporter, 16);
+		put_u32(w, m->st.domain);
+		put_u8(w, m->mark.version);
+		put_u32(w, m->mark.seq);
+		put_u32(w, m->mark.uptime_ms);
+		put_u64(w, m->mark.export_ms);
+		put_u64(w, m->mark.received_ms);
+		count++;
+	}
+	if (!w->oom)
+		ng_put_be32(w->p + at, count);
+	put_u32(w, (uint32_t)(w->n - at));
+}
+
+size_t ng_decoder_state_stable_len(const uint8_t *img, size_t len)
+{
+	if (len < 8 + 4 + 12 || memcmp(img, STATE_MAGIC, 4) || ng_get_be32(img + 4) < 2)
+		return len;
+	size_t marks = ng_get_be32(img + len - 12);
+	return marks <= len - 8 - 12 ? len - 12 - marks : len;
+}
+
 static void serialize(const ng_decoder *d, struct wbuf *w)
 {
 	put(w, STATE_MAGIC, 4);
@@ -142,12 +181,8 @@ static void serialize(const ng_decoder *d, struct wbuf *w)
 			put_u64(w, m->samplers[k].id);
 			put_u32(w, m->samplers[k].rate);
 		}
-		put_u8(w, m->mark.version);
-		put_u32(w, m->mark.seq);
-		put_u32(w, m->mark.uptime_ms);
-		put_u64(w, m->mark.export_ms);
-		put_u64(w, m->mark.received_ms);
 	}
+	put_marks(d, w);
 	put_u64(w, ng_fnv1a64(NG_FNV64_INIT, w->p, w->n));
 }
 
@@ -273,14 +308,28 @@ static uint64_t get_u64(struct rbuf *r)
 	return q ? ng_get_be64(q) : 0;
 }
 
-/* Reads a domain's restart mark (format 2). */
-static void get_mark(struct rbuf *r, struct ng_rmark *k)
+/* Walks the restart marks section (format 2); with `d` NULL only
+ * validates.  Returns false on malformed content. */
+static bool walk_marks(struct rbuf *r, ng_decoder *d)
 {
-	k->version = get_u8(r);
-	k->seq = get_u32(r);
-	k->uptime_ms = get_u32(r);
-	k->export_ms = get_u64(r);
-	k->received_ms = get_u64(r);
+	size_t at = r->o;
+	uint32_t nm = get_u32(r);
+	for (uint32_t i = 0; i < nm && !r->bad; i++) {
+		const uint8_t *addr = take(r, 16);
+		uint32_t domain = get_u32(r);
+		struct ng_rmark k = {.version = get_u8(r)};
+		k.seq = get_u32(r);
+		k.uptime_ms = get_u32(r);
+		k.export_ms = get_u64(r);
+		k.received_ms = get_u64(r);
+		if (r->bad)
+			return false;
+		struct ng_domain *dom = d ? ng_domain_get(d, addr, domain) : NULL;
+		if (dom)
+			dom->mark = k;
+	}
+	size_t bytes = r->o - at;
+	return get_u32(r) == bytes && !r->bad;
 }
 
 /* Walks the body of a file of format `fmt`; with `d` NULL only validates,
@@ -320,10 +369,7 @@ static bool walk_state(struct rbuf *r, uint32_t fmt, ng_decoder *d)
 		if (r->bad || ns > NG_MAX_SAMPLERS)
 			return false;
 		const uint8_t *sp = take(r, (size_t)ns * 12);
-		struct ng_rmark mark = {0};
-		if (fmt >= 2)
-			get_mark(r, &mark);
-		if (!sp || r->bad)
+		if (!sp)
 			return false;
 		if (!d)
 			continue;
@@ -333,12 +379,13 @@ static bool walk_state(struct rbuf *r, uint32_t fmt, ng_decoder *d)
 		dom->default_rate = rate;
 		dom->sysinit_ms = sysinit;
 		dom->nsamplers = ns;
-		dom->mark = mark;
 		for (unsigned k = 0; k < ns; k++) {
 			dom->samplers[k].id = ng_get_be64(sp + k * 12);
 			dom->samplers[k].rate = ng_get_be32(sp + k * 12 + 8);
 		}
 	}
+	if (fmt >= 2 && !r->bad && !walk_marks(r, d))
+		return false;
 	return !r->bad && r->o == r->n;
 }
 

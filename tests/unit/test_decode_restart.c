@@ -361,6 +361,40 @@ static void test_state_format1_trusted(void **state)
 	ng_decoder_free(d);
 }
 
+/* The restart marks come last in the state image: data that only moves
+ * them leaves the bytes before them (what the collector compares to tell
+ * whether to write the file again) as they were; a new template does
+ * not. */
+static void test_state_marks_not_a_change(void **state)
+{
+	(void)state;
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch b = {0};
+	uint8_t *img[3];
+	size_t len[3];
+	assert_int_equal(v9(d, UP0, T0, 5000, 'A', 'A', NOW0, &b), 1);
+	assert_int_equal(ng_decoder_save_mem(d, &img[0], &len[0]), 0);
+	assert_int_equal(v9(d, UP0 + 1000, T0 + 1, 5001, 0, 'A', NOW0 + 1000, &b), 1);
+	assert_int_equal(ng_decoder_save_mem(d, &img[1], &len[1]), 0);
+	v9_source = 8;
+	assert_int_equal(v9(d, UP0, T0 + 1, 10, 'A', 0, NOW0 + 1000, &b), 0);
+	v9_source = 7;
+	assert_int_equal(ng_decoder_save_mem(d, &img[2], &len[2]), 0);
+	size_t s0 = ng_decoder_state_stable_len(img[0], len[0]);
+	size_t s1 = ng_decoder_state_stable_len(img[1], len[1]);
+	assert_true(s0 < len[0]);
+	assert_int_equal(len[0], len[1]);
+	assert_memory_not_equal(img[0], img[1], len[0]); /* the marks moved */
+	assert_int_equal(s0, s1);
+	assert_memory_equal(img[0], img[1], s0);
+	size_t s2 = ng_decoder_state_stable_len(img[2], len[2]);
+	assert_true(s2 > s1); /* a template of source ID 8 */
+	for (int i = 0; i < 3; i++)
+		free(img[i]);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
 /* sFlow v5 datagram header (sflow.org "sFlow Version 5": version, agent
  * address type 1, agent, sub_agent_id, sequence_number, uptime,
  * num_samples 0). */
@@ -409,6 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_state_load_continuing_decodes_at_once),
 	    cmocka_unit_test(test_state_load_restarted_holds),
 	    cmocka_unit_test(test_state_format1_trusted),
+	    cmocka_unit_test(test_state_marks_not_a_change),
 	    cmocka_unit_test(test_sflow_agent_restart_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
