@@ -88,6 +88,8 @@ static void print_stats(const ng_exporter_stats *s, void *arg)
 		        ", counter samples %" PRIu64 ", lost samples %" PRIu64
 		        ", discards %" PRIu64,
 		        s->counter_samples, s->lost_samples, s->discards);
+	if (s->restarts)
+		fprintf(stderr, ", restarts %" PRIu64, s->restarts);
 	fputc('\n', stderr);
 	int any = 0;
 	for (int i = 0; i < NG_DERR_COUNT; i++) {

@@ -125,6 +125,15 @@ static void print_errors(const ng_exporter_stats *s)
 	putchar('\n');
 }
 
+/* Exporter restarts, on a line under the row when any. */
+static void print_restarts(const ng_exporter_stats *s)
+{
+	if (s->restarts)
+		printf("    restarts: %" PRIu64 " (uptime or sequence number went back; data of "
+		       "templates announced before each was held until announced again)\n",
+		       s->restarts);
+}
+
 /* Flows outside the time window, on a line under the row when any. */
 static void print_time_implausible(const ng_exporter_stats *s)
 {
@@ -248,6 +257,7 @@ static void print_table(const ng_exporters_file *f)
 		print_errors(s);
 		print_time_implausible(s);
 		print_values(s);
+		print_restarts(s);
 		print_sflow(s);
 	}
 	printf("\nsockets: %" PRIu64 " datagrams received, %" PRIu64 " dropped by the kernel",

@@ -56,6 +56,8 @@ typedef struct ng_collector {
 	ng_limit_stats lim_logged;         /* the bound counters when last logged (report.c) */
 	uint64_t lim_logged_ms;            /* and when */
 	uint64_t lim_trimmed;              /* evictions at the last malloc_trim */
+	uint64_t rs_logged;                /* exporter restarts when last logged (report.c) */
+	uint64_t rs_logged_ms;             /* and when */
 	ng_iftab *ifs;                     /* interface names from options data; NULL: off */
 	uint64_t ifs_dropped;              /* names not kept: limits.interfaces reached */
 	uint64_t ifnames_refused;          /* renames not kept: limits.interface_names */
@@ -150,6 +152,10 @@ void ng_coll_log_counters(const ng_exporters_file *f, size_t max);
  * line, at most one line every 10 s, and gives the heap's free pages back
  * to the system when anything was evicted in the last second. */
 void ng_coll_log_limits(ng_collector *c, uint64_t now);
+/* Receive thread, once a second: logs the exporter restarts the decoder
+ * saw since the last such line (decode/restart.c), at most one line every
+ * 10 s, naming the latest. */
+void ng_coll_log_restarts(ng_collector *c, uint64_t now);
 /* Writes exporters.json at `path`; logs a failure. */
 void ng_coll_save_counters(const char *path, ng_exporters_file *f);
 /* Receive thread, every stats interval: logs the counters and hands them

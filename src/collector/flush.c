@@ -146,7 +146,9 @@ void ng_coll_save_templates(ng_collector *c, uint64_t now)
 	size_t len;
 	if (ng_decoder_save_mem(c->dec, &img, &len) != 0)
 		return; /* out of memory: the next round or the stop writes it */
-	const uint64_t h = ng_fnv1a64(NG_FNV64_INIT, img, len);
+	/* the restart marks (last in the image) move with every datagram:
+	 * written with the rest, they are no reason to write it */
+	const uint64_t h = ng_fnv1a64(NG_FNV64_INIT, img, ng_decoder_state_stable_len(img, len));
 	if (h == c->tpl_hash) {
 		free(img);
 		return;

@@ -136,6 +136,7 @@ static void each_second(ng_collector *c, uint64_t now)
 {
 	ng_decoder_expire(c->dec, now);
 	ng_coll_log_limits(c, now);
+	ng_coll_log_restarts(c, now);
 	ng_coll_timecheck_log(c, now);
 	take_counters(c);
 	ng_coll_publish_live(c);

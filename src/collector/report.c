@@ -196,6 +196,23 @@ void ng_coll_log_limits(ng_collector *c, uint64_t now)
 	c->lim_logged_ms = now;
 }
 
+void ng_coll_log_restarts(ng_collector *c, uint64_t now)
+{
+	ng_restart_info last;
+	uint64_t n = ng_decoder_restarts(c->dec, &last);
+	if (n == c->rs_logged || now < c->rs_logged_ms + 10000)
+		return;
+	char a[NG_ADDR_STRLEN];
+	ng_warn("%" PRIu64 " exporter restart%s seen (uptime or sequence number went back), the "
+	        "latest of exporter %s domain %" PRIu32 " %s: data of the templates it had "
+	        "announced before is held until it announces them again (restarts in nagare "
+	        "status; docs/exporters.md)",
+	        n - c->rs_logged, n - c->rs_logged == 1 ? "" : "s",
+	        ng_addr_format(last.exporter, a), last.domain, ng_protocol_name(last.version));
+	c->rs_logged = n;
+	c->rs_logged_ms = now;
+}
+
 void ng_coll_save_counters(const char *path, ng_exporters_file *f)
 {
 	if (ng_exporters_save(path, f) < 0)

@@ -174,6 +174,7 @@ struct ng_tpl {
 	uint16_t nent;    /* enterprise counters */
 	uint32_t min_len; /* minimum record length (variable fields: 1) */
 	bool varlen;
+	uint32_t epoch; /* dom->epoch when last announced (restart.c) */
 	struct ng_tfield *fields;
 	struct ng_op *ops;
 	uint64_t **ent; /* &counter of each enterprise field */
@@ -185,6 +186,38 @@ struct ng_seq {
 	uint32_t next;
 	bool valid;
 	uint8_t version;
+};
+
+/* ---- restart detection (restart.c) ---- */
+
+/* What the latest datagram of a domain said (not a late one). */
+struct ng_rmark {
+	uint64_t received_ms; /* collector clock */
+	uint64_t export_ms;   /* v9 UNIX secs, IPFIX export time, × 1000; sFlow 0 */
+	uint32_t seq;         /* header sequence number */
+	uint32_t uptime_ms;   /* v9 sysUpTime, sFlow uptime; IPFIX 0 */
+	uint8_t version;      /* 9, 10, 0x50 sFlow; 0: no mark */
+	bool two_streams;     /* two export processes share the domain: no checks */
+	uint16_t port;        /* UDP source port (not in the state file) */
+	uint16_t prev_port;   /* the mark's port and sequence before the last */
+	uint32_t prev_seq;    /* restart, to tell a second process from it */
+};
+
+/* The header of the datagram being checked, in the same units. */
+struct ng_rhdr {
+	uint64_t received_ms, export_ms;
+	uint32_t seq, uptime_ms;
+	uint16_t port;
+	uint8_t version;
+	bool has_uptime;
+};
+
+/* What ng_restart_check found. */
+enum ng_restart_verdict {
+	NG_RS_NONE,    /* no restart */
+	NG_RS_RESTART, /* the exporter restarted: dom's templates are stale */
+	NG_RS_TWO,     /* the last "restart" was a second export process: the
+	                * templates are current again, held sets may decode */
 };
 
 /* ---- per exporter and observation domain ---- */
@@ -216,6 +249,8 @@ struct ng_domain {
 	struct ng_tpl *last_tpl; /* lookup cache, cleared on any template change */
 	unsigned ntpl;           /* templates held (limits.templates_per_domain) */
 	bool rate_swapped;       /* plausible.h: sent a sampling rate byte-swapped */
+	struct ng_rmark mark;    /* restart.c: the latest datagram */
+	uint32_t epoch;          /* moves on at each restart: older templates are stale */
 };
 
 /* A data set waiting for its template. */
@@ -264,6 +299,8 @@ struct ng_decoder {
 	struct ng_tfield *scratch;  /* NG_MAX_FIELDS fields being parsed */
 	struct ng_sflow *sflow;     /* sflow.c state, created on the first sFlow datagram */
 	struct ng_ifq *ifq;         /* interfaces.c: names from options data, or NULL */
+	uint64_t restarts;          /* restart.c: restarts seen, all domains */
+	ng_restart_info rs_last;    /* and the domain of the latest */
 };
 
 /* A set is at most 65535 bytes and a field specifier at least 4. */
@@ -383,6 +420,50 @@ void ng_held_add(struct ng_msg *m, uint16_t tid, const uint8_t *p, size_t len);
 void ng_held_replay(struct ng_msg *m);
 void ng_held_expire(ng_decoder *d, uint64_t now);
 void ng_held_free_all(ng_decoder *d);
+/* Drops the held sets of `dom` (counted as held_dropped). */
+void ng_held_drop_domain(ng_decoder *d, struct ng_domain *dom);
+
+/* restart.c: ng_restart_check without its shortcut. */
+enum ng_restart_verdict ng_restart_check_all(ng_decoder *d, struct ng_domain *dom,
+                                             const struct ng_rhdr *h);
+
+/* v9, sFlow: a sequence number ahead of the mark's by 1 to this many
+ * datagrams moved on (the loss bound of netflow_v9.c, sflow.c). */
+#define NG_RS_SEQ_ON_MAX 100000u
+
+/*
+ * Compares header `h` with dom's mark and moves the mark on.  On a restart
+ * (rules in restart.c) counts it and makes dom's templates stale.  Once
+ * per datagram, before its sets.  The case of nearly every datagram is
+ * decided here without a call: same protocol and port as the mark, export
+ * time not back, sequence 1 to NG_RS_SEQ_ON_MAX on (never a restart by
+ * any rule of restart.c, whatever the uptime says).
+ */
+static inline enum ng_restart_verdict ng_restart_check(ng_decoder *d, struct ng_domain *dom,
+                                                       const struct ng_rhdr *h)
+{
+	struct ng_rmark *r = &dom->mark;
+	if (ng_likely(r->version == h->version && r->port == h->port &&
+	              h->export_ms >= r->export_ms &&
+	              (uint32_t)(h->seq - r->seq) - 1u < NG_RS_SEQ_ON_MAX)) {
+		r->seq = h->seq;
+		r->uptime_ms = h->uptime_ms;
+		r->export_ms = h->export_ms;
+		r->received_ms = h->received_ms;
+		return NG_RS_NONE;
+	}
+	return ng_restart_check_all(d, dom, h);
+}
+
+/* The template (dom, version, id) when it was announced since dom's last
+ * restart (ng_tpl_find otherwise); NULL when unknown or stale, so its data
+ * is held until the exporter announces it again. */
+static inline struct ng_tpl *ng_tpl_current(ng_decoder *d, struct ng_domain *dom, uint8_t version,
+                                            uint16_t id)
+{
+	struct ng_tpl *t = ng_tpl_find(d, dom, version, id);
+	return t && ng_likely(t->epoch == dom->epoch) ? t : NULL;
+}
 
 /* record.c: decodes the records of one data set with template `t`
  * (RFC 3954 §5.3, RFC 7011 §3.3.2). */

@@ -156,7 +156,11 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(packets_zero, "packets_zero", COUNTER,                                                   \
 	  "flow records with bytes and a packet counter of 0: flagged")                            \
 	X(packets_concatenated, "packets_concatenated", COUNTER,                                   \
-	  "NetFlow v9 export packets followed by another in the same datagram, each decoded")
+	  "NetFlow v9 export packets followed by another in the same datagram, each decoded")      \
+	X(restarts, "restarts", COUNTER,                                                           \
+	  "exporter restarts seen (v9/sFlow uptime or sequence went back, IPFIX sequence "         \
+	  "restarted): data of the templates learnt before is held until they are announced "      \
+	  "again")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;
@@ -343,6 +347,19 @@ void ng_decoder_limit_stats(const ng_decoder *d, ng_limit_stats *out);
 void ng_decoder_count(ng_decoder *d, const uint8_t addr[16], uint32_t domain,
                       enum ng_exporter_counter_id id, uint64_t n);
 
+/* The domain of an exporter restart (decode/restart.c). */
+typedef struct ng_restart_info {
+	uint8_t exporter[16]; /* IPv4-mapped */
+	uint32_t domain;
+	uint8_t version; /* 9, 10, 0x50 sFlow */
+} ng_restart_info;
+
+/* Exporter restarts seen by the decoder since it started, all domains
+ * (each is also counted in its domain's `restarts`); `*last` (may be NULL)
+ * gets the domain of the latest, zeroed when none.  For the collector's
+ * rate-limited log line. */
+uint64_t ng_decoder_restarts(const ng_decoder *d, ng_restart_info *last);
+
 /* Decoder-wide totals into *sum: ng_exporter_stats_add over every
  * exporter and domain, from zero (key, version, GAUGE and SOURCE fields
  * stay 0). */
@@ -371,6 +388,13 @@ int ng_decoder_load(ng_decoder *d, const char *path);
  *     temporary removed, `path` as it was). */
 int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len);
 int ng_decoder_write_state(const char *path, const uint8_t *img, size_t len);
+
+/* The first bytes of a state image (`len` bytes, from ng_decoder_save_mem)
+ * that change only with templates and options data: all but the restart
+ * marks (decode/restart.c), which change with every datagram and come
+ * last.  For telling whether the state is worth writing again; `len` for
+ * an image without marks. */
+size_t ng_decoder_state_stable_len(const uint8_t *img, size_t len);
 
 /*
  * sFlow counter samples (sflow.org "sFlow Version 5" counters_sample and

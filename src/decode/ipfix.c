@@ -115,13 +115,23 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 	if (!dom)
 		return 0;
 	ng_domain_seen(dom, dg, len, 10);
+	/* §3.1 Sequence Number and Export Time: a restart makes the templates
+	 * learnt before it stale (restart.c; §8: templates do not outlive
+	 * the Exporting Process), before any Set is read */
+	struct ng_rhdr h = {.received_ms = dg->time_received,
+	                    .export_ms = (uint64_t)ng_get_be32(p + 4) * 1000,
+	                    .seq = ng_get_be32(p + 8),
+	                    .port = dg->exporter_port,
+	                    .version = 10};
+	enum ng_restart_verdict rv = ng_restart_check(d, dom, &h);
 	struct ng_msg m = {
 	    .d = d,
 	    .dom = dom,
 	    .out = out,
 	    .time_received = dg->time_received,
-	    .export_ms = (uint64_t)ng_get_be32(p + 4) * 1000,
+	    .export_ms = h.export_ms,
 	    .version = 10,
+	    .new_templates = rv == NG_RS_TWO, /* held sets may decode now */
 	};
 	size_t o = 16, blen;
 	uint16_t id;
@@ -134,7 +144,7 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 		} else if (id < 256) {
 			ng_count_error(dom, NG_DERR_BAD_SET_ID); /* §3.3.2: 0, 1, 4..255 reserved */
 		} else {
-			struct ng_tpl *t = ng_tpl_find(d, dom, 10, id);
+			struct ng_tpl *t = ng_tpl_current(d, dom, 10, id);
 			if (t)
 				ng_data_set(&m, t, b, blen);
 			else
@@ -145,8 +155,7 @@ static size_t ipfix_message(ng_decoder *d, const ng_datagram *dg, const uint8_t 
 		ng_held_replay(&m);
 	/* §3.1 sequence: records of this message move it on; a message
 	 * with undecodable sets leaves the count unknown: resynchronise */
-	ng_seq_check(&dom->seq, ng_get_be32(p + 8), (uint32_t)m.records, IPFIX_MAX_GAP,
-	             &dom->st.lost);
+	ng_seq_check(&dom->seq, h.seq, (uint32_t)m.records, IPFIX_MAX_GAP, &dom->st.lost);
 	if (m.missed)
 		dom->seq.valid = false;
 	return m.appended;

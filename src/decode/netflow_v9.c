@@ -137,15 +137,26 @@ static size_t v9_packet(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out
 	if (!dom)
 		return 0;
 	ng_domain_seen(dom, dg, len, 9);
-	ng_seq_check(&dom->seq, ng_get_be32(p + 12), 1, V9_MAX_GAP, &dom->st.lost);
+	/* §5.1 sysUpTime and Sequence Number: a restart makes the templates
+	 * learnt before it stale (restart.c), before any FlowSet is read */
+	struct ng_rhdr h = {.received_ms = dg->time_received,
+	                    .export_ms = (uint64_t)ng_get_be32(p + 8) * 1000,
+	                    .seq = ng_get_be32(p + 12),
+	                    .uptime_ms = ng_get_be32(p + 4),
+	                    .port = dg->exporter_port,
+	                    .version = 9,
+	                    .has_uptime = true};
+	enum ng_restart_verdict rv = ng_restart_check(d, dom, &h);
+	ng_seq_check(&dom->seq, h.seq, 1, V9_MAX_GAP, &dom->st.lost);
 	struct ng_msg m = {
 	    .d = d,
 	    .dom = dom,
 	    .out = out,
 	    .time_received = dg->time_received,
-	    .export_ms = (uint64_t)ng_get_be32(p + 8) * 1000,
-	    .uptime_ms = ng_get_be32(p + 4),
+	    .export_ms = h.export_ms,
+	    .uptime_ms = h.uptime_ms,
 	    .version = 9,
+	    .new_templates = rv == NG_RS_TWO, /* held sets may decode now */
 	    .has_uptime = true,
 	};
 	size_t o = 20, blen;
@@ -161,7 +172,7 @@ static size_t v9_packet(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out
 		} else if (id < 256) {
 			ng_count_error(dom, NG_DERR_BAD_SET_ID); /* §5.2: 2..255 reserved */
 		} else {
-			struct ng_tpl *t = ng_tpl_find(d, dom, 9, id);
+			struct ng_tpl *t = ng_tpl_current(d, dom, 9, id);
 			if (t)
 				ng_data_set(&m, t, b, blen);
 			else

@@ -166,6 +166,17 @@ find_only:
 	return NULL;
 }
 
+/* After an agent restart (restart.c), its samples count again from 0: the
+ * sequences of the sub-agent's sources resynchronise on their next sample
+ * (one pass over the table, on a rare event). */
+static void forget_sources(struct ng_sflow *sf, const uint8_t exporter[16], uint32_t sub_agent)
+{
+	for (size_t i = 0; i < sf->cap; i++)
+		if (sf->tab[i].used && sf->tab[i].k.sub_agent == sub_agent &&
+		    !memcmp(sf->tab[i].k.exporter, exporter, 16))
+			sf->tab[i].seq.valid = false;
+}
+
 /* ---- datagram context ---- */
 
 struct dgram {
@@ -761,7 +772,16 @@ size_t ng_decode_sflow(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	if (!g.dom || !g.sf)
 		return 0;
 	ng_domain_seen(g.dom, dg, dg->len, SFLOW_VERSION_BYTE);
-	/* sequence_number: incremented with each datagram of this sub-agent */
+	/* uptime and sequence_number (incremented with each datagram of this
+	 * sub-agent) going back: the agent restarted (restart.c) */
+	struct ng_rhdr h = {.received_ms = dg->time_received,
+	                    .seq = seq,
+	                    .uptime_ms = g.uptime_ms,
+	                    .port = dg->exporter_port,
+	                    .version = SFLOW_VERSION_BYTE,
+	                    .has_uptime = true};
+	if (ng_unlikely(ng_restart_check(d, g.dom, &h) == NG_RS_RESTART))
+		forget_sources(g.sf, dg->exporter, g.sub_agent);
 	ng_seq_check(&g.dom->seq, seq, 1, DGRAM_MAX_GAP, &g.dom->st.lost);
 
 	for (uint32_t i = 0; i < nsamples; i++) {

@@ -5,7 +5,7 @@
  * (up to many minutes) for exporters to re-send templates.  Format, all
  * integers big-endian:
  *
- *   "NGDS" | format version u32 = 1
+ *   "NGDS" | format version u32 = 2 (1 is read too: no restart marks)
  *   u32 template count, then each template:
  *     exporter[16] | domain u32 | version u8 (9/10) | options u8 |
  *     template id u16 | scope count u16 | field count u16 |
@@ -13,7 +13,17 @@
  *   u32 domain count, then each domain's options state:
  *     exporter[16] | domain u32 | default rate u32 | system init ms u64 |
  *     sampler count u8 | sampler count × (sampler id u64 | rate u32)
+ *   (format 2) the restart marks (restart.c), the header of each domain's
+ *   latest datagram: u32 count, then each:
+ *     exporter[16] | domain u32 | version u8 | sequence u32 |
+ *     uptime ms u32 | export time ms u64 | receive time ms u64
+ *   and u32 the bytes of that section (its count included)
  *   u64 FNV-1a checksum of all the bytes before it
+ *
+ * The marks come last, after everything that changes only with templates
+ * and options data: they change with every datagram, and the collector
+ * tells whether the state changed, to write it again, by the bytes before
+ * them (ng_decoder_state_stable_len).
  *
  * Saving writes PATH.tmp, fsyncs it and renames it over PATH, so PATH is
  * always a whole old or whole new file.  Loading reads and checks the
@@ -29,6 +39,12 @@
  * survives) and never evicts: with lower limits than the run that saved
  * it, the most recently used entries are the ones kept, and the rest are
  * counted (templates_evicted) and logged by the caller.
+ *
+ * The restart mark lets the first datagram after a start tell whether the
+ * exporter restarted while the collector was down (restart.c): if it did
+ * not, the saved templates decode at once; if it did, they are stale and
+ * its data waits for them to be announced again.  A format 1 file has no
+ * marks: its templates are trusted, as they were before marks existed.
  */
 #include "decode/decode_int.h"
 
@@ -41,7 +57,8 @@
 #include <unistd.h>
 
 #define STATE_MAGIC "NGDS"
-#define STATE_VERSION 1
+#define STATE_VERSION 2
+#define STATE_VERSION_NOMARK 1
 #define STATE_MAX_BYTES (256u << 20)
 
 struct wbuf {
@@ -113,6 +130,38 @@ static void put_template(struct wbuf *w, const struct ng_tpl *t)
 	}
 }
 
+/* The restart marks section (format above) of the domains that have one. */
+static void put_marks(const ng_decoder *d, struct wbuf *w)
+{
+	size_t at = w->n;
+	uint32_t count = 0;
+	put_u32(w, 0);
+	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next) {
+		const struct ng_domain *m = ng_lru_entry(n, const struct ng_domain, lru);
+		if (!m->mark.version)
+			continue;
+		put(w, m->st.exporter, 16);
+		put_u32(w, m->st.domain);
+		put_u8(w, m->mark.version);
+		put_u32(w, m->mark.seq);
+		put_u32(w, m->mark.uptime_ms);
+		put_u64(w, m->mark.export_ms);
+		put_u64(w, m->mark.received_ms);
+		count++;
+	}
+	if (!w->oom)
+		ng_put_be32(w->p + at, count);
+	put_u32(w, (uint32_t)(w->n - at));
+}
+
+size_t ng_decoder_state_stable_len(const uint8_t *img, size_t len)
+{
+	if (len < 8 + 4 + 12 || memcmp(img, STATE_MAGIC, 4) || ng_get_be32(img + 4) < 2)
+		return len;
+	size_t marks = ng_get_be32(img + len - 12);
+	return marks <= len - 8 - 12 ? len - 12 - marks : len;
+}
+
 static void serialize(const ng_decoder *d, struct wbuf *w)
 {
 	put(w, STATE_MAGIC, 4);
@@ -133,6 +182,7 @@ static void serialize(const ng_decoder *d, struct wbuf *w)
 			put_u32(w, m->samplers[k].rate);
 		}
 	}
+	put_marks(d, w);
 	put_u64(w, ng_fnv1a64(NG_FNV64_INIT, w->p, w->n));
 }
 
@@ -258,9 +308,34 @@ static uint64_t get_u64(struct rbuf *r)
 	return q ? ng_get_be64(q) : 0;
 }
 
-/* Walks the body; with `d` NULL only validates, else applies.  Returns
- * false on malformed content (only possible when validating). */
-static bool walk_state(struct rbuf *r, ng_decoder *d)
+/* Walks the restart marks section (format 2); with `d` NULL only
+ * validates.  Returns false on malformed content. */
+static bool walk_marks(struct rbuf *r, ng_decoder *d)
+{
+	size_t at = r->o;
+	uint32_t nm = get_u32(r);
+	for (uint32_t i = 0; i < nm && !r->bad; i++) {
+		const uint8_t *addr = take(r, 16);
+		uint32_t domain = get_u32(r);
+		struct ng_rmark k = {.version = get_u8(r)};
+		k.seq = get_u32(r);
+		k.uptime_ms = get_u32(r);
+		k.export_ms = get_u64(r);
+		k.received_ms = get_u64(r);
+		if (r->bad)
+			return false;
+		struct ng_domain *dom = d ? ng_domain_get(d, addr, domain) : NULL;
+		if (dom)
+			dom->mark = k;
+	}
+	size_t bytes = r->o - at;
+	return get_u32(r) == bytes && !r->bad;
+}
+
+/* Walks the body of a file of format `fmt`; with `d` NULL only validates,
+ * else applies.  Returns false on malformed content (only possible when
+ * validating). */
+static bool walk_state(struct rbuf *r, uint32_t fmt, ng_decoder *d)
 {
 	uint32_t nt = get_u32(r);
 	for (uint32_t i = 0; i < nt && !r->bad; i++) {
@@ -309,6 +384,8 @@ static bool walk_state(struct rbuf *r, ng_decoder *d)
 			dom->samplers[k].rate = ng_get_be32(sp + k * 12 + 8);
 		}
 	}
+	if (fmt >= 2 && !r->bad && !walk_marks(r, d))
+		return false;
 	return !r->bad && r->o == r->n;
 }
 
@@ -360,19 +437,21 @@ int ng_decoder_load(ng_decoder *d, const char *path)
  * when the bytes are not a valid state file (the decoder is unchanged). */
 int ng_decoder_load_mem(ng_decoder *d, const uint8_t *p, size_t n)
 {
-	if (n < 16 || memcmp(p, STATE_MAGIC, 4) || ng_get_be32(p + 4) != STATE_VERSION ||
+	uint32_t fmt = n >= 16 ? ng_get_be32(p + 4) : 0;
+	if (n < 16 || memcmp(p, STATE_MAGIC, 4) ||
+	    (fmt != STATE_VERSION && fmt != STATE_VERSION_NOMARK) ||
 	    ng_fnv1a64(NG_FNV64_INIT, p, n - 8) != ng_get_be64(p + n - 8)) {
 		errno = EINVAL;
 		return -1;
 	}
 	struct rbuf r = {.p = p + 8, .n = n - 16};
-	if (!walk_state(&r, NULL)) {
+	if (!walk_state(&r, fmt, NULL)) {
 		errno = EINVAL;
 		return -1;
 	}
 	struct rbuf a = {.p = p + 8, .n = n - 16};
 	d->loading = true;
-	walk_state(&a, d);
+	walk_state(&a, fmt, d);
 	d->loading = false;
 	d->last_dom = NULL;
 	return 0;

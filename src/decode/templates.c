@@ -23,6 +23,11 @@
  * memory counted for a template is tpl_cost(): its struct and the three
  * arrays of nfields entries, what malloc is asked for.
  *
+ * A template announced before its exporter restarted is stale (restart.c):
+ * its data sets are held like those of an unknown template until it is
+ * announced again, with the same fields (it resumes) or others (it is
+ * replaced).
+ *
  * Data sets whose template is unknown are copied onto their exporter's held
  * list (oldest first, at most cfg.held_max_bytes per exporter, at most
  * limits.held_bytes in all, at most cfg.held_max_age ms old) and replayed
@@ -223,8 +228,10 @@ int ng_tpl_add(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t i
                uint16_t scope_count, const struct ng_tfield *fields, uint16_t nfields)
 {
 	struct ng_tpl *old = ng_tpl_find(d, dom, version, id);
-	if (old && same_fields(old, options, scope_count, fields, nfields))
+	if (old && same_fields(old, options, scope_count, fields, nfields)) {
+		old->epoch = dom->epoch; /* announced unchanged since a restart */
 		return 0;
+	}
 	if (nfields == 0)
 		return NG_DERR_TEMPLATE_BAD;
 	/* a bound on what one exporter can make us hold: an ID re-sent
@@ -244,6 +251,7 @@ int ng_tpl_add(ng_decoder *d, struct ng_domain *dom, uint8_t version, uint16_t i
 	dom->ntpl++;
 	dom->tpl_bytes += t->cost;
 	d->tpl_bytes += t->cost;
+	t->epoch = dom->epoch;
 	t->h.hash = tpl_hash(dom, version, id);
 	ng_htab_insert(&d->templates, &t->h);
 	if (d->loading) {
@@ -374,7 +382,7 @@ void ng_held_replay(struct ng_msg *m)
 		struct ng_held *h = *pp;
 		struct ng_tpl *t = NULL;
 		if (h->dom == m->dom && h->version == m->version)
-			t = ng_tpl_find(m->d, h->dom, h->version, h->tid);
+			t = ng_tpl_current(m->d, h->dom, h->version, h->tid);
 		if (!t) {
 			pp = &h->next;
 			continue;
@@ -412,6 +420,11 @@ void ng_domain_drop_state(ng_decoder *d, struct ng_domain *dom)
 		struct ng_tpl *t = ng_lru_entry(dom->tpls.next, struct ng_tpl, dlru);
 		tpl_evict(d, t);
 	}
+	ng_held_drop_domain(d, dom);
+}
+
+void ng_held_drop_domain(ng_decoder *d, struct ng_domain *dom)
+{
 	struct ng_exporter *ex = dom->ex;
 	for (struct ng_held **pp = &ex->held; dom->nheld && *pp;) {
 		struct ng_held *h = *pp;

@@ -343,6 +343,11 @@ def one_config(args, name, exporter, version, v6, coll_addr, pcap, expected_all,
     status = subprocess.run([args.bin, "status", "--store", store],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
+    # one export process that never restarts: no restart may be seen
+    # (decode/restart.c; nagare status prints "restarts:" when one was)
+    if "restarts:" in status.stdout:
+        problems.append((None, "a restart was counted for an exporter that did not restart"))
+
     ok = not problems and not dproblems
     log(f"  {name}: {len(records)} records stored, {len(got)} 5-tuples; tshark "
         f"{len(expected)} 5-tuples"

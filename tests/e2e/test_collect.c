@@ -14,6 +14,9 @@
  *     SysUptime 3.381 s, EndTime 2.577 s, Duration 2.578 s, so
  *     flow_end = 1430591888280 − (3381 − 2577) = 1430591887476 ms and
  *     flow_start = flow_end − 2578 = 1430591884898 ms.
+ *
+ * Also: sFlow over UDP with counter samples, and an exporter restart
+ * (test_collect_exporter_restart).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +44,7 @@
 #include "net/capture.h"
 #include "store/counters.h"
 #include "store/store.h"
+#include "test_restart_packets.h"
 
 #include "e2e_util.h"
 
@@ -338,6 +342,111 @@ static void test_collect_sflow_counters(void **state)
 	eu_rm_rf(dir);
 }
 
+/* Sends the `n` bytes at p as one datagram to 127.0.0.1:port, and lets
+ * it arrive. */
+static void send_bytes(const uint8_t *p, size_t n, uint16_t port)
+{
+	eu_send_udp(0, port, p, n);
+	eu_sleep_ms(100);
+}
+
+struct raw_bytes {
+	size_t n;
+	uint64_t v[8];
+};
+
+static int on_bytes_raw(const ng_column_batch *b, void *arg)
+{
+	struct raw_bytes *r = arg;
+	for (size_t i = 0; i < b->n; i++)
+		if (r->n < 8)
+			r->v[r->n++] = COL(b, NG_F_BYTES_RAW, uint64_t, i);
+	return 0;
+}
+
+/* The bytes_raw of the stored rows, sorted. */
+static struct raw_bytes stored_bytes(const char *store)
+{
+	struct raw_bytes r = {0};
+	assert_int_equal(ng_store_scan(store, 0, UINT64_MAX, ng_colset_of(NG_F_BYTES_RAW),
+	                               on_bytes_raw, &r, NULL),
+	                 0);
+	for (size_t i = 1; i < r.n; i++)
+		for (size_t j = i; j && r.v[j - 1] > r.v[j]; j--) {
+			uint64_t x = r.v[j];
+			r.v[j] = r.v[j - 1];
+			r.v[j - 1] = x;
+		}
+	return r;
+}
+
+static void stop_collector(pid_t pid)
+{
+	assert_int_equal(eu_stop(pid), 0);
+}
+
+/*
+ * Exporter restart (decode/restart.c, docs/exporters.md): a v9 exporter
+ * redefines template 256 after a restart and sends data before the new
+ * template (test_restart_packets.h: layout A 1000 bytes, layout B
+ * 123456789012 bytes).  The collector stores both flows with their own
+ * layouts, logs the restart, counts it in exporters.json; started again,
+ * it decodes the exporter's next data at once with the saved template.
+ */
+static void test_collect_exporter_restart(void **state)
+{
+	(void)state;
+	const char *bin = eu_bin_or_skip();
+	char dir[] = "/tmp/ng_test_collect_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char store[4200], log[4300], xj[4300];
+	snprintf(store, sizeof store, "%s/store", dir);
+	snprintf(log, sizeof log, "%s/collect.log", dir);
+	snprintf(xj, sizeof xj, "%s/state/exporters.json", store);
+	uint16_t port = eu_free_port(SOCK_DGRAM);
+	pid_t pid = start_collector(bin, store, port, log);
+	assert_true(wait_ready(log, pid));
+	uint32_t now = (uint32_t)time(NULL);
+	struct tb t;
+	rp_v9(&t, 864000000, now, 5000, 7, 'A', 'A');
+	send_bytes(t.b, t.n, port);
+	rp_v9(&t, 1000, now + 1, 0, 7, 0, 'B'); /* restarted: data first */
+	send_bytes(t.b, t.n, port);
+	rp_v9(&t, 1500, now + 1, 1, 7, 'B', 0);
+	send_bytes(t.b, t.n, port);
+	eu_sleep_ms(1500); /* the once-a-second log line */
+	stop_collector(pid);
+	size_t len;
+	char *s = eu_slurp(log, &len);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "1 exporter restart seen"));
+	assert_non_null(strstr(s, "exporter 127.0.0.1 domain 7 NetFlow v9"));
+	struct raw_bytes r = stored_bytes(store);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.v[0], 1000);
+	assert_int_equal(r.v[1], 123456789012ULL);
+	s = eu_slurp(xj, &len);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "\"restarts\":1}"));
+	assert_non_null(strstr(s, "\"held\":1,"));
+	/* a collector restart alone: the exporter goes on (sequence 2,
+	 * uptime 2.5 s), its data decodes at once with the saved layout B */
+	unlink(log); /* wait_ready must see the new run's line */
+	pid = start_collector(bin, store, port, log);
+	assert_true(wait_ready(log, pid));
+	rp_v9(&t, 2500, now + 2, 2, 7, 0, 'B');
+	send_bytes(t.b, t.n, port);
+	eu_sleep_ms(200);
+	stop_collector(pid);
+	r = stored_bytes(store);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.v[2], 123456789012ULL);
+	s = eu_slurp(xj, &len);
+	assert_non_null(strstr(s, "\"restarts\":1}"));
+	assert_non_null(strstr(s, "\"template_misses\":1,"));
+	eu_rm_rf(dir);
+}
+
 /* Usage errors exit 2 with the documented wording. */
 static void test_collect_usage(void **state)
 {
@@ -360,6 +469,7 @@ int main(void)
 	    cmocka_unit_test(test_collect_v5_end_to_end),
 	    cmocka_unit_test(test_collect_ipv6_json),
 	    cmocka_unit_test(test_collect_sflow_counters),
+	    cmocka_unit_test(test_collect_exporter_restart),
 	    cmocka_unit_test(test_collect_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,6 +209,11 @@ async function blue(page, sel) {
   const { page, ctx } = await open(`/exporters?${RANGE}`);
   const ex = await cells(page, '.exporters-table');
   check(ex.length >= 1 && ex[0] === '127.0.0.1', `exporters: the exporter is listed (${ex})`);
+  // every exporter counter a user acts on has its column: restarts (issue 18)
+  const heads = await page.$$eval('.exporters-table thead th', (ths) => ths.map((th) => th.textContent.trim()));
+  const ri = heads.indexOf('restarts');
+  const rs = ri < 0 ? [] : await cells(page, '.exporters-table', ri);
+  check(ri >= 0 && rs[0] === '0', `exporters: a restarts column, 0 for the fixture's softflowd (${heads.join(', ')}: ${rs})`);
   await ctx.close();
 }
 

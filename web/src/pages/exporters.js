@@ -43,6 +43,7 @@ export default async function exportersPage(el, s, ctx) {
         { key: 'lost', title: 'seq. loss', num: true, fmt: human },
         { key: 'templates', title: 'templates', num: true, fmt: human },
         { key: 'template_misses', title: 'template misses', num: true, fmt: human },
+        { key: 'restarts', title: 'restarts', num: true, raw: true, fmt: (v) => v ? `<span title="exporter restarts seen: data of the templates announced before was held until announced again" class="warn">${human(v)}</span>` : '0' },
         { key: 'sampling_rate', title: 'sampling', num: true, fmt: (v, r) => `1:${v || 1} (${r.sampling_source})` },
         { key: 'errors_total', title: 'decode errors', num: true, raw: true, fmt: (v, r) => v ? `<span title="${esc(JSON.stringify(r.errors))}" class="warn">${human(v)}</span>` : '0' },
         { key: 'last_seen', title: 'last seen' },
