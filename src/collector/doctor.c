@@ -207,11 +207,14 @@ static void check_granted(doc *d)
 
 /* ---- clock ------------------------------------------------------------------ */
 
-/* The running time daemon's name into buf, or false when none is seen. */
-static bool time_daemon(const doc *d, char *buf, size_t len)
+/* The first process under proc_root/proc for which want(d, pid, comm,
+ * arg) is true: its pid (the /proc entry's name) and command name (its
+ * comm, "?" when unreadable) into pid[32] and comm[64].  False when none
+ * is (or none is visible to this user). */
+static bool find_process(const doc *d,
+                         bool (*want)(const doc *d, const char *pid, const char *comm, void *arg),
+                         void *arg, char pid[32], char comm[64])
 {
-	static const char *const names[] = {
-	    "chronyd", "ntpd", "systemd-timesyn", "openntpd", "ntpsec", "timemaster", "ptp4l"};
 	char p[4200];
 	DIR *dir = opendir(proc_path(d, "proc", p, sizeof p));
 	bool found = false;
@@ -219,23 +222,45 @@ static bool time_daemon(const doc *d, char *buf, size_t len)
 	while (dir && !found && (e = readdir(dir))) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
-		char rel[300], comm[64] = "";
-		snprintf(rel, sizeof rel, "proc/%.32s/comm", e->d_name);
-		FILE *f = fopen(proc_path(d, rel, p, sizeof p), "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof comm, f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-		for (size_t i = 0; i < sizeof names / sizeof names[0] && !found; i++)
-			if (!strcmp(comm, names[i])) {
-				snprintf(buf, len, "%s", comm);
-				found = true;
-			}
+		char rel[300], cp[4200];
+		snprintf(rel, sizeof rel, "proc/%.31s/comm", e->d_name);
+		snprintf(comm, 64, "?");
+		FILE *f = fopen(proc_path(d, rel, cp, sizeof cp), "r");
+		if (f) {
+			if (fgets(comm, 64, f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		if (want(d, e->d_name, comm, arg)) {
+			snprintf(pid, 32, "%.31s", e->d_name);
+			found = true;
+		}
 	}
 	if (dir)
 		closedir(dir);
 	return found;
+}
+
+/* find_process predicate: a time daemon's command name. */
+static bool is_time_daemon(const doc *d, const char *pid, const char *comm, void *arg)
+{
+	static const char *const names[] = {
+	    "chronyd", "ntpd", "systemd-timesyn", "openntpd", "ntpsec", "timemaster", "ptp4l"};
+	(void)d, (void)pid, (void)arg;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(comm, names[i]))
+			return true;
+	return false;
+}
+
+/* The running time daemon's name into buf, or false when none is seen. */
+static bool time_daemon(const doc *d, char *buf, size_t len)
+{
+	char pid[32], comm[64];
+	if (!find_process(d, is_time_daemon, NULL, pid, comm))
+		return false;
+	snprintf(buf, len, "%s", comm);
+	return true;
 }
 
 static void check_clock(doc *d)
@@ -421,11 +446,13 @@ static unsigned long port_inode(const doc *d, const char *proto, unsigned port)
 	return inode;
 }
 
-/* Whether process `pid` (a /proc entry name) holds socket `want`
+/* find_process predicate: process `pid` holds socket `arg`
  * ("socket:[INODE]"). */
-static bool holds(const doc *d, const char *pid, const char *want)
+static bool holds(const doc *d, const char *pid, const char *comm, void *arg)
 {
+	const char *want = arg;
 	char p[4200], rel[300];
+	(void)comm;
 	snprintf(rel, sizeof rel, "proc/%.32s/fd", pid);
 	DIR *fds = opendir(proc_path(d, rel, p, sizeof p));
 	struct dirent *fe;
@@ -451,28 +478,12 @@ static bool port_holder(const doc *d, const char *proto, unsigned port, char *wh
 	const unsigned long inode = port_inode(d, proto, port);
 	if (!inode)
 		return false;
-	char want[64], p[4200];
+	char want[64], pid[32], comm[64];
 	snprintf(want, sizeof want, "socket:[%lu]", inode);
-	DIR *dir = opendir(proc_path(d, "proc", p, sizeof p));
-	bool found = false;
-	struct dirent *e;
-	while (dir && !found && (e = readdir(dir))) {
-		if (e->d_name[0] < '1' || e->d_name[0] > '9' || !holds(d, e->d_name, want))
-			continue;
-		char comm[64] = "?", rel[300], cp[4200];
-		snprintf(rel, sizeof rel, "proc/%.32s/comm", e->d_name);
-		FILE *cf = fopen(proc_path(d, rel, cp, sizeof cp), "r");
-		if (cf) {
-			if (fgets(comm, sizeof comm, cf))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(cf);
-		}
-		snprintf(who, len, "%.63s (pid %.32s)", comm, e->d_name);
-		found = true;
-	}
-	if (dir)
-		closedir(dir);
-	return found;
+	if (!find_process(d, holds, want, pid, comm))
+		return false;
+	snprintf(who, len, "%.63s (pid %.31s)", comm, pid);
+	return true;
 }
 
 /* The port of "ADDR:PORT", ":PORT" or "PORT"; 0 when none. */
