@@ -218,6 +218,22 @@ struct ng_domain {
 	bool rate_swapped;       /* plausible.h: sent a sampling rate byte-swapped */
 };
 
+/* The rate of sampler `id` in dom's own table (options data, RFC 3954
+ * §6.2 / RFC 7011 §4), 0 when it has none. */
+static inline uint32_t ng_sampler_own_rate(const struct ng_domain *dom, uint64_t id)
+{
+	for (unsigned i = 0; i < dom->nsamplers; i++)
+		if (dom->samplers[i].id == id)
+			return dom->samplers[i].rate;
+	return 0;
+}
+
+/* samplers.c: the rate of sampler `id` from the options of dom's
+ * exporter's other domains, when they agree on one (Cisco Catalyst 9300
+ * sends its sampler table under its own source ID); 0 when none has it or
+ * two disagree.  Counts sampler_other_domain in dom when one is found. */
+uint32_t ng_sampler_rate_elsewhere(struct ng_domain *dom, uint64_t id);
+
 /* A data set waiting for its template. */
 struct ng_held {
 	struct ng_held *next; /* the exporter's list, oldest first */

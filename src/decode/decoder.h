@@ -156,7 +156,12 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(packets_zero, "packets_zero", COUNTER,                                                   \
 	  "flow records with bytes and a packet counter of 0: flagged")                            \
 	X(packets_concatenated, "packets_concatenated", COUNTER,                                   \
-	  "NetFlow v9 export packets followed by another in the same datagram, each decoded")
+	  "NetFlow v9 export packets followed by another in the same datagram, each decoded")      \
+	X(sampler_other_domain, "sampler_other_domain", COUNTER,                                   \
+	  "flow records scaled by the rate of their sampler ID announced under another "           \
+	  "observation domain of the exporter (Cisco Catalyst 9300)")                              \
+	X(sampler_unmatched, "sampler_unmatched", COUNTER,                                         \
+	  "flow records whose sampler ID no options data gave a rate for: not scaled")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;

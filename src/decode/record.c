@@ -372,18 +372,26 @@ static uint64_t record_rate(const struct rec_ctx *c, unsigned *len)
 	return 0;
 }
 
-static uint32_t options_rate(const struct ng_domain *dom, const struct rec_ctx *c)
+/* The rate options data gives a record without its own: its sampler ID's
+ * in its domain, else in the exporter's other domains (samplers.c), else
+ * the domain's default; 0 when none (a sampler ID left unmatched is
+ * counted). */
+static uint32_t options_rate(struct ng_domain *dom, const struct rec_ctx *c)
 {
+	uint32_t r;
 	if (c->have & H_SAMPLER) {
-		for (unsigned i = 0; i < dom->nsamplers; i++)
-			if (dom->samplers[i].id == c->sampler)
-				return dom->samplers[i].rate;
+		if ((r = ng_sampler_own_rate(dom, c->sampler)))
+			return r;
+		if ((r = ng_sampler_rate_elsewhere(dom, c->sampler)))
+			return r;
 	}
 	if (dom->default_rate)
 		return dom->default_rate;
 	/* a record without sampler ID from a domain with one sampler */
 	if (!(c->have & H_SAMPLER) && dom->nsamplers == 1)
 		return dom->samplers[0].rate;
+	if (c->have & H_SAMPLER)
+		dom->st.sampler_unmatched++;
 	return 0;
 }
 
