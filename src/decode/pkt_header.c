@@ -68,6 +68,8 @@ static enum ng_pkt_status parse_l2(const uint8_t *p, size_t len, ng_pkt_info *l2
 			             (uint32_t)p[o + 2] << 8 | p[o + 3];
 			if (l2 && i == 0)
 				l2->mpls_label = e >> 12;
+			if (l2 && i < NG_PKT_MPLS_MAX)
+				l2->mpls[l2->mpls_depth++] = e >> 12;
 			o += 4;
 			if (e & 0x100)
 				break;

@@ -51,11 +51,19 @@ typedef struct ng_pkt_ip {
 	uint8_t fragment; /* a non-first fragment: no transport header */
 } ng_pkt_ip;
 
+/* MPLS label stack entries kept, top first (as IPFIX IE 70-79 can carry). */
+#define NG_PKT_MPLS_MAX 10
+
 typedef struct ng_pkt_info {
 	uint8_t src_mac[6], dst_mac[6];
 	uint16_t vlan[2];    /* outer, inner (QinQ) VLAN IDs; 0 absent */
 	uint32_t mpls_label; /* top label, 20 bits; 0 absent */
-	uint16_t ethertype;  /* after tags */
+	/* the stack's labels, top first (mpls[0] == mpls_label), 20 bits
+	 * each; mpls_depth of them read, at most NG_PKT_MPLS_MAX (the stack
+	 * may go on below, or be cut: then the entries before the cut) */
+	uint32_t mpls[NG_PKT_MPLS_MAX];
+	uint8_t mpls_depth;
+	uint16_t ethertype; /* after tags */
 	uint8_t has_mac;
 	uint8_t nvlan;   /* tags seen (may exceed 2) */
 	uint8_t tunnel;  /* 0 none, 1 VXLAN, 2 GRE, 3 IP-in-IP */

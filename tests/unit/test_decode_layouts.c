@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "core/field.h"
 #include "test_decode_helpers.h"
 
 #define EXPORT_S 1700000000u
@@ -294,9 +295,108 @@ static void test_sampler_other_domains_disagree(void **state)
 	ng_decoder_free(d);
 }
 
+/* An MPLS label stack section (RFC 7012 IE 70-79): label, TC, S in 3
+ * bytes. */
+static void tb_mpls(struct tb *t, uint32_t label, unsigned tc, unsigned bottom)
+{
+	uint32_t e = label << 4 | (tc & 7) << 1 | (bottom & 1);
+	tb_u8(t, (uint8_t)(e >> 16)), tb_u8(t, (uint8_t)(e >> 8)), tb_u8(t, (uint8_t)e);
+}
+
+/*
+ * The whole MPLS label stack, not only the top label.  Cisco IOS XR and
+ * IOS XE (NetFlow v9) send all ten positions, MPLS_LABEL_1..10 (70-79),
+ * three bytes each, the positions past the bottom of the stack as zeros;
+ * nfdump shows them as "MPLS lbl 1 16005-0-0  MPLS lbl 2 130931-0-1"
+ * (label-exp-S, nfdump issue 15, https://github.com/phaag/nfdump/issues/15;
+ * akvorado pull 960/973 store the stack as an array for the same
+ * exporters).  Here a stack of three whose bottom is the IPv4 explicit
+ * null label 0 (RFC 3032 §2.1), told from "no label" by mpls_depth.
+ */
+static void test_mpls_stack_v9_ten_positions(void **state)
+{
+	(void)state;
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch b = {0};
+	struct tb t;
+	struct tb_fs f[14] = {{8, 4, 0}, {12, 4, 0}, {1, 4, 0}, {2, 4, 0}};
+	for (int i = 0; i < 10; i++)
+		f[4 + i] = (struct tb_fs){(uint16_t)(70 + i), 3, 0};
+	tb_v9(&t, 2, 1000, EXPORT_S, 1, 0);
+	tb_v9_tpl(&t, 300, f, 14);
+	size_t s = tb_set(&t, 300);
+	tb_v4(&t, 10, 0, 0, 1), tb_v4(&t, 10, 0, 0, 2), tb_u32(&t, 1500), tb_u32(&t, 1);
+	tb_mpls(&t, 16005, 0, 0), tb_mpls(&t, 130931, 5, 0), tb_mpls(&t, 0, 0, 1);
+	for (int i = 3; i < 10; i++)
+		tb_mpls(&t, 0, 0, 0);
+	tb_v4(&t, 10, 0, 0, 3), tb_v4(&t, 10, 0, 0, 4), tb_u32(&t, 1500), tb_u32(&t, 1);
+	for (int i = 0; i < 10; i++) /* every position used: the deepest stack */
+		tb_mpls(&t, 1048575 - (uint32_t)i, 0, i == 9);
+	tb_v4(&t, 10, 0, 0, 5), tb_v4(&t, 10, 0, 0, 6), tb_u32(&t, 1500), tb_u32(&t, 1);
+	for (int i = 0; i < 10; i++) /* not labelled */
+		tb_mpls(&t, 0, 0, 0);
+	tb_set_end(&t, s);
+	assert_int_equal(tb_decode(d, &t, EXPORT_MS, &b), 3);
+	const ng_flow *r = &b.flows[0];
+	assert_int_equal(r->mpls_label, 16005);
+	assert_int_equal(r->mpls_label2, 130931);
+	assert_int_equal(r->mpls_label3, 0);
+	assert_int_equal(r->mpls_label4, 0);
+	assert_int_equal(r->mpls_depth, 3);
+	r = &b.flows[1];
+	assert_int_equal(r->mpls_label, 1048575);
+	assert_int_equal(r->mpls_label2, 1048574);
+	assert_int_equal(r->mpls_label5, 1048571);
+	assert_int_equal(r->mpls_label9, 1048567);
+	assert_int_equal(r->mpls_label10, 1048566);
+	assert_int_equal(r->mpls_depth, 10);
+	r = &b.flows[2];
+	assert_int_equal(r->mpls_label, 0);
+	assert_int_equal(r->mpls_depth, 0);
+	assert_no_errors(d);
+	/* filterable and groupable by name, as nfdump's %mpls1 .. %mpls10 */
+	const ng_field *fl = ng_field_by_name("mpls2");
+	assert_non_null(fl);
+	assert_int_equal(fl->id, NG_F_MPLS_LABEL2);
+	assert_non_null(ng_field_by_name("mpls_label10"));
+	assert_non_null(ng_field_by_name("mplsdepth"));
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
+/* Juniper MX (IPFIX, the mpls-ipv4 template) sends three labels, 70-72,
+ * beside mplsTopLabelIPv4Address (47, not stored). */
+static void test_mpls_stack_ipfix_three(void **state)
+{
+	(void)state;
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch b = {0};
+	struct tb t;
+	static const struct tb_fs f[] = {{8, 4, 0},  {12, 4, 0}, {1, 8, 0},  {2, 8, 0},
+	                                 {70, 3, 0}, {71, 3, 0}, {72, 3, 0}, {47, 4, 0}};
+	tb_ipfix(&t, EXPORT_S, 0, 1);
+	tb_tpl(&t, 256, 0, f, 8);
+	size_t s = tb_set(&t, 256);
+	tb_v4(&t, 10, 0, 0, 1), tb_v4(&t, 10, 0, 0, 2), tb_u64(&t, 1500), tb_u64(&t, 1);
+	tb_mpls(&t, 299776, 0, 0), tb_mpls(&t, 16, 0, 1), tb_mpls(&t, 0, 0, 0);
+	tb_v4(&t, 192, 0, 2, 9);
+	tb_set_end(&t, s);
+	tb_ipfix_end(&t);
+	assert_int_equal(tb_decode(d, &t, EXPORT_MS, &b), 1);
+	assert_int_equal(b.flows[0].mpls_label, 299776);
+	assert_int_equal(b.flows[0].mpls_label2, 16);
+	assert_int_equal(b.flows[0].mpls_label3, 0);
+	assert_int_equal(b.flows[0].mpls_depth, 2);
+	assert_no_errors(d);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_mpls_stack_v9_ten_positions),
+	    cmocka_unit_test(test_mpls_stack_ipfix_three),
 	    cmocka_unit_test(test_arista_options_set_several_varlen),
 	    cmocka_unit_test(test_juniper_options_two_scopes),
 	    cmocka_unit_test(test_c9300_sampler_other_source_id),

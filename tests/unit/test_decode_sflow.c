@@ -283,6 +283,9 @@ static void test_pkt_mpls(void **state)
 	ng_pkt_info pi;
 	assert_int_equal(ng_pkt_parse(f, 22 + 28, NG_PKT_ETHERNET, &pi), NG_PKT_OK);
 	assert_int_equal(pi.mpls_label, 100);
+	assert_int_equal(pi.mpls_depth, 2); /* the whole stack (issue 18) */
+	assert_int_equal(pi.mpls[0], 100);
+	assert_int_equal(pi.mpls[1], 200);
 	assert_int_equal(pi.ip.version, 4);
 	assert_int_equal(pi.ip.ip_length, 60);
 	assert_int_equal(pi.ip.src_port, 5000);
