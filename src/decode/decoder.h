@@ -63,7 +63,9 @@
 	  "sampled packet header malformed (IHL < 5, bad extension header)")                       \
 	X(TEMPLATE_LIMIT, "template_limit",                                                        \
 	  "template refused: larger alone than limits.template_bytes_per_domain, or past a "       \
-	  "limit while the state file loads")
+	  "limit while the state file loads")                                                      \
+	X(PKT_HEADER_CUT_L2, "pkt_header_cut_l2",                                                  \
+	  "sampled packet header cut inside the Ethernet header, its VLAN tags or MPLS stack")
 
 enum ng_decode_error {
 #define X(id, name, doc) NG_DERR_##id,

@@ -33,7 +33,8 @@ enum ng_pkt_status {
 	NG_PKT_OK = 0, /* every header present was read (or not IP: nothing to read) */
 	NG_PKT_CUT_L2, /* cut inside the Ethernet header, tags or MPLS stack */
 	NG_PKT_CUT_IP, /* cut inside the IP header or its extension headers */
-	NG_PKT_CUT_L4, /* cut before the transport ports / flags / ICMP type */
+	NG_PKT_CUT_L4, /* cut before the transport ports / ICMP type, or (TCP) after the
+	                  ports, before the flags: the ports are read */
 	NG_PKT_BAD,    /* malformed: IPv4 IHL < 5, version mismatch */
 };
 
@@ -47,7 +48,7 @@ typedef struct ng_pkt_ip {
 	uint8_t tos;      /* IPv4 ToS / IPv6 traffic class */
 	uint8_t tcp_flags;
 	uint8_t icmp_type, icmp_code;
-	uint8_t has_l4;   /* ports/flags/ICMP type were read */
+	uint8_t has_l4;   /* ports/ICMP type were read (TCP flags too unless NG_PKT_CUT_L4) */
 	uint8_t fragment; /* a non-first fragment: no transport header */
 } ng_pkt_ip;
 

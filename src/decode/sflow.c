@@ -217,7 +217,7 @@ static void count_pkt_status(struct ng_domain *dom, enum ng_pkt_status s)
 {
 	switch (s) {
 	case NG_PKT_OK: break;
-	case NG_PKT_CUT_L2:
+	case NG_PKT_CUT_L2: ng_count_error(dom, NG_DERR_PKT_HEADER_CUT_L2); break;
 	case NG_PKT_CUT_IP: ng_count_error(dom, NG_DERR_PKT_HEADER_CUT_IP); break;
 	case NG_PKT_CUT_L4: ng_count_error(dom, NG_DERR_PKT_HEADER_CUT_L4); break;
 	case NG_PKT_BAD: ng_count_error(dom, NG_DERR_PKT_HEADER_BAD); break;
