@@ -101,6 +101,16 @@ enum ng_field_id {
 	NG_F_ORIG_START,
 	NG_F_ORIG_END,
 	NG_F_SAMPLING_RAW,
+	NG_F_MPLS_LABEL2,
+	NG_F_MPLS_LABEL3,
+	NG_F_MPLS_LABEL4,
+	NG_F_MPLS_LABEL5,
+	NG_F_MPLS_LABEL6,
+	NG_F_MPLS_LABEL7,
+	NG_F_MPLS_LABEL8,
+	NG_F_MPLS_LABEL9,
+	NG_F_MPLS_LABEL10,
+	NG_F_MPLS_DEPTH,
 #ifdef NG_TEST_EXTRA_FIELDS
 	/* A test-only build (tests/wide/) appends NG_TEST_EXTRA_FIELDS u32
 	 * fields named test_extra_0 .., ng_flow.test_extra[], so that the

@@ -91,7 +91,7 @@ typedef struct ng_flow {
 	uint8_t flow_version;        /* export protocol: 1, 5, 7, 9, 10 (IPFIX), 0x50 sFlow */
 	uint8_t inner_protocol;      /* sFlow header: protocol inside VXLAN/GRE/IP-in-IP, 0 none */
 	uint8_t sample_kind;         /* enum ng_sample_kind */
-	uint8_t pad_[1];
+	uint8_t mpls_depth;          /* MPLS label stack entries sent (1..10; IE 70-79), 0 none */
 
 	/* sFlow (docs/sflow.md); zero for NetFlow/IPFIX */
 	uint64_t l2_bytes;          /* IE 352 layer2OctetDeltaCount: frame length × rate */
@@ -137,6 +137,13 @@ typedef struct ng_flow {
 	 * implausible (flow_start/flow_end then hold time_received); else 0 */
 	uint64_t orig_start;
 	uint64_t orig_end;
+	/* IE 71-79 mplsLabelStackSection2..10: the labels under the top one
+	 * (mpls_label), top to bottom, 20 bits each (RFC 3032 §2.1 without
+	 * TC and S); 0 past the stack (mpls_depth says where it ends, so an
+	 * explicit null label 0 inside it is told from no label) */
+	uint32_t mpls_label2, mpls_label3, mpls_label4, mpls_label5, mpls_label6;
+	uint32_t mpls_label7, mpls_label8, mpls_label9, mpls_label10;
+	uint32_t pad3_;
 #ifdef NG_TEST_EXTRA_FIELDS
 	/* a test-only build's fields past the table's own (core/field.h) */
 	uint32_t test_extra[NG_TEST_EXTRA_FIELDS];

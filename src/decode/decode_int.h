@@ -116,6 +116,15 @@ enum ng_action {
 	NG_A_DOT1Q_VLAN,
 	NG_A_POST_DOT1Q_VLAN,
 	NG_A_MPLS_LABEL,
+	NG_A_MPLS_LABEL2,
+	NG_A_MPLS_LABEL3,
+	NG_A_MPLS_LABEL4,
+	NG_A_MPLS_LABEL5,
+	NG_A_MPLS_LABEL6,
+	NG_A_MPLS_LABEL7,
+	NG_A_MPLS_LABEL8,
+	NG_A_MPLS_LABEL9,
+	NG_A_MPLS_LABEL10,
 	NG_A_SRC_MAC,
 	NG_A_DST_MAC,
 	NG_A_POST_SRC_MAC,
@@ -252,6 +261,22 @@ struct ng_domain {
 	struct ng_rmark mark;    /* restart.c: the latest datagram */
 	uint32_t epoch;          /* moves on at each restart: older templates are stale */
 };
+
+/* The rate of sampler `id` in dom's own table (options data, RFC 3954
+ * §6.2 / RFC 7011 §4), 0 when it has none. */
+static inline uint32_t ng_sampler_own_rate(const struct ng_domain *dom, uint64_t id)
+{
+	for (unsigned i = 0; i < dom->nsamplers; i++)
+		if (dom->samplers[i].id == id)
+			return dom->samplers[i].rate;
+	return 0;
+}
+
+/* samplers.c: the rate of sampler `id` from the options of dom's
+ * exporter's other domains, when they agree on one (Cisco Catalyst 9300
+ * sends its sampler table under its own source ID); 0 when none has it or
+ * two disagree.  Counts sampler_other_domain in dom when one is found. */
+uint32_t ng_sampler_rate_elsewhere(struct ng_domain *dom, uint64_t id);
 
 /* A data set waiting for its template. */
 struct ng_held {

@@ -63,7 +63,9 @@
 	  "sampled packet header malformed (IHL < 5, bad extension header)")                       \
 	X(TEMPLATE_LIMIT, "template_limit",                                                        \
 	  "template refused: larger alone than limits.template_bytes_per_domain, or past a "       \
-	  "limit while the state file loads")
+	  "limit while the state file loads")                                                      \
+	X(PKT_HEADER_CUT_L2, "pkt_header_cut_l2",                                                  \
+	  "sampled packet header cut inside the Ethernet header, its VLAN tags or MPLS stack")
 
 enum ng_decode_error {
 #define X(id, name, doc) NG_DERR_##id,
@@ -160,7 +162,12 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(restarts, "restarts", COUNTER,                                                           \
 	  "exporter restarts seen (v9/sFlow uptime or sequence went back, IPFIX sequence "         \
 	  "restarted): data of the templates learnt before is held until they are announced "      \
-	  "again")
+	  "again")                                                                                 \
+	X(sampler_other_domain, "sampler_other_domain", COUNTER,                                   \
+	  "flow records scaled by the rate of their sampler ID announced under another "           \
+	  "observation domain of the exporter (Cisco Catalyst 9300)")                              \
+	X(sampler_unmatched, "sampler_unmatched", COUNTER,                                         \
+	  "flow records whose sampler ID no options data gave a rate for: not scaled")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;

@@ -61,6 +61,15 @@ static const struct ie_entry table[] = {
     {62, NG_A_NH6, L_V6},                 /* ipNextHopIPv6Address */
     {63, NG_A_BGPNH6, L_V6},              /* bgpNextHopIPv6Address */
     {70, NG_A_MPLS_LABEL, L_MPLS},        /* mplsTopLabelStackSection */
+    {71, NG_A_MPLS_LABEL2, L_MPLS},       /* mplsLabelStackSection2 */
+    {72, NG_A_MPLS_LABEL3, L_MPLS},       /* mplsLabelStackSection3 */
+    {73, NG_A_MPLS_LABEL4, L_MPLS},       /* mplsLabelStackSection4 */
+    {74, NG_A_MPLS_LABEL5, L_MPLS},       /* mplsLabelStackSection5 */
+    {75, NG_A_MPLS_LABEL6, L_MPLS},       /* mplsLabelStackSection6 */
+    {76, NG_A_MPLS_LABEL7, L_MPLS},       /* mplsLabelStackSection7 */
+    {77, NG_A_MPLS_LABEL8, L_MPLS},       /* mplsLabelStackSection8 */
+    {78, NG_A_MPLS_LABEL9, L_MPLS},       /* mplsLabelStackSection9 */
+    {79, NG_A_MPLS_LABEL10, L_MPLS},      /* mplsLabelStackSection10 */
     {80, NG_A_DST_MAC, L_MAC},            /* destinationMacAddress */
     {81, NG_A_POST_SRC_MAC, L_MAC},       /* postSourceMacAddress */
     {85, NG_A_BYTES_TOTAL, L_UINT},       /* octetTotalCount */

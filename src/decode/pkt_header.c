@@ -68,6 +68,8 @@ static enum ng_pkt_status parse_l2(const uint8_t *p, size_t len, ng_pkt_info *l2
 			             (uint32_t)p[o + 2] << 8 | p[o + 3];
 			if (l2 && i == 0)
 				l2->mpls_label = e >> 12;
+			if (l2 && i < NG_PKT_MPLS_MAX)
+				l2->mpls[l2->mpls_depth++] = e >> 12;
 			o += 4;
 			if (e & 0x100)
 				break;
@@ -90,13 +92,18 @@ static enum ng_pkt_status parse_l2(const uint8_t *p, size_t len, ng_pkt_info *l2
 static enum ng_pkt_status parse_l4(const uint8_t *p, size_t len, ng_pkt_ip *ip)
 {
 	switch (ip->protocol) {
-	case 6: /* TCP, RFC 9293 §3.1: flags in byte 13 */
-		if (len < 14)
+	case 6: /* TCP, RFC 9293 §3.1: ports in bytes 0-3, flags in byte 13 */
+		if (len < 4)
 			break;
 		ip->src_port = ng_get_be16(p);
 		ip->dst_port = ng_get_be16(p + 2);
-		ip->tcp_flags = p[13];
 		ip->has_l4 = 1;
+		/* Huawei cuts the header after the ports when the frame has
+		 * VLAN tags (fastnetmon issue 990): the ports are kept, the
+		 * missing flags make it a cut header */
+		if (len < 14)
+			break;
+		ip->tcp_flags = p[13];
 		return NG_PKT_OK;
 	case 17:  /* UDP, RFC 768 */
 	case 132: /* SCTP, RFC 9260: ports first, same place */

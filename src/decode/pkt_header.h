@@ -33,7 +33,8 @@ enum ng_pkt_status {
 	NG_PKT_OK = 0, /* every header present was read (or not IP: nothing to read) */
 	NG_PKT_CUT_L2, /* cut inside the Ethernet header, tags or MPLS stack */
 	NG_PKT_CUT_IP, /* cut inside the IP header or its extension headers */
-	NG_PKT_CUT_L4, /* cut before the transport ports / flags / ICMP type */
+	NG_PKT_CUT_L4, /* cut before the transport ports / ICMP type, or (TCP) after the
+	                  ports, before the flags: the ports are read */
 	NG_PKT_BAD,    /* malformed: IPv4 IHL < 5, version mismatch */
 };
 
@@ -47,15 +48,23 @@ typedef struct ng_pkt_ip {
 	uint8_t tos;      /* IPv4 ToS / IPv6 traffic class */
 	uint8_t tcp_flags;
 	uint8_t icmp_type, icmp_code;
-	uint8_t has_l4;   /* ports/flags/ICMP type were read */
+	uint8_t has_l4;   /* ports/ICMP type were read (TCP flags too unless NG_PKT_CUT_L4) */
 	uint8_t fragment; /* a non-first fragment: no transport header */
 } ng_pkt_ip;
+
+/* MPLS label stack entries kept, top first (as IPFIX IE 70-79 can carry). */
+#define NG_PKT_MPLS_MAX 10
 
 typedef struct ng_pkt_info {
 	uint8_t src_mac[6], dst_mac[6];
 	uint16_t vlan[2];    /* outer, inner (QinQ) VLAN IDs; 0 absent */
 	uint32_t mpls_label; /* top label, 20 bits; 0 absent */
-	uint16_t ethertype;  /* after tags */
+	/* the stack's labels, top first (mpls[0] == mpls_label), 20 bits
+	 * each; mpls_depth of them read, at most NG_PKT_MPLS_MAX (the stack
+	 * may go on below, or be cut: then the entries before the cut) */
+	uint32_t mpls[NG_PKT_MPLS_MAX];
+	uint8_t mpls_depth;
+	uint16_t ethertype; /* after tags */
 	uint8_t has_mac;
 	uint8_t nvlan;   /* tags seen (may exceed 2) */
 	uint8_t tunnel;  /* 0 none, 1 VXLAN, 2 GRE, 3 IP-in-IP */

@@ -218,6 +218,19 @@ FIELD_INLINE void put_vlan(struct rec_ctx *c, uint32_t bit, uint16_t *vlan, uint
 	c->have |= bit;
 }
 
+/* One MPLS label stack section (RFC 7012 IE 70-79, 3 bytes at q: label
+ * 20 bits, TC 3, S 1, as RFC 3032 §2.1 without the TTL), entry `pos`
+ * (1 the top) of the stack: its label into `label`; a section sent
+ * non-zero extends mpls_depth to it (exporters send the positions past
+ * the bottom of the stack as zeros). */
+FIELD_INLINE void put_mpls(ng_flow *f, uint32_t *label, unsigned pos, const uint8_t *q)
+{
+	uint32_t e = (uint32_t)num(q, 3);
+	*label = e >> 4;
+	if (e && pos > f->mpls_depth)
+		f->mpls_depth = (uint8_t)pos;
+}
+
 /* icmpTypeCodeIPv4/IPv6: type * 256 + code (RFC 7012 IE 32/139). */
 FIELD_INLINE void put_icmp_type_code(ng_flow *f, uint64_t v)
 {
@@ -274,8 +287,17 @@ FIELD_INLINE void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f
 	case NG_A_DST_VLAN: put_vlan(c, H_DST_VLAN, &f->dst_vlan, num(q, len)); break;
 	case NG_A_DOT1Q_VLAN: keep_vlan(c, H2_DOT1Q, &c->dot1q, num(q, len)); break;
 	case NG_A_POST_DOT1Q_VLAN: keep_vlan(c, H2_POST_DOT1Q, &c->post_dot1q, num(q, len)); break;
-	/* RFC 7012 IE 70: label (20 bits), TC (3), S (1) in 3 bytes */
-	case NG_A_MPLS_LABEL: f->mpls_label = (uint32_t)(num(q, 3) >> 4); break;
+	/* RFC 7012 IE 70-79: the MPLS label stack, top first */
+	case NG_A_MPLS_LABEL: put_mpls(f, &f->mpls_label, 1, q); break;
+	case NG_A_MPLS_LABEL2: put_mpls(f, &f->mpls_label2, 2, q); break;
+	case NG_A_MPLS_LABEL3: put_mpls(f, &f->mpls_label3, 3, q); break;
+	case NG_A_MPLS_LABEL4: put_mpls(f, &f->mpls_label4, 4, q); break;
+	case NG_A_MPLS_LABEL5: put_mpls(f, &f->mpls_label5, 5, q); break;
+	case NG_A_MPLS_LABEL6: put_mpls(f, &f->mpls_label6, 6, q); break;
+	case NG_A_MPLS_LABEL7: put_mpls(f, &f->mpls_label7, 7, q); break;
+	case NG_A_MPLS_LABEL8: put_mpls(f, &f->mpls_label8, 8, q); break;
+	case NG_A_MPLS_LABEL9: put_mpls(f, &f->mpls_label9, 9, q); break;
+	case NG_A_MPLS_LABEL10: put_mpls(f, &f->mpls_label10, 10, q); break;
 	case NG_A_SRC_MAC: put_mac(c, H_SRC_MAC, f->src_mac, q); break;
 	case NG_A_DST_MAC: put_mac(c, H_DST_MAC, f->dst_mac, q); break;
 	case NG_A_POST_SRC_MAC: put_mac(c, H_POST_SRC_MAC, c->post_src_mac, q); break;
@@ -372,18 +394,26 @@ static uint64_t record_rate(const struct rec_ctx *c, unsigned *len)
 	return 0;
 }
 
-static uint32_t options_rate(const struct ng_domain *dom, const struct rec_ctx *c)
+/* The rate options data gives a record without its own: its sampler ID's
+ * in its domain, else in the exporter's other domains (samplers.c), else
+ * the domain's default; 0 when none (a sampler ID left unmatched is
+ * counted). */
+static uint32_t options_rate(struct ng_domain *dom, const struct rec_ctx *c)
 {
+	uint32_t r;
 	if (c->have & H_SAMPLER) {
-		for (unsigned i = 0; i < dom->nsamplers; i++)
-			if (dom->samplers[i].id == c->sampler)
-				return dom->samplers[i].rate;
+		if ((r = ng_sampler_own_rate(dom, c->sampler)))
+			return r;
+		if ((r = ng_sampler_rate_elsewhere(dom, c->sampler)))
+			return r;
 	}
 	if (dom->default_rate)
 		return dom->default_rate;
 	/* a record without sampler ID from a domain with one sampler */
 	if (!(c->have & H_SAMPLER) && dom->nsamplers == 1)
 		return dom->samplers[0].rate;
+	if (c->have & H_SAMPLER)
+		dom->st.sampler_unmatched++;
 	return 0;
 }
 

@@ -228,11 +228,28 @@ static void count_pkt_status(struct ng_domain *dom, enum ng_pkt_status s)
 {
 	switch (s) {
 	case NG_PKT_OK: break;
-	case NG_PKT_CUT_L2:
+	case NG_PKT_CUT_L2: ng_count_error(dom, NG_DERR_PKT_HEADER_CUT_L2); break;
 	case NG_PKT_CUT_IP: ng_count_error(dom, NG_DERR_PKT_HEADER_CUT_IP); break;
 	case NG_PKT_CUT_L4: ng_count_error(dom, NG_DERR_PKT_HEADER_CUT_L4); break;
 	case NG_PKT_BAD: ng_count_error(dom, NG_DERR_PKT_HEADER_BAD); break;
 	}
+}
+
+/* The MPLS label stack of a sampled header into the record's mpls_label,
+ * mpls_label2 .. mpls_label10 and mpls_depth (the fields IPFIX IE 70-79
+ * fill). */
+static void put_mpls_stack(ng_flow *f, const ng_pkt_info *pi)
+{
+	static const size_t below[NG_PKT_MPLS_MAX - 1] = {
+	    offsetof(ng_flow, mpls_label2), offsetof(ng_flow, mpls_label3),
+	    offsetof(ng_flow, mpls_label4), offsetof(ng_flow, mpls_label5),
+	    offsetof(ng_flow, mpls_label6), offsetof(ng_flow, mpls_label7),
+	    offsetof(ng_flow, mpls_label8), offsetof(ng_flow, mpls_label9),
+	    offsetof(ng_flow, mpls_label10)};
+	f->mpls_label = pi->mpls_label;
+	for (unsigned i = 1; i < pi->mpls_depth; i++)
+		memcpy((char *)f + below[i - 1], &pi->mpls[i], sizeof pi->mpls[i]);
+	f->mpls_depth = pi->mpls_depth;
 }
 
 /* 0:1 sampled_header: header_protocol, frame_length, stripped,
@@ -261,8 +278,8 @@ static void rec_header(struct dgram *g, const uint8_t *p, size_t len, ng_flow *f
 	}
 	if (!fs->have_switch && pi.nvlan)
 		f->src_vlan = pi.vlan[0];
-	if (pi.mpls_label)
-		f->mpls_label = pi.mpls_label;
+	if (pi.mpls_depth)
+		put_mpls_stack(f, &pi);
 	const ng_pkt_ip *ip = &pi.ip;
 	if (ip->version) {
 		fs->have_ip = true;

@@ -875,14 +875,22 @@ static node *kw_icmp(parser *p, const term_kw *k)
 	return ng_flt_binary(p, N_AND, icmp, c);
 }
 
-/* mpls label [op] N: the top label (label1 is nfdump's name for it) */
+/* mpls label [op] N: the top label (label1 is nfdump's name for it);
+ * mpls labelK [op] N, K 2..10: label K of the stack from the top
+ * (mpls_label2 .. mpls_label10, consecutive field ids) */
 static node *kw_mpls(parser *p, const term_kw *k)
 {
 	(void)k;
-	if (!is_kw(p, "label") && !is_kw(p, "label1"))
-		return ng_flt_fail(p, "expected 'label' after 'mpls' (the top label is stored)");
+	static const char *const below[] = {"label2", "label3", "label4", "label5", "label6",
+	                                    "label7", "label8", "label9", "label10"};
+	int id = is_kw(p, "label") || is_kw(p, "label1") ? NG_F_MPLS_LABEL : -1;
+	for (int i = 0; id < 0 && i < 9; i++)
+		if (is_kw(p, below[i]))
+			id = NG_F_MPLS_LABEL2 + i;
+	if (id < 0)
+		return ng_flt_fail(p, "expected 'label' or 'label1' .. 'label10' after 'mpls'");
 	ng_flt_next(p);
-	return number_term(p, NG_F_MPLS_LABEL, -1, "an MPLS label", "mpls label", 0xfffff);
+	return number_term(p, id, -1, "an MPLS label", "mpls label", 0xfffff);
 }
 
 /* flowdir ingress|egress|0|1 */
@@ -959,7 +967,7 @@ static const term_kw terms[] = {
     {{"dscp"}, kw_dscp, 0, "dscp [op] N: tos >> 2"},
     {{"icmp-type"}, kw_icmp, NG_F_ICMP_TYPE, "icmp-type [op] N, ICMP or ICMPv6"},
     {{"icmp-code"}, kw_icmp, NG_F_ICMP_CODE, "icmp-code [op] N, ICMP or ICMPv6"},
-    {{"mpls"}, kw_mpls, 0, "mpls label N: the top MPLS label"},
+    {{"mpls"}, kw_mpls, 0, "mpls label N: the top MPLS label; mpls label2 N .. label10 N below it"},
     {{"flowdir"}, kw_flowdir, 0, "flowdir ingress|egress|0|1"},
     {{"anomaly"},
      kw_anomaly,

@@ -61,15 +61,12 @@ static size_t frame_v4_tcp(uint8_t *f)
 
 /* Datagram: IPv4 agent 192.0.2.1, sub-agent `sub`, sequence `seq`, one
  * compact flow sample (seq `sseq`, source 0:5, rate 100, input 5, output
- * 7) with a sampled header of the first `hlen` bytes of frame_v4_tcp
- * (frame length 1018). */
-static size_t dgram_flow(uint8_t *out, uint32_t sub, uint32_t seq, uint32_t sseq, size_t hlen)
+ * 7) with a sampled header record holding the `hlen` bytes at fr, whose
+ * header_length says `claimed` (frame length 1018). */
+static size_t dgram_header(uint8_t *out, uint32_t sub, uint32_t seq, uint32_t sseq,
+                           const uint8_t *fr, size_t hlen, uint32_t claimed)
 {
 	struct buf b = {.n = 0};
-	uint8_t fr[128];
-	size_t flen = frame_v4_tcp(fr);
-	if (hlen > flen)
-		hlen = flen;
 	w32(&b, 5);
 	w32(&b, 1);
 	const uint8_t agent[4] = {192, 0, 2, 1};
@@ -94,7 +91,7 @@ static size_t dgram_flow(uint8_t *out, uint32_t sub, uint32_t seq, uint32_t sseq
 	w32(&b, 1); /* ethernet */
 	w32(&b, 1018);
 	w32(&b, 4);
-	w32(&b, (uint32_t)hlen);
+	w32(&b, claimed);
 	wbytes(&b, fr, hlen);
 	uint32_t slen = (uint32_t)(b.n - lenpos - 4);
 	b.b[lenpos] = (uint8_t)(slen >> 24);
@@ -103,6 +100,16 @@ static size_t dgram_flow(uint8_t *out, uint32_t sub, uint32_t seq, uint32_t sseq
 	b.b[lenpos + 3] = (uint8_t)slen;
 	memcpy(out, b.b, b.n);
 	return b.n;
+}
+
+/* dgram_header() with the first `hlen` bytes of frame_v4_tcp. */
+static size_t dgram_flow(uint8_t *out, uint32_t sub, uint32_t seq, uint32_t sseq, size_t hlen)
+{
+	uint8_t fr[128];
+	size_t flen = frame_v4_tcp(fr);
+	if (hlen > flen)
+		hlen = flen;
+	return dgram_header(out, sub, seq, sseq, fr, hlen, (uint32_t)hlen);
 }
 
 struct stats {
@@ -212,10 +219,101 @@ static void test_header_cut(void **state)
 	assert_int_equal(out.flows[1].protocol, 6);
 	char a[NG_ADDR_STRLEN];
 	assert_string_equal(ng_addr_format(out.flows[1].dst_addr, a), "10.0.0.2");
-	assert_int_equal(out.flows[1].src_port, 0);
+	/* the ports are the first 4 of the 6 TCP bytes: kept (issue 18) */
+	assert_int_equal(out.flows[1].src_port, 1234);
+	assert_int_equal(out.flows[1].dst_port, 80);
+	assert_int_equal(out.flows[1].tcp_flags, 0);
 	const ng_exporter_stats *s = dom_stats(d, 0, &st);
 	assert_int_equal(s->errors[NG_DERR_PKT_HEADER_CUT_IP], 1);
 	assert_int_equal(s->errors[NG_DERR_PKT_HEADER_CUT_L4], 1);
+	ng_flow_batch_free(&out);
+	ng_decoder_free(d);
+}
+
+/*
+ * Huawei switches cut the sampled header of a frame with an 802.1Q tag
+ * after the TCP ports: "Wireshark can decode only part of TCP header and
+ * it can retrieve only source and destination port" (fastnetmon issue
+ * 990, "sFlow agent on Huawei sends too short packets when traffic
+ * includes vlans", https://github.com/pavel-odintsov/fastnetmon/issues/990).
+ * Shaped so: Ethernet, one tag (VLAN 100), IPv4, the first 8 bytes of
+ * TCP; then the same frame cut inside the tag, and one whose
+ * header_length claims 128 bytes in a record holding 48.  What is there
+ * is decoded, each cut counted by where it fell, nothing read past the
+ * record.
+ */
+static void test_huawei_vlan_header_cut(void **state)
+{
+	(void)state;
+	static const uint8_t fr[] = {
+	    0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0x81, 0x00,
+	    0x20, 0x64, 0x08, 0x00, /* 802.1Q: PCP 1, VLAN 100, then IPv4 */
+	    0x45, 0x00, 0x05, 0xdc, 0,    0,    0x40, 0,    64,   6,    0,    0,    10,   1,
+	    2,    3,    10,   4,    5,    6,    0xc3, 0x50, 0x01, 0xbb, 0x12, 0x34, 0x56, 0x78};
+	_Static_assert(sizeof fr == 46, "14 + 4 + 20 + 8 bytes");
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch out = {0};
+	uint8_t p[2048];
+	struct stats st;
+	decode(d, p, dgram_header(p, 0, 1, 1, fr, sizeof fr, sizeof fr), &out);
+	decode(d, p, dgram_header(p, 0, 2, 2, fr, 16, 16), &out); /* cut inside the tag */
+	/* header_length 128, the record holds 48: decoded up to 48, no further */
+	uint8_t big[48] = {0};
+	memcpy(big, fr, sizeof fr);
+	decode(d, p, dgram_header(p, 0, 3, 3, big, sizeof big, 128), &out);
+	assert_int_equal(out.n, 3);
+	const ng_flow *f = &out.flows[0];
+	assert_int_equal(f->src_vlan, 100);
+	assert_int_equal(f->ip_version, 4);
+	char a[NG_ADDR_STRLEN];
+	assert_string_equal(ng_addr_format(f->src_addr, a), "10.1.2.3");
+	assert_string_equal(ng_addr_format(f->dst_addr, a), "10.4.5.6");
+	assert_int_equal(f->protocol, 6);
+	assert_int_equal(f->src_port, 50000);
+	assert_int_equal(f->dst_port, 443);
+	assert_int_equal(f->tcp_flags, 0); /* not in the 8 bytes */
+	assert_int_equal(f->bytes_raw, 1500);
+	assert_int_equal(f->sampling_rate, 100);
+	f = &out.flows[1];
+	assert_int_equal(f->src_mac[5], 0xbb);
+	assert_int_equal(f->dst_mac[0], 0x00);
+	assert_int_equal(f->src_vlan, 0); /* the tag's TCI was cut */
+	assert_int_equal(f->ip_version, 0);
+	assert_int_equal(f->bytes_raw, 1018); /* no IP length: the frame length */
+	f = &out.flows[2];
+	assert_int_equal(f->src_port, 50000);
+	assert_int_equal(f->src_vlan, 100);
+	const ng_exporter_stats *s = dom_stats(d, 0, &st);
+	assert_int_equal(s->errors[NG_DERR_PKT_HEADER_CUT_L4], 2);
+	assert_int_equal(s->errors[NG_DERR_PKT_HEADER_CUT_L2], 1);
+	assert_int_equal(s->errors[NG_DERR_PKT_HEADER_CUT_IP], 0);
+	assert_int_equal(s->errors[NG_DERR_SFLOW_RECORD_BAD], 1);
+	assert_int_equal(s->records, 3);
+	ng_flow_batch_free(&out);
+	ng_decoder_free(d);
+}
+
+/* A sampled header's MPLS label stack goes into the record whole: three
+ * labels (16005, 130931, explicit null 0 with S), then IPv4 UDP. */
+static void test_sflow_mpls_stack(void **state)
+{
+	(void)state;
+	static const uint8_t fr[] = {
+	    0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0x88, 0x47,
+	    0x03, 0xe8, 0x50, 0x40, /* 16005 << 12, TTL 64 */
+	    0x1f, 0xf7, 0x30, 0x40, /* 130931 << 12 */
+	    0x00, 0x00, 0x01, 0x40, /* 0, S */
+	    0x45, 0x00, 0x00, 0x40, 0,    0,    0,    0,    64,   17,   0,    0,    10,   0,
+	    0,    1,    10,   0,    0,    2,    0x13, 0x88, 0x00, 0x35, 0,    0,    0,    0};
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch out = {0};
+	uint8_t p[2048];
+	assert_int_equal(decode(d, p, dgram_header(p, 0, 1, 1, fr, sizeof fr, sizeof fr), &out), 1);
+	assert_int_equal(out.flows[0].mpls_label, 16005);
+	assert_int_equal(out.flows[0].mpls_label2, 130931);
+	assert_int_equal(out.flows[0].mpls_label3, 0);
+	assert_int_equal(out.flows[0].mpls_depth, 3);
+	assert_int_equal(out.flows[0].dst_port, 53);
 	ng_flow_batch_free(&out);
 	ng_decoder_free(d);
 }
@@ -283,6 +381,9 @@ static void test_pkt_mpls(void **state)
 	ng_pkt_info pi;
 	assert_int_equal(ng_pkt_parse(f, 22 + 28, NG_PKT_ETHERNET, &pi), NG_PKT_OK);
 	assert_int_equal(pi.mpls_label, 100);
+	assert_int_equal(pi.mpls_depth, 2); /* the whole stack (issue 18) */
+	assert_int_equal(pi.mpls[0], 100);
+	assert_int_equal(pi.mpls[1], 200);
 	assert_int_equal(pi.ip.version, 4);
 	assert_int_equal(pi.ip.ip_length, 60);
 	assert_int_equal(pi.ip.src_port, 5000);
@@ -353,10 +454,16 @@ static void test_pkt_gre(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_flow_sample_fields), cmocka_unit_test(test_sequences),
-	    cmocka_unit_test(test_header_cut),         cmocka_unit_test(test_truncated_datagrams),
-	    cmocka_unit_test(test_bad_agent_type),     cmocka_unit_test(test_pkt_mpls),
-	    cmocka_unit_test(test_pkt_ipv6_ext),       cmocka_unit_test(test_pkt_gre),
+	    cmocka_unit_test(test_flow_sample_fields),
+	    cmocka_unit_test(test_sequences),
+	    cmocka_unit_test(test_header_cut),
+	    cmocka_unit_test(test_truncated_datagrams),
+	    cmocka_unit_test(test_bad_agent_type),
+	    cmocka_unit_test(test_pkt_mpls),
+	    cmocka_unit_test(test_pkt_ipv6_ext),
+	    cmocka_unit_test(test_pkt_gre),
+	    cmocka_unit_test(test_huawei_vlan_header_cut),
+	    cmocka_unit_test(test_sflow_mpls_stack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

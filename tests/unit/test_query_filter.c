@@ -69,6 +69,7 @@ static void make_rows(void)
 		r->tcp_flags = (uint8_t)(rnd() % 64);
 		r->src_mask = (uint8_t)(rnd() % 3 * 8 + 16);
 		r->mpls_label = (uint32_t)(rnd() % 3 * 1000);
+		r->mpls_label3 = (uint32_t)(rnd() % 3 * 16);
 		r->direction = (uint8_t)(rnd() % 2);
 		set_addr(r->next_hop, rnd() % 2 ? "192.0.2.254" : "10.255.0.1");
 		static const uint8_t macs[3][6] = {{0, 0x11, 0x22, 0x33, 0x44, 0x55},
@@ -203,6 +204,7 @@ P(p_flows_and, r->protocol == 6)
 P(p_src_mask, r->src_mask == 24)
 P(p_next_ip, is(r->next_hop, "192.0.2.254"))
 P(p_mpls, r->mpls_label == 1000)
+P(p_mpls3, r->mpls_label3 >= 16)
 P(p_src_mac, mac_is(r->src_mac, 0xaa, 0xff))
 P(p_mac, mac_is(r->src_mac, 2, 1) || mac_is(r->dst_mac, 2, 1))
 P(p_icmp_type, (r->protocol == 1 || r->protocol == 58) && r->icmp_type == 8)
@@ -296,6 +298,7 @@ static const struct {
     {"src mask 24", p_src_mask, NG_COLSET(NG_F_SRC_MASK)},
     {"next ip 192.0.2.254", p_next_ip, NG_COLSET(NG_F_NEXT_HOP)},
     {"mpls label 1000", p_mpls, NG_COLSET(NG_F_MPLS_LABEL)},
+    {"mpls label3 >= 16", p_mpls3, NG_COLSET(NG_F_MPLS_LABEL3)},
     {"src mac aa:bb:cc:dd:ee:ff", p_src_mac, NG_COLSET(NG_F_SRC_MAC)},
     {"mac 02:00:00:00:00:01", p_mac, {{0}}},
     {"in src mac AA:BB:CC:DD:EE:FF", p_src_mac, {{0}}},
@@ -436,7 +439,8 @@ static const struct {
     {"duration > 1.5", "expected a duration in ms after 'duration'", 11},
     {"bpp >", "expected a number", 5},
     {"icmp-type 300", "an ICMP type 300 out of range", 10},
-    {"mpls 5", "expected 'label' after 'mpls'", 5},
+    {"mpls 5", "expected 'label' or 'label1' .. 'label10' after 'mpls'", 5},
+    {"mpls label11 5", "expected 'label' or 'label1' .. 'label10' after 'mpls'", 5},
     {"flowdir up", "expected ingress, egress, 0 or 1 after 'flowdir'", 8},
     {"anomaly bytes",
      "expected time, sampling, counters, export_time, any or flag bits 1 to 65535 after "

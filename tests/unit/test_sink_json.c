@@ -57,7 +57,9 @@ static const char EMPTY_LINE[] =
     "\"src_net\":\"\",\"dst_net\":\"\",\"src_net_role\":\"\",\"dst_net_role\":\"\","
     "\"src_net_site\":\"\",\"dst_net_site\":\"\",\"anomalies\":0,"
     "\"orig_start\":\"1970-01-01T00:00:00.000Z\",\"orig_end\":\"1970-01-01T00:00:00.000Z\","
-    "\"sampling_raw\":0}\n";
+    "\"sampling_raw\":0,\"mpls_label2\":0,\"mpls_label3\":0,\"mpls_label4\":0,"
+    "\"mpls_label5\":0,\"mpls_label6\":0,\"mpls_label7\":0,\"mpls_label8\":0,"
+    "\"mpls_label9\":0,\"mpls_label10\":0,\"mpls_depth\":0}\n";
 
 /* Formats `r` into a buffer of exactly NG_JSON_LINE_MAX bytes (so ASan
  * sees a write past the bound) and returns it NUL-terminated in a new
@@ -206,6 +208,16 @@ static const struct expect FULL[] = {
     {"orig_start", "\"1970-01-01T00:00:00.000Z\""},
     {"orig_end", "\"2106-02-07T06:28:15.000Z\""},
     {"sampling_raw", "3892510720"},
+    {"mpls_label2", "16005"},
+    {"mpls_label3", "0"},
+    {"mpls_label4", "0"},
+    {"mpls_label5", "0"},
+    {"mpls_label6", "0"},
+    {"mpls_label7", "0"},
+    {"mpls_label8", "0"},
+    {"mpls_label9", "0"},
+    {"mpls_label10", "1048575"},
+    {"mpls_depth", "10"},
 };
 
 static ng_flow full_record(void)
@@ -279,6 +291,9 @@ static ng_flow full_record(void)
 	r.orig_start = 0;
 	r.orig_end = UINT64_C(4294967295000);
 	r.sampling_raw = UINT32_C(3892510720);
+	r.mpls_label2 = 16005;
+	r.mpls_label10 = 1048575;
+	r.mpls_depth = 10;
 	return r;
 }
 
