@@ -544,10 +544,13 @@ void ng_decoder_foreach_enterprise(const ng_decoder *d,
 		}
 }
 
-/* Frees domain `m` of `ex` after a session end: its templates and held
- * sets dropped (not counted as evictions: RFC 7011 §8 ends them). */
+/* Frees domain `m` after its session's end: its templates withdrawn (not
+ * evicted for a limit: RFC 7011 §8 ends them), its held sets dropped
+ * (counted HELD_DROPPED: their template never came). */
 static void session_domain_free(ng_decoder *d, struct ng_domain *m)
 {
+	ng_tpl_withdraw_all(d, m, 10, false);
+	ng_tpl_withdraw_all(d, m, 10, true);
 	ng_domain_drop_state(d, m);
 	ng_htab_remove(&d->domains, &m->h);
 	ng_lru_unlink(&m->lru);

@@ -140,6 +140,7 @@ static void test_templates_die_with_session(void **state)
 	ng_decoder_limit_stats(d, &lim);
 	assert_int_equal(lim.templates, 0);
 	assert_int_equal(lim.domains_evicted, 0); /* an end, not an eviction */
+	assert_int_equal(lim.templates_evicted, 0);
 	/* session 2: data of template 256 before its template */
 	data_msg(&t, false, 0);
 	assert_int_equal(decode_in(d, &t, 2, &b), 0);
