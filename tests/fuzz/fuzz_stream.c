@@ -18,6 +18,7 @@
  * stream of one).
  */
 #include "fuzz_common.h"
+#include "core/bytes.h"
 #include "net/reasm.h"
 
 #define MAX_SESS 4
