@@ -44,6 +44,8 @@ static const char collect_help[] =
     "                              0.0.0.0:2055 (IPv4), [::]:2055 (IPv6 and IPv4),\n"
     "                              [::1]:2055, 127.0.0.1:2055, :2055 (every address)\n"
     "                              default: :2055 :4739 :6343 :9995\n"
+    "                              tcp://ADDR:PORT, sctp://ADDR:PORT: IPFIX over\n"
+    "                              TCP or SCTP (RFC 7011 §10), e.g. tcp://:4739\n"
     "  -j, --json FILE|-           also write every flow as NDJSON to FILE\n"
     "                              (appended) or stdout\n"
     "  -i, --stats-interval SECS   log counters and write exporters.json every\n"

@@ -265,6 +265,13 @@ static void print_table(const ng_exporters_file *f)
 	if (f->listener.drops)
 		printf(" (raise net.core.rmem_max, or the collector is short of CPU)");
 	putchar('\n');
+	if (f->listener.conns_accepted)
+		printf("TCP/SCTP: %" PRIu64 " connections, refused %" PRIu64 " (limit) %" PRIu64
+		       " (per source), closed %" PRIu64 " idle, %" PRIu64 " bad framing, %" PRIu64
+		       " cut within a message\n",
+		       f->listener.conns_accepted, f->listener.conns_refused,
+		       f->listener.conns_refused_source, f->listener.conns_idle,
+		       f->listener.conns_bad, f->listener.conns_cut);
 	print_limits(&f->limits);
 	if (f->store.dropped)
 		printf("store: %" PRIu64 " flow records dropped: the store could not take them "

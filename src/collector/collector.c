@@ -170,8 +170,10 @@ static void announce(const ng_collector *c)
 	size_t off = 0;
 	for (size_t i = 0; i < ng_listener_count(c->lis) && off < sizeof names; i++) {
 		char n[64];
-		off += (size_t)snprintf(names + off, sizeof names - off, "%sudp %s", i ? ", " : "",
-		                        ng_listener_name(c->lis, i, n, sizeof n));
+		ng_listener_name(c->lis, i, n, sizeof n);
+		/* UDP sockets are named "ADDR:PORT", TCP/SCTP "tcp://ADDR:PORT" */
+		off += (size_t)snprintf(names + off, sizeof names - off, "%s%s%s", i ? ", " : "",
+		                        strstr(n, "://") ? "" : "udp ", n);
 	}
 	ng_info("listening on %s; storing flows in %s%s%s", names, c->cfg->store,
 	        c->json ? "; NDJSON to " : "", c->json ? c->json_name : "");

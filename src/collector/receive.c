@@ -7,7 +7,9 @@
  * stream; nothing else touches them while it runs.
  *
  *   ng_listener_recv    up to 64 datagrams (recvmmsg), 250 ms at most
- *   ng_decode           each datagram into the flow batch
+ *   ng_decode           each datagram into the flow batch (TCP/SCTP: each
+ *                       IPFIX message; then the sessions that ended lose
+ *                       their templates, ng_decoder_session_end)
  *   hand_on             every ~256 records: check their times
  *                       (timecheck.c: flag or drop), enrich them (only with
  *                       NDJSON, else the flush does: enrichment.c), put
@@ -107,6 +109,16 @@ static void take_batch(ng_collector *c, const ng_datagram *dgs, int n)
 	ng_enrich_leave(&c->enrich);
 }
 
+/* The TCP/SCTP sessions the last receive call ended: their templates go
+ * (RFC 7011 §8), after the messages that call read were decoded. */
+static void end_sessions(ng_collector *c)
+{
+	const ng_session_end *e;
+	size_t n = ng_listener_ended(c->lis, &e);
+	for (size_t i = 0; i < n; i++)
+		ng_decoder_session_end(c->dec, e[i].exporter, e[i].session);
+}
+
 /* Moves the sFlow counter samples the decoder collected into the counter
  * store's buffer (a memcpy; the flush thread writes them). */
 static void take_counters(ng_collector *c)
@@ -153,9 +165,11 @@ static void drain(ng_collector *c)
 	for (int i = 0; i < 1024; i++) {
 		const ng_datagram *dgs;
 		int n = ng_listener_recv(c->lis, 0, &dgs);
+		if (n > 0)
+			take_batch(c, dgs, n);
+		end_sessions(c);
 		if (n <= 0)
 			break;
-		take_batch(c, dgs, n);
 	}
 	take_counters(c);
 	ng_coll_take_interfaces(c);
@@ -180,6 +194,7 @@ int ng_coll_receive_loop(ng_collector *c)
 			take_batch(c, dgs, n);
 		else
 			ng_enrich_leave(&c->enrich); /* idle: a pending swap may go on */
+		end_sessions(c);
 		if (n > 0 && n < NG_LISTEN_BATCH / 2) {
 			/* a thin batch: let datagrams gather in the socket buffer
 			 * for a moment rather than wake for each one; a wake-up

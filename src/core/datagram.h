@@ -19,6 +19,10 @@ typedef struct ng_datagram {
 	uint8_t exporter[16];   /* source address, IPv4-mapped (RFC 4291 §2.5.5.2) */
 	uint16_t exporter_port; /* source UDP port, host order */
 	uint64_t time_received; /* collector clock when it arrived, ms since the epoch */
+	/* Transport session (RFC 7011 §8: Templates are scoped to it): 0 for
+	 * UDP and pcap files, else the id of the TCP/SCTP connection that
+	 * carried this message (net/stream.c), unique while it is open. */
+	uint32_t session;
 } ng_datagram;
 
 #endif

@@ -260,6 +260,7 @@ struct ng_domain {
 	bool rate_swapped;       /* plausible.h: sent a sampling rate byte-swapped */
 	struct ng_rmark mark;    /* restart.c: the latest datagram */
 	uint32_t epoch;          /* moves on at each restart: older templates are stale */
+	uint32_t session;        /* transport session (ng_datagram.session), 0 for UDP */
 };
 
 /* The rate of sampler `id` in dom's own table (options data, RFC 3954
@@ -302,6 +303,7 @@ struct ng_exporter {
 	uint8_t addr[16];
 	struct ng_held *held, **held_tail; /* oldest first */
 	size_t held_bytes;
+	size_t sessions; /* domains of TCP/SCTP sessions (ng_domain.session != 0) */
 };
 
 struct ng_ent {
@@ -326,6 +328,7 @@ struct ng_decoder {
 	struct ng_ifq *ifq;         /* interfaces.c: names from options data, or NULL */
 	uint64_t restarts;          /* restart.c: restarts seen, all domains */
 	ng_restart_info rs_last;    /* and the domain of the latest */
+	uint32_t session;           /* of the datagram ng_decode is on, else 0 */
 };
 
 /* A set is at most 65535 bytes and a field specifier at least 4. */

@@ -164,6 +164,7 @@ static void domain_evict(ng_decoder *d, struct ng_domain *m)
 	ng_lru_unlink(&m->lru);
 	ng_lru_unlink(&m->ex_lru);
 	m->ex->ndom--;
+	m->ex->sessions -= m->session != 0;
 	if (d->last_dom == m)
 		d->last_dom = NULL;
 	free(m);
@@ -287,22 +288,27 @@ static struct ng_domain *domain_new(ng_decoder *d, struct ng_exporter *ex, uint6
 	return m;
 }
 
-/* The state of (exporter address, observation domain), created on first
- * use (evicting the least recently seen when a limit is reached), and
- * marked as just seen.  NULL when out of memory (or, loading a state
- * file, past a limit). */
+/* The state of (exporter address, observation domain, transport
+ * session: d->session, 0 outside ng_decode), created on first use
+ * (evicting the least recently seen when a limit is reached), and marked
+ * as just seen.  NULL when out of memory (or, loading a state file, past
+ * a limit). */
 struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t domain)
 {
 	struct ng_domain *c = d->last_dom;
-	if (c && c->st.domain == domain && !memcmp(c->st.exporter, addr, 16)) {
+	const uint32_t session = d->session;
+	if (c && c->st.domain == domain && c->session == session &&
+	    !memcmp(c->st.exporter, addr, 16)) {
 		if (ng_likely(!d->loading))
 			ng_domain_touch(d, c);
 		return c;
 	}
-	uint64_t h = domain_hash(addr, domain);
+	/* session 0 (UDP) hashes as it always did */
+	uint64_t h = domain_hash(addr, domain) ^ (uint64_t)session * 0x9e3779b97f4a7c15ULL;
 	for (struct ng_hnode *n = ng_htab_first(&d->domains, h); n; n = n->next) {
 		struct ng_domain *m = (struct ng_domain *)n;
-		if (n->hash == h && m->st.domain == domain && !memcmp(m->st.exporter, addr, 16)) {
+		if (n->hash == h && m->st.domain == domain && m->session == session &&
+		    !memcmp(m->st.exporter, addr, 16)) {
 			if (!d->loading)
 				ng_domain_touch(d, m);
 			return d->last_dom = m;
@@ -312,6 +318,10 @@ struct ng_domain *ng_domain_get(ng_decoder *d, const uint8_t addr[16], uint32_t 
 	if (!ex)
 		return NULL;
 	struct ng_domain *m = domain_new(d, ex, h, domain);
+	if (m && session) {
+		m->session = session;
+		ex->sessions++;
+	}
 	return m ? (d->last_dom = m) : NULL;
 }
 
@@ -414,7 +424,8 @@ void ng_domain_seen(struct ng_domain *dom, const ng_datagram *dg, size_t len, ui
 	dom->st.last_seen = dg->time_received;
 }
 
-size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
+/* ng_decode for the protocol of the datagram's first bytes. */
+static size_t decode_dispatch(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 {
 	if (dg->time_received > d->now)
 		d->now = dg->time_received;
@@ -446,16 +457,60 @@ size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
 	return 0;
 }
 
+size_t ng_decode(ng_decoder *d, const ng_datagram *dg, ng_flow_batch *out)
+{
+	d->session = dg->session; /* ng_domain_get keys the domain by it */
+	size_t n = decode_dispatch(d, dg, out);
+	d->session = 0;
+	return n;
+}
+
 void ng_decoder_expire(ng_decoder *d, uint64_t now_ms)
 {
 	ng_held_expire(d, now_ms);
 }
 
+/* The domain whose row reports every session of (m's address, m's
+ * observation domain): the session-0 domain when there is one, else the
+ * most recently seen session domain (ex->doms is newest first). */
+static const struct ng_domain *row_owner(const struct ng_domain *m)
+{
+	const struct ng_domain *first = NULL;
+	for (const struct ng_lru *n = m->ex->doms.next; n != &m->ex->doms; n = n->next) {
+		const struct ng_domain *o = ng_lru_entry(n, const struct ng_domain, ex_lru);
+		if (o->st.domain != m->st.domain)
+			continue;
+		if (!o->session)
+			return o;
+		if (!first)
+			first = o;
+	}
+	return first;
+}
+
 void ng_decoder_foreach_stats(const ng_decoder *d,
                               void (*fn)(const ng_exporter_stats *s, void *arg), void *arg)
 {
-	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next)
-		fn(&ng_lru_entry(n, const struct ng_domain, lru)->st, arg);
+	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next) {
+		const struct ng_domain *m = ng_lru_entry(n, const struct ng_domain, lru);
+		if (ng_likely(!m->ex->sessions)) {
+			fn(&m->st, arg);
+			continue;
+		}
+		/* TCP/SCTP: one row per (address, domain), its sessions summed */
+		if (row_owner(m) != m)
+			continue;
+		ng_exporter_stats row = m->st;
+		for (const struct ng_lru *k = m->ex->doms.next; k != &m->ex->doms; k = k->next) {
+			const struct ng_domain *o = ng_lru_entry(k, const struct ng_domain, ex_lru);
+			if (o != m && o->st.domain == m->st.domain) {
+				ng_exporter_stats_add(&row, &o->st);
+				if (!row.version)
+					row.version = o->st.version;
+			}
+		}
+		fn(&row, arg);
+	}
 	if (d->lim.domains_evicted)
 		fn(&d->others, arg);
 }
@@ -487,4 +542,54 @@ void ng_decoder_foreach_enterprise(const ng_decoder *d,
 			const struct ng_ent *e = (const struct ng_ent *)n;
 			fn(e->pen, e->ie, e->count, arg);
 		}
+}
+
+/* Frees domain `m` after its session's end: its templates withdrawn (not
+ * evicted for a limit: RFC 7011 §8 ends them), its held sets dropped
+ * (counted HELD_DROPPED: their template never came). */
+static void session_domain_free(ng_decoder *d, struct ng_domain *m)
+{
+	ng_tpl_withdraw_all(d, m, 10, false);
+	ng_tpl_withdraw_all(d, m, 10, true);
+	ng_domain_drop_state(d, m);
+	ng_htab_remove(&d->domains, &m->h);
+	ng_lru_unlink(&m->lru);
+	ng_lru_unlink(&m->ex_lru);
+	m->ex->ndom--;
+	m->ex->sessions--;
+	if (d->last_dom == m)
+		d->last_dom = NULL;
+	free(m);
+}
+
+void ng_decoder_session_end(ng_decoder *d, const uint8_t addr[16], uint32_t session)
+{
+	if (!session)
+		return;
+	uint64_t h = ng_hash_bytes(addr, 16, 1);
+	struct ng_exporter *ex = NULL;
+	for (struct ng_hnode *n = ng_htab_first(&d->exporters, h); n && !ex; n = n->next)
+		if (n->hash == h && !memcmp(((struct ng_exporter *)n)->addr, addr, 16))
+			ex = (struct ng_exporter *)n;
+	/* one domain at a time: adding its counters to the session-0 row may
+	 * evict other domains of ex, so the walk starts again each time */
+	while (ex && ex->sessions) {
+		struct ng_domain *m = NULL;
+		for (struct ng_lru *n = ex->doms.next; n != &ex->doms && !m; n = n->next) {
+			struct ng_domain *o = ng_lru_entry(n, struct ng_domain, ex_lru);
+			if (o->session == session)
+				m = o;
+		}
+		if (!m)
+			break;
+		ng_exporter_stats st = m->st;
+		session_domain_free(d, m);
+		struct ng_domain *home = ng_domain_get(d, addr, st.domain);
+		ng_exporter_stats *to = home ? &home->st : &d->others;
+		ng_exporter_stats_add(to, &st);
+		if (home && st.version)
+			to->version = st.version;
+		if (!home)
+			break; /* out of memory: ex may be gone */
+	}
 }

@@ -3,10 +3,9 @@
  *
  * One ng_decoder holds all protocol state of a collector: templates keyed
  * by (exporter address, version, observation domain / source ID, template
- * ID), options data (sampling rates by sampler ID, system init time), data
- * sets held while their template is missing, sequence-number tracking and
- * per exporter/domain counters.  It is not thread-safe: one decoder per
- * receive thread.
+ * ID, transport session: ng_datagram.session, 0 for UDP), options data (sampling rates by sampler
+ * ID, system init time), data sets held while their template is missing, sequence-number tracking
+ * and per exporter/domain counters.  It is not thread-safe: one decoder per receive thread.
  *
  * The first bytes of a datagram tell the protocol: a 16-bit version 1, 5,
  * 7, 9 or 10 is NetFlow/IPFIX; a 32-bit version 5 is sFlow.
@@ -490,6 +489,22 @@ uint64_t ng_decoder_interfaces_dropped(const ng_decoder *d);
 uint64_t ng_decoder_counters_dropped(const ng_decoder *d);
 
 void ng_counter_batch_free(ng_counter_batch *b);
+
+/*
+ * Ends transport session `session` (ng_datagram.session, not 0) of
+ * exporter `addr` (IPv4-mapped): a TCP connection or SCTP association
+ * closed.  RFC 7011 §8: "Templates ... are only valid within the
+ * Transport Session"; so its templates, options state (sampling rates,
+ * system init time) and held data sets are dropped, and its counters are
+ * added to the session-0 row of the same exporter and observation domain,
+ * which keeps them (while a session is open, ng_decoder_foreach_stats
+ * reports every session of an exporter and domain as one row already).
+ * Neither the state file (ng_decoder_save) nor a restart keeps a
+ * session's templates.  Unknown sessions are ignored.  The caller
+ * (collector/receive.c) calls it after decoding the session's last
+ * datagrams; the session id must not be reused before.
+ */
+void ng_decoder_session_end(ng_decoder *d, const uint8_t addr[16], uint32_t session);
 
 /* Enterprise-specific elements seen, per (PEN, IE): calls `fn` for each. */
 void ng_decoder_foreach_enterprise(const ng_decoder *d,

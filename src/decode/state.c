@@ -138,8 +138,8 @@ static void put_marks(const ng_decoder *d, struct wbuf *w)
 	put_u32(w, 0);
 	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next) {
 		const struct ng_domain *m = ng_lru_entry(n, const struct ng_domain, lru);
-		if (!m->mark.version)
-			continue;
+		if (!m->mark.version || m->session)
+			continue; /* a session's marks end with it */
 		put(w, m->st.exporter, 16);
 		put_u32(w, m->st.domain);
 		put_u8(w, m->mark.version);
@@ -162,16 +162,33 @@ size_t ng_decoder_state_stable_len(const uint8_t *img, size_t len)
 	return marks <= len - 8 - 12 ? len - 12 - marks : len;
 }
 
-static void serialize(const ng_decoder *d, struct wbuf *w)
+/* Templates and domains of TCP/SCTP sessions, which the file leaves out:
+ * they end with their session (RFC 7011 §8), a restart included. */
+static void count_sessions(const ng_decoder *d, size_t *tpls, size_t *doms)
 {
-	put(w, STATE_MAGIC, 4);
-	put_u32(w, STATE_VERSION);
-	put_u32(w, (uint32_t)d->templates.n);
-	for (const struct ng_lru *n = d->tpl_lru.next; n != &d->tpl_lru; n = n->next)
-		put_template(w, ng_lru_entry(n, const struct ng_tpl, lru));
-	put_u32(w, (uint32_t)d->domains.n);
+	*tpls = *doms = 0;
 	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next) {
 		const struct ng_domain *m = ng_lru_entry(n, const struct ng_domain, lru);
+		*doms += m->session != 0;
+		*tpls += m->session ? m->ntpl : 0;
+	}
+}
+
+static void serialize(const ng_decoder *d, struct wbuf *w)
+{
+	size_t stpl, sdom;
+	count_sessions(d, &stpl, &sdom);
+	put(w, STATE_MAGIC, 4);
+	put_u32(w, STATE_VERSION);
+	put_u32(w, (uint32_t)(d->templates.n - stpl));
+	for (const struct ng_lru *n = d->tpl_lru.next; n != &d->tpl_lru; n = n->next)
+		if (!ng_lru_entry(n, const struct ng_tpl, lru)->dom->session)
+			put_template(w, ng_lru_entry(n, const struct ng_tpl, lru));
+	put_u32(w, (uint32_t)(d->domains.n - sdom));
+	for (const struct ng_lru *n = d->dom_lru.next; n != &d->dom_lru; n = n->next) {
+		const struct ng_domain *m = ng_lru_entry(n, const struct ng_domain, lru);
+		if (m->session)
+			continue;
 		put(w, m->st.exporter, 16);
 		put_u32(w, m->st.domain);
 		put_u32(w, m->default_rate);

@@ -717,6 +717,17 @@ static void metric_exporters(ng_http_server *s, FILE *f, ng_http_exporters *x)
 	for (int id = 0; id < NG_XC_COUNT; id++)
 		metric_counter(f, x, id);
 	metric_limits(f, &x->limits);
+	/* TCP/SCTP connections (the other listener counters keep their names
+	 * below) */
+#define X(field, doc)                                                                              \
+	if (!strncmp(#field, "conns_", 6))                                                         \
+		fprintf(f,                                                                         \
+		        "# HELP nagare_listener_" #field "_total " doc "\n"                        \
+		        "# TYPE nagare_listener_" #field "_total counter\n"                        \
+		        "nagare_listener_" #field "_total %" PRIu64 "\n",                          \
+		        x->listener.field);
+	NG_LISTENER_COUNTERS(X)
+#undef X
 	fprintf(f,
 	        "# HELP nagare_socket_drops_total datagrams dropped by the kernel\n"
 	        "# TYPE nagare_socket_drops_total counter\nnagare_socket_drops_total %" PRIu64 "\n"

@@ -11,6 +11,18 @@
  *     SO_RCVBUFFORCE (CAP_NET_ADMIN) goes past it.
  *   - SO_RXQ_OVFL makes the kernel attach the socket's drop count to each
  *     datagram, so loss before the collector is visible, not silent.
+ *
+ * TCP and SCTP (RFC 7011 §10.4, §10.2): a listening socket per address;
+ * each connection accepted gets a slot of l->conns, a session id (1, 2,
+ * …, never 0: 0 is UDP) and a reassembler (net/reasm.h).  Its reads are
+ * cut at message ends (recv of what the current message still needs, so
+ * two per message), and a whole message is copied into a free slot of the
+ * batch, so one recv batch mixes datagrams and messages.  The epoll key
+ * says which: a socket index below l->n, or CONN_TAG | slot.  The UDP
+ * path pays one comparison for it.  SCTP sockets are one-to-one style
+ * (SOCK_STREAM, RFC 6458 §4): a message read in pieces arrives in order,
+ * as over TCP.  Refusals, idle closes and lost framing are counted in
+ * ng_listener_stats.
  */
 #include "net/listener.h"
 
@@ -27,6 +39,11 @@
 #include "core/addr.h"
 #include "core/log.h"
 #include "core/timefmt.h"
+#include "net/reasm.h"
+
+#ifndef IPPROTO_SCTP
+#define IPPROTO_SCTP 132
+#endif
 
 #ifndef SO_RXQ_OVFL
 #define SO_RXQ_OVFL 40
@@ -34,8 +51,11 @@
 
 const uint16_t ng_listen_default_ports[4] = {2055, 4739, 6343, 9995};
 
+enum sock_kind { K_UDP, K_TCP, K_SCTP };
+
 struct sock {
 	int fd;
+	enum sock_kind kind;
 	uint16_t port;
 	size_t rcvbuf;
 	uint32_t ovfl; /* last SO_RXQ_OVFL value seen */
@@ -60,7 +80,30 @@ struct ng_listener {
 	ng_datagram dgs[NG_LISTEN_BATCH];
 	ng_listener_stats st;
 	bool warned_rcvbuf;
+	/* TCP/SCTP connections: slots [0, ncap), fd -1 when free */
+	struct conn *conns;
+	size_t ncap, nconn;
+	ng_stream_limits lim;
+	uint32_t next_session;
+	uint64_t next_sweep; /* ms: the next idle check */
+	ng_session_end *ended;
+	size_t nended;
 };
+
+/* One TCP connection / SCTP association. */
+struct conn {
+	int fd;
+	uint32_t session;
+	uint8_t addr[16]; /* peer, IPv4-mapped */
+	uint16_t port;
+	uint64_t last_ms; /* last byte received, collector clock */
+	ng_reasm r;
+};
+
+#define ng_likely_udp(x) __builtin_expect(!!(x), 1)
+
+/* epoll key of connection slot i */
+#define CONN_TAG (1ull << 63)
 
 /* One address to bind, parsed from a --listen spec. */
 struct bind_addr {
@@ -189,14 +232,20 @@ static void sock_name(const struct sockaddr_storage *ss, char *buf, size_t len, 
  * Creates and binds one socket.  Returns the fd, or -1 with errno set
  * (errno of the step that failed; `*step` names it).
  */
-static int bind_one(int family, const uint8_t *addr, uint16_t port, bool dual, const char **step)
+static int bind_one(int family, const uint8_t *addr, uint16_t port, bool dual, enum sock_kind kind,
+                    const char **step)
 {
-	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int type = kind == K_UDP ? SOCK_DGRAM : SOCK_STREAM;
+	int fd =
+	    socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, kind == K_SCTP ? IPPROTO_SCTP : 0);
 	if (fd < 0) {
 		*step = "socket";
 		return -1;
 	}
 	int one = 1, zero = 0;
+	/* a restarted collector binds again while old connections linger */
+	if (kind != K_UDP)
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual ? &zero : &one, sizeof one) < 0) {
 		*step = "setsockopt(IPV6_V6ONLY)";
@@ -223,6 +272,10 @@ static int bind_one(int family, const uint8_t *addr, uint16_t port, bool dual, c
 		*step = "bind";
 		goto fail;
 	}
+	if (kind != K_UDP && listen(fd, 128) < 0) {
+		*step = "listen";
+		goto fail;
+	}
 	return fd;
 fail:;
 	int e = errno;
@@ -231,23 +284,31 @@ fail:;
 	return -1;
 }
 
-static int add_socket(ng_listener *l, const struct bind_addr *b, const char *spec, char *err,
-                      size_t errlen)
+static int add_socket(ng_listener *l, const struct bind_addr *b, enum sock_kind kind,
+                      const char *spec, char *err, size_t errlen)
 {
 	static const uint8_t any[16] = {0};
 	const char *step = "";
 	int fd;
 	if (b->family == AF_UNSPEC) {
-		fd = bind_one(AF_INET6, any, b->port, true, &step);
+		fd = bind_one(AF_INET6, any, b->port, true, kind, &step);
 		/* No IPv6 on this host (disabled module or sysctl): IPv4 alone. */
 		if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
 			ng_info("%s: IPv6 unavailable (%s), listening on IPv4 only", spec,
 			        strerror(errno));
-			fd = bind_one(AF_INET, any, b->port, false, &step);
+			fd = bind_one(AF_INET, any, b->port, false, kind, &step);
 		}
 	} else {
 		bool dual = b->family == AF_INET6 && !memcmp(b->addr, any, 16);
-		fd = bind_one(b->family, b->addr, b->port, dual, &step);
+		fd = bind_one(b->family, b->addr, b->port, dual, kind, &step);
+	}
+	if (fd < 0 && kind == K_SCTP && !strcmp(step, "socket") &&
+	    (errno == EPROTONOSUPPORT || errno == ESOCKTNOSUPPORT || errno == EAFNOSUPPORT)) {
+		snprintf(err, errlen,
+		         "cannot listen on %s: this kernel has no SCTP (socket: %s); load it with "
+		         "'modprobe sctp', or use tcp://",
+		         spec, strerror(errno));
+		return -1;
 	}
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s: %s%s", spec, step, strerror(errno),
@@ -261,7 +322,14 @@ static int add_socket(ng_listener *l, const struct bind_addr *b, const char *spe
 	socklen_t sl = sizeof ss;
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	sock_name(&ss, s->name, sizeof s->name, &s->port);
-	s->rcvbuf = grow_rcvbuf(fd);
+	s->kind = kind;
+	if (kind != K_UDP) {
+		/* "tcp://127.0.0.1:4739": the name says the transport */
+		char n[sizeof s->name];
+		snprintf(n, sizeof n, "%s://%.54s", kind == K_TCP ? "tcp" : "sctp", s->name);
+		memcpy(s->name, n, sizeof n);
+	}
+	s->rcvbuf = kind == K_UDP ? grow_rcvbuf(fd) : NG_LISTEN_RCVBUF;
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = l->n};
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		snprintf(err, errlen, "cannot listen on %s: epoll_ctl: %s", spec, strerror(errno));
@@ -276,7 +344,7 @@ static void warn_rcvbuf(ng_listener *l)
 {
 	size_t least = SIZE_MAX;
 	for (size_t i = 0; i < l->n; i++)
-		if (l->socks[i].rcvbuf < least)
+		if (l->socks[i].kind == K_UDP && l->socks[i].rcvbuf < least)
 			least = l->socks[i].rcvbuf;
 	if (!l->n || least >= NG_LISTEN_RCVBUF)
 		return;
@@ -298,6 +366,38 @@ static void setup_buffers(ng_listener *l)
 	}
 }
 
+/* "tcp://", "sctp://", "udp://" or nothing (UDP): the kind, and the
+ * address after the scheme. */
+static const char *strip_scheme(const char *spec, enum sock_kind *kind)
+{
+	static const struct {
+		const char *p;
+		enum sock_kind k;
+	} schemes[] = {{"udp://", K_UDP}, {"tcp://", K_TCP}, {"sctp://", K_SCTP}};
+	*kind = K_UDP;
+	for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+		if (!strncmp(spec, schemes[i].p, strlen(schemes[i].p))) {
+			*kind = schemes[i].k;
+			return spec + strlen(schemes[i].p);
+		}
+	return spec;
+}
+
+/* The connection slots and the ended list, for the first stream address. */
+static int conns_alloc(ng_listener *l)
+{
+	l->ncap = l->lim.conns;
+	l->conns = calloc(l->ncap, sizeof *l->conns);
+	/* a call closes at most the connections open before it and those it
+	 * accepts (64 for each of 16 events) */
+	l->ended = calloc(l->ncap + 16 * 64, sizeof *l->ended);
+	if (!l->conns || !l->ended)
+		return -1;
+	for (size_t i = 0; i < l->ncap; i++)
+		l->conns[i].fd = -1;
+	return 0;
+}
+
 ng_listener *ng_listener_open(const char *const *specs, size_t n, char *err, size_t errlen)
 {
 	size_t nsock = n ? n : sizeof ng_listen_default_ports / sizeof ng_listen_default_ports[0];
@@ -315,18 +415,25 @@ ng_listener *ng_listener_open(const char *const *specs, size_t n, char *err, siz
 		goto fail;
 	}
 	setup_buffers(l);
+	ng_listener_set_stream_limits(l, NULL);
 	for (size_t i = 0; i < nsock; i++) {
 		struct bind_addr b = {.family = AF_UNSPEC};
 		char spec[160];
+		enum sock_kind kind = K_UDP;
 		if (n) {
+			const char *a = strip_scheme(specs[i], &kind);
 			snprintf(spec, sizeof spec, "%s", specs[i]);
-			if (!parse_spec(specs[i], &b, err, errlen))
+			if (!parse_spec(a, &b, err, errlen))
 				goto fail;
 		} else {
 			b.port = ng_listen_default_ports[i];
 			snprintf(spec, sizeof spec, ":%u", b.port);
 		}
-		if (add_socket(l, &b, spec, err, errlen) < 0)
+		if (kind != K_UDP && !l->conns && conns_alloc(l) < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		if (add_socket(l, &b, kind, spec, err, errlen) < 0)
 			goto fail;
 	}
 	warn_rcvbuf(l);
@@ -342,6 +449,13 @@ void ng_listener_close(ng_listener *l)
 		return;
 	for (size_t i = 0; i < l->n; i++)
 		close(l->socks[i].fd);
+	for (size_t i = 0; i < l->ncap; i++)
+		if (l->conns[i].fd >= 0) {
+			close(l->conns[i].fd);
+			ng_reasm_free(&l->conns[i].r);
+		}
+	free(l->conns);
+	free(l->ended);
 	if (l->epfd >= 0)
 		close(l->epfd);
 	free(l->socks);
@@ -446,18 +560,205 @@ static size_t drain(ng_listener *l, struct sock *s, size_t got)
 	return out;
 }
 
+/* ---- TCP and SCTP ---- */
+
+void ng_listener_set_stream_limits(ng_listener *l, const ng_stream_limits *lim)
+{
+	ng_stream_limits v = lim ? *lim : (ng_stream_limits){0};
+	if (!v.conns)
+		v.conns = NG_STREAM_CONNS;
+	if (!v.conns_per_source)
+		v.conns_per_source = NG_STREAM_CONNS_PER_SOURCE;
+	if (!v.idle_ms)
+		v.idle_ms = NG_STREAM_IDLE_MS;
+	if (l->ncap && v.conns > l->ncap)
+		v.conns = (unsigned)l->ncap; /* the slots were allocated at open */
+	l->lim = v;
+}
+
+size_t ng_listener_ended(const ng_listener *l, const ng_session_end **out)
+{
+	*out = l->ended;
+	return l->nended;
+}
+
+size_t ng_listener_conns(const ng_listener *l)
+{
+	return l->nconn;
+}
+
+/* Closes connection `c` and lists its session as ended. */
+static void conn_close(ng_listener *l, struct conn *c)
+{
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	ng_reasm_free(&c->r);
+	ng_session_end *e = &l->ended[l->nended++]; /* sized in conns_alloc */
+	e->session = c->session;
+	memcpy(e->exporter, c->addr, 16);
+	l->nconn--;
+}
+
+/* Connections open from `addr`. */
+static size_t conns_from(const ng_listener *l, const uint8_t addr[16])
+{
+	size_t k = 0;
+	for (size_t i = 0; i < l->ncap; i++)
+		k += l->conns[i].fd >= 0 && !memcmp(l->conns[i].addr, addr, 16);
+	return k;
+}
+
+/* Takes on a connection of listening socket `s`, within the bounds. */
+static void conn_accept(ng_listener *l, int fd, const struct sockaddr_storage *from, uint64_t now)
+{
+	ng_datagram peer;
+	to_datagram(&peer, from, NULL, 0);
+	if (l->nconn >= l->lim.conns) {
+		l->st.conns_refused++;
+		close(fd);
+		return;
+	}
+	if (conns_from(l, peer.exporter) >= l->lim.conns_per_source) {
+		l->st.conns_refused_source++;
+		close(fd);
+		return;
+	}
+	size_t i = 0;
+	while (l->conns[i].fd >= 0)
+		i++; /* nconn < conns <= ncap: a slot is free */
+	struct conn *c = &l->conns[i];
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.u64 = CONN_TAG | i};
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		l->st.errors++;
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->session = ++l->next_session ? l->next_session : ++l->next_session;
+	memcpy(c->addr, peer.exporter, 16);
+	c->port = peer.exporter_port;
+	c->last_ms = now;
+	ng_reasm_init(&c->r);
+	l->nconn++;
+	l->st.conns_accepted++;
+}
+
+/* Accepts what listening socket `s` has waiting (64 at most a call). */
+static void accept_all(ng_listener *l, struct sock *s, uint64_t now)
+{
+	for (int k = 0; k < 64; k++) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof from;
+		int fd =
+		    accept4(s->fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				l->st.errors++;
+			return;
+		}
+		conn_accept(l, fd, &from, now);
+	}
+}
+
+/* Reads connection `c` into batch slots [got, NG_LISTEN_BATCH), a whole
+ * message per slot, until it has nothing more or the batch is full;
+ * closes it at its end, on an error or on lost framing.  Returns the new
+ * fill. */
+static size_t conn_read(ng_listener *l, struct conn *c, size_t got, uint64_t now)
+{
+	while (got < NG_LISTEN_BATCH) {
+		size_t want;
+		uint8_t *dst = ng_reasm_dst(&c->r, &want);
+		ssize_t k = recv(c->fd, dst, want, MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return got;
+		if (k <= 0) {
+			if (k < 0 && errno != ECONNRESET)
+				l->st.errors++;
+			if (ng_reasm_partial(&c->r))
+				l->st.conns_cut++;
+			conn_close(l, c);
+			return got;
+		}
+		c->last_ms = now;
+		const uint8_t *msg;
+		size_t len;
+		int rc = ng_reasm_got(&c->r, (size_t)k, &msg, &len);
+		if (rc < 0) {
+			if (rc == NG_REASM_BAD)
+				l->st.conns_bad++;
+			else
+				l->st.errors++;
+			conn_close(l, c);
+			return got;
+		}
+		if (rc == NG_REASM_MESSAGE) {
+			ng_datagram *dg = &l->dgs[got];
+			memcpy(l->iov[got].iov_base, msg, len);
+			memset(dg, 0, sizeof *dg);
+			dg->data = l->iov[got].iov_base;
+			dg->len = len;
+			memcpy(dg->exporter, c->addr, 16);
+			dg->exporter_port = c->port;
+			dg->session = c->session;
+			l->st.datagrams++;
+			l->st.bytes += len;
+			got++;
+		}
+	}
+	return got;
+}
+
+/* Closes the connections quiet for lim.idle_ms; once a second at most. */
+static void sweep_idle(ng_listener *l, uint64_t now)
+{
+	if (now < l->next_sweep)
+		return;
+	l->next_sweep = now + 1000;
+	for (size_t i = 0; i < l->ncap && l->nconn; i++) {
+		struct conn *c = &l->conns[i];
+		if (c->fd >= 0 && now - c->last_ms >= l->lim.idle_ms) {
+			l->st.conns_idle++;
+			conn_close(l, c);
+		}
+	}
+}
+
+/* A stream event: a listening socket's or a connection's. */
+static size_t stream_event(ng_listener *l, uint64_t key, size_t got, uint64_t now)
+{
+	if (key & CONN_TAG) {
+		struct conn *c = &l->conns[key & ~CONN_TAG];
+		/* closed earlier in this call (idle sweep): the event is stale */
+		return c->fd >= 0 ? conn_read(l, c, got, now) : got;
+	}
+	accept_all(l, &l->socks[key], now);
+	return got;
+}
+
 int ng_listener_recv(ng_listener *l, int timeout_ms, const ng_datagram **out)
 {
 	struct epoll_event ev[16];
 	*out = l->dgs;
+	l->nended = 0;
 	int ne = epoll_wait(l->epfd, ev, (int)(sizeof ev / sizeof ev[0]), timeout_ms);
 	if (ne < 0)
 		return errno == EINTR ? 0 : -1;
 	size_t got = 0;
-	for (int i = 0; i < ne && got < NG_LISTEN_BATCH; i++)
-		got = drain(l, &l->socks[ev[i].data.u64], got);
+	uint64_t now = l->ncap ? ng_now_ms() : 0;
+	for (int i = 0; i < ne && got < NG_LISTEN_BATCH; i++) {
+		uint64_t key = ev[i].data.u64;
+		if (ng_likely_udp(key < l->n && l->socks[key].kind == K_UDP))
+			got = drain(l, &l->socks[key], got);
+		else
+			got = stream_event(l, key, got, now);
+	}
+	if (l->nconn)
+		sweep_idle(l, now);
 	/* One clock read per batch: the datagrams arrived within the wait. */
-	uint64_t now = ng_now_ms();
+	now = ng_now_ms();
 	for (size_t i = 0; i < got; i++)
 		l->dgs[i].time_received = now;
 	return (int)got;

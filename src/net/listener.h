@@ -8,6 +8,12 @@
  * Kernel drops (a full receive buffer) are counted per socket from the
  * SO_RXQ_OVFL control message (socket(7)).
  *
+ * IPFIX over TCP and SCTP (tcp:// and sctp:// addresses) share the epoll
+ * set: listening sockets and connections are non-blocking, read only when
+ * epoll says so, and a connection hands out each whole IPFIX message
+ * (net/reasm.h) as one ng_datagram with its session id, so a slow or
+ * stalled peer holds up nobody.
+ *
  * Not thread-safe: one thread receives.
  */
 #ifndef NG_LISTENER_H
@@ -32,12 +38,55 @@ extern const uint16_t ng_listen_default_ports[4];
 
 typedef struct ng_listener ng_listener;
 
+/*
+ * IPFIX over TCP and SCTP (RFC 7011 §10.2, §10.4): the bounds on the
+ * connections of every tcp:// and sctp:// address together.  A
+ * connection past `conns`, or past `conns_per_source` from one address,
+ * is accepted and closed at once (counted); one quiet for `idle_ms` (a
+ * half-open peer, or one that stalls in the middle of a message) is
+ * closed.  Each connection holds at most one message (65535 bytes).
+ */
+typedef struct ng_stream_limits {
+	unsigned conns;            /* open at once, all sources (default 1024) */
+	unsigned conns_per_source; /* open at once from one address (default 256) */
+	uint64_t idle_ms;          /* closed after this long without a byte (default 15 min) */
+} ng_stream_limits;
+
+#define NG_STREAM_CONNS 1024
+#define NG_STREAM_CONNS_PER_SOURCE 256
+#define NG_STREAM_IDLE_MS (15 * 60 * 1000)
+
+/* A TCP connection or SCTP association that ended: its session id (as
+ * in ng_datagram.session) and peer address (IPv4-mapped). */
+typedef struct ng_session_end {
+	uint32_t session;
+	uint8_t exporter[16];
+} ng_session_end;
+
+/*
+ * The listener's counters, listed once: X(field, "doc").  Each is a
+ * uint64_t of ng_listener_stats, a key of "listener":{…} in
+ * exporters.json and the API (store/exporters.c), a /metrics counter
+ * nagare_listener_<field>_total, and summed over the runs of a store.
+ */
+#define NG_LISTENER_COUNTERS(X)                                                                    \
+	X(datagrams, "datagrams received (TCP/SCTP: whole IPFIX messages)")                        \
+	X(bytes, "payload bytes received")                                                         \
+	X(drops, "datagrams dropped by the kernel before they were read (SO_RXQ_OVFL)")            \
+	X(truncated, "datagrams longer than 65535 bytes (MSG_TRUNC), dropped")                     \
+	X(errors, "recvmmsg, recv and accept failures other than EAGAIN and EINTR")                \
+	X(conns_accepted, "TCP/SCTP connections taken on")                                         \
+	X(conns_refused, "TCP/SCTP connections closed at once: the connection limit was reached")  \
+	X(conns_refused_source,                                                                    \
+	  "TCP/SCTP connections closed at once: the limit per source address was reached")         \
+	X(conns_idle, "TCP/SCTP connections closed after the idle time-out without a byte")        \
+	X(conns_bad, "TCP/SCTP connections closed: a message header not IPFIX, or Length < 16")    \
+	X(conns_cut, "TCP/SCTP connections the peer closed within a message (its bytes lost)")
+
 typedef struct ng_listener_stats {
-	uint64_t datagrams; /* received */
-	uint64_t bytes;     /* payload bytes received */
-	uint64_t drops;     /* dropped by the kernel before we read them (SO_RXQ_OVFL) */
-	uint64_t truncated; /* longer than NG_LISTEN_DGRAM_MAX (MSG_TRUNC), dropped */
-	uint64_t errors;    /* recvmmsg failures other than EAGAIN/EINTR */
+#define X(field, doc) uint64_t field;
+	NG_LISTENER_COUNTERS(X)
+#undef X
 } ng_listener_stats;
 
 /*
@@ -46,6 +95,11 @@ typedef struct ng_listener_stats {
  *   "[::]:2055"                         IPv6 and IPv4 (IPv4-mapped, IPV6_V6ONLY=0)
  *   "[2001:db8::1]:2055"                that IPv6 address only
  *   ":2055" or "2055"                   every address, both families
+ *   "udp://" + any of these             the same (UDP)
+ *   "tcp://" + any of these             IPFIX over TCP (RFC 7011 §10.4)
+ *   "sctp://" + any of these            IPFIX over SCTP (§10.2), one-to-one
+ *                                       sockets; fails with a message saying
+ *                                       so when the kernel has no SCTP
  * Port 0 asks the kernel for a free port (see ng_listener_port).
  * n == 0 binds the default ports on "::" (both families), each falling back
  * to 0.0.0.0 when the host has no IPv6.  Each socket asks for a
@@ -67,7 +121,9 @@ char *ng_listener_name(const ng_listener *l, size_t i, char *buf, size_t len);
 uint16_t ng_listener_port(const ng_listener *l, size_t i);
 
 /* Receive buffer the kernel granted socket i, bytes (the usable half of
- * what getsockopt(SO_RCVBUF) reports, socket(7)). */
+ * what getsockopt(SO_RCVBUF) reports, socket(7)).  A TCP/SCTP listening
+ * socket reports NG_LISTEN_RCVBUF: the kernel sizes each connection's
+ * buffer itself, and a stream is never dropped (its peer waits). */
 size_t ng_listener_rcvbuf(const ng_listener *l, size_t i);
 
 /*
@@ -78,6 +134,20 @@ size_t ng_listener_rcvbuf(const ng_listener *l, size_t i);
  * interrupted the wait), or -1 on a failure of the wait itself (errno set).
  */
 int ng_listener_recv(ng_listener *l, int timeout_ms, const ng_datagram **out);
+
+/* Replaces the bounds on TCP/SCTP connections (0 fields: the default);
+ * the connections open keep going. */
+void ng_listener_set_stream_limits(ng_listener *l, const ng_stream_limits *lim);
+
+/* The sessions that ended during the last ng_listener_recv call (closed
+ * by the peer, for a bound, or for bad framing), after every message of
+ * theirs that call returned: *out points to `n` of them, owned by the
+ * listener and valid until the next call.  The collector hands each to
+ * ng_decoder_session_end, after decoding that call's datagrams. */
+size_t ng_listener_ended(const ng_listener *l, const ng_session_end **out);
+
+/* TCP/SCTP connections open now. */
+size_t ng_listener_conns(const ng_listener *l);
 
 /* Totals over every socket since open. */
 void ng_listener_get_stats(const ng_listener *l, ng_listener_stats *st);

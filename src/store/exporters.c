@@ -108,10 +108,14 @@ void ng_exporters_put_row(FILE *f, const ng_exporter_stats *s, unsigned flags)
 
 void ng_exporters_put_listener(FILE *f, const ng_listener_stats *l)
 {
-	fprintf(f,
-	        "\"listener\":{\"datagrams\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"drops\":%" PRIu64
-	        ",\"truncated\":%" PRIu64 ",\"errors\":%" PRIu64 "}",
-	        l->datagrams, l->bytes, l->drops, l->truncated, l->errors);
+	const char *sep = "";
+	fputs("\"listener\":{", f);
+#define X(field, doc)                                                                              \
+	fprintf(f, "%s\"" #field "\":%" PRIu64, sep, l->field);                                    \
+	sep = ",";
+	NG_LISTENER_COUNTERS(X)
+#undef X
+	fputc('}', f);
 }
 
 void ng_exporters_put_store(FILE *f, const ng_store_writer_stats *w)
@@ -318,12 +322,12 @@ static bool skip_value(struct rd *r, int depth)
 static bool listener_member(struct rd *r, const char *k, void *arg)
 {
 	ng_listener_stats *l = arg;
-	uint64_t *v = !strcmp(k, "datagrams")   ? &l->datagrams
-	              : !strcmp(k, "bytes")     ? &l->bytes
-	              : !strcmp(k, "drops")     ? &l->drops
-	              : !strcmp(k, "truncated") ? &l->truncated
-	              : !strcmp(k, "errors")    ? &l->errors
-	                                        : NULL;
+	uint64_t *v = NULL;
+#define X(field, doc)                                                                              \
+	if (!v && !strcmp(k, #field))                                                              \
+		v = &l->field;
+	NG_LISTENER_COUNTERS(X)
+#undef X
 	return v ? u64(r, v) : skip_value(r, 0);
 }
 
@@ -647,11 +651,9 @@ int ng_exporters_merge(ng_exporters_file *f, const ng_exporters_file *base)
 			add_row(&rows[j], b);
 	}
 	free(idx);
-	f->listener.datagrams += base->listener.datagrams;
-	f->listener.bytes += base->listener.bytes;
-	f->listener.drops += base->listener.drops;
-	f->listener.truncated += base->listener.truncated;
-	f->listener.errors += base->listener.errors;
+#define X(field, doc) f->listener.field += base->listener.field;
+	NG_LISTENER_COUNTERS(X)
+#undef X
 	ng_limit_stats_add(&f->limits, &base->limits);
 	if (base->started_ms && (!f->started_ms || base->started_ms < f->started_ms))
 		f->started_ms = base->started_ms;

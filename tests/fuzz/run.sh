@@ -37,7 +37,7 @@ for bin in "$build"/fuzz_*; do
 	case $name in
 	fuzz_v5) seeds=$work/v5 ;;
 	fuzz_v9) seeds=$work/v9 ;;
-	fuzz_ipfix) seeds=$work/ipfix ;;
+	fuzz_ipfix | fuzz_stream) seeds=$work/ipfix ;;
 	fuzz_templates) seeds=$work/templates ;;
 	fuzz_exporters) seeds=$work/exporters ;;
 	*) seeds=$work/other_$name ;;
