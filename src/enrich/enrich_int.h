@@ -85,6 +85,74 @@ uint64_t ng_geodb_errors(const ng_geodb *db);
 /* Identity of the file when opened, for replacement checks. */
 void ng_geodb_stamp(const ng_geodb *db, dev_t *dev, ino_t *ino, int64_t *mtime_ns);
 
+/* Memory the flat tables of db hold (bytes), and how long building them
+ * took at open (ns); 0, 0 when the database is looked up by its tree
+ * (layout "tree", or too many records to flatten). */
+void ng_geodb_flat_cost(const ng_geodb *db, size_t *bytes, int64_t *build_ns);
+
+/* The layout ng_geodb_open uses: $NAGARE_GEO_LAYOUT when set (a benchmark
+ * and test knob), else NULL: "24-4" for a tree of 2^20 nodes or more,
+ * "16-4" below.  A layout is "V4" or "V4/V6", each strides separated by
+ * '-', the last one repeating to the address width ("24-4": 24-4-4,
+ * 64 MiB root, at most 3 reads; "16-4": 16-4-4-4-4), V6 by default "16-4";
+ * or "tree": no flat tables, the mmdb tree walk (MMDB_lookup_sockaddr). */
+const char *ng_geodb_default_layout(void);
+/* ng_geodb_open with an explicit layout (as above; NULL: by size). */
+ng_geodb *ng_geodb_open_layout(const char *path, const char *lang, const char *layout, char *err,
+                               size_t errlen);
+
+/* ---- geoflat.c: a search tree flattened into multibit tries ----------- */
+
+/* A multibit trie over `bits`-bit addresses (see geoflat.c for the entry
+ * encoding): level l consumes stride[l] bits.  e is owned (malloc). */
+typedef struct ng_flat {
+	uint32_t *e;
+	size_t n, cap; /* entries used, allocated */
+	uint8_t stride[40];
+	unsigned nstride, bits;
+} ng_flat;
+
+struct MMDB_s;
+struct MMDB_entry_s;
+/* Maps a data record's data-section offset to its record index. */
+typedef uint32_t (*ng_flat_rec_fn)(void *ctx, uint32_t data_offset);
+
+/* Zeroes f and sets its strides from spec ("24-4", "16-8-8"; the last
+ * stride repeats up to `bits`; a '/' ends the spec).  -1 on a bad spec:
+ * a stride outside 1-24, more than 40 levels, more than `bits` bits. */
+int ng_flat_layout(ng_flat *f, const char *spec, unsigned bits);
+/* Fills f (strides set by ng_flat_layout) from the search-tree record
+ * (type, val, ent) at depth 0 (normally the root node, or the IPv4
+ * subtree's node), expanding every leaf to the entries it covers.  A record
+ * pointing to node v4start (UINT32_MAX: none) becomes an alias to the IPv4
+ * trie.  0, or -1 with *why (static text): out of memory, a record index
+ * >= 2^22, a tree deeper than the address.  Reads the tree through
+ * MMDB_read_node; time and memory linear in the tree's nodes plus the
+ * trie's entries. */
+int ng_flat_build(ng_flat *f, const struct MMDB_s *mmdb, uint8_t type, uint64_t val,
+                  const struct MMDB_entry_s *ent, uint32_t v4start, ng_flat_rec_fn rec_of,
+                  void *ctx, const char **why);
+void ng_flat_free(ng_flat *f);
+/* IPv4 address x (host order): record index (0: no data) and, in *plen,
+ * the leaf's depth below the trie's root.  One read per level. */
+uint32_t ng_flat_get4(const ng_flat *f, uint32_t x, unsigned *plen);
+/* IPv6 address hi:lo (big-endian halves as integers) in f6, following an
+ * alias into f4: as ng_flat_get4. */
+uint32_t ng_flat_get6(const ng_flat *f6, const ng_flat *f4, uint64_t hi, uint64_t lo,
+                      unsigned *plen);
+
+/* The IPv4 trie of db (NULL: looked up by its tree), for prefetching. */
+const ng_flat *ng_geodb_flat4(const ng_geodb *db);
+
+/* Starts fetching the root entry of IPv4 address x (host order) in f (may
+ * be NULL), so that a lookup soon after finds it in cache: under random
+ * addresses the root is the one line most lookups read. */
+static inline void ng_flat_prefetch4(const ng_flat *f, uint32_t x)
+{
+	if (f)
+		__builtin_prefetch(&f->e[(uint64_t)x >> (32 - f->stride[0])]);
+}
+
 /* ---- networks.c: prefix → name, role, site ---------------------------- */
 
 typedef struct ng_net_val {
