@@ -88,6 +88,8 @@ struct ng_enricher {
 	const ng_net_val *netval;
 	ng_astab astab;
 	const ng_flat *geo4, *asn4; /* the databases' IPv4 tries (prefetched), or NULL */
+	ng_flatj joint;             /* both joined (geoflat.c) ... */
+	bool has_joint;             /* ... when there are two, of the same strides */
 	/* fields the set can give besides countries, AS and network names
 	 * (ng_enricher_fields): a database with cities or continents, a
 	 * configured network with a role or a site */
@@ -220,6 +222,16 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 	e->netval = ng_nettrie_val(e->nets, 0);
 	e->geo4 = e->geo ? ng_geodb_flat4(e->geo) : NULL;
 	e->asn4 = e->asn && e->asn != e->geo ? ng_geodb_flat4(e->asn) : NULL;
+	/* one read of a joined root per address instead of one per database
+	 * (a failure, e.g. different strides, only leaves them apart) */
+	if (e->geo4 && e->asn4 && ng_flat_join(&e->joint, e->geo4, e->asn4) == 0) {
+		/* the joined table answers every IPv4 lookup of this set: the
+		 * databases' own IPv4 tries would only hold memory */
+		e->has_joint = true;
+		ng_geodb_drop_flat4(e->geo);
+		ng_geodb_drop_flat4(e->asn);
+		e->geo4 = e->asn4 = NULL;
+	}
 	if (e->asn)
 		ng_geodb_astab(e->asn, &e->astab);
 	e->st.geo_recs = e->geo ? ng_geodb_nrecs(e->geo) : 0;
@@ -251,6 +263,7 @@ void ng_enricher_free(ng_enricher *e)
 	for (size_t i = 0; i < e->npaths; i++)
 		free(e->paths[i]);
 	free(e->c4);
+	ng_flatj_free(&e->joint);
 	free(e->c6);
 	free(e);
 }
@@ -526,8 +539,12 @@ static inline void start_side(const ng_enricher *e, const uint8_t a[16], struct 
 			__builtin_prefetch(c4_set(e, sd->x));
 		/* and the databases' entries, which a cache miss reads next:
 		 * under random addresses every probe misses */
-		ng_flat_prefetch4(e->geo4, sd->x);
-		ng_flat_prefetch4(e->asn4, sd->x);
+		if (e->has_joint) {
+			ng_flatj_prefetch4(&e->joint, sd->x);
+		} else {
+			ng_flat_prefetch4(e->geo4, sd->x);
+			ng_flat_prefetch4(e->asn4, sd->x);
+		}
 	}
 }
 
@@ -552,7 +569,13 @@ static inline void probe_side(ng_enricher *e, const uint8_t a[16], struct side *
 	}
 	e->st.cache_misses++;
 	sd->miss = true;
-	sd->plen = lookup_all(e, a, &sd->geo, &sd->as, &sd->netv);
+	if (e->has_joint) {
+		unsigned pj = ng_flatj_get4(&e->joint, sd->x, &sd->geo, &sd->as), pn;
+		sd->netv = ng_nettrie_lookup(e->nets, a, &pn);
+		sd->plen = umax(pj, pn);
+	} else {
+		sd->plen = lookup_all(e, a, &sd->geo, &sd->as, &sd->netv);
+	}
 	__builtin_prefetch(&e->georec[sd->geo]);
 	__builtin_prefetch(&e->asrec[sd->as]);
 }
@@ -717,17 +740,19 @@ ng_colset ng_enricher_fields(const ng_enricher *e)
 	return m;
 }
 
-/* " (N records, lookup tables X MiB built in Y ms)" of db, into buf. */
-static const char *describe_db(const ng_geodb *db, char *buf, size_t len)
+/* " (N records, lookup tables X MiB built in Y ms)" of db, into buf;
+ * `joined`: its IPv4 trie is in the set's joined table (not counted). */
+static const char *describe_db(const ng_geodb *db, bool joined, char *buf, size_t len)
 {
 	if (!db)
 		return "";
 	size_t bytes;
 	int64_t ns;
 	ng_geodb_flat_cost(db, &bytes, &ns);
-	if (bytes)
-		snprintf(buf, len, " (%zu records, lookup tables %.1f MiB built in %.0f ms)",
-		         ng_geodb_nrecs(db), bytes / 1048576.0, ns / 1e6);
+	if (ns)
+		snprintf(buf, len, " (%zu records, lookup tables %.1f MiB%s built in %.0f ms)",
+		         ng_geodb_nrecs(db), bytes / 1048576.0,
+		         joined ? " + the joined IPv4 one" : "", ns / 1e6);
 	else
 		snprintf(buf, len, " (%zu records, looked up by its search tree)",
 		         ng_geodb_nrecs(db));
@@ -736,15 +761,18 @@ static const char *describe_db(const ng_geodb *db, char *buf, size_t len)
 
 char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len)
 {
-	char g[96], a[96];
+	char g[96], a[96], j[96] = "";
+	if (e->has_joint)
+		snprintf(j, sizeof j, ", the joined IPv4 table %.1f MiB",
+		         e->joint.n * sizeof *e->joint.e / 1048576.0);
 	snprintf(buf, len,
-	         "GeoIP %s%s, ASN %s%s, %zu networks (+ built-in classes), %zu exporters, "
+	         "GeoIP %s%s, ASN %s%s%s, %zu networks (+ built-in classes), %zu exporters, "
 	         "services %s",
-	         e->geo ? e->geo_path : "none", describe_db(e->geo, g, sizeof g),
+	         e->geo ? e->geo_path : "none", describe_db(e->geo, e->has_joint, g, sizeof g),
 	         e->asn ? e->asn_path : "none",
 	         e->asn == e->geo ? (e->asn ? " (the same file)" : "")
-	                          : describe_db(e->asn, a, sizeof a),
-	         e->nnets, e->nexps, e->svc ? "on" : "off");
+	                          : describe_db(e->asn, e->has_joint, a, sizeof a),
+	         j, e->nnets, e->nexps, e->svc ? "on" : "off");
 	return buf;
 }
 

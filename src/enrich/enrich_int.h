@@ -87,11 +87,12 @@ void ng_geodb_stamp(const ng_geodb *db, dev_t *dev, ino_t *ino, int64_t *mtime_n
 
 /* Memory the flat tables of db hold (bytes), and how long building them
  * took at open (ns); 0, 0 when the database is looked up by its tree
- * (layout "tree", or too many records to flatten). */
+ * (layout "tree", or too many records to flatten).  After
+ * ng_geodb_drop_flat4 the bytes no longer count the IPv4 trie. */
 void ng_geodb_flat_cost(const ng_geodb *db, size_t *bytes, int64_t *build_ns);
 
 /* The layout ng_geodb_open uses: $NAGARE_GEO_LAYOUT when set (a benchmark
- * and test knob), else NULL: "24-4" for a tree of 2^20 nodes or more,
+ * and test knob), else NULL: "24-4" for a tree of 2^18 nodes or more,
  * "16-4" below.  A layout is "V4" or "V4/V6", each strides separated by
  * '-', the last one repeating to the address width ("24-4": 24-4-4,
  * 64 MiB root, at most 3 reads; "16-4": 16-4-4-4-4), V6 by default "16-4";
@@ -143,6 +144,10 @@ uint32_t ng_flat_get6(const ng_flat *f6, const ng_flat *f4, uint64_t hi, uint64_
 
 /* The IPv4 trie of db (NULL: looked up by its tree), for prefetching. */
 const ng_flat *ng_geodb_flat4(const ng_geodb *db);
+/* Frees db's IPv4 trie (once joined into another table that answers for
+ * it): db's own IPv4 lookups, and IPv6 ones through an IPv4 alias, then
+ * walk the tree, with the same answers. */
+void ng_geodb_drop_flat4(ng_geodb *db);
 
 /* Starts fetching the root entry of IPv4 address x (host order) in f (may
  * be NULL), so that a lookup soon after finds it in cache: under random
@@ -151,6 +156,46 @@ static inline void ng_flat_prefetch4(const ng_flat *f, uint32_t x)
 {
 	if (f)
 		__builtin_prefetch(&f->e[(uint64_t)x >> (32 - f->stride[0])]);
+}
+
+/* Two IPv4 tries of the same strides joined into one (geoflat.c): a leaf
+ * (uint64_t) holds both record indexes, bits 8-29 trie a's and 32-53 trie
+ * b's, and in bits 0-7 the longer of the two prefix lengths (over which
+ * both answers hold); bit 63 marks a child.  The enricher looks its GeoIP
+ * and ASN databases up together through one: one read of the 2^24 root
+ * instead of two.  e owned. */
+typedef struct ng_flatj {
+	uint64_t *e;
+	size_t n, cap;
+	uint8_t stride[40];
+	unsigned nstride;
+} ng_flatj;
+
+/* Joins a and b (IPv4 tries).  0, or -1: their strides differ, or out of
+ * memory (j then empty).  Memory: 8 B per entry, the root 2^stride[0]
+ * entries, a node wherever either trie has one. */
+int ng_flat_join(ng_flatj *j, const ng_flat *a, const ng_flat *b);
+void ng_flatj_free(ng_flatj *j);
+/* IPv4 address x (host order): the two record indexes in *ra, *rb; returns
+ * the prefix length over which both hold.  Inline: once per address. */
+static inline unsigned ng_flatj_get4(const ng_flatj *j, uint32_t x, uint32_t *ra, uint32_t *rb)
+{
+	const uint64_t child = UINT64_C(1) << 63;
+	unsigned shift = 32 - j->stride[0];
+	uint64_t v = j->e[(uint64_t)x >> shift];
+	for (unsigned l = 1; v & child; l++) {
+		unsigned s = j->stride[l];
+		shift -= s;
+		v = j->e[(v & ~child) + ((x >> shift) & ((1u << s) - 1))];
+	}
+	*ra = (uint32_t)(v >> 8) & ((1u << 22) - 1);
+	*rb = (uint32_t)(v >> 32) & ((1u << 22) - 1);
+	return (unsigned)(v & 0xff);
+}
+
+static inline void ng_flatj_prefetch4(const ng_flatj *j, uint32_t x)
+{
+	__builtin_prefetch(&j->e[(uint64_t)x >> (32 - j->stride[0])]);
 }
 
 /* ---- networks.c: prefix → name, role, site ---------------------------- */

@@ -56,6 +56,7 @@
 #define CHILD 0x80000000u
 #define ALIAS 0x40000000u
 #define REC_MAX (1u << 22)
+#define JCHILD (UINT64_C(1) << 63)
 
 struct build {
 	ng_flat *f;
@@ -260,6 +261,8 @@ uint32_t ng_flat_get6(const ng_flat *f6, const ng_flat *f4, uint64_t hi, uint64_
 		pos += s;
 	}
 	if (v & ALIAS) {
+		if (!f4->e)
+			return UINT32_MAX; /* the IPv4 trie was dropped */
 		unsigned d = v & 0xff, p4;
 		uint32_t r = ng_flat_get4(f4, bits_at(hi, lo, d, 32), &p4);
 		*plen = d + p4;
@@ -267,4 +270,79 @@ uint32_t ng_flat_get6(const ng_flat *f6, const ng_flat *f4, uint64_t hi, uint64_
 	}
 	*plen = v & 0xff;
 	return v >> 8;
+}
+
+/* ---- two IPv4 tries joined ------------------------------------------- */
+
+/* Entry k of the node that entry x (of trie t) stands for: a leaf stands
+ * for itself in every sub-slot (it covers them all). */
+static inline uint32_t sub_entry(const ng_flat *t, uint32_t x, size_t k)
+{
+	return x & CHILD ? t->e[(x & ~CHILD) + k] : x;
+}
+
+/* Sets entry `pos` of j from the entries xa, xb of the two tries at the
+ * same slot of level `lvl`: a leaf when both are, else a node of the next
+ * level filled slot by slot. */
+static int join_set(ng_flatj *j, const ng_flat *a, const ng_flat *b, size_t pos, uint32_t xa,
+                    uint32_t xb, unsigned lvl)
+{
+	if (!(xa & CHILD) && !(xb & CHILD)) {
+		uint64_t pa = xa & 0xff, pb = xb & 0xff;
+		j->e[pos] =
+		    (uint64_t)(xb >> 8) << 32 | (uint64_t)(xa >> 8) << 8 | (pa > pb ? pa : pb);
+		return 0;
+	}
+	size_t n = (size_t)1 << a->stride[lvl + 1];
+	if (j->n + n > j->cap) {
+		size_t nc = j->cap * 2 > j->n + n ? j->cap * 2 : j->n + n;
+		uint64_t *ne = realloc(j->e, nc * sizeof *ne);
+		if (!ne)
+			return -1;
+		j->e = ne;
+		j->cap = nc;
+	}
+	size_t c = j->n;
+	j->n += n;
+	j->e[pos] = JCHILD | c;
+	for (size_t k = 0; k < n; k++)
+		if (join_set(j, a, b, c + k, sub_entry(a, xa, k), sub_entry(b, xb, k), lvl + 1) < 0)
+			return -1;
+	return 0;
+}
+
+int ng_flat_join(ng_flatj *j, const ng_flat *a, const ng_flat *b)
+{
+	memset(j, 0, sizeof *j);
+	if (a->bits != 32 || b->bits != 32 || a->nstride != b->nstride ||
+	    memcmp(a->stride, b->stride, a->nstride))
+		return -1;
+	memcpy(j->stride, a->stride, sizeof j->stride);
+	j->nstride = a->nstride;
+	size_t root = (size_t)1 << a->stride[0];
+	j->cap = root + root / 8;
+	if (!(j->e = malloc(j->cap * sizeof *j->e)))
+		return -1;
+	j->n = root;
+	for (size_t i = 0; i < root; i++)
+		if (join_set(j, a, b, i, a->e[i], b->e[i], 0) < 0) {
+			ng_flatj_free(j);
+			return -1;
+		}
+	/* as ng_flat_build: no slack, huge pages, 64 B aligned */
+	size_t bytes = (j->n * sizeof *j->e + 63) & ~(size_t)63;
+	uint64_t *ne = bytes >= ((size_t)2 << 20) ? ng_alloc_big(bytes) : aligned_alloc(64, bytes);
+	if (ne) {
+		memcpy(ne, j->e, j->n * sizeof *j->e);
+		free(j->e);
+		j->e = ne;
+		j->cap = j->n;
+	}
+	return 0;
+}
+
+void ng_flatj_free(ng_flatj *j)
+{
+	free(j->e);
+	memset(j, 0, sizeof *j);
 }

@@ -366,6 +366,12 @@ const ng_flat *ng_geodb_flat4(const ng_geodb *db)
 	return db->flat4 ? &db->f4 : NULL;
 }
 
+void ng_geodb_drop_flat4(ng_geodb *db)
+{
+	ng_flat_free(&db->f4);
+	db->flat4 = false;
+}
+
 const char *ng_geodb_default_layout(void)
 {
 	const char *l = getenv("NAGARE_GEO_LAYOUT");
@@ -375,7 +381,7 @@ const char *ng_geodb_default_layout(void)
 void ng_geodb_flat_cost(const ng_geodb *db, size_t *bytes, int64_t *build_ns)
 {
 	*bytes = (db->flat4 ? db->f4.n * 4 : 0) + (db->flat6 ? db->f6.n * 4 : 0);
-	*build_ns = db->flat4 ? db->flat_ns : 0;
+	*build_ns = db->flat_ns;
 }
 
 ng_geodb *ng_geodb_open(const char *path, const char *lang, char *err, size_t errlen)
@@ -450,10 +456,11 @@ ng_geodb *ng_geodb_open_layout(const char *path, const char *lang, const char *l
 	free(db->askey);
 	free(db->asval);
 	db->askey = db->asval = NULL;
-	/* A 2^24-entry root (64 MiB) pays for itself on a big database; a
-	 * small one's nodes stay in the caches under a 2^16-entry root. */
+	/* A 2^24-entry root (64 MiB) pays for itself on a big database
+	 * (GeoLite2-Country and -ASN have about 2^19-2^20 nodes); a small
+	 * one's nodes stay in the caches under a 2^16-entry root. */
 	if (!layout)
-		layout = db->mmdb.metadata.node_count >= (1u << 20) ? "24-4" : "16-4";
+		layout = db->mmdb.metadata.node_count >= (1u << 18) ? "24-4" : "16-4";
 	if (build_flat(db, layout, err, errlen) < 0)
 		goto fail;
 	return db;
@@ -487,8 +494,12 @@ uint32_t ng_geodb_lookup(ng_geodb *db, const uint8_t a[16], unsigned *plen)
 	bool v4 = !memcmp(a, v4pre, 12);
 	if (v4 && db->flat4)
 		return ng_flat_get4(&db->f4, ng_get_be32(a + 12), plen);
-	if (!v4 && db->flat6)
-		return ng_flat_get6(&db->f6, &db->f4, ng_get_be64(a), ng_get_be64(a + 8), plen);
+	if (!v4 && db->flat6) {
+		uint32_t r =
+		    ng_flat_get6(&db->f6, &db->f4, ng_get_be64(a), ng_get_be64(a + 8), plen);
+		if (r != UINT32_MAX)
+			return r; /* else an IPv4 alias, its trie dropped: the tree */
+	}
 	if (v4) {
 		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
 		s->sin_family = AF_INET;

@@ -12,7 +12,8 @@
  * both ends of every network of the tree and the addresses just outside
  * them (the networks found by walking the tree here, with MMDB_read_node),
  * and random IPv4 and IPv6 addresses, some in the IPv4 aliases (::/96,
- * 2002::/16, 2001::/32).
+ * 2002::/16, 2001::/32).  And the joined IPv4 table of two databases
+ * (what the enricher reads) against both trees.
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -284,10 +285,74 @@ static void test_dbip(void **state)
 	}
 }
 
+/* The joined IPv4 table (ng_flat_join, what the enricher looks both its
+ * databases up through) against each database's tree walk: both record
+ * indexes, and the longer prefix. */
+static void join_check(const char *pa, const char *pb, const char *layout, unsigned n)
+{
+	ng_geodb *ta = open_layout(pa, "tree"), *tb = open_layout(pb, "tree");
+	ng_geodb *fa = open_layout(pa, layout), *fb = open_layout(pb, layout);
+	ng_flatj j;
+	assert_int_equal(ng_flat_join(&j, ng_geodb_flat4(fa), ng_geodb_flat4(fb)), 0);
+	uint64_t s = 12345, bad = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t x = (uint32_t)ts_xorshift64(&s);
+		if (i % 2) /* near a boundary: low bits all 0 or all 1 */
+			x = (x >> (i % 24)) << (i % 24) | (i & 4 ? (1u << (i % 24)) - 1 : 0);
+		uint8_t a[16] = {0};
+		a[10] = a[11] = 0xff;
+		for (int k = 0; k < 4; k++)
+			a[15 - k] = (uint8_t)(x >> (8 * k));
+		unsigned p1, p2;
+		uint32_t r1 = ng_geodb_lookup(ta, a, &p1), r2 = ng_geodb_lookup(tb, a, &p2), g, as;
+		unsigned pj = ng_flatj_get4(&j, x, &g, &as);
+		if ((g != r1 || as != r2 || pj != (p1 > p2 ? p1 : p2)) && bad++ < 5)
+			print_message("%08x: joined %u %u /%u, trees %u /%u, %u /%u\n", x, g, as,
+			              pj, r1, p1, r2, p2);
+	}
+	print_message("%s + %s (%s): %u addresses, %" PRIu64 " differ; joined %.1f MiB\n", pa, pb,
+	              layout, n, bad, j.n * 8 / 1048576.0);
+	assert_int_equal(bad, 0);
+	/* dropped: the database's own IPv4 lookups walk the tree, same answers */
+	ng_geodb_drop_flat4(fa);
+	assert_null(ng_geodb_flat4(fa));
+	for (unsigned i = 0; i < 1000; i++) {
+		uint8_t a[16] = {0};
+		a[10] = a[11] = 0xff;
+		uint64_t r = ts_xorshift64(&s);
+		memcpy(a + 12, &r, 4);
+		unsigned p1, p2;
+		assert_int_equal(ng_geodb_lookup(fa, a, &p1), ng_geodb_lookup(ta, a, &p2));
+		assert_int_equal(p1, p2);
+	}
+	ng_flatj_free(&j);
+	ng_geodb_free(ta);
+	ng_geodb_free(tb);
+	ng_geodb_free(fa);
+	ng_geodb_free(fb);
+}
+
+static void test_join(void **state)
+{
+	(void)state;
+	const char *td = getenv("NG_TESTDATA");
+	char city[512], asn[512];
+	snprintf(city, sizeof city, "%s/mmdb/GeoIP2-City-Test.mmdb", td ? td : ".");
+	snprintf(asn, sizeof asn, "%s/mmdb/GeoLite2-ASN-Test.mmdb", td ? td : ".");
+	if (!td || access(city, R_OK) || access(asn, R_OK)) {
+		print_message("NG_TESTDATA/mmdb absent: skipped\n");
+		skip();
+	}
+	join_check(city, asn, "24-4", 400000);
+	join_check(city, asn, "16-4", 400000);
+	join_check(asn, city, "16-8-8", 400000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_maxmind_testdata),
+	    cmocka_unit_test(test_join),
 	    cmocka_unit_test(test_dbip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
