@@ -17,7 +17,9 @@
  *   long run does not repeat the same flows byte for byte (which would let
  *   a compressor with a long window store them for free).
  * - Records look like real traffic: addresses from a few thousand /24s
- *   chosen by a Zipf law (a few networks carry most flows), server ports by
+ *   chosen by a Zipf law (a few networks carry most flows); or, with
+ *   --addrs uniform, source and destination uniformly random public IPv4
+ *   addresses (a spoofed-source flood: every address new to a cache), server ports by
  *   a Zipf law over common services, a tcp/udp/icmp mix, log-normal packet
  *   counts, durations of seconds to a minute ending shortly before export.
  * - Several exporters' observation domains (--sources, source IDs 1..K)
@@ -93,7 +95,8 @@ struct opts {
 	unsigned pool; /* records in the precomputed pool */
 	uint64_t seed;
 	int sndbuf;
-	double mark; /* >0: print "mark records=N" after this many seconds */
+	double mark;  /* >0: print "mark records=N" after this many seconds */
+	bool uniform; /* --addrs uniform */
 };
 
 /* ---- deterministic randomness -------------------------------------- */
@@ -210,6 +213,7 @@ static const uint16_t udp_ports[] = {53,   443,  123, 161,  500, 4500, 1194,  51
                                      3478, 5353, 137, 1900, 69,  162,  11211, 4789,  2055, 6343};
 
 struct shape {
+	bool uniform;
 	struct zipf src_net, dst_net, host, port;
 	uint32_t *nets_in, *nets_out; /* /24 network addresses */
 };
@@ -237,12 +241,42 @@ static void shape_init(struct shape *s)
 	}
 }
 
+/* True when a (host order) is a public unicast IPv4 address: none of the
+ * special-purpose blocks of RFC 6890 (this network, private, shared,
+ * loopback, link-local, IETF protocol, documentation, benchmarking) nor
+ * multicast and reserved (224/3). */
+static bool is_public(uint32_t a)
+{
+	static const uint32_t blk[][2] = {{0x00000000u, 8},  {0x0a000000u, 8},  {0x64400000u, 10},
+	                                  {0x7f000000u, 8},  {0xa9fe0000u, 16}, {0xac100000u, 12},
+	                                  {0xc0000000u, 24}, {0xc0000200u, 24}, {0xc0a80000u, 16},
+	                                  {0xc6120000u, 15}, {0xc6336400u, 24}, {0xcb007100u, 24},
+	                                  {0xe0000000u, 3}};
+	for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++)
+		if ((a & ~0u << (32 - blk[i][1])) == blk[i][0])
+			return false;
+	return true;
+}
+
+static uint32_t random_public(void)
+{
+	uint32_t a;
+	do
+		a = (uint32_t)(rnd() >> 32);
+	while (!is_public(a));
+	return a;
+}
+
 /* Writes one record; first/last are stored as "ms before export" and
  * become absolute sysUptime values at send time. */
 static void build_record(uint8_t *r, struct shape *s)
 {
 	uint32_t in = s->nets_in[zipf_draw(&s->src_net)] | (1 + zipf_draw(&s->host));
 	uint32_t out = s->nets_out[zipf_draw(&s->dst_net)] | (1 + zipf_draw(&s->host));
+	if (s->uniform) {
+		in = random_public();
+		out = random_public();
+	}
 	unsigned pk = zipf_draw(&s->port);
 	double u = unif();
 	uint8_t proto = u < 0.80 ? 6 : u < 0.97 ? 17 : 1;
@@ -326,6 +360,7 @@ static void usage(void)
 	        "             [--pool RECORDS (1048576)] [--seed N] [--sndbuf BYTES]\n"
 	        "             [--mark SECONDS]  (print \"mark records=N\" then, for\n"
 	        "                               a benchmark to sample the collector)\n"
+	        "             [--addrs zipf|uniform]  (uniform: random public addresses)\n"
 	        "Sends NetFlow v9, 30 IPv4 records a packet, to 127.0.0.1:PORT.\n");
 	exit(2);
 }
@@ -358,6 +393,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->sndbuf = atoi(v);
 		else if (!strcmp(k, "--mark"))
 			o->mark = atof(v);
+		else if (!strcmp(k, "--addrs") && (!strcmp(v, "zipf") || !strcmp(v, "uniform")))
+			o->uniform = !strcmp(v, "uniform");
 		else
 			usage();
 	}
@@ -382,6 +419,7 @@ int main(int argc, char **argv)
 	}
 	struct shape s;
 	shape_init(&s);
+	s.uniform = o.uniform;
 	for (size_t i = 0; i < npkt; i++) {
 		uint8_t *p = pool + i * PKT_LEN;
 		put_header(p, RECS_PER_PKT, 0, 0, 0, 0);

@@ -87,12 +87,23 @@ struct ng_enricher {
 	const ng_geo_rec *georec, *asrec;
 	const ng_net_val *netval;
 	ng_astab astab;
+	const ng_flat *geo4, *asn4; /* the databases' IPv4 tries (prefetched), or NULL */
+	ng_flatj joint;             /* both joined (geoflat.c) ... */
+	bool has_joint;             /* ... when there are two, of the same strides */
 	/* fields the set can give besides countries, AS and network names
 	 * (ng_enricher_fields): a database with cities or continents, a
 	 * configured network with a role or a site */
 	bool has_city, has_continent, has_role, has_site;
 	ng_enrich_stats st;
+	/* The IPv4 cache is skipped while it answers fewer than half of the
+	 * lookups (random addresses: reading, missing and refilling a line
+	 * per address only added to the tables' own reads); one call in
+	 * BYPASS_SAMPLE uses it anyway, to see whether that is still so. */
+	bool bypass, use_cache;
+	uint32_t calls;
 };
+
+#define BYPASS_SAMPLE 16
 
 static const ng_geo_rec no_rec;
 
@@ -209,6 +220,18 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 	e->georec = e->geo ? ng_geodb_rec(e->geo, 0) : &no_rec;
 	e->asrec = e->asn ? ng_geodb_rec(e->asn, 0) : &no_rec;
 	e->netval = ng_nettrie_val(e->nets, 0);
+	e->geo4 = e->geo ? ng_geodb_flat4(e->geo) : NULL;
+	e->asn4 = e->asn && e->asn != e->geo ? ng_geodb_flat4(e->asn) : NULL;
+	/* one read of a joined root per address instead of one per database
+	 * (a failure, e.g. different strides, only leaves them apart) */
+	if (e->geo4 && e->asn4 && ng_flat_join(&e->joint, e->geo4, e->asn4) == 0) {
+		/* the joined table answers every IPv4 lookup of this set: the
+		 * databases' own IPv4 tries would only hold memory */
+		e->has_joint = true;
+		ng_geodb_drop_flat4(e->geo);
+		ng_geodb_drop_flat4(e->asn);
+		e->geo4 = e->asn4 = NULL;
+	}
 	if (e->asn)
 		ng_geodb_astab(e->asn, &e->astab);
 	e->st.geo_recs = e->geo ? ng_geodb_nrecs(e->geo) : 0;
@@ -240,6 +263,7 @@ void ng_enricher_free(ng_enricher *e)
 	for (size_t i = 0; i < e->npaths; i++)
 		free(e->paths[i]);
 	free(e->c4);
+	ng_flatj_free(&e->joint);
 	free(e->c6);
 	free(e);
 }
@@ -339,16 +363,6 @@ static void set_info(const ng_enricher *e, uint32_t geo, uint32_t as, uint32_t n
 	o->as_name = e->asrec[as].as_name;
 	o->rasn = o->ras_name = 0;
 	o->net = &e->netval[netv];
-}
-
-/* The answers for IPv4 address x (host order) after a cache miss. */
-static void v4_miss(ng_enricher *e, const uint8_t a[16], uint32_t x, struct ainfo *o)
-{
-	uint32_t geo, as, netv;
-	e->st.cache_misses++;
-	unsigned p = lookup_all(e, a, &geo, &as, &netv);
-	c4_fill(e, x, p, geo, as, netv);
-	set_info(e, geo, as, netv, o);
 }
 
 /* The answers for an IPv6 address (a direct-mapped cache by the /48). */
@@ -503,43 +517,79 @@ static inline void fill(const ng_enricher *e, const ng_enrich_view *v, size_t i,
 		                           get_u16(v, NG_F_DST_PORT, i)));
 }
 
-/* What the first two passes learn of one address of a record. */
+/* What the first passes learn of one address of a record. */
 struct side {
-	uint32_t x;  /* IPv4 address, host order */
-	bool v4;     /* else IPv6: x is not used */
-	bool lookup; /* the record's AS number is to be named from the table ... */
-	size_t slot; /* ... from this slot on (fetched meanwhile) */
+	uint32_t x;             /* IPv4 address, host order */
+	bool v4;                /* else IPv6: x is not used */
+	bool cached;            /* IPv4 and the cache is in use (e->use_cache) */
+	bool miss;              /* IPv4 and not in the cache: looked up, to be cached */
+	bool lookup;            /* the record's AS number is to be named from the table ... */
+	size_t slot;            /* ... from this slot on (fetched meanwhile) */
+	uint32_t geo, as, netv; /* after a miss: the tables' answers ... */
+	unsigned plen;          /* ... over this prefix */
 };
 
 /* Pass 1 for one address: which cache set pass 2 reads, fetched meanwhile. */
 static inline void start_side(const ng_enricher *e, const uint8_t a[16], struct side *sd)
 {
 	sd->v4 = v4_of(a, &sd->x);
-	if (sd->v4)
-		__builtin_prefetch(c4_set(e, sd->x));
+	sd->cached = sd->v4 && e->use_cache;
+	if (sd->v4) {
+		if (sd->cached)
+			__builtin_prefetch(c4_set(e, sd->x));
+		/* and the databases' entries, which a cache miss reads next:
+		 * under random addresses every probe misses */
+		if (e->has_joint) {
+			ng_flatj_prefetch4(&e->joint, sd->x);
+		} else {
+			ng_flat_prefetch4(e->geo4, sd->x);
+			ng_flat_prefetch4(e->asn4, sd->x);
+		}
+	}
 }
 
-/* Pass 2 for one address and the record's AS number `asn` on that side:
- * the answers, from the cache or the tables; when the record's AS number
- * is neither the database's nor the one the cache remembers, the AS-name
- * slot for pass 3, fetched meanwhile. */
-static inline void probe_side(ng_enricher *e, const uint8_t a[16], uint32_t asn, struct side *sd,
-                              struct ainfo *o)
+/* Pass 2 for one address: the answers from the cache or, after a miss, the
+ * tables' record indexes (their records fetched meanwhile, for pass 2b). */
+static inline void probe_side(ng_enricher *e, const uint8_t a[16], struct side *sd, struct ainfo *o)
 {
-	if (sd->v4) {
-		const struct c4 *c = c4_probe(c4_set(e, sd->x), sd->x);
-		if (c) {
-			o->geo = &e->georec[c->geo];
-			o->asn = c->asn;
-			o->as_name = c->as_name;
-			o->rasn = c->rasn;
-			o->ras_name = c->ras_name;
-			o->net = &e->netval[c->netv_plen >> 6];
-		} else {
-			v4_miss(e, a, sd->x, o);
-		}
-	} else {
+	sd->miss = false;
+	if (!sd->v4) {
 		v6_info(e, a, o);
+		return;
+	}
+	const struct c4 *c = sd->cached ? c4_probe(c4_set(e, sd->x), sd->x) : NULL;
+	if (c) {
+		o->geo = &e->georec[c->geo];
+		o->asn = c->asn;
+		o->as_name = c->as_name;
+		o->rasn = c->rasn;
+		o->ras_name = c->ras_name;
+		o->net = &e->netval[c->netv_plen >> 6];
+		return;
+	}
+	e->st.cache_misses++;
+	sd->miss = true;
+	if (e->has_joint) {
+		unsigned pj = ng_flatj_get4(&e->joint, sd->x, &sd->geo, &sd->as), pn;
+		sd->netv = ng_nettrie_lookup(e->nets, a, &pn);
+		sd->plen = umax(pj, pn);
+	} else {
+		sd->plen = lookup_all(e, a, &sd->geo, &sd->as, &sd->netv);
+	}
+	__builtin_prefetch(&e->georec[sd->geo]);
+	__builtin_prefetch(&e->asrec[sd->as]);
+}
+
+/* Pass 2b for one address and the record's AS number `asn` on that side:
+ * caches a miss's answers; when the record's AS number is neither the
+ * database's nor the one the cache remembers, the AS-name slot for pass
+ * 3, fetched meanwhile. */
+static inline void settle_side(ng_enricher *e, uint32_t asn, struct side *sd, struct ainfo *o)
+{
+	if (sd->miss) {
+		if (sd->cached)
+			c4_fill(e, sd->x, sd->plen, sd->geo, sd->as, sd->netv);
+		set_info(e, sd->geo, sd->as, sd->netv, o);
 	}
 	sd->lookup = asn && e->asn && asn != o->asn && asn != o->rasn;
 	if (sd->lookup) {
@@ -558,7 +608,7 @@ static inline void name_side(ng_enricher *e, uint32_t asn, const struct side *sd
 		return;
 	o->rasn = asn;
 	o->ras_name = ng_astab_name(&e->astab, asn, sd->slot);
-	if (sd->v4) {
+	if (sd->cached) {
 		struct c4 *c = c4_probe(c4_set(e, sd->x), sd->x);
 		if (c) {
 			c->rasn = asn;
@@ -568,10 +618,15 @@ static inline void name_side(ng_enricher *e, uint32_t asn, const struct side *sd
 }
 
 /*
- * Three passes over blocks of BLOCK records, so that memory is waited for
- * in parallel rather than once per record: fetch every record's cache
- * sets, then probe them (now in cache) and fetch the AS-name slots of the
- * record AS numbers the cache cannot name, then fill the fields.  The
+ * Passes over blocks of BLOCK records, so that memory is waited for in
+ * parallel rather than once per record: fetch every record's cache sets
+ * and the databases' IPv4 root entries (geoflat.c), then probe the sets
+ * (now in cache) and, on a miss, look the databases up (their entries now
+ * in cache; one more line for a network finer than the root's stride) and
+ * fetch the records found, then cache those answers and fetch the
+ * AS-name slots of the record AS numbers the cache cannot name, then fill
+ * the fields.  Under uniformly random addresses every probe misses, and no
+ * step waits for memory alone.  The
  * cache (1 MiB) and the AS-name table (MBs) do not stay in the core's
  * caches; one record at a time, each waited for memory.  A hit reads one
  * line per address; the rest (GeoIP country records, network values,
@@ -587,6 +642,7 @@ void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v)
 	const uint8_t *last_exp = NULL;
 	const size_t n = v->n;
 	uint64_t misses = e->st.cache_misses;
+	e->use_cache = !e->bypass || e->calls++ % BYPASS_SAMPLE == 0;
 	for (size_t i = 0; i < n && i < BLOCK; i++) {
 		start_side(e, at(v, NG_F_SRC_ADDR, i), &ss[0][i]);
 		start_side(e, at(v, NG_F_DST_ADDR, i), &ds[0][i]);
@@ -596,10 +652,12 @@ void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v)
 		size_t nm = n - lo - m < BLOCK ? n - lo - m : BLOCK;
 		struct side *sc = ss[cur], *dc = ds[cur], *sn = ss[cur ^ 1], *dn = ds[cur ^ 1];
 		for (size_t i = 0; i < m; i++) {
-			probe_side(e, at(v, NG_F_SRC_ADDR, lo + i), get_u32(v, NG_F_SRC_AS, lo + i),
-			           &sc[i], &s[i]);
-			probe_side(e, at(v, NG_F_DST_ADDR, lo + i), get_u32(v, NG_F_DST_AS, lo + i),
-			           &dc[i], &d[i]);
+			probe_side(e, at(v, NG_F_SRC_ADDR, lo + i), &sc[i], &s[i]);
+			probe_side(e, at(v, NG_F_DST_ADDR, lo + i), &dc[i], &d[i]);
+		}
+		for (size_t i = 0; i < m; i++) {
+			settle_side(e, get_u32(v, NG_F_SRC_AS, lo + i), &sc[i], &s[i]);
+			settle_side(e, get_u32(v, NG_F_DST_AS, lo + i), &dc[i], &d[i]);
 		}
 		for (size_t i = 0; i < m; i++) {
 			const size_t r = lo + i;
@@ -623,8 +681,11 @@ void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v)
 			fill(e, v, r, &s[i], &d[i]);
 		}
 	}
-	e->st.cache_hits += 2 * (uint64_t)n - (e->st.cache_misses - misses);
+	uint64_t missed = e->st.cache_misses - misses;
+	e->st.cache_hits += 2 * (uint64_t)n - missed;
 	e->st.records += n;
+	if (e->use_cache && n >= BLOCK) /* a big enough sample: decide again */
+		e->bypass = 2 * missed > 2 * (uint64_t)n;
 }
 
 void ng_enrich_view_rows(ng_enrich_view *v, ng_flow *flows, size_t n)
@@ -679,13 +740,39 @@ ng_colset ng_enricher_fields(const ng_enricher *e)
 	return m;
 }
 
+/* " (N records, lookup tables X MiB built in Y ms)" of db, into buf;
+ * `joined`: its IPv4 trie is in the set's joined table (not counted). */
+static const char *describe_db(const ng_geodb *db, bool joined, char *buf, size_t len)
+{
+	if (!db)
+		return "";
+	size_t bytes;
+	int64_t ns;
+	ng_geodb_flat_cost(db, &bytes, &ns);
+	if (ns)
+		snprintf(buf, len, " (%zu records, lookup tables %.1f MiB%s built in %.0f ms)",
+		         ng_geodb_nrecs(db), bytes / 1048576.0,
+		         joined ? " + the joined IPv4 one" : "", ns / 1e6);
+	else
+		snprintf(buf, len, " (%zu records, looked up by its search tree)",
+		         ng_geodb_nrecs(db));
+	return buf;
+}
+
 char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len)
 {
+	char g[96], a[96], j[96] = "";
+	if (e->has_joint)
+		snprintf(j, sizeof j, ", the joined IPv4 table %.1f MiB",
+		         e->joint.n * sizeof *e->joint.e / 1048576.0);
 	snprintf(buf, len,
-	         "GeoIP %s (%zu records), ASN %s (%zu records), %zu networks (+ built-in "
-	         "classes), %zu exporters, services %s",
-	         e->geo ? e->geo_path : "none", e->st.geo_recs, e->asn ? e->asn_path : "none",
-	         e->st.asn_recs, e->nnets, e->nexps, e->svc ? "on" : "off");
+	         "GeoIP %s%s, ASN %s%s%s, %zu networks (+ built-in classes), %zu exporters, "
+	         "services %s",
+	         e->geo ? e->geo_path : "none", describe_db(e->geo, e->has_joint, g, sizeof g),
+	         e->asn ? e->asn_path : "none",
+	         e->asn == e->geo ? (e->asn ? " (the same file)" : "")
+	                          : describe_db(e->asn, e->has_joint, a, sizeof a),
+	         j, e->nnets, e->nexps, e->svc ? "on" : "off");
 	return buf;
 }
 

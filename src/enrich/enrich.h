@@ -77,8 +77,9 @@ ng_colset ng_enricher_fields(const ng_enricher *e);
  * be in it.  Same rules: one thread at a time per set. */
 void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v);
 
-/* One line describing the set (databases and their record counts, networks,
- * exporters) into buf; returns buf. */
+/* One line describing the set (databases, their record counts and the
+ * memory and build time of their lookup tables, networks, exporters) into
+ * buf; returns buf.  Logged at every build (start, reload). */
 char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len);
 void ng_enricher_get_stats(const ng_enricher *e, ng_enrich_stats *s);
 

@@ -15,11 +15,16 @@
 
 /* ---- geoip.c: a MaxMind-format database ------------------------------- */
 
-/* What one data record of a database resolves to (all interned IDs). */
+/* What one data record of a database resolves to (all interned IDs).
+ * 32 bytes, in an array aligned on 64 (ng_geodb_open): a record read at
+ * random (a new address) is one cache line, never two (at 20 bytes a
+ * quarter of them straddled two). */
 typedef struct ng_geo_rec {
 	uint32_t country, continent, city, as_name;
 	uint32_t asn;
+	uint32_t pad_[3];
 } ng_geo_rec;
+_Static_assert(sizeof(ng_geo_rec) == 32, "a record never straddles two cache lines");
 
 typedef struct ng_geodb ng_geodb;
 
@@ -80,10 +85,124 @@ static inline uint32_t ng_astab_name(const ng_astab *t, uint32_t asn, size_t j)
 	return t->kv[2 * j] ? t->kv[2 * j + 1] : 0;
 }
 
+/* Distinct answers (records differing in a used field) of the database. */
 size_t ng_geodb_nrecs(const ng_geodb *db);
 uint64_t ng_geodb_errors(const ng_geodb *db);
 /* Identity of the file when opened, for replacement checks. */
 void ng_geodb_stamp(const ng_geodb *db, dev_t *dev, ino_t *ino, int64_t *mtime_ns);
+
+/* Memory the flat tables of db hold (bytes), and how long building them
+ * took at open (ns); 0, 0 when the database is looked up by its tree
+ * (layout "tree", or too many records to flatten).  After
+ * ng_geodb_drop_flat4 the bytes no longer count the IPv4 trie. */
+void ng_geodb_flat_cost(const ng_geodb *db, size_t *bytes, int64_t *build_ns);
+
+/* The layout ng_geodb_open uses: $NAGARE_GEO_LAYOUT when set (a benchmark
+ * and test knob), else NULL: "24-4" for a tree of 2^18 nodes or more,
+ * "16-4" below.  A layout is "V4" or "V4/V6", each strides separated by
+ * '-', the last one repeating to the address width ("24-4": 24-4-4,
+ * 64 MiB root, at most 3 reads; "16-4": 16-4-4-4-4), V6 by default "16-4";
+ * or "tree": no flat tables, the mmdb tree walk (MMDB_lookup_sockaddr). */
+const char *ng_geodb_default_layout(void);
+/* ng_geodb_open with an explicit layout (as above; NULL: by size). */
+ng_geodb *ng_geodb_open_layout(const char *path, const char *lang, const char *layout, char *err,
+                               size_t errlen);
+
+/* ---- geoflat.c: a search tree flattened into multibit tries ----------- */
+
+/* A multibit trie over `bits`-bit addresses (see geoflat.c for the entry
+ * encoding): level l consumes stride[l] bits.  e is owned (malloc). */
+typedef struct ng_flat {
+	uint32_t *e;
+	size_t n, cap; /* entries used, allocated */
+	uint8_t stride[40];
+	unsigned nstride, bits;
+} ng_flat;
+
+struct MMDB_s;
+struct MMDB_entry_s;
+/* Maps a data record's data-section offset to its record index. */
+typedef uint32_t (*ng_flat_rec_fn)(void *ctx, uint32_t data_offset);
+
+/* Zeroes f and sets its strides from spec ("24-4", "16-8-8"; the last
+ * stride repeats up to `bits`; a '/' ends the spec).  -1 on a bad spec:
+ * a stride outside 1-24, more than 40 levels, more than `bits` bits. */
+int ng_flat_layout(ng_flat *f, const char *spec, unsigned bits);
+/* Fills f (strides set by ng_flat_layout) from the search-tree record
+ * (type, val, ent) at depth 0 (normally the root node, or the IPv4
+ * subtree's node), expanding every leaf to the entries it covers.  A record
+ * pointing to node v4start (UINT32_MAX: none) becomes an alias to the IPv4
+ * trie.  0, or -1 with *why (static text): out of memory, a record index
+ * >= 2^22, a tree deeper than the address.  Reads the tree through
+ * MMDB_read_node; time and memory linear in the tree's nodes plus the
+ * trie's entries. */
+int ng_flat_build(ng_flat *f, const struct MMDB_s *mmdb, uint8_t type, uint64_t val,
+                  const struct MMDB_entry_s *ent, uint32_t v4start, ng_flat_rec_fn rec_of,
+                  void *ctx, const char **why);
+void ng_flat_free(ng_flat *f);
+/* IPv4 address x (host order): record index (0: no data) and, in *plen,
+ * the leaf's depth below the trie's root.  One read per level. */
+uint32_t ng_flat_get4(const ng_flat *f, uint32_t x, unsigned *plen);
+/* IPv6 address hi:lo (big-endian halves as integers) in f6, following an
+ * alias into f4: as ng_flat_get4. */
+uint32_t ng_flat_get6(const ng_flat *f6, const ng_flat *f4, uint64_t hi, uint64_t lo,
+                      unsigned *plen);
+
+/* The IPv4 trie of db (NULL: looked up by its tree), for prefetching. */
+const ng_flat *ng_geodb_flat4(const ng_geodb *db);
+/* Frees db's IPv4 trie (once joined into another table that answers for
+ * it): db's own IPv4 lookups, and IPv6 ones through an IPv4 alias, then
+ * walk the tree, with the same answers. */
+void ng_geodb_drop_flat4(ng_geodb *db);
+
+/* Starts fetching the root entry of IPv4 address x (host order) in f (may
+ * be NULL), so that a lookup soon after finds it in cache: under random
+ * addresses the root is the one line most lookups read. */
+static inline void ng_flat_prefetch4(const ng_flat *f, uint32_t x)
+{
+	if (f)
+		__builtin_prefetch(&f->e[(uint64_t)x >> (32 - f->stride[0])]);
+}
+
+/* Two IPv4 tries of the same strides joined into one (geoflat.c): a leaf
+ * (uint64_t) holds both record indexes, bits 8-29 trie a's and 32-53 trie
+ * b's, and in bits 0-7 the longer of the two prefix lengths (over which
+ * both answers hold); bit 63 marks a child.  The enricher looks its GeoIP
+ * and ASN databases up together through one: one read of the 2^24 root
+ * instead of two.  e owned. */
+typedef struct ng_flatj {
+	uint64_t *e;
+	size_t n, cap;
+	uint8_t stride[40];
+	unsigned nstride;
+} ng_flatj;
+
+/* Joins a and b (IPv4 tries).  0, or -1: their strides differ, or out of
+ * memory (j then empty).  Memory: 8 B per entry, the root 2^stride[0]
+ * entries, a node wherever either trie has one. */
+int ng_flat_join(ng_flatj *j, const ng_flat *a, const ng_flat *b);
+void ng_flatj_free(ng_flatj *j);
+/* IPv4 address x (host order): the two record indexes in *ra, *rb; returns
+ * the prefix length over which both hold.  Inline: once per address. */
+static inline unsigned ng_flatj_get4(const ng_flatj *j, uint32_t x, uint32_t *ra, uint32_t *rb)
+{
+	const uint64_t child = UINT64_C(1) << 63;
+	unsigned shift = 32 - j->stride[0];
+	uint64_t v = j->e[(uint64_t)x >> shift];
+	for (unsigned l = 1; v & child; l++) {
+		unsigned s = j->stride[l];
+		shift -= s;
+		v = j->e[(v & ~child) + ((x >> shift) & ((1u << s) - 1))];
+	}
+	*ra = (uint32_t)(v >> 8) & ((1u << 22) - 1);
+	*rb = (uint32_t)(v >> 32) & ((1u << 22) - 1);
+	return (unsigned)(v & 0xff);
+}
+
+static inline void ng_flatj_prefetch4(const ng_flatj *j, uint32_t x)
+{
+	__builtin_prefetch(&j->e[(uint64_t)x >> (32 - j->stride[0])]);
+}
 
 /* ---- networks.c: prefix → name, role, site ---------------------------- */
 

@@ -35,6 +35,10 @@ struct ng_nettrie {
 	size_t n, cap;
 	ng_net_val *vals; /* [0] unused */
 	size_t nvals, capvals;
+	/* IPv4 first octets under which some prefix ends (bit per octet): an
+	 * address outside them takes the root's value at depth 8 without a
+	 * descent (most public addresses: no class, no configured network) */
+	uint64_t busy4[4];
 };
 
 static const uint8_t v4pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -64,6 +68,12 @@ int ng_nettrie_add(ng_nettrie *t, const uint8_t net[16], unsigned plen, ng_net_v
 	const uint8_t *bits = v4 ? net + 12 : net;
 	unsigned len = v4 ? plen - 96 : plen;
 	uint32_t cur = v4 ? 0 : 1;
+	if (v4 && len > 0) { /* the first octets the prefix covers */
+		unsigned lo = bits[0] & (len >= 8 ? 0xff : 0xff << (8 - len) & 0xff);
+		unsigned n = len >= 8 ? 1 : 1u << (8 - len);
+		for (unsigned o = lo; o < lo + n; o++)
+			t->busy4[o / 64] |= UINT64_C(1) << (o % 64);
+	}
 	for (unsigned i = 0; i < len; i++) {
 		unsigned b = bit(bits, i);
 		if (!t->nodes[cur].child[b]) {
@@ -139,6 +149,15 @@ uint32_t ng_nettrie_lookup(const ng_nettrie *t, const uint8_t a[16], unsigned *d
 	const uint8_t *bits = v4 ? a + 12 : a;
 	unsigned len = v4 ? 32 : 128, i = 0;
 	uint32_t cur = v4 ? 0 : 1, best = t->nodes[cur].val;
+	/* No prefix ends under this first octet: the descent could only meet
+	 * nodes without a value (on the way to other octets' prefixes), and
+	 * the answer holds over the whole /8 (a longer prefix than the descent
+	 * would give: still right for the caller's cache).  A 0/0 prefix
+	 * (len 0) sets no octet busy and is the root's value. */
+	if (v4 && !(t->busy4[bits[0] / 64] >> (bits[0] % 64) & 1)) {
+		*depth = 8;
+		return best;
+	}
 	for (; i < len; i++) {
 		uint32_t nx = t->nodes[cur].child[bit(bits, i)];
 		if (!nx)
