@@ -338,7 +338,8 @@ async function blue(page, sel) {
   await page.keyboard.type('proto tc');
   const before = await page.$eval('#page', (e) => e.dataset.gen);
   await page.evaluate(() => window.dispatchEvent(new Event('ng-refresh')));
-  await page.waitForFunction((g) => document.querySelector('#page').dataset.gen !== g && document.querySelector('#page').dataset.ready === '1', before, { timeout: 15000 }).catch(() => console.log('refresh: no ng-refresh re-render seen'));
+  const again = await page.waitForFunction((g) => document.querySelector('#page').dataset.gen !== g && document.querySelector('#page').dataset.ready === '1', before, { timeout: 15000 }).then(() => true, () => false);
+  check(again, 'refresh: the live refresh re-rendered the page');
   const st = await page.evaluate(() => ({ v: document.getElementById('filter').value, f: document.activeElement.id }));
   check(st.v === 'proto tc' && st.f === 'filter', `refresh: the typed filter and focus kept (${JSON.stringify(st)})`);
   await page.focus('#unit');
@@ -352,6 +353,18 @@ async function blue(page, sel) {
   const f3 = await page.evaluate(() => document.activeElement.id);
   check(f3 === 'n', `top: a Top-N change keeps focus on it (${f3})`);
   check(errors.length === 0, 'refresh: no console error', errors.join(' '));
+  await ctx.close();
+}
+
+// The last hour at phone width: the time axis labels (every 5 min or so)
+// stay apart.
+{
+  const { page, ctx } = await open('/?from=-1h', { width: 390, height: 844 });
+  for (const c of ['#by-proto', '#by-service']) {
+    const over = await axisOverlaps(page, c);
+    check(over !== null && over.length === 0, `overview, last hour, 390 px: ${c} time axis labels apart`, over && over.join(' '));
+  }
+  await shot(page, 'overview-live-phone');
   await ctx.close();
 }
 
