@@ -11,8 +11,9 @@
 // copied URL reopens the same view.  Screenshots of every page, at laptop
 // and phone widths, go to DIR.  Exit 0: all passed; 1: a check failed.
 import { createRequire } from 'node:module';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -89,12 +90,13 @@ async function axisOverlaps(page, sel) {
     if (!opt || !opt.xAxis || !opt.xAxis.some((a) => a.type === 'time')) return null;
     const h = e.clientHeight, boxes = [];
     for (const el of c.getZr().storage.getDisplayList()) {
-      if (el.type !== 'text' || el.ignore || el.invisible || !el.style || !el.style.text) continue;
+      if (!(el.type === 'text' || el.type === 'tspan') || el.ignore || el.invisible || !el.style || !el.style.text) continue;
       const r = el.getBoundingRect().clone();
       r.applyTransform(el.getComputedTransform());
-      if (r.y > h - 40 && r.width > 0) boxes.push([r.x, r.x + r.width, el.style.text]);
+      if (r.y > h - 30 && r.width > 0) boxes.push([r.x, r.x + r.width, el.style.text]);
     }
     boxes.sort((a, b) => a[0] - b[0]);
+    if (boxes.length < 2) return [`only ${boxes.length} time label(s) found`];
     const bad = [];
     for (let i = 1; i < boxes.length; i++) if (boxes[i][0] < boxes[i - 1][1]) bad.push(`${boxes[i - 1][2]}/${boxes[i][2]}`);
     return bad;
@@ -330,6 +332,34 @@ async function blue(page, sel) {
   await ctx.close();
 }
 
+// A store with no flows at all (nagare serve on an empty directory): only
+// then the page says to point an exporter at the collector.
+{
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ng-web-empty.'));
+  mkdirSync(path.join(dir, 'store', 'flows'), { recursive: true });
+  const srv = spawn(args.bin, ['serve', '--store', path.join(dir, 'store'), '--http', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const url = await new Promise((res) => {
+    const t = setTimeout(() => res(null), 10000);
+    const on = (b) => { log += b; const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(log); if (m) { clearTimeout(t); res(m[0]); } };
+    srv.stdout.on('data', on); srv.stderr.on('data', on);
+  });
+  check(url !== null, `empty store: nagare serve answers (${url})`, log);
+  if (url) {
+    const ctx = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const page = await ctx.newPage();
+    await page.goto(url + 'top');
+    await ready(page);
+    const msg = (await page.textContent('#page')).replace(/\s+/g, ' ');
+    check(/No flows yet/.test(msg) && /--listen/.test(msg), `empty store: "${msg.trim().slice(0, 100)}"`);
+    await page.screenshot({ path: path.join(args.out, 'top-empty-store-laptop.png'), fullPage: true });
+    await ctx.close();
+  }
+  srv.kill();
+  await new Promise((res) => srv.exitCode !== null ? res() : srv.on('exit', res));
+  rmSync(dir, { recursive: true, force: true });
+}
+
 // The 30-s live refresh keeps the controls: a filter being typed and the
 // keyboard focus survive it; a dropdown change keeps focus too.
 {
@@ -352,6 +382,11 @@ async function blue(page, sel) {
   await ready(page);
   const f3 = await page.evaluate(() => document.activeElement.id);
   check(f3 === 'n', `top: a Top-N change keeps focus on it (${f3})`);
+  await page.focus('.tab[data-field="dstport"]');
+  await page.keyboard.press('Enter');
+  await ready(page);
+  const f4 = await page.evaluate(() => document.activeElement.dataset.field || document.activeElement.tagName);
+  check(f4 === 'dstport' && page.url().includes('field=dstport'), `top: a tab chosen by keyboard keeps focus (${f4})`);
   check(errors.length === 0, 'refresh: no console error', errors.join(' '));
   await ctx.close();
 }

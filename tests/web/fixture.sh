@@ -45,6 +45,7 @@ python3 "$here/v5gen.py" 127.0.0.1 $udp
 flows=${NG_WEB_FLOWS:-2000000}
 if [ "$flows" -gt 0 ]; then
 	gen=${NG_FLOWGEN:-$(dirname "$NG_BIN")/bench/flowgen}
+	[ -x "$gen" ] || { echo "fixture: $gen missing: cmake --build BUILD --target flowgen (or NG_WEB_FLOWS=0)" >&2; exit 1; }
 	t0=$(date +%s%N)
 	"$gen" --records "$flows" --rate "${NG_WEB_RATE:-250000}" --port $udp --exporters 16 \
 		--start $(($(date +%s) - 3600)) --hours 1 >"$work/flowgen.log"

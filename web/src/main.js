@@ -4,7 +4,6 @@ import './style.css';
 import { getState, setState, go, isLive } from './state.js';
 import { disposeCharts, errorBox, fillEmpty } from './ui.js';
 import { esc, UNITS, unitLabel } from './format.js';
-import { api } from './api.js';
 import overview from './pages/overview.js';
 import topn from './pages/topn.js';
 import flows from './pages/flows.js';
@@ -106,10 +105,13 @@ export function showFilterError(e) {
   box.innerHTML = `<pre class="caret">${esc(e.filter ?? '')}\n${' '.repeat(Math.max(0, col - 1))}^</pre><div>${esc(msg)}</div>${e.hint ? `<div class="hint">${esc(e.hint)}</div>` : ''}`;
 }
 
-// The exporters answer (cached for a render): does the store have flows,
-// where does the collector listen (the empty states, ui.js fillEmpty).
-function storeInfo() {
-  return api('exporters').catch(() => null);
+// A selector for the page's focused control (its id, or a Top-N tab's
+// field), to give the focus back after the page is rebuilt; '' for none.
+function focusKey(el) {
+  const a = document.activeElement;
+  if (!a || !el.contains(a)) return '';
+  if (a.id) return '#' + CSS.escape(a.id);
+  return a.dataset.field ? `[data-field="${CSS.escape(a.dataset.field)}"]` : '';
 }
 
 let timer = null, gen = 0;
@@ -122,7 +124,7 @@ async function render({ refresh = false } = {}) {
   renderNav();
   syncControls(s);
   const el = document.getElementById('page');
-  const focused = document.activeElement && el.contains(document.activeElement) ? document.activeElement.id : '';
+  const focused = focusKey(el);
   const my = ++gen;
   if (!refresh || el.dataset.page !== p.path) {
     disposeCharts();
@@ -131,11 +133,10 @@ async function render({ refresh = false } = {}) {
   el.dataset.page = p.path;
   el.dataset.ready = '0';
   el.dataset.gen = String(my);
-  const info = storeInfo();
   showFilterError(null);
   try {
     await p.render(el, s, { fresh: () => my === gen, filterError: showFilterError });
-    if (my === gen) fillEmpty(el, await info, s);
+    if (my === gen) await fillEmpty(el, s);
   } catch (e) {
     if (my !== gen) return;
     if (e.column) { showFilterError(e); el.innerHTML = '<div class="empty">Fix the filter above to see the data.</div>'; }
@@ -144,7 +145,7 @@ async function render({ refresh = false } = {}) {
   if (my !== gen) return;
   disposeCharts({ detached: true });
   // a page's own control (Top N, dimension, side) keeps the focus
-  if (focused) { const f = document.getElementById(focused); if (f && el.contains(f)) f.focus(); }
+  if (focused) { const f = el.querySelector(focused); if (f) f.focus(); }
   el.dataset.ready = '1';
   clearTimeout(timer);
   if (isLive(s)) timer = setTimeout(() => { if (my === gen) refreshNow(); }, 30000);

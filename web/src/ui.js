@@ -4,6 +4,7 @@ import { LineChart, BarChart, SankeyChart, MapChart } from 'echarts/charts';
 import { GridComponent, TooltipComponent, LegendComponent, VisualMapComponent, TitleComponent } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 import { esc, inUnit, num, metric, traffic } from './format.js';
+import { api } from './api.js';
 
 echarts.use([LineChart, BarChart, SankeyChart, MapChart, GridComponent, TooltipComponent,
   LegendComponent, VisualMapComponent, TitleComponent, CanvasRenderer]);
@@ -57,16 +58,28 @@ export function errorBox(e) {
   return `<div class="error" role="alert"><strong>${esc(e.message)}</strong>${e.hint ? `<div class="hint">${esc(e.hint)}</div>` : ''}</div>`;
 }
 
-// An empty result: main.js fills it in once it knows whether the store
-// has flows at all (then the range or the filter is why) and where the
-// collector listens (fillEmpty below).
+// An empty result: main.js fills it in (fillEmpty) once it knows whether
+// the store has flows at all (then the range or the filter is why) and
+// where the collector listens.
 export const NO_FLOWS = '<div class="empty" data-no-flows><strong>No flows in this time range.</strong></div>';
 
-// The text of every NO_FLOWS under `root`: `info` is /api/v1/exporters
-// (null when it failed), `s` the state.
-export function fillEmpty(root, info, s) {
+// Does the store hold flows, where does the collector listen: the
+// exporters answer ({store.rows, exporters, listen?}); in `serve` before
+// a collector wrote its counters, the last 30 days' summary instead.
+async function storeInfo() {
+  try { return await api('exporters'); } catch { /* serve without exporters.json */ }
+  try {
+    const sum = await api('summary', { from: '-30d', to: 'now' });
+    return { store: { rows: sum.flows }, exporters: [] };
+  } catch { return null; }
+}
+
+// The text of every NO_FLOWS under `root` for state `s` (asks the API
+// only when there is one).
+export async function fillEmpty(root, s) {
   const boxes = root.querySelectorAll('[data-no-flows]');
   if (!boxes.length) return;
+  const info = await storeInfo();
   const hasFlows = info && ((info.store && info.store.rows > 0) || (info.exporters && info.exporters.length > 0));
   let html;
   if (hasFlows || !info) {
