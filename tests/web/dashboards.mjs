@@ -332,33 +332,37 @@ async function blue(page, sel) {
   await ctx.close();
 }
 
-// A store with no flows at all (nagare serve on an empty directory): only
-// then the page says to point an exporter at the collector.
-{
+// A store with no flows at all: only then the page says to point an
+// exporter at the collector, at the addresses `nagare collect` listens on
+// (its /api/v1/exporters "listen"); `nagare serve` names --listen.
+async function emptyStore(cmd, extra, want, name) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ng-web-empty.'));
   mkdirSync(path.join(dir, 'store', 'flows'), { recursive: true });
-  const srv = spawn(args.bin, ['serve', '--store', path.join(dir, 'store'), '--http', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const srv = spawn(args.bin, [cmd, '--store', path.join(dir, 'store'), '--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const url = await new Promise((res) => {
     const t = setTimeout(() => res(null), 10000);
     const on = (b) => { log += b; const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(log); if (m) { clearTimeout(t); res(m[0]); } };
     srv.stdout.on('data', on); srv.stderr.on('data', on);
   });
-  check(url !== null, `empty store: nagare serve answers (${url})`, log);
+  check(url !== null, `empty store: nagare ${cmd} answers (${url})`, log);
   if (url) {
     const ctx = await browser.newContext({ viewport: { width: 1366, height: 900 } });
     const page = await ctx.newPage();
     await page.goto(url + 'top');
     await ready(page);
     const msg = (await page.textContent('#page')).replace(/\s+/g, ' ');
-    check(/No flows yet/.test(msg) && /--listen/.test(msg), `empty store: "${msg.trim().slice(0, 100)}"`);
-    await page.screenshot({ path: path.join(args.out, 'top-empty-store-laptop.png'), fullPage: true });
+    const at = msg.indexOf('No flows');
+    check(/No flows yet/.test(msg) && want.test(msg), `empty store, nagare ${cmd}: "${msg.slice(at, at + 110)}"`);
+    await page.screenshot({ path: path.join(args.out, name + '.png'), fullPage: true });
     await ctx.close();
   }
   srv.kill();
   await new Promise((res) => srv.exitCode !== null ? res() : srv.on('exit', res));
   rmSync(dir, { recursive: true, force: true });
 }
+await emptyStore('serve', [], /nagare collect --listen/, 'top-empty-serve-laptop');
+await emptyStore('collect', ['--listen', '127.0.0.1:29056', '--listen', '127.0.0.1:29343'], /127\.0\.0\.1:29056.*127\.0\.0\.1:29343/, 'top-empty-collect-laptop');
 
 // The 30-s live refresh keeps the controls: a filter being typed and the
 // keyboard focus survive it; a dropdown change keeps focus too.

@@ -93,10 +93,13 @@ export async function fillEmpty(root, s) {
   boxes.forEach((b) => { b.innerHTML = html; });
 }
 
-// Where the collector listens, from the API when it says (listen: ["udp://0.0.0.0:2055", …]).
+// Where the collector listens: the exporters answer's "listen" (as given
+// to --listen: "127.0.0.1:2055" is UDP, "tcp://…", "sctp://…"); without
+// it (nagare serve) the option that sets it.
 export function listenText(info) {
   const l = info && Array.isArray(info.listen) ? info.listen : [];
-  return l.length ? l.map((a) => `<code>${esc(a)}</code>`).join(', ') : 'the port given to <code>nagare collect --listen</code> (default <code>udp/2055</code>)';
+  const one = (a) => `<code>${esc(/^[a-z]+:\/\//.test(a) ? a : 'udp ' + a)}</code>`;
+  return l.length ? l.map(one).join(', ') : 'the port given to <code>nagare collect --listen</code> (default <code>udp/2055</code>)';
 }
 
 // A table of rows: cols = [{key, title, num, text(row) | html(row)}]:
