@@ -14,6 +14,8 @@ export NG_BIN=${NG_BIN:-$repo/build/nagare}
 out=${NG_WEB_OUT:-$repo/out/web}
 
 skip() { echo "web: skipped: $*"; exit 77; }
+# web/src/format.js alone first (node only)
+command -v node >/dev/null && node "$here/format.mjs"
 [ "$(id -u)" = 0 ] || skip "needs root to capture the fixture's packets (sudo scripts/test)"
 command -v node >/dev/null || skip "node not installed: run scripts/setup"
 [ -x "${NG_CHROMIUM:-/usr/bin/chromium}" ] || skip "chromium not installed: run scripts/setup"
