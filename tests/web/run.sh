@@ -14,8 +14,6 @@ export NG_BIN=${NG_BIN:-$repo/build/nagare}
 out=${NG_WEB_OUT:-$repo/out/web}
 
 skip() { echo "web: skipped: $*"; exit 77; }
-# web/src/format.js alone first (node only)
-command -v node >/dev/null && node "$here/format.mjs"
 [ "$(id -u)" = 0 ] || skip "needs root to capture the fixture's packets (sudo scripts/test)"
 command -v node >/dev/null || skip "node not installed: run scripts/setup"
 [ -x "${NG_CHROMIUM:-/usr/bin/chromium}" ] || skip "chromium not installed: run scripts/setup"
@@ -30,6 +28,9 @@ if [ -z "${NG_E2E_NETNS:-}" ] && unshare -n true 2>/dev/null; then
 	NG_E2E_NETNS=1 exec unshare -n -- bash "$0" "$@"
 fi
 [ "${NG_E2E_NETNS:-}" = 1 ] && ip link set lo up
+
+# web/src/format.js alone first (node only)
+node "$here/format.mjs"
 
 work=$(mktemp -d /tmp/test_web.XXXXXX)
 cleanup() {
