@@ -82,7 +82,17 @@ int ng_coll_http_start(ng_collector *c)
 	if (!cfg->http)
 		return 0;
 	const char *token = cfg->http_token, *addr = cfg->http_listen;
+	/* where flows come in, for the API: --listen, else the default ports */
+	enum { NDEF = sizeof ng_listen_default_ports / sizeof *ng_listen_default_ports };
+	char defs[NDEF][8];
+	const char *dv[NDEF];
+	for (size_t i = 0; i < NDEF; i++) {
+		snprintf(defs[i], sizeof defs[i], ":%u", (unsigned)ng_listen_default_ports[i]);
+		dv[i] = defs[i];
+	}
 	ng_http_config hc = {.store_dir = cfg->store,
+	                     .flow_listen = cfg->nlisten ? cfg->listen : dv,
+	                     .nflow_listen = cfg->nlisten ? cfg->nlisten : NDEF,
 	                     .listen = addr ? addr : "127.0.0.1:8080",
 	                     .token = token,
 	                     .exporters = live_exporters,

@@ -594,6 +594,8 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 		ng_exporters_put_store(f, &x.store);
 		fputc(',', f);
 		ng_exporters_put_limits(f, &x.limits);
+		if (s->flow_listen)
+			fprintf(f, ",\"listen\":%s", s->flow_listen);
 		put_exporter_rows(f, &x, limit, offset, now);
 		fclose(f);
 	}

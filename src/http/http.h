@@ -77,6 +77,12 @@ typedef struct ng_http_config {
 	                                 * time limit (then 503) */
 	ng_http_exporters_fn exporters; /* may be NULL */
 	void *exporters_arg;
+	/* Where the collector receives flows ("127.0.0.1:2055", ":6343",
+	 * "tcp://[::]:4739", as given to --listen), nflow_listen of them, for
+	 * /api/v1/exporters' "listen" (the dashboards' empty states); copied.
+	 * NULL: no "listen" (nagare serve: no collector). */
+	const char *const *flow_listen;
+	size_t nflow_listen;
 	ng_http_limits limits;
 	size_t metrics_exporters; /* exporters with their own /metrics series, by
 	                           * records; the rest as one "others" series;

@@ -62,8 +62,9 @@ typedef struct ng_http_store_stats {
 struct ng_http_server {
 	struct MHD_Daemon *d;
 	char *store_dir, *token, *listen;
-	char session[65]; /* hex HMAC-SHA256 of the token under a start-time key:
-	                   * the cookie's value (session.c); "" without token */
+	char *flow_listen; /* JSON array of ng_http_config.flow_listen; NULL: none */
+	char session[65];  /* hex HMAC-SHA256 of the token under a start-time key:
+	                    * the cookie's value (session.c); "" without token */
 	bool token_generated;
 	char **allowed; /* lower-case names also accepted as Host */
 	size_t nallowed;

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "core/json.h"
 #include "core/log.h"
 #include "http/http_int.h"
 
@@ -389,6 +390,28 @@ static int start_daemon(ng_http_server *s, struct sockaddr_storage *ss, const ng
 	return 0;
 }
 
+/* The JSON array of the n strings v (malloc'd), NULL when out of memory. */
+static char *json_strings(const char *const *v, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		ng_json_put_str(f, v[i]);
+	}
+	fputc(']', f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errlen)
 {
 	const char *listen = cfg->listen && *cfg->listen ? cfg->listen : "127.0.0.1:8080";
@@ -409,7 +432,9 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		return NULL;
 	ng_http_server *s = calloc(1, sizeof *s);
 	if (!s || !(s->store_dir = strdup(cfg->store_dir)) || !(s->listen = strdup(listen)) ||
-	    (tok[0] && !(s->token = strdup(tok)))) {
+	    (tok[0] && !(s->token = strdup(tok))) ||
+	    (cfg->flow_listen &&
+	     !(s->flow_listen = json_strings(cfg->flow_listen, cfg->nflow_listen)))) {
 		snprintf(err, errlen, "out of memory");
 		ng_http_stop(s);
 		return NULL;
@@ -509,6 +534,7 @@ void ng_http_stop(ng_http_server *s)
 	free(s->allowed);
 	free(s->store_dir);
 	free(s->listen);
+	free(s->flow_listen);
 	free(s->token);
 	free(s);
 }

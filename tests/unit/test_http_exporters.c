@@ -287,11 +287,41 @@ static void test_bounded_rows(void **state)
 	ng_http_stop(s);
 }
 
+/* The collector's listen addresses, JSON-escaped, in "listen"; none
+ * without them (nagare serve). */
+static void test_listen(void **state)
+{
+	(void)state;
+	char err[512];
+	const char *const at[] = {"127.0.0.1:2055", "tcp://[::]:4739", "odd\"name"};
+	ng_http_config c = {.store_dir = "/nonexistent",
+	                    .listen = "127.0.0.1:0",
+	                    .exporters = many_provider,
+	                    .flow_listen = at,
+	                    .nflow_listen = 3};
+	ng_http_server *s = ng_http_start(&c, err, sizeof err);
+	assert_non_null(s);
+	char *j = get(ng_http_port(s), "/api/v1/exporters?limit=1");
+	has(j,
+	    ",\"listen\":[\"127.0.0.1:2055\",\"tcp://[::]:4739\",\"odd\\\"name\"],\"total\":250,");
+	free(j);
+	ng_http_stop(s);
+	c.flow_listen = NULL;
+	c.nflow_listen = 0;
+	s = ng_http_start(&c, err, sizeof err);
+	assert_non_null(s);
+	j = get(ng_http_port(s), "/api/v1/exporters?limit=1");
+	assert_null(strstr(j, "\"listen\""));
+	free(j);
+	ng_http_stop(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_counter),
 	    cmocka_unit_test(test_bounded_rows),
+	    cmocka_unit_test(test_listen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

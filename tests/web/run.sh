@@ -29,6 +29,9 @@ if [ -z "${NG_E2E_NETNS:-}" ] && unshare -n true 2>/dev/null; then
 fi
 [ "${NG_E2E_NETNS:-}" = 1 ] && ip link set lo up
 
+# web/src/format.js alone first (node only)
+node "$here/format.mjs"
+
 work=$(mktemp -d /tmp/test_web.XXXXXX)
 cleanup() {
 	# the collector is fixture.sh's child, not ours: `wait` does not wait

@@ -1,8 +1,24 @@
 // Numbers for people: 1.23 k, 4.5 M; bytes as kB/MB (SI); rates per second.
+//
+// One formatting API: every formatter takes the value first and, at most,
+// one options object ({digits}, {unit}, {unit, secs}).  A second argument
+// of any other kind (the index .map passes, the row a table passes) has no
+// option in it and changes nothing, so a formatter handed to a callback
+// cannot be given a precision by accident (issue 20: a row as
+// toPrecision's argument was an error box).  Tables call them explicitly
+// (ui.js table(): a column's text(row)).
 const SI = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
 
-export function human(v, digits = 3) {
-  if (v === null || v === undefined || Number.isNaN(v)) return '–';
+// The significant digits of options `o` (1..21, default 3).
+function digitsOf(o) {
+  const d = o && typeof o === 'object' ? o.digits : undefined;
+  return Number.isInteger(d) && d >= 1 && d <= 21 ? d : 3;
+}
+
+// v with an SI prefix: 999, 1.23 k, 45.6 M; '–' for no number.
+export function num(v, o) {
+  if (typeof v !== 'number' || Number.isNaN(v)) return '–';
+  const digits = digitsOf(o);
   const a = Math.abs(v);
   if (a < 1000) return Number.isInteger(v) ? String(v) : v.toPrecision(digits).replace(/\.?0+$/, '');
   let i = 0, x = a;
@@ -10,12 +26,15 @@ export function human(v, digits = 3) {
   return (v < 0 ? '-' : '') + x.toPrecision(digits) + ' ' + SI[i];
 }
 
+export const UNITS = ['bps', 'bytes', 'packets', 'flows'];
 export const unitLabel = { bps: 'bits/s', bytes: 'bytes', packets: 'packets', flows: 'flows' };
+const unitOf = (o) => (o && typeof o === 'object' && UNITS.includes(o.unit) ? o.unit : 'bytes');
 
-// The value of a row ({flows, packets, bytes}) in the chosen unit; bits/s
-// averages over `secs` (the range or the interval).
-export function metric(row, unit, secs) {
-  switch (unit) {
+// The value of a row ({flows, packets, bytes}) in options.unit; bits/s
+// averages over options.secs (the range or the interval, seconds).
+export function metric(row, o) {
+  const secs = o && typeof o === 'object' ? o.secs : 0;
+  switch (unitOf(o)) {
     case 'bps': return secs > 0 ? (row.bytes * 8) / secs : 0;
     case 'packets': return row.packets;
     case 'flows': return row.flows;
@@ -23,14 +42,18 @@ export function metric(row, unit, secs) {
   }
 }
 
-export function fmtUnit(v, unit) {
-  switch (unit) {
-    case 'bps': return human(v) + 'b/s';
-    case 'bytes': return human(v) + 'B';
-    case 'packets': return human(v) + ' pkts';
-    default: return human(v);
+// v, already in options.unit, with the unit's suffix: 1.2 Mb/s, 3.4 kB.
+export function inUnit(v, o) {
+  switch (unitOf(o)) {
+    case 'bps': return num(v) + 'b/s';
+    case 'bytes': return num(v) + 'B';
+    case 'packets': return num(v) + ' pkts';
+    default: return num(v);
   }
 }
+
+// A row's traffic in options.unit over options.secs, formatted.
+export const traffic = (row, o) => inUnit(metric(row, o), o);
 
 // The API's order for a unit (bits/s ranks by bytes).
 export function orderOf(unit) {
@@ -41,8 +64,19 @@ export function esc(s) {
   return String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 }
 
-// IANA protocol numbers of the usual suspects, for legends.
-const PROTO = { 1: 'ICMP', 2: 'IGMP', 6: 'TCP', 17: 'UDP', 41: 'IPv6', 47: 'GRE', 50: 'ESP', 51: 'AH', 58: 'ICMPv6', 89: 'OSPF', 132: 'SCTP' };
+// IANA protocol numbers of the usual suspects: "TCP (6)".
+const PROTO = { 1: 'ICMP', 2: 'IGMP', 4: 'IPIP', 6: 'TCP', 17: 'UDP', 41: 'IPv6', 47: 'GRE', 50: 'ESP', 51: 'AH', 58: 'ICMPv6', 89: 'OSPF', 103: 'PIM', 112: 'VRRP', 132: 'SCTP' };
 export function protoName(v) {
-  return PROTO[v] ? `${PROTO[v]} (${v})` : String(v);
+  if (v === '' || v === null || v === undefined) return '(unknown)';
+  const n = Number(v);
+  if (!Number.isInteger(n)) return String(v); // already a name
+  return PROTO[n] ? `${PROTO[n]} (${n})` : String(n);
+}
+
+// TCP flags as nfdump shows them: CWR ECE URG ACK PSH RST SYN FIN, a
+// letter when set and '.' when not ("...AP.SF"); '' for none known.
+export function tcpFlags(v) {
+  const n = Number(v);
+  if (v === '' || v === null || v === undefined || !Number.isInteger(n)) return '';
+  return 'CEUAPRSF'.split('').map((c, i) => (n & (0x80 >> i) ? c : '.')).join('');
 }

@@ -22,8 +22,15 @@ export function setState(patch, { replace = false } = {}) {
   window.dispatchEvent(new Event('ng-state'));
 }
 
+// The state every page shares; the rest (n, field, dim, side, offset)
+// is one page's and stays behind when going to another.
+export const SHARED = ['from', 'to', 'filter', 'unit'];
+
 export function go(path) {
-  history.pushState(null, '', path + location.search);
+  const q = new URLSearchParams(location.search), keep = new URLSearchParams();
+  if (path === location.pathname) return;
+  for (const k of SHARED) if (q.has(k)) keep.set(k, q.get(k));
+  history.pushState(null, '', path + (keep.toString() ? '?' + keep : ''));
   window.dispatchEvent(new Event('ng-state'));
 }
 

@@ -3,7 +3,8 @@ import * as echarts from 'echarts/core';
 import { LineChart, BarChart, SankeyChart, MapChart } from 'echarts/charts';
 import { GridComponent, TooltipComponent, LegendComponent, VisualMapComponent, TitleComponent } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
-import { esc, fmtUnit, human } from './format.js';
+import { esc, inUnit, num, metric, traffic } from './format.js';
+import { api } from './api.js';
 
 echarts.use([LineChart, BarChart, SankeyChart, MapChart, GridComponent, TooltipComponent,
   LegendComponent, VisualMapComponent, TitleComponent, CanvasRenderer]);
@@ -21,13 +22,20 @@ window.addEventListener('resize', () => {
   }));
 });
 
-export function disposeCharts() {
-  charts.forEach((c) => c.dispose());
-  charts.clear();
+// Disposes the charts (`detached`: only those no longer on the page).
+export function disposeCharts({ detached = false } = {}) {
+  for (const c of charts) {
+    if (detached && !c.isDisposed() && c.getDom().isConnected) continue;
+    c.dispose();
+    charts.delete(c);
+  }
 }
 
 // An ECharts instance on element `el` with option `opt`.
 export function chart(el, opt) {
+  // a time axis: about one label per 100 px, so none overlap at 390 px
+  if (opt.xAxis && opt.xAxis.type === 'time' && opt.xAxis.splitNumber === undefined)
+    opt.xAxis.splitNumber = Math.max(2, Math.floor(el.clientWidth / 100));
   const c = echarts.init(el, null, { renderer: 'canvas' });
   c.setOption(opt);
   el._ngChart = c; // for the browser tests (tests/web)
@@ -50,29 +58,73 @@ export function errorBox(e) {
   return `<div class="error" role="alert"><strong>${esc(e.message)}</strong>${e.hint ? `<div class="hint">${esc(e.hint)}</div>` : ''}</div>`;
 }
 
-export const NO_FLOWS = `<div class="empty"><strong>No flows in this time range.</strong>
-<div>No flows yet? Point an exporter (NetFlow v5/v9, IPFIX) at <code>udp/2055</code> or sFlow at
-<code>udp/6343</code> of the collector, e.g. <code>softflowd -i eth0 -n COLLECTOR:2055 -v 9</code>.
-Otherwise widen the time range or loosen the filter.</div></div>`;
+// An empty result: main.js fills it in (fillEmpty) once it knows whether
+// the store has flows at all (then the range or the filter is why) and
+// where the collector listens.
+export const NO_FLOWS = '<div class="empty" data-no-flows><strong>No flows in this time range.</strong></div>';
 
-// A table of rows: cols = [{key, title, num, fmt}]
+// Does the store hold flows, where does the collector listen: the
+// exporters answer ({store.rows, exporters, listen?}); in `serve` before
+// a collector wrote its counters, the last 30 days' summary instead.
+async function storeInfo() {
+  try { return await api('exporters'); } catch { /* serve without exporters.json */ }
+  try {
+    const sum = await api('summary', { from: '-30d', to: 'now' });
+    return { store: { rows: sum.flows }, exporters: [] };
+  } catch { return null; }
+}
+
+// The text of every NO_FLOWS under `root` for state `s` (asks the API
+// only when there is one).
+export async function fillEmpty(root, s) {
+  const boxes = root.querySelectorAll('[data-no-flows]');
+  if (!boxes.length) return;
+  const info = await storeInfo();
+  const hasFlows = info && ((info.store && info.store.rows > 0) || (info.exporters && info.exporters.length > 0));
+  let html;
+  if (hasFlows || !info) {
+    html = s.filter
+      ? `<strong>No flows match this filter in this range.</strong><div>Loosen the filter <code>${esc(s.filter)}</code> or widen the time range.</div>`
+      : '<strong>No flows in this time range.</strong><div>Widen the time range: the store has flows at other times.</div>';
+  } else {
+    html = `<strong>No flows yet.</strong><div>Point an exporter (NetFlow v5/v9, IPFIX, sFlow) at ${listenText(info)} of the collector,
+    e.g. <code>softflowd -i eth0 -n COLLECTOR:PORT -v 9</code>.</div>`;
+  }
+  boxes.forEach((b) => { b.innerHTML = html; });
+}
+
+// Where the collector listens: the exporters answer's "listen" (as given
+// to --listen: "127.0.0.1:2055" is UDP, "tcp://…", "sctp://…"); without
+// it (nagare serve) the option that sets it.
+export function listenText(info) {
+  const l = info && Array.isArray(info.listen) ? info.listen : [];
+  const one = (a) => `<code>${esc(/^[a-z]+:\/\//.test(a) ? a : 'udp ' + a)}</code>`;
+  return l.length ? l.map(one).join(', ') : 'the port given to <code>nagare collect --listen</code> (default <code>udp/2055</code>)';
+}
+
+// A table of rows: cols = [{key, title, num, text(row) | html(row)}]:
+// a cell is html(row) as markup, else text(row) escaped, else row[key].
 export function table(rows, cols, cls = '') {
   const head = cols.map((c) => `<th class="${c.num ? 'num' : ''}">${esc(c.title)}</th>`).join('');
   const body = rows.map((r) => '<tr>' + cols.map((c) => {
-    const v = c.fmt ? c.fmt(r[c.key], r) : r[c.key];
-    return `<td class="${c.num ? 'num' : ''}">${c.raw ? v : esc(v)}</td>`;
+    const v = c.html ? c.html(r) : esc(c.text ? c.text(r) : r[c.key]);
+    return `<td class="${c.num ? 'num' : ''}">${v}</td>`;
   }).join('') + '</tr>').join('');
   return `<div class="table-wrap"><table class="data ${cls}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
 
+// Bytes (or bits/s over `secs`), packets and flows columns.
 export function valueCols(unit, secs) {
   return [
     { key: 'bytes', title: unit === 'bps' ? 'bits/s' : 'bytes', num: true,
-      fmt: (v) => unit === 'bps' ? fmtUnit((v * 8) / secs, 'bps') : human(v) + 'B' },
-    { key: 'packets', title: 'packets', num: true, fmt: (v) => human(v) },
-    { key: 'flows', title: 'flows', num: true, fmt: (v) => human(v) },
+      text: (r) => traffic(r, { unit: unit === 'bps' ? 'bps' : 'bytes', secs }) },
+    { key: 'packets', title: 'packets', num: true, text: (r) => num(r.packets) },
+    { key: 'flows', title: 'flows', num: true, text: (r) => num(r.flows) },
   ];
 }
+
+// Axis labels that never overlap (ECharts drops the ones that would).
+const AXIS_LABEL = { hideOverlap: true };
 
 // Stacked area chart of series rows ({time, key, flows, packets, bytes}).
 export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
@@ -85,15 +137,15 @@ export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
   const t0 = Math.floor(Date.parse(doc.query.from) / step) * step, t1 = Date.parse(doc.query.to);
   const times = [];
   for (let t = t0; t < t1 && times.length < 5000; t += step) times.push(t);
-  const val = (r) => unit === 'bps' ? (r.bytes * 8) / iv : unit === 'packets' ? r.packets : unit === 'flows' ? r.flows : r.bytes;
+  const val = (r) => metric(r, { unit, secs: iv });
   const by = new Map(keys.map((k) => [k, new Map()]));
   for (const r of doc.rows) by.get(r.key).set(Date.parse(r.time), val(r));
   return {
-    tooltip: { trigger: 'axis', valueFormatter: (v) => fmtUnit(v, unit) },
+    tooltip: { trigger: 'axis', valueFormatter: (v) => inUnit(v, { unit }) },
     legend: { type: 'scroll', top: 0 },
     grid: { left: 60, right: 16, top: 36, bottom: 28 },
-    xAxis: { type: 'time' },
-    yAxis: { type: 'value', axisLabel: { formatter: (v) => human(v) } },
+    xAxis: { type: 'time', axisLabel: { ...AXIS_LABEL } },
+    yAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (v) => num(v) } },
     series: keys.map((k) => ({
       name: name(k), type: 'line', stack: stack ? 'all' : undefined, areaStyle: stack ? {} : undefined,
       showSymbol: false, sampling: 'lttb', data: times.map((t) => [t, by.get(k).get(t) || 0]),
@@ -103,11 +155,11 @@ export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
 
 // Horizontal bar chart of top rows labelled by label(r).
 export function barOption(rows, label, unit, secs) {
-  const v = rows.map((r) => unit === 'bps' ? (r.bytes * 8) / secs : unit === 'packets' ? r.packets : unit === 'flows' ? r.flows : r.bytes);
+  const v = rows.map((r) => metric(r, { unit, secs }));
   return {
-    tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (x) => fmtUnit(x, unit) },
+    tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (x) => inUnit(x, { unit }) },
     grid: { left: 8, right: 24, top: 8, bottom: 8, containLabel: true },
-    xAxis: { type: 'value', axisLabel: { formatter: (x) => human(x) } },
+    xAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (x) => num(x) } },
     yAxis: { type: 'category', inverse: true, data: rows.map(label), axisLabel: { width: 160, overflow: 'truncate' } },
     series: [{ type: 'bar', data: v, itemStyle: { color: '#3b82c4' } }],
   };

@@ -2,8 +2,8 @@
 // interfaces with names and traffic in/out, sFlow counter samples.
 import { api } from '../api.js';
 import { baseParams } from '../state.js';
-import { card, table, errorBox } from '../ui.js';
-import { human, fmtUnit, esc } from '../format.js';
+import { card, table, errorBox, listenText } from '../ui.js';
+import { num, inUnit, traffic, esc } from '../format.js';
 
 export default async function exportersPage(el, s, ctx) {
   const p = baseParams(s);
@@ -31,35 +31,42 @@ export default async function exportersPage(el, s, ctx) {
   };
   add(inif, 'in');
   add(outif, 'out');
+  const bytesOrBits = (v) => traffic({ bytes: v }, { unit: s.unit === 'bps' ? 'bps' : 'bytes', secs });
   const last = new Map();
   if (ctr) for (const c of ctr.samples) last.set(c.agent + '/' + c.if_index, c);
   el.innerHTML = `
-  ${xerr ? errorBox(xerr) : card('Exporters', `<p class="muted">${x.live ? 'live counters of this collector' : 'counters from the collector\'s last run, written ' + esc(x.updated)} · datagrams ${human(x.listener.datagrams)} · socket drops <b class="${x.listener.drops ? 'warn' : ''}">${human(x.listener.drops)}</b> · stored rows ${human(x.store.rows)}</p>` +
-    (x.exporters.length === 0 ? '<div class="empty">No exporter has sent anything yet: point one at <code>udp/2055</code> (NetFlow/IPFIX) or <code>udp/6343</code> (sFlow).</div>' :
+  ${xerr ? errorBox(xerr) : card('Exporters', `<p class="muted">${x.live ? 'live counters of this collector' : 'counters from the collector\'s last run, written ' + esc(x.updated)} · datagrams ${num(x.listener.datagrams)} · socket drops <b class="${x.listener.drops ? 'warn' : ''}">${num(x.listener.drops)}</b> · stored rows ${num(x.store.rows)}</p>` +
+    (x.exporters.length === 0 ? '<div class="empty">No exporter has sent anything yet: point one at ${listenText(x)}.</div>' :
       table(x.exporters, [
         { key: 'exporter', title: 'exporter' }, { key: 'protocol', title: 'protocol' }, { key: 'domain', title: 'domain', num: true },
-        { key: 'packets', title: 'datagrams/s', num: true, fmt: (v) => up ? human(v / up) : '–' },
-        { key: 'records', title: 'records', num: true, fmt: human },
-        { key: 'lost', title: 'seq. loss', num: true, fmt: human },
-        { key: 'templates', title: 'templates', num: true, fmt: human },
-        { key: 'template_misses', title: 'template misses', num: true, fmt: human },
-        { key: 'restarts', title: 'restarts', num: true, raw: true, fmt: (v) => v ? `<span title="exporter restarts seen: data of the templates announced before was held until announced again" class="warn">${human(v)}</span>` : '0' },
-        { key: 'sampling_rate', title: 'sampling', num: true, fmt: (v, r) => `1:${v || 1} (${r.sampling_source})` },
-        { key: 'errors_total', title: 'decode errors', num: true, raw: true, fmt: (v, r) => v ? `<span title="${esc(JSON.stringify(r.errors))}" class="warn">${human(v)}</span>` : '0' },
+        { key: 'packets', title: 'datagrams/s', num: true, text: (r) => up ? num(r.packets / up) : '–' },
+        { key: 'records', title: 'records', num: true, text: (r) => num(r.records) },
+        { key: 'lost', title: 'seq. loss', num: true, text: (r) => num(r.lost) },
+        { key: 'templates', title: 'templates', num: true, text: (r) => num(r.templates) },
+        { key: 'template_misses', title: 'template misses', num: true, text: (r) => num(r.template_misses) },
+        { key: 'restarts', title: 'restarts', num: true, html: (r) => r.restarts ? `<span title="exporter restarts seen: data of the templates announced before was held until announced again" class="warn">${num(r.restarts)}</span>` : '0' },
+        { key: 'sampling_rate', title: 'sampling', num: true, text: (r) => `1:${r.sampling_rate || 1} (${r.sampling_source})` },
+        { key: 'errors_total', title: 'decode errors', num: true, html: (r) => r.errors_total ? `<span title="${esc(JSON.stringify(r.errors))}" class="warn">${num(r.errors_total)}</span>` : '0' },
         { key: 'last_seen', title: 'last seen' },
-        { key: 'health', title: 'health', raw: true, fmt: (v) => `<span class="badge ${v}">${v}</span>` },
+        { key: 'health', title: 'health', html: (r) => healthBadge(r.health) },
       ], 'exporters-table')))}
   ${card('Interfaces', ifs.size === 0 ? '<div class="empty">No interface traffic in this range.</div>' : table([...ifs.values()].sort((a, b) => b.in + b.out - a.in - a.out), [
     { key: 'exporter', title: 'exporter' }, { key: 'ifindex', title: 'ifIndex', num: true }, { key: 'name', title: 'name' },
-    { key: 'in', title: 'in', num: true, fmt: (v) => s.unit === 'bps' ? fmtUnit(v * 8 / secs, 'bps') : human(v) + 'B' },
-    { key: 'out', title: 'out', num: true, fmt: (v) => s.unit === 'bps' ? fmtUnit(v * 8 / secs, 'bps') : human(v) + 'B' },
+    { key: 'in', title: 'in', num: true, text: (r) => bytesOrBits(r.in) },
+    { key: 'out', title: 'out', num: true, text: (r) => bytesOrBits(r.out) },
   ], 'if-table'))}
   ${last.size ? card('sFlow interface counters (latest sample)', table([...last.values()], [
     { key: 'agent', title: 'agent' }, { key: 'if_index', title: 'ifIndex', num: true },
-    { key: 'if_speed', title: 'speed', num: true, fmt: (v) => fmtUnit(v, 'bps') },
-    { key: 'in_octets', title: 'in octets', num: true, fmt: human }, { key: 'out_octets', title: 'out octets', num: true, fmt: human },
+    { key: 'if_speed', title: 'speed', num: true, text: (r) => inUnit(r.if_speed, { unit: 'bps' }) },
+    { key: 'in_octets', title: 'in octets', num: true, text: (r) => num(r.in_octets) },
+    { key: 'out_octets', title: 'out octets', num: true, text: (r) => num(r.out_octets) },
     { key: 'in_errors', title: 'in errors', num: true }, { key: 'out_errors', title: 'out errors', num: true },
     { key: 'in_discards', title: 'in discards', num: true }, { key: 'out_discards', title: 'out discards', num: true },
     { key: 'time', title: 'time' },
   ], 'counters-table')) : ''}`;
+}
+
+// The health of an exporter as a coloured badge (ok, degraded, silent).
+export function healthBadge(h) {
+  return `<span class="badge ${esc(h)}">${esc(h)}</span>`;
 }

@@ -7,7 +7,7 @@ import en from 'i18n-iso-countries/langs/en.json';
 import { api } from '../api.js';
 import { baseParams, setState } from '../state.js';
 import { card, chart, echarts, table, valueCols, NO_FLOWS } from '../ui.js';
-import { orderOf, fmtUnit, human } from '../format.js';
+import { orderOf, inUnit, metric } from '../format.js';
 
 countries.registerLocale(en);
 let registered = false;
@@ -44,7 +44,7 @@ export default async function geoPage(el, s, ctx) {
   if (!ctx.fresh()) return;
   registerWorld();
   const secs = Math.max(1, (Date.parse(d.query.to) - Date.parse(d.query.from)) / 1000);
-  const val = (r) => s.unit === 'bps' ? r.bytes * 8 / secs : s.unit === 'packets' ? r.packets : s.unit === 'flows' ? r.flows : r.bytes;
+  const val = (r) => metric(r, { unit: s.unit, secs });
   const rows = d.rows.map((r) => ({ ...r, code: r[field] || '', name: r[field] ? (countries.getName(r[field], 'en') || r[field]) : '(unknown: private or unlisted address)' }));
   const known = rows.filter((r) => r.code);
   const max = Math.max(1, ...known.map(val));
@@ -59,16 +59,26 @@ export default async function geoPage(el, s, ctx) {
   ${rows.length ? card('Countries', table(rows, [{ key: 'code', title: 'code' }, { key: 'name', title: 'country' }, ...valueCols(s.unit, secs)], 'geo-table')) : ''}`;
   el.querySelector('#side').addEventListener('change', (e) => setState({ side: e.target.value }));
   const c = chart(el.querySelector('#map'), {
-    tooltip: { trigger: 'item', formatter: (p) => `${countries.getName(p.name, 'en') || p.name}: ${Number.isFinite(p.value) ? fmtUnit(p.value, s.unit) : 'no traffic'}` },
-    visualMap: { min: 0, max, left: 8, bottom: 8, calculable: true, formatter: (v) => fmtUnit(v, s.unit), inRange: { color: ['#dbeafe', '#1d4ed8'] } },
+    tooltip: { trigger: 'item', formatter: (p) => `${countries.getName(p.name, 'en') || p.name}: ${Number.isFinite(p.value) ? inUnit(p.value, { unit: s.unit }) : 'no traffic'}` },
+    visualMap: { min: 0, max, left: 8, bottom: 8, calculable: true, formatter: (v) => inUnit(v, { unit: s.unit }), inRange: { color: ['#dbeafe', '#1d4ed8'] } },
     series: [{ type: 'map', map: 'world', roam: true, emphasis: { label: { show: false } },
       itemStyle: { areaColor: '#eef0f3', borderColor: '#9aa3ad' },
       data: known.map((r) => ({ name: r.code, value: val(r) })) }],
   });
   c.on('click', (p) => {
     if (!p.name) return;
-    const term = `${side} country ${p.name}`;
-    setState({ filter: s.filter ? `(${s.filter}) and ${term}` : term });
+    setState({ filter: withCountry(s.filter, `${side} country ${p.name}`), offset: '' });
   });
-  void human;
+}
+
+// The filter `f` narrowed to one country `term` ("src country GB"): a
+// country a click added before is replaced, not ANDed with the new one
+// (two countries ANDed match nothing).
+export function withCountry(f, term) {
+  const one = /^(?:src|dst) country [A-Z]{2}$/;
+  const tail = /^\((.*)\) and (?:src|dst) country [A-Z]{2}$/;
+  f = (f || '').trim();
+  if (!f || one.test(f)) return term;
+  const m = tail.exec(f);
+  return `(${m ? m[1] : f}) and ${term}`;
 }

@@ -2,8 +2,9 @@
 // top 5 sources, destinations, countries, ASes, exporter health.
 import { api } from '../api.js';
 import { baseParams, intervalFor } from '../state.js';
-import { card, chart, seriesOption, table, NO_FLOWS, errorBox } from '../ui.js';
-import { human, fmtUnit, orderOf, esc, protoName } from '../format.js';
+import { card, chart, seriesOption, table, NO_FLOWS, errorBox, listenText } from '../ui.js';
+import { num, inUnit, traffic, orderOf, esc, protoName } from '../format.js';
+import { healthBadge } from './exporters.js';
 
 const TOPS = [
   ['Top sources', 'srcip'], ['Top destinations', 'dstip'],
@@ -18,9 +19,9 @@ export default async function overview(el, s, ctx) {
   const iv = intervalFor(sum.to_ms - sum.from_ms);
   el.innerHTML = `
   <div class="kpis">
-    <div class="kpi"><span>bytes</span><b id="total-bytes" data-value="${sum.bytes}">${human(sum.bytes)}B</b><small>${fmtUnit(sum.bps, 'bps')}</small></div>
-    <div class="kpi"><span>packets</span><b id="total-packets" data-value="${sum.packets}">${human(sum.packets)}</b><small>${human(sum.pps)} pkts/s</small></div>
-    <div class="kpi"><span>flows</span><b id="total-flows" data-value="${sum.flows}">${human(sum.flows)}</b><small>${human(sum.fps)} flows/s</small></div>
+    <div class="kpi"><span>bytes</span><b id="total-bytes" data-value="${sum.bytes}">${inUnit(sum.bytes, { unit: 'bytes' })}</b><small>${inUnit(sum.bps, { unit: 'bps' })}</small></div>
+    <div class="kpi"><span>packets</span><b id="total-packets" data-value="${sum.packets}">${num(sum.packets)}</b><small>${num(sum.pps)} pkts/s</small></div>
+    <div class="kpi"><span>flows</span><b id="total-flows" data-value="${sum.flows}">${num(sum.flows)}</b><small>${num(sum.fps)} flows/s</small></div>
     <div class="kpi"><span>range</span><b class="small">${esc(sum.from)}</b><small>to ${esc(sum.to)}</small></div>
   </div>
   ${sum.flows === 0 ? NO_FLOWS : ''}
@@ -39,24 +40,32 @@ export default async function overview(el, s, ctx) {
     ...TOPS.map(([, f]) => api('top', { ...p, field: f, limit: 5, order: orderOf(unit) }).then((d) => {
       const keys = d.query.keys;
       el.querySelector(`.top5[data-field="${f}"]`).innerHTML = d.rows.length ? table(d.rows, [
-        { key: keys[0], title: keys[0], fmt: (v, r) => keys[1] && r[keys[1]] ? `${v} ${r[keys[1]]}` : (v === '' ? '(unknown)' : keys[0] === 'srcas' && Number(v) === 0 ? '0 (private/unknown)' : v) },
-        { key: 'bytes', title: unit === 'bps' ? 'bits/s' : unit, num: true,
-          fmt: (v, r) => unit === 'bps' ? fmtUnit(r.bytes * 8 / secs, 'bps') : human(r[unit]) },
+        { key: keys[0], title: keys[0], text: (r) => topLabel(r, keys) },
+        { key: 'bytes', title: unit === 'bps' ? 'bits/s' : unit, num: true, text: (r) => traffic(r, { unit, secs }) },
       ], 'compact') : '<div class="muted">none</div>';
     })),
     api('exporters').then((x) => {
       const n = x.exporters.length, bad = x.exporters.filter((e) => e.health !== 'ok');
       el.querySelector('#health').innerHTML = n === 0
-        ? '<div class="empty">No exporter has sent anything yet: point one at <code>udp/2055</code>.</div>'
+        ? `<div class="empty">No exporter has sent anything yet: point one at ${listenText(x)}.</div>`
         : `<p><b>${n}</b> exporter(s), <b class="${bad.length ? 'warn' : 'ok'}">${n - bad.length} ok</b>${bad.length ? `, ${bad.length} need a look (<a href="/exporters" data-path="/exporters">details</a>)` : ''};
-           datagrams ${human(x.listener.datagrams)}, socket drops ${human(x.listener.drops)}, ${x.live ? 'live' : 'from the last run (' + esc(x.updated) + ')'}.</p>` +
+           datagrams ${num(x.listener.datagrams)}, socket drops ${num(x.listener.drops)}, ${x.live ? 'live' : 'from the last run (' + esc(x.updated) + ')'}.</p>` +
           table(x.exporters, [
             { key: 'exporter', title: 'exporter' }, { key: 'protocol', title: 'protocol' },
-            { key: 'records', title: 'records', num: true, fmt: human },
-            { key: 'lost', title: 'lost', num: true, fmt: human },
-            { key: 'health', title: 'health', raw: true, fmt: (v) => `<span class="badge ${v}">${v}</span>` },
+            { key: 'records', title: 'records', num: true, text: (r) => num(r.records) },
+            { key: 'lost', title: 'lost', num: true, text: (r) => num(r.lost) },
+            { key: 'health', title: 'health', html: (r) => healthBadge(r.health) },
           ], 'compact');
     }).catch((e) => { el.querySelector('#health').innerHTML = errorBox(e); }),
   ];
   await Promise.all(jobs);
+}
+
+// A top row's label: the key and its name (AS 15169 GOOGLE), "(unknown)"
+// for none, AS 0 as private/unknown.
+function topLabel(r, keys) {
+  const v = r[keys[0]];
+  if (keys[1] && r[keys[1]]) return `${v} ${r[keys[1]]}`;
+  if (v === '') return '(unknown)';
+  return keys[0] === 'srcas' && Number(v) === 0 ? '0 (private/unknown)' : String(v);
 }

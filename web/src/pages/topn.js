@@ -3,7 +3,7 @@
 import { api } from '../api.js';
 import { baseParams, setState } from '../state.js';
 import { card, chart, barOption, table, valueCols, NO_FLOWS } from '../ui.js';
-import { orderOf, esc } from '../format.js';
+import { orderOf, esc, protoName } from '../format.js';
 
 export const FIELDS = [
   ['srcip', 'sources'], ['dstip', 'destinations'], ['srcport', 'source ports'],
@@ -19,7 +19,7 @@ export default async function topn(el, s, ctx) {
   if (!ctx.fresh()) return;
   const secs = Math.max(1, (Date.parse(d.query.to) - Date.parse(d.query.from)) / 1000);
   const keys = d.query.keys;
-  const label = (r) => keys.map((k) => r[k] === '' ? '(unknown)' : r[k]).join(' ↔ ');
+  const label = (r) => keys.map((k) => r[k] === '' ? '(unknown)' : k === 'proto' ? protoName(r[k]) : r[k]).join(' ↔ ');
   el.innerHTML = `
   <div class="toolbar">
     <label>Top <select id="n">${[5, 10, 20, 50, 100].map((x) => `<option ${x === n ? 'selected' : ''}>${x}</option>`).join('')}</select></label>
