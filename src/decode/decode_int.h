@@ -148,6 +148,8 @@ enum ng_action {
 	NG_A_PKT_SPACE, /* 305 / 306 */
 	NG_A_SAMPLING_SIZE,
 	NG_A_SAMPLING_POP, /* 309 / 310 */
+	NG_A_BASIC_LIST,   /* 291 basicList (RFC 6313 §4.5.1) */
+	NG_A_SUB_LIST,     /* 292 / 293 subTemplateList, subTemplateMultiList */
 	NG_A_COUNT
 };
 

@@ -13,6 +13,7 @@
 #include "decode/decode_int.h"
 #include "decode/plausible.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "core/addr.h"
@@ -53,7 +54,15 @@ enum {
 };
 
 /* have2 bits */
-enum { H2_DOT1Q = 1, H2_POST_DOT1Q = 2, H2_INIT_BYTES = 4, H2_INIT_PKTS = 8, H2_OBS = 16 };
+enum {
+	H2_DOT1Q = 1,
+	H2_POST_DOT1Q = 2,
+	H2_INIT_BYTES = 4,
+	H2_INIT_PKTS = 8,
+	H2_OBS = 16,
+	H2_LIST_SKIP = 32, /* RFC 6313 structured data skipped */
+	H2_LIST_BAD = 64,  /* … and malformed */
+};
 
 /* Values of one record that are resolved after all its fields are read.
  * Only `have` is initialised per record; a value is read only when its
@@ -231,6 +240,43 @@ FIELD_INLINE void put_mpls(ng_flow *f, uint32_t *label, unsigned pos, const uint
 		f->mpls_depth = (uint8_t)pos;
 }
 
+/* Where positions 1..10 of an MPLS label stack (1 the top) are in ng_flow. */
+static const size_t mpls_slot[10] = {
+    offsetof(ng_flow, mpls_label),  offsetof(ng_flow, mpls_label2), offsetof(ng_flow, mpls_label3),
+    offsetof(ng_flow, mpls_label4), offsetof(ng_flow, mpls_label5), offsetof(ng_flow, mpls_label6),
+    offsetof(ng_flow, mpls_label7), offsetof(ng_flow, mpls_label8), offsetof(ng_flow, mpls_label9),
+    offsetof(ng_flow, mpls_label10)};
+
+/* A basicList (RFC 6313 §4.5.1), `len` bytes at q: semantic (1 byte),
+ * field ID (2, the top bit the enterprise bit), element length (2), the
+ * enterprise number (4) when the bit is set, then the elements.  A list
+ * of mplsTopLabelStackSection (IE 70, 3 bytes each: the way RFC 6313
+ * §6.2 carries a label stack) fills the stack positions 1..10 top first,
+ * as IE 70-79 would (entries past the tenth are not stored).  Any other
+ * list is skipped (H2_LIST_SKIP); one shorter than its header, or with
+ * fixed-length elements that do not fill it exactly, is also
+ * H2_LIST_BAD.  The record is kept in every case. */
+static void put_basic_list(ng_flow *f, struct rec_ctx *c, const uint8_t *q, unsigned len)
+{
+	unsigned hdr = len >= 5 && (q[1] & 0x80) ? 9 : 5;
+	if (len < hdr) {
+		c->have2 |= H2_LIST_SKIP | H2_LIST_BAD;
+		return;
+	}
+	uint16_t id = ng_get_be16(q + 1), elen = ng_get_be16(q + 3);
+	unsigned body = len - hdr;
+	if ((elen == 0 && body) || (elen && elen != NG_VARLEN && body % elen)) {
+		c->have2 |= H2_LIST_SKIP | H2_LIST_BAD;
+		return;
+	}
+	if (id != 70 || elen != 3) {
+		c->have2 |= H2_LIST_SKIP;
+		return;
+	}
+	for (unsigned i = 0; i < body / 3 && i < 10; i++)
+		put_mpls(f, (uint32_t *)((uint8_t *)f + mpls_slot[i]), i + 1, q + hdr + 3 * i);
+}
+
 /* icmpTypeCodeIPv4/IPv6: type * 256 + code (RFC 7012 IE 32/139). */
 FIELD_INLINE void put_icmp_type_code(ng_flow *f, uint64_t v)
 {
@@ -326,6 +372,9 @@ FIELD_INLINE void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f
 	case NG_A_PKT_SPACE: keep(c, H_PKT_SPACE, &c->pkt_space, num(q, len)); break;
 	case NG_A_SAMPLING_SIZE: keep(c, H_SIZE, &c->size, num(q, len)); break;
 	case NG_A_SAMPLING_POP: keep(c, H_POP, &c->pop, num(q, len)); break;
+	/* RFC 6313 structured data */
+	case NG_A_BASIC_LIST: put_basic_list(f, c, q, len); break;
+	case NG_A_SUB_LIST: c->have2 |= H2_LIST_SKIP; break;
 	default: break;
 	}
 }
@@ -523,6 +572,11 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 		f->ip_version = c->ipver;
 	if (h & H_SAMPLER)
 		f->sampler_id = (uint16_t)c->sampler;
+	if (ng_unlikely(c->have2 & H2_LIST_SKIP)) {
+		dom->st.lists_skipped++;
+		if (c->have2 & H2_LIST_BAD)
+			ng_count_error(dom, NG_DERR_LIST_BAD);
+	}
 	if (ng_plaus_counters_odd(f))
 		ng_plaus_counters_slow(dom, f,
 		                       (h & (H_PKTS | H_PKTS_TOTAL | H_OUT_PKTS)) ||
