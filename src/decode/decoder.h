@@ -173,7 +173,10 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	X(lists_skipped, "lists_skipped", COUNTER,                                                 \
 	  "IPFIX flow records holding structured data (RFC 6313 lists) skipped by its length, "    \
 	  "the record kept: any list but a basicList of MPLS label stack sections (IE 70), "       \
-	  "which is decoded")
+	  "which is decoded")                                                                      \
+	X(apps_unnamed, "apps_unnamed", COUNTER,                                                   \
+	  "flow records with an applicationId (IE 95) no options data of their domain named: "     \
+	  "stored without an application name")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;
@@ -268,6 +271,9 @@ void ng_exporter_stats_add(ng_exporter_stats *d, const ng_exporter_stats *s);
 	  "interface names from options data not kept for limits.interfaces (the collector's)")    \
 	X(interface_names_refused, "interface_names_refused", COUNTER,                             \
 	  "interface renames from options data refused for limits.interface_names")                \
+	X(applications_refused, "applications_refused", COUNTER,                                   \
+	  "application names from options data not kept: a domain's 4096 application IDs "         \
+	  "named, or limits.application_names reached")                                            \
 	X(exporters, "exporters", GAUGE, "exporter addresses held now")                            \
 	X(domains, "domains", GAUGE, "observation domains / sub-agents held now")                  \
 	X(templates, "templates", GAUGE, "templates held now")                                     \

@@ -16,7 +16,7 @@
  */
 #include "decode/decode_int.h"
 
-enum ng_len_rule { L_UINT, L_V4, L_V6, L_MAC, L_NTP, L_MPLS, L_LIST };
+enum ng_len_rule { L_UINT, L_V4, L_V6, L_MAC, L_NTP, L_MPLS, L_LIST, L_OCTETS };
 
 struct ie_entry {
 	uint16_t ie;
@@ -76,6 +76,7 @@ static const struct ie_entry table[] = {
     {81, NG_A_POST_SRC_MAC, L_MAC},       /* postSourceMacAddress */
     {85, NG_A_BYTES_TOTAL, L_UINT},       /* octetTotalCount */
     {86, NG_A_PKTS_TOTAL, L_UINT},        /* packetTotalCount */
+    {95, NG_A_APP_ID, L_OCTETS},          /* applicationId (RFC 6759) */
     {139, NG_A_ICMP_TC, L_UINT},          /* icmpTypeCodeIPv6 */
     {150, NG_A_START_SEC, L_UINT},        /* flowStartSeconds */
     {151, NG_A_END_SEC, L_UINT},          /* flowEndSeconds */
@@ -137,7 +138,8 @@ enum ng_action ng_ie_action(uint16_t ie, uint16_t len, bool *bad_len)
 		return NG_A_SKIP;
 	if (len == 0)
 		return NG_A_SKIP;
-	if (by_ie[ie].rule == L_LIST) /* RFC 6313 §4.5: usually variable-length */
+	/* RFC 6313 §4.5 lists are usually variable-length, applicationId may be */
+	if (by_ie[ie].rule == L_LIST || by_ie[ie].rule == L_OCTETS)
 		return (enum ng_action)by_ie[ie].act;
 	if (len == NG_VARLEN)
 		return NG_A_SKIP;
@@ -148,6 +150,7 @@ enum ng_action ng_ie_action(uint16_t ie, uint16_t len, bool *bad_len)
 	case L_MAC: ok = len == 6; break;
 	case L_NTP: ok = len == 8; break;
 	case L_MPLS: ok = len == 3; break;
+	case L_OCTETS: ok = true; break; /* any fixed length (apps.c) */
 	default: ok = len <= 8; break;
 	}
 	if (!ok) {

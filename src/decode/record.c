@@ -62,6 +62,7 @@ enum {
 	H2_OBS = 16,
 	H2_LIST_SKIP = 32, /* RFC 6313 structured data skipped */
 	H2_LIST_BAD = 64,  /* … and malformed */
+	H2_APP = 128,      /* applicationId (IE 95) */
 };
 
 /* Values of one record that are resolved after all its fields are read.
@@ -76,7 +77,7 @@ struct rec_ctx {
 	uint64_t bytes, pkts, bytes_total, pkts_total, out_bytes, out_pkts, init_bytes, init_pkts;
 	uint64_t start_up, end_up, start_abs, end_abs, start_delta, end_delta;
 	uint64_t sysinit, interval, sampler, pkt_int, pkt_space, size, pop;
-	uint64_t in_phys, out_phys, obs;
+	uint64_t in_phys, out_phys, obs, app;
 	uint8_t bgpnh[16];
 	uint8_t post_src_mac[6], post_dst_mac[6];
 };
@@ -375,6 +376,7 @@ FIELD_INLINE void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f
 	/* RFC 6313 structured data */
 	case NG_A_BASIC_LIST: put_basic_list(f, c, q, len); break;
 	case NG_A_SUB_LIST: c->have2 |= H2_LIST_SKIP; break;
+	case NG_A_APP_ID: keep2(c, H2_APP, &c->app, ng_app_key(q, len)); break;
 	default: break;
 	}
 }
@@ -572,6 +574,10 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 		f->ip_version = c->ipver;
 	if (h & H_SAMPLER)
 		f->sampler_id = (uint16_t)c->sampler;
+	if (ng_unlikely(c->have2 & H2_APP)) { /* apps.c */
+		f->application = ng_app_name(dom, c->app);
+		dom->st.apps_unnamed += !f->application;
+	}
 	if (ng_unlikely(c->have2 & H2_LIST_SKIP)) {
 		dom->st.lists_skipped++;
 		if (c->have2 & H2_LIST_BAD)

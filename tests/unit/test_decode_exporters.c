@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "core/strtab.h"
 #include "test_decode_helpers.h"
 
 #define EXPORT_S 1700000000u
@@ -334,6 +335,108 @@ static void test_mikrotik_ipfix_uptime_sysinit(void **state)
 	ng_decoder_free(d);
 }
 
+/*
+ * Cisco NBAR / AVC application names (IOS XE Flexible NetFlow, `match
+ * application name` in the record and `option application-table` on the
+ * exporter): the flow records carry applicationId (IE 95, 4 bytes:
+ * classification engine 13 "NBAR2" and the selector, RFC 6759 §4.1); an
+ * options template scoped by System (1) maps each ID to applicationName
+ * (IE 96, 24 bytes, NUL-padded) and applicationDescription (IE 94), the
+ * layout nfdump and Wireshark decode as Cisco's application table
+ * (FortiGate's APP_ID_OPTIONS template is the same with 9-byte IDs:
+ * docs.fortinet.com, "NetFlow templates").  The name is stored per flow
+ * as `application`; an ID the table lacks is counted in apps_unnamed.
+ */
+static void tb_fixstr(struct tb *t, const char *s, size_t n)
+{
+	size_t k = strlen(s);
+	tb_bytes(t, s, k);
+	for (; k < n; k++)
+		tb_u8(t, 0);
+}
+
+static void test_cisco_nbar_application_names(void **state)
+{
+	(void)state;
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch b = {0};
+	struct tb t;
+	static const struct tb_fs f[] = {{8, 4, 0}, {12, 4, 0}, {95, 4, 0}, {1, 4, 0}};
+	tb_v9(&t, 4, 3600000, EXPORT_S, 1, 256);
+	size_t s = tb_set(&t, 1);
+	tb_u16(&t, 260), tb_u16(&t, 4), tb_u16(&t, 12);
+	tb_u16(&t, 1), tb_u16(&t, 4); /* scope System */
+	tb_u16(&t, 95), tb_u16(&t, 4), tb_u16(&t, 96), tb_u16(&t, 24), tb_u16(&t, 94),
+	    tb_u16(&t, 32);
+	tb_set_end(&t, s);
+	tb_v9_tpl(&t, 261, f, 4);
+	s = tb_set(&t, 260);
+	tb_v4(&t, 192, 0, 2, 1), tb_u32(&t, 0x0d000050);
+	tb_fixstr(&t, "http", 24), tb_fixstr(&t, "World Wide Web traffic", 32);
+	tb_v4(&t, 192, 0, 2, 1), tb_u32(&t, 0x0d0001e5);
+	tb_fixstr(&t, "ms-teams", 24), tb_fixstr(&t, "Microsoft Teams", 32);
+	tb_set_end(&t, s);
+	s = tb_set(&t, 261);
+	tb_v4(&t, 10, 0, 0, 1), tb_v4(&t, 10, 0, 0, 2), tb_u32(&t, 0x0d0001e5), tb_u32(&t, 900);
+	tb_v4(&t, 10, 0, 0, 1), tb_v4(&t, 10, 0, 0, 3), tb_u32(&t, 0x0d000050), tb_u32(&t, 700);
+	tb_v4(&t, 10, 0, 0, 1), tb_v4(&t, 10, 0, 0, 4), tb_u32(&t, 0x0d000999), tb_u32(&t, 500);
+	tb_set_end(&t, s);
+	assert_int_equal(tb_decode(d, &t, EXPORT_MS, &b), 3);
+	assert_string_equal(ng_str(b.flows[0].application), "ms-teams");
+	assert_string_equal(ng_str(b.flows[1].application), "http");
+	assert_int_equal(b.flows[2].application, 0);
+	assert_int_equal(b.flows[0].bytes, 900);
+	ng_exporter_stats st = totals(d);
+	assert_int_equal(st.options_records, 2);
+	assert_int_equal(st.apps_unnamed, 1);
+	assert_no_errors(d);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
+/* IPFIX (Cisco AVC): the options scoped by applicationId itself, the name
+ * variable-length, the IDs 9 bytes as FortiGate's (engine + 8 bytes).  A
+ * renamed ID takes its new name; limits.application_names bounds the
+ * names new to the string table (here 2: a third is refused, counted in
+ * applications_refused, the flow stored without a name). */
+static void test_ipfix_application_names_bounded(void **state)
+{
+	(void)state;
+	ng_decoder_config cfg = {0};
+	cfg.limits.application_names = 2;
+	ng_decoder *d = ng_decoder_new(&cfg);
+	ng_flow_batch b = {0};
+	struct tb t;
+	static const struct tb_fs opt[] = {{95, 9, 0}, {96, 0xffff, 0}};
+	static const struct tb_fs f[] = {{8, 4, 0}, {95, 9, 0}, {1, 8, 0}};
+	static const uint8_t id1[9] = {20, 0, 0, 0, 0, 0, 0, 0x12, 0x34};
+	static const uint8_t id2[9] = {20, 0, 0, 0, 0, 0, 0, 0x56, 0x78};
+	static const uint8_t id3[9] = {20, 0, 0, 0, 0, 0, 0, 0x9a, 0xbc};
+	tb_ipfix(&t, EXPORT_S, 0, 7);
+	tb_tpl(&t, 300, 1, opt, 2);
+	tb_tpl(&t, 301, 0, f, 3);
+	size_t s = tb_set(&t, 300);
+	tb_bytes(&t, id1, 9), tb_varstr(&t, "nagare-test-app-one");
+	tb_bytes(&t, id2, 9), tb_varstr(&t, "nagare-test-app-two");
+	tb_bytes(&t, id1, 9), tb_varstr(&t, "nagare-test-app-two"); /* renamed: no new string */
+	tb_bytes(&t, id3, 9), tb_varstr(&t, "nagare-test-app-three");
+	tb_set_end(&t, s);
+	s = tb_set(&t, 301);
+	tb_v4(&t, 10, 0, 0, 1), tb_bytes(&t, id1, 9), tb_u64(&t, 100);
+	tb_v4(&t, 10, 0, 0, 2), tb_bytes(&t, id3, 9), tb_u64(&t, 200);
+	tb_set_end(&t, s);
+	tb_ipfix_end(&t);
+	assert_int_equal(tb_decode(d, &t, EXPORT_MS, &b), 2);
+	assert_string_equal(ng_str(b.flows[0].application), "nagare-test-app-two");
+	assert_int_equal(b.flows[1].application, 0);
+	ng_limit_stats l;
+	ng_decoder_limit_stats(d, &l);
+	assert_int_equal(l.applications_refused, 1);
+	assert_int_equal(totals(d).apps_unnamed, 1);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +444,8 @@ int main(void)
 	    cmocka_unit_test(test_vyos_pmacct_ipfix_sampled),
 	    cmocka_unit_test(test_mikrotik_v9_nat),
 	    cmocka_unit_test(test_mikrotik_ipfix_uptime_sysinit),
+	    cmocka_unit_test(test_cisco_nbar_application_names),
+	    cmocka_unit_test(test_ipfix_application_names_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
