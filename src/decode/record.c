@@ -61,8 +61,8 @@ enum {
 	H2_INIT_PKTS = 8,
 	H2_OBS = 16,
 	H2_LIST_SKIP = 32, /* RFC 6313 structured data skipped */
-	H2_LIST_BAD = 64,  /* … and malformed */
-	H2_APP = 128,      /* applicationId (IE 95) */
+	H2_LIST = 64,      /* a basicList, at c->list (finish_rare reads it) */
+	H2_APP = 128,      /* applicationId (IE 95), at c->app */
 };
 
 /* Values of one record that are resolved after all its fields are read.
@@ -77,7 +77,11 @@ struct rec_ctx {
 	uint64_t bytes, pkts, bytes_total, pkts_total, out_bytes, out_pkts, init_bytes, init_pkts;
 	uint64_t start_up, end_up, start_abs, end_abs, start_delta, end_delta;
 	uint64_t sysinit, interval, sampler, pkt_int, pkt_space, size, pop;
-	uint64_t in_phys, out_phys, obs, app;
+	uint64_t in_phys, out_phys, obs;
+	/* fields read once the record is walked (finish_rare), so that the
+	 * walk calls no function: a basicList and an applicationId */
+	const uint8_t *list, *app;
+	unsigned list_len, app_len;
 	uint8_t bgpnh[16];
 	uint8_t post_src_mac[6], post_dst_mac[6];
 };
@@ -254,28 +258,40 @@ static const size_t mpls_slot[10] = {
  * of mplsTopLabelStackSection (IE 70, 3 bytes each: the way RFC 6313
  * §6.2 carries a label stack) fills the stack positions 1..10 top first,
  * as IE 70-79 would (entries past the tenth are not stored).  Any other
- * list is skipped (H2_LIST_SKIP); one shorter than its header, or with
- * fixed-length elements that do not fill it exactly, is also
- * H2_LIST_BAD.  The record is kept in every case. */
-static void put_basic_list(ng_flow *f, struct rec_ctx *c, const uint8_t *q, unsigned len)
+ * list is skipped; one shorter than its header, or with fixed-length
+ * elements that do not fill it exactly, is malformed.  The record is kept
+ * in every case.  Returns 0 decoded, 1 skipped, 2 malformed. */
+static int put_basic_list(ng_flow *f, const uint8_t *q, unsigned len)
 {
 	unsigned hdr = len >= 5 && (q[1] & 0x80) ? 9 : 5;
-	if (len < hdr) {
-		c->have2 |= H2_LIST_SKIP | H2_LIST_BAD;
-		return;
-	}
+	if (len < hdr)
+		return 2;
 	uint16_t id = ng_get_be16(q + 1), elen = ng_get_be16(q + 3);
 	unsigned body = len - hdr;
-	if ((elen == 0 && body) || (elen && elen != NG_VARLEN && body % elen)) {
-		c->have2 |= H2_LIST_SKIP | H2_LIST_BAD;
-		return;
-	}
-	if (id != 70 || elen != 3) {
-		c->have2 |= H2_LIST_SKIP;
-		return;
-	}
+	if ((elen == 0 && body) || (elen && elen != NG_VARLEN && body % elen))
+		return 2;
+	if (id != 70 || elen != 3)
+		return 1;
 	for (unsigned i = 0; i < body / 3 && i < 10; i++)
 		put_mpls(f, (uint32_t *)((uint8_t *)f + mpls_slot[i]), i + 1, q + hdr + 3 * i);
+	return 0;
+}
+
+/* A basicList kept for finish_rare; a record's second one is skipped. */
+FIELD_INLINE void keep_list(struct rec_ctx *c, const uint8_t *q, unsigned len)
+{
+	if (c->have2 & H2_LIST)
+		c->have2 |= H2_LIST_SKIP;
+	c->have2 |= H2_LIST;
+	c->list = q;
+	c->list_len = len;
+}
+
+FIELD_INLINE void keep_app(struct rec_ctx *c, const uint8_t *q, unsigned len)
+{
+	c->have2 |= H2_APP;
+	c->app = q;
+	c->app_len = len;
 }
 
 /* icmpTypeCodeIPv4/IPv6: type * 256 + code (RFC 7012 IE 32/139). */
@@ -374,9 +390,9 @@ FIELD_INLINE void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f
 	case NG_A_SAMPLING_SIZE: keep(c, H_SIZE, &c->size, num(q, len)); break;
 	case NG_A_SAMPLING_POP: keep(c, H_POP, &c->pop, num(q, len)); break;
 	/* RFC 6313 structured data */
-	case NG_A_BASIC_LIST: put_basic_list(f, c, q, len); break;
+	case NG_A_BASIC_LIST: keep_list(c, q, len); break;
 	case NG_A_SUB_LIST: c->have2 |= H2_LIST_SKIP; break;
-	case NG_A_APP_ID: keep2(c, H2_APP, &c->app, ng_app_key(q, len)); break;
+	case NG_A_APP_ID: keep_app(c, q, len); break;
 	default: break;
 	}
 }
@@ -534,6 +550,22 @@ static void finish_times(const struct ng_msg *m, ng_flow *f, const struct rec_ct
 		f->flow_end = f->flow_start;
 }
 
+/* What few records carry, out of the common path: the application name
+ * of the applicationId (apps.c) and the RFC 6313 lists, counted. */
+static __attribute__((noinline)) void finish_rare(struct ng_domain *dom, ng_flow *f,
+                                                  const struct rec_ctx *c)
+{
+	if (c->have2 & H2_APP) {
+		f->application = ng_app_name(dom, ng_app_key(c->app, c->app_len));
+		dom->st.apps_unnamed += !f->application;
+	}
+	int list = c->have2 & H2_LIST ? put_basic_list(f, c->list, c->list_len) : 0;
+	if (list || (c->have2 & H2_LIST_SKIP))
+		dom->st.lists_skipped++;
+	if (list == 2)
+		ng_count_error(dom, NG_DERR_LIST_BAD);
+}
+
 static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 {
 	uint32_t h = c->have;
@@ -574,15 +606,8 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 		f->ip_version = c->ipver;
 	if (h & H_SAMPLER)
 		f->sampler_id = (uint16_t)c->sampler;
-	if (ng_unlikely(c->have2 & H2_APP)) { /* apps.c */
-		f->application = ng_app_name(dom, c->app);
-		dom->st.apps_unnamed += !f->application;
-	}
-	if (ng_unlikely(c->have2 & H2_LIST_SKIP)) {
-		dom->st.lists_skipped++;
-		if (c->have2 & H2_LIST_BAD)
-			ng_count_error(dom, NG_DERR_LIST_BAD);
-	}
+	if (ng_unlikely(c->have2 & (H2_APP | H2_LIST | H2_LIST_SKIP)))
+		finish_rare(dom, f, c);
 	if (ng_plaus_counters_odd(f))
 		ng_plaus_counters_slow(dom, f,
 		                       (h & (H_PKTS | H_PKTS_TOTAL | H_OUT_PKTS)) ||
