@@ -8,8 +8,9 @@ OUT_DIR/v5, v9, ipfix: one file per UDP payload of that version (pcap and
 pcapng captures are unwrapped: Ethernet, 802.1Q, IPv4/IPv6, UDP; raw
 payload files split like nagare's capture reader does).
 OUT_DIR/ipfix also gets a few built messages with RFC 6313 structured data
-(basicList, subTemplateList, subTemplateMultiList), which no capture of
-the corpus holds, so that fuzz_ipfix reaches their parsing.
+(basicList, subTemplateList, subTemplateMultiList) and with application
+names (IE 95/96 options data), which no capture of the corpus holds, so
+that fuzz_ipfix reaches their parsing.
 OUT_DIR/templates: one file per corpus group (tests/corpus/groups.py) or
 file, its datagrams joined by the separator b'NGDG' + one byte.
 """
@@ -99,8 +100,15 @@ def structured_seeds():
     stml = struct.pack('>BHH', 3, 401, 8) + b'\x01\x02\x03\x04'
     rec = b'\x0a\x00\x00\x01' + var(mpls) + var(stl) + var(stml) + struct.pack('>Q', 100)
     rec2 = b'\x0a\x00\x00\x02' + var(names) + b'\x00' + b'\x02\x03\x00' + struct.pack('>Q', 1)
+    # application names (NBAR): options scoped by applicationId (IE 95),
+    # the name (96) variable-length; a record with IE 95
+    opt = struct.pack('>HHH', 402, 2, 1) + struct.pack('>HHHH', 95, 4, 96, 65535)
+    data = struct.pack('>HH', 403, 2) + struct.pack('>HHHH', 95, 4, 1, 8)
+    names = b'\x0d\x00\x00\x50\x04http' + b'\x0d\x00\x01\xbb\x0bsecure-http'
+    recs = b'\x0d\x00\x00\x50' + struct.pack('>Q', 10) + b'\x0d\x00\x00\x51' + struct.pack('>Q', 1)
     return [ipfix_msg([(2, tpl), (400, rec + rec2)]),
-            ipfix_msg([(2, tpl), (400, rec[:-12])])]
+            ipfix_msg([(2, tpl), (400, rec[:-12])]),
+            ipfix_msg([(3, opt), (2, data), (402, names), (403, recs)])]
 
 
 def main():
