@@ -12,11 +12,12 @@
  * up there when the record is finished (record.c), so a name learnt
  * before the data is stored with the flow as `application`.
  *
- * Bounds (docs/security.md): a domain names at most NG_MAX_APPS IDs (the
- * table is an open-addressing hash of twice that, 128 KiB, allocated on
- * the first name), and names new to the string table are interned up to
- * limits.application_names over the decoder's life (the table never
- * frees); past either, the name is refused and counted in
+ * Bounds (docs/security.md): a domain names at most NG_MAX_APPS IDs, all
+ * domains together limits.application_names (each table is an
+ * open-addressing hash kept at most half full, 16 bytes a slot, grown
+ * from 16 slots), and names new to the string table are interned up to
+ * limits.application_names over the decoder's life (the string table
+ * never frees); past any of them, the name is refused and counted in
  * d->lim.applications_refused.
  */
 #include <stdlib.h>
@@ -26,7 +27,6 @@
 #include "decode/decode_int.h"
 
 #define NG_MAX_APPS 4096
-#define APP_SLOTS (2 * NG_MAX_APPS)
 
 struct ng_app {
 	uint64_t key;  /* ng_app_key of the ID */
@@ -35,8 +35,8 @@ struct ng_app {
 };
 
 struct ng_apps {
-	unsigned n;
-	struct ng_app e[APP_SLOTS];
+	unsigned n, cap; /* cap: a power of two, at least twice n */
+	struct ng_app e[];
 };
 
 uint64_t ng_app_key(const uint8_t *p, size_t len)
@@ -56,9 +56,9 @@ uint64_t ng_app_key(const uint8_t *p, size_t len)
 static struct ng_app *app_slot(struct ng_apps *a, uint64_t key)
 {
 	uint64_t h = key * 0x9e3779b97f4a7c15ull;
-	size_t j = (size_t)(h >> 40) & (APP_SLOTS - 1);
+	size_t j = (size_t)(h >> 40) & (a->cap - 1);
 	while (a->e[j].name && a->e[j].key != key)
-		j = (j + 1) & (APP_SLOTS - 1);
+		j = (j + 1) & (a->cap - 1);
 	return &a->e[j];
 }
 
@@ -91,29 +91,60 @@ static uint32_t app_intern(ng_decoder *d, const uint8_t *name, size_t len)
 	return id;
 }
 
+/* dom's table with room for one more ID (grown to twice its size when
+ * half full), NULL when out of memory. */
+static struct ng_apps *apps_room(struct ng_domain *dom)
+{
+	struct ng_apps *a = dom->apps;
+	if (a && (a->n + 1) * 2 <= a->cap)
+		return a;
+	unsigned cap = a ? a->cap * 2 : 16;
+	struct ng_apps *b = calloc(1, sizeof *b + cap * sizeof b->e[0]);
+	if (!b)
+		return NULL;
+	b->cap = cap;
+	for (unsigned i = 0; a && i < a->cap; i++)
+		if (a->e[i].name) {
+			*app_slot(b, a->e[i].key) = a->e[i];
+			b->n++;
+		}
+	free(a);
+	return dom->apps = b;
+}
+
 void ng_app_learn(struct ng_msg *m, uint64_t key, const uint8_t *name, size_t len)
 {
 	struct ng_domain *dom = m->dom;
 	ng_decoder *d = m->d;
-	if (!dom->apps && !(dom->apps = calloc(1, sizeof *dom->apps)))
-		return;
-	struct ng_app *e = app_slot(dom->apps, key);
-	if (!e->name && dom->apps->n >= NG_MAX_APPS) {
-		d->lim.applications_refused++;
-		return;
+	struct ng_app *e = dom->apps ? app_slot(dom->apps, key) : NULL;
+	if (!e || !e->name) { /* a new ID: bounded per domain and in all */
+		if ((dom->apps && dom->apps->n >= NG_MAX_APPS) ||
+		    d->app_ids >= d->cfg.limits.application_names) {
+			d->lim.applications_refused++;
+			return;
+		}
 	}
 	uint32_t id = app_intern(d, name, len);
 	if (!id) {
 		d->lim.applications_refused += len != 0 && name[0];
 		return;
 	}
-	dom->apps->n += !e->name;
+	if (!e || !e->name) {
+		struct ng_apps *a = apps_room(dom);
+		if (!a)
+			return;
+		e = app_slot(a, key);
+		a->n++;
+		d->app_ids++;
+	}
 	e->key = key;
 	e->name = id;
 }
 
-void ng_apps_free(struct ng_domain *dom)
+void ng_apps_free(ng_decoder *d, struct ng_domain *dom)
 {
+	if (dom->apps)
+		d->app_ids -= dom->apps->n;
 	free(dom->apps);
 	dom->apps = NULL;
 }

@@ -334,6 +334,7 @@ struct ng_decoder {
 	ng_restart_info rs_last;    /* and the domain of the latest */
 	uint32_t session;           /* of the datagram ng_decode is on, else 0 */
 	uint64_t app_names;         /* apps.c: names interned (limits.application_names) */
+	uint64_t app_ids;           /* apps.c: IDs named, all domains (the same limit) */
 };
 
 /* A set is at most 65535 bytes and a field specifier at least 4. */
@@ -373,8 +374,9 @@ uint32_t ng_app_name(const struct ng_domain *dom, uint64_t key);
  * past the domain's 4096 IDs or limits.application_names. */
 void ng_app_learn(struct ng_msg *m, uint64_t key, const uint8_t *name, size_t len);
 
-/* apps.c: frees dom's application names. */
-void ng_apps_free(struct ng_domain *dom);
+/* apps.c: frees dom's application names (and gives their IDs back to
+ * limits.application_names). */
+void ng_apps_free(ng_decoder *d, struct ng_domain *dom);
 void ng_ifq_free(ng_decoder *d);
 
 /* decoder.c */

@@ -273,7 +273,7 @@ void ng_exporter_stats_add(ng_exporter_stats *d, const ng_exporter_stats *s);
 	  "interface renames from options data refused for limits.interface_names")                \
 	X(applications_refused, "applications_refused", COUNTER,                                   \
 	  "application names from options data not kept: a domain's 4096 application IDs "         \
-	  "named, or limits.application_names reached")                                            \
+	  "named, or limits.application_names reached (IDs or names)")                             \
 	X(exporters, "exporters", GAUGE, "exporter addresses held now")                            \
 	X(domains, "domains", GAUGE, "observation domains / sub-agents held now")                  \
 	X(templates, "templates", GAUGE, "templates held now")                                     \

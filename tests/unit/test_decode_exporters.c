@@ -437,6 +437,44 @@ static void test_ipfix_application_names_bounded(void **state)
 	ng_decoder_free(d);
 }
 
+/* A table that grows (from 16 slots, kept half full): 300 IDs named in
+ * one options set, every one found again, none refused. */
+static void test_application_table_grows(void **state)
+{
+	(void)state;
+	ng_decoder *d = ng_decoder_new(NULL);
+	ng_flow_batch b = {0};
+	struct tb t;
+	static const struct tb_fs opt[] = {{95, 4, 0}, {96, 0xffff, 0}};
+	static const struct tb_fs f[] = {{95, 4, 0}, {1, 8, 0}};
+	tb_ipfix(&t, EXPORT_S, 0, 9);
+	tb_tpl(&t, 300, 1, opt, 2);
+	tb_tpl(&t, 301, 0, f, 2);
+	size_t s = tb_set(&t, 300);
+	char name[32];
+	for (uint32_t i = 0; i < 300; i++) {
+		snprintf(name, sizeof name, "grow-app-%u", (unsigned)i);
+		tb_u32(&t, 0x0d000000u | i), tb_varstr(&t, name);
+	}
+	tb_set_end(&t, s);
+	s = tb_set(&t, 301);
+	for (uint32_t i = 0; i < 300; i += 37)
+		tb_u32(&t, 0x0d000000u | i), tb_u64(&t, i);
+	tb_set_end(&t, s);
+	tb_ipfix_end(&t);
+	assert_int_equal(tb_decode(d, &t, EXPORT_MS, &b), 9);
+	for (size_t k = 0; k < b.n; k++) {
+		snprintf(name, sizeof name, "grow-app-%u", (unsigned)(k * 37));
+		assert_string_equal(ng_str(b.flows[k].application), name);
+	}
+	ng_limit_stats l;
+	ng_decoder_limit_stats(d, &l);
+	assert_int_equal(l.applications_refused, 0);
+	assert_int_equal(totals(d).apps_unnamed, 0);
+	ng_flow_batch_free(&b);
+	ng_decoder_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +484,7 @@ int main(void)
 	    cmocka_unit_test(test_mikrotik_ipfix_uptime_sysinit),
 	    cmocka_unit_test(test_cisco_nbar_application_names),
 	    cmocka_unit_test(test_ipfix_application_names_bounded),
+	    cmocka_unit_test(test_application_table_grows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
