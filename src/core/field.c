@@ -189,6 +189,9 @@ const ng_field ng_fields[NG_FIELD_COUNT] = {
       "MPLS label 10 of the stack from the top, 20 bits (mplsLabelStackSection10)"),
     F(NG_F_MPLS_DEPTH, "mpls_depth", "mplsdepth", 0, NG_FT_U8, mpls_depth,
       "MPLS label stack entries sent, 1-10 (mpls_label, mpls_label2 ..); 0 no stack"),
+    F(NG_F_APPLICATION, "application", "app", 96, NG_FT_STR, application,
+      "application name (applicationName 96) that options data gave the record's "
+      "applicationId (95): Cisco NBAR / AVC, FortiGate"),
 #ifdef NG_TEST_EXTRA_FIELDS
     TEST_TEN(),
 #if NG_TEST_EXTRA_FIELDS > 10

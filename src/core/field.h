@@ -111,6 +111,7 @@ enum ng_field_id {
 	NG_F_MPLS_LABEL9,
 	NG_F_MPLS_LABEL10,
 	NG_F_MPLS_DEPTH,
+	NG_F_APPLICATION,
 #ifdef NG_TEST_EXTRA_FIELDS
 	/* A test-only build (tests/wide/) appends NG_TEST_EXTRA_FIELDS u32
 	 * fields named test_extra_0 .., ng_flow.test_extra[], so that the

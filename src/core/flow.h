@@ -143,7 +143,10 @@ typedef struct ng_flow {
 	 * explicit null label 0 inside it is told from no label) */
 	uint32_t mpls_label2, mpls_label3, mpls_label4, mpls_label5, mpls_label6;
 	uint32_t mpls_label7, mpls_label8, mpls_label9, mpls_label10;
-	uint32_t pad3_;
+	/* IE 96 applicationName that options data gave the record's IE 95
+	 * applicationId (Cisco NBAR / AVC; decode/apps.c): interned string, 0
+	 * none */
+	uint32_t application;
 #ifdef NG_TEST_EXTRA_FIELDS
 	/* a test-only build's fields past the table's own (core/field.h) */
 	uint32_t test_extra[NG_TEST_EXTRA_FIELDS];

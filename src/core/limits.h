@@ -47,6 +47,9 @@
 	  "interface names learnt from options data (exporter, ifIndex)")                          \
 	X(interface_names, "interface_names", 262144,                                              \
 	  "distinct interface names and descriptions options data may add to the string table")    \
+	X(application_names, "application_names", 65536,                                           \
+	  "application IDs named by options data (Cisco NBAR, IE 95 -> 96), all domains, and "     \
+	  "distinct names they may add to the string table")                                       \
 	X(listed_exporters, "listed_exporters", 1000,                                              \
 	  "exporter rows in exporters.json and /api/v1/exporters (the rest: one others row)")      \
 	X(metrics_exporters, "metrics_exporters", 100,                                             \

@@ -148,6 +148,9 @@ enum ng_action {
 	NG_A_PKT_SPACE, /* 305 / 306 */
 	NG_A_SAMPLING_SIZE,
 	NG_A_SAMPLING_POP, /* 309 / 310 */
+	NG_A_BASIC_LIST,   /* 291 basicList (RFC 6313 §4.5.1) */
+	NG_A_SUB_LIST,     /* 292 / 293 subTemplateList, subTemplateMultiList */
+	NG_A_APP_ID,       /* 95 applicationId */
 	NG_A_COUNT
 };
 
@@ -261,6 +264,7 @@ struct ng_domain {
 	struct ng_rmark mark;    /* restart.c: the latest datagram */
 	uint32_t epoch;          /* moves on at each restart: older templates are stale */
 	uint32_t session;        /* transport session (ng_datagram.session), 0 for UDP */
+	struct ng_apps *apps;    /* apps.c: application names, or NULL */
 };
 
 /* The rate of sampler `id` in dom's own table (options data, RFC 3954
@@ -329,6 +333,8 @@ struct ng_decoder {
 	uint64_t restarts;          /* restart.c: restarts seen, all domains */
 	ng_restart_info rs_last;    /* and the domain of the latest */
 	uint32_t session;           /* of the datagram ng_decode is on, else 0 */
+	uint64_t app_names;         /* apps.c: names interned (limits.application_names) */
+	uint64_t app_ids;           /* apps.c: IDs named, all domains (the same limit) */
 };
 
 /* A set is at most 65535 bytes and a field specifier at least 4. */
@@ -354,6 +360,23 @@ struct ng_msg {
 
 /* interfaces.c: called for every options record (p: its `len` bytes) */
 void ng_options_interfaces(struct ng_msg *m, const struct ng_tpl *t, const uint8_t *p, size_t len);
+
+/* apps.c: the key of an applicationId (IE 95) of `len` bytes at p: its
+ * value when it fits in 8 bytes, else a 64-bit hash of the bytes. */
+uint64_t ng_app_key(const uint8_t *p, size_t len);
+
+/* apps.c: the interned name (core/strtab.h) dom's options data gave the
+ * application of `key`, 0 when none. */
+uint32_t ng_app_name(const struct ng_domain *dom, uint64_t key);
+
+/* apps.c: remembers `name` (`len` bytes, NUL-padded or not) for the
+ * application of `key` in m->dom; refused (d->lim.applications_refused)
+ * past the domain's 4096 IDs or limits.application_names. */
+void ng_app_learn(struct ng_msg *m, uint64_t key, const uint8_t *name, size_t len);
+
+/* apps.c: frees dom's application names (and gives their IDs back to
+ * limits.application_names). */
+void ng_apps_free(ng_decoder *d, struct ng_domain *dom);
 void ng_ifq_free(ng_decoder *d);
 
 /* decoder.c */

@@ -128,6 +128,7 @@ void ng_decoder_free(ng_decoder *d)
 	while (!ng_lru_empty(&d->dom_lru)) {
 		struct ng_lru *n = d->dom_lru.next;
 		ng_lru_unlink(n);
+		ng_apps_free(d, ng_lru_entry(n, struct ng_domain, lru));
 		free(ng_lru_entry(n, struct ng_domain, lru));
 	}
 	while (!ng_lru_empty(&d->ex_lru)) {

@@ -64,7 +64,10 @@
 	  "template refused: larger alone than limits.template_bytes_per_domain, or past a "       \
 	  "limit while the state file loads")                                                      \
 	X(PKT_HEADER_CUT_L2, "pkt_header_cut_l2",                                                  \
-	  "sampled packet header cut inside the Ethernet header, its VLAN tags or MPLS stack")
+	  "sampled packet header cut inside the Ethernet header, its VLAN tags or MPLS stack")     \
+	X(LIST_BAD, "list_bad",                                                                    \
+	  "IPFIX structured data (RFC 6313 basicList, subTemplateList, subTemplateMultiList) "     \
+	  "shorter than its header or not a whole number of elements: skipped, the record kept")
 
 enum ng_decode_error {
 #define X(id, name, doc) NG_DERR_##id,
@@ -166,7 +169,14 @@ const char *ng_decode_error_doc(enum ng_decode_error e);
 	  "flow records scaled by the rate of their sampler ID announced under another "           \
 	  "observation domain of the exporter (Cisco Catalyst 9300)")                              \
 	X(sampler_unmatched, "sampler_unmatched", COUNTER,                                         \
-	  "flow records whose sampler ID no options data gave a rate for: not scaled")
+	  "flow records whose sampler ID no options data gave a rate for: not scaled")             \
+	X(lists_skipped, "lists_skipped", COUNTER,                                                 \
+	  "IPFIX flow records holding structured data (RFC 6313 lists) skipped by its length, "    \
+	  "the record kept: any list but a basicList of MPLS label stack sections (IE 70), "       \
+	  "which is decoded")                                                                      \
+	X(apps_unnamed, "apps_unnamed", COUNTER,                                                   \
+	  "flow records with an applicationId (IE 95) no options data of their domain named: "     \
+	  "stored without an application name")
 
 /* The C type of a field of each kind (NG_EXPORTER_COUNTERS). */
 #define NG_XK_FIELD_COUNTER(f) uint64_t f;
@@ -261,6 +271,9 @@ void ng_exporter_stats_add(ng_exporter_stats *d, const ng_exporter_stats *s);
 	  "interface names from options data not kept for limits.interfaces (the collector's)")    \
 	X(interface_names_refused, "interface_names_refused", COUNTER,                             \
 	  "interface renames from options data refused for limits.interface_names")                \
+	X(applications_refused, "applications_refused", COUNTER,                                   \
+	  "application names from options data not kept: a domain's 4096 application IDs "         \
+	  "named, or limits.application_names reached (IDs or names)")                             \
 	X(exporters, "exporters", GAUGE, "exporter addresses held now")                            \
 	X(domains, "domains", GAUGE, "observation domains / sub-agents held now")                  \
 	X(templates, "templates", GAUGE, "templates held now")                                     \

@@ -10,11 +10,13 @@
  * reduced-size encoding); addresses and MACs must have their exact size
  * (RFC 7011 §6.1.5–6.1.7).  A listed element with an impossible length is
  * reported through *bad_len and skipped, so the rest of the record is still
- * decoded.  Variable-length encodings (RFC 7011 §7) are always skipped.
+ * decoded.  Variable-length encodings (RFC 7011 §7) are skipped, but for
+ * the structured data of RFC 6313 (IE 291-293, at any length): record.c
+ * reads a basicList of MPLS label stack sections and counts the others.
  */
 #include "decode/decode_int.h"
 
-enum ng_len_rule { L_UINT, L_V4, L_V6, L_MAC, L_NTP, L_MPLS };
+enum ng_len_rule { L_UINT, L_V4, L_V6, L_MAC, L_NTP, L_MPLS, L_LIST, L_OCTETS };
 
 struct ie_entry {
 	uint16_t ie;
@@ -74,6 +76,7 @@ static const struct ie_entry table[] = {
     {81, NG_A_POST_SRC_MAC, L_MAC},       /* postSourceMacAddress */
     {85, NG_A_BYTES_TOTAL, L_UINT},       /* octetTotalCount */
     {86, NG_A_PKTS_TOTAL, L_UINT},        /* packetTotalCount */
+    {95, NG_A_APP_ID, L_OCTETS},          /* applicationId (RFC 6759) */
     {139, NG_A_ICMP_TC, L_UINT},          /* icmpTypeCodeIPv6 */
     {150, NG_A_START_SEC, L_UINT},        /* flowStartSeconds */
     {151, NG_A_END_SEC, L_UINT},          /* flowEndSeconds */
@@ -95,6 +98,9 @@ static const struct ie_entry table[] = {
     {252, NG_A_IN_PHYS, L_UINT},          /* ingressPhysicalInterface */
     {253, NG_A_OUT_PHYS, L_UINT},         /* egressPhysicalInterface */
     {254, NG_A_POST_DOT1Q_VLAN, L_UINT},  /* postDot1qVlanId */
+    {291, NG_A_BASIC_LIST, L_LIST},       /* basicList (RFC 6313) */
+    {292, NG_A_SUB_LIST, L_LIST},         /* subTemplateList */
+    {293, NG_A_SUB_LIST, L_LIST},         /* subTemplateMultiList */
     {298, NG_A_INIT_PKTS, L_UINT},        /* initiatorPackets */
     {302, NG_A_SAMPLER_ID, L_UINT},       /* selectorId */
     {323, NG_A_OBS_MS, L_UINT},           /* observationTimeMilliseconds */
@@ -130,7 +136,12 @@ enum ng_action ng_ie_action(uint16_t ie, uint16_t len, bool *bad_len)
 		build_index();
 	if (ie >= IE_MAX || by_ie[ie].act == NG_A_SKIP)
 		return NG_A_SKIP;
-	if (len == NG_VARLEN || len == 0)
+	if (len == 0)
+		return NG_A_SKIP;
+	/* RFC 6313 §4.5 lists are usually variable-length, applicationId may be */
+	if (by_ie[ie].rule == L_LIST || by_ie[ie].rule == L_OCTETS)
+		return (enum ng_action)by_ie[ie].act;
+	if (len == NG_VARLEN)
 		return NG_A_SKIP;
 	bool ok;
 	switch (by_ie[ie].rule) {
@@ -139,6 +150,7 @@ enum ng_action ng_ie_action(uint16_t ie, uint16_t len, bool *bad_len)
 	case L_MAC: ok = len == 6; break;
 	case L_NTP: ok = len == 8; break;
 	case L_MPLS: ok = len == 3; break;
+	case L_OCTETS: ok = true; break; /* any fixed length (apps.c) */
 	default: ok = len <= 8; break;
 	}
 	if (!ok) {

@@ -10,6 +10,10 @@
  * NUL-padded in v9, usually variable-length in IPFIX).  Records that carry
  * neither name are ignored; the template is scanned only for options
  * templates, which are rare, so the data path is not touched.
+ *
+ * The same walk finds application names (Cisco NBAR / AVC, FortiGate):
+ * IE 95 applicationId with IE 96 applicationName, else IE 94
+ * applicationDescription, handed to apps.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +53,8 @@ void ng_options_interfaces(struct ng_msg *m, const struct ng_tpl *t, const uint8
 {
 	ng_if_info in = {0};
 	bool have_index = false, have_name = false;
+	const uint8_t *app = NULL, *app_name = NULL, *app_desc = NULL;
+	size_t app_len = 0, app_name_len = 0, app_desc_len = 0;
 	size_t off = 0;
 	for (uint16_t i = 0; i < t->nfields; i++) {
 		const struct ng_tfield *f = &t->fields[i];
@@ -82,7 +88,18 @@ void ng_options_interfaces(struct ng_msg *m, const struct ng_tpl *t, const uint8
 		} else if (!v9_scope && f->ie == 83) {
 			copy_name(in.description, sizeof in.description, v, flen);
 			have_name |= in.description[0] != 0;
+		} else if (!v9_scope && f->ie == 95 && flen) {
+			app = v, app_len = flen;
+		} else if (!v9_scope && f->ie == 96) {
+			app_name = v, app_name_len = flen;
+		} else if (!v9_scope && f->ie == 94) {
+			app_desc = v, app_desc_len = flen;
 		}
+	}
+	if (app && (app_name_len || app_desc_len)) {
+		bool named = app_name_len && app_name[0];
+		ng_app_learn(m, ng_app_key(app, app_len), named ? app_name : app_desc,
+		             named ? app_name_len : app_desc_len);
 	}
 	if (!have_index || !have_name)
 		return;

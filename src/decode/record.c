@@ -13,6 +13,7 @@
 #include "decode/decode_int.h"
 #include "decode/plausible.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "core/addr.h"
@@ -53,7 +54,16 @@ enum {
 };
 
 /* have2 bits */
-enum { H2_DOT1Q = 1, H2_POST_DOT1Q = 2, H2_INIT_BYTES = 4, H2_INIT_PKTS = 8, H2_OBS = 16 };
+enum {
+	H2_DOT1Q = 1,
+	H2_POST_DOT1Q = 2,
+	H2_INIT_BYTES = 4,
+	H2_INIT_PKTS = 8,
+	H2_OBS = 16,
+	H2_LIST_SKIP = 32, /* RFC 6313 structured data skipped */
+	H2_LIST = 64,      /* a basicList, at c->list (finish_rare reads it) */
+	H2_APP = 128,      /* applicationId (IE 95), at c->app */
+};
 
 /* Values of one record that are resolved after all its fields are read.
  * Only `have` is initialised per record; a value is read only when its
@@ -68,6 +78,10 @@ struct rec_ctx {
 	uint64_t start_up, end_up, start_abs, end_abs, start_delta, end_delta;
 	uint64_t sysinit, interval, sampler, pkt_int, pkt_space, size, pop;
 	uint64_t in_phys, out_phys, obs;
+	/* fields read once the record is walked (finish_rare), so that the
+	 * walk calls no function: a basicList and an applicationId */
+	const uint8_t *list, *app;
+	unsigned list_len, app_len;
 	uint8_t bgpnh[16];
 	uint8_t post_src_mac[6], post_dst_mac[6];
 };
@@ -231,6 +245,55 @@ FIELD_INLINE void put_mpls(ng_flow *f, uint32_t *label, unsigned pos, const uint
 		f->mpls_depth = (uint8_t)pos;
 }
 
+/* Where positions 1..10 of an MPLS label stack (1 the top) are in ng_flow. */
+static const size_t mpls_slot[10] = {
+    offsetof(ng_flow, mpls_label),  offsetof(ng_flow, mpls_label2), offsetof(ng_flow, mpls_label3),
+    offsetof(ng_flow, mpls_label4), offsetof(ng_flow, mpls_label5), offsetof(ng_flow, mpls_label6),
+    offsetof(ng_flow, mpls_label7), offsetof(ng_flow, mpls_label8), offsetof(ng_flow, mpls_label9),
+    offsetof(ng_flow, mpls_label10)};
+
+/* A basicList (RFC 6313 §4.5.1), `len` bytes at q: semantic (1 byte),
+ * field ID (2, the top bit the enterprise bit), element length (2), the
+ * enterprise number (4) when the bit is set, then the elements.  A list
+ * of mplsTopLabelStackSection (IE 70, 3 bytes each: the way RFC 6313
+ * §6.2 carries a label stack) fills the stack positions 1..10 top first,
+ * as IE 70-79 would (entries past the tenth are not stored).  Any other
+ * list is skipped; one shorter than its header, or with fixed-length
+ * elements that do not fill it exactly, is malformed.  The record is kept
+ * in every case.  Returns 0 decoded, 1 skipped, 2 malformed. */
+static int put_basic_list(ng_flow *f, const uint8_t *q, unsigned len)
+{
+	unsigned hdr = len >= 5 && (q[1] & 0x80) ? 9 : 5;
+	if (len < hdr)
+		return 2;
+	uint16_t id = ng_get_be16(q + 1), elen = ng_get_be16(q + 3);
+	unsigned body = len - hdr;
+	if ((elen == 0 && body) || (elen && elen != NG_VARLEN && body % elen))
+		return 2;
+	if (id != 70 || elen != 3)
+		return 1;
+	for (unsigned i = 0; i < body / 3 && i < 10; i++)
+		put_mpls(f, (uint32_t *)((uint8_t *)f + mpls_slot[i]), i + 1, q + hdr + 3 * i);
+	return 0;
+}
+
+/* A basicList kept for finish_rare; a record's second one is skipped. */
+FIELD_INLINE void keep_list(struct rec_ctx *c, const uint8_t *q, unsigned len)
+{
+	if (c->have2 & H2_LIST)
+		c->have2 |= H2_LIST_SKIP;
+	c->have2 |= H2_LIST;
+	c->list = q;
+	c->list_len = len;
+}
+
+FIELD_INLINE void keep_app(struct rec_ctx *c, const uint8_t *q, unsigned len)
+{
+	c->have2 |= H2_APP;
+	c->app = q;
+	c->app_len = len;
+}
+
 /* icmpTypeCodeIPv4/IPv6: type * 256 + code (RFC 7012 IE 32/139). */
 FIELD_INLINE void put_icmp_type_code(ng_flow *f, uint64_t v)
 {
@@ -326,6 +389,10 @@ FIELD_INLINE void apply(unsigned act, const uint8_t *q, unsigned len, ng_flow *f
 	case NG_A_PKT_SPACE: keep(c, H_PKT_SPACE, &c->pkt_space, num(q, len)); break;
 	case NG_A_SAMPLING_SIZE: keep(c, H_SIZE, &c->size, num(q, len)); break;
 	case NG_A_SAMPLING_POP: keep(c, H_POP, &c->pop, num(q, len)); break;
+	/* RFC 6313 structured data */
+	case NG_A_BASIC_LIST: keep_list(c, q, len); break;
+	case NG_A_SUB_LIST: c->have2 |= H2_LIST_SKIP; break;
+	case NG_A_APP_ID: keep_app(c, q, len); break;
 	default: break;
 	}
 }
@@ -483,6 +550,22 @@ static void finish_times(const struct ng_msg *m, ng_flow *f, const struct rec_ct
 		f->flow_end = f->flow_start;
 }
 
+/* What few records carry, out of the common path: the application name
+ * of the applicationId (apps.c) and the RFC 6313 lists, counted. */
+static __attribute__((noinline)) void finish_rare(struct ng_domain *dom, ng_flow *f,
+                                                  const struct rec_ctx *c)
+{
+	if (c->have2 & H2_APP) {
+		f->application = ng_app_name(dom, ng_app_key(c->app, c->app_len));
+		dom->st.apps_unnamed += !f->application;
+	}
+	int list = c->have2 & H2_LIST ? put_basic_list(f, c->list, c->list_len) : 0;
+	if (list || (c->have2 & H2_LIST_SKIP))
+		dom->st.lists_skipped++;
+	if (list == 2)
+		ng_count_error(dom, NG_DERR_LIST_BAD);
+}
+
 static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 {
 	uint32_t h = c->have;
@@ -523,6 +606,8 @@ static void finish_record(struct ng_msg *m, ng_flow *f, const struct rec_ctx *c)
 		f->ip_version = c->ipver;
 	if (h & H_SAMPLER)
 		f->sampler_id = (uint16_t)c->sampler;
+	if (ng_unlikely(c->have2 & (H2_APP | H2_LIST | H2_LIST_SKIP)))
+		finish_rare(dom, f, c);
 	if (ng_plaus_counters_odd(f))
 		ng_plaus_counters_slow(dom, f,
 		                       (h & (H_PKTS | H_PKTS_TOTAL | H_OUT_PKTS)) ||

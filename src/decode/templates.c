@@ -421,6 +421,7 @@ void ng_domain_drop_state(ng_decoder *d, struct ng_domain *dom)
 		tpl_evict(d, t);
 	}
 	ng_held_drop_domain(d, dom);
+	ng_apps_free(d, dom);
 }
 
 void ng_held_drop_domain(ng_decoder *d, struct ng_domain *dom)

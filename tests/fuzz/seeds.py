@@ -7,6 +7,10 @@ usage: seeds.py OUT_DIR [TESTDATA_DIR]
 OUT_DIR/v5, v9, ipfix: one file per UDP payload of that version (pcap and
 pcapng captures are unwrapped: Ethernet, 802.1Q, IPv4/IPv6, UDP; raw
 payload files split like nagare's capture reader does).
+OUT_DIR/ipfix also gets a few built messages with RFC 6313 structured data
+(basicList, subTemplateList, subTemplateMultiList) and with application
+names (IE 95/96 options data), which no capture of the corpus holds, so
+that fuzz_ipfix reaches their parsing.
 OUT_DIR/templates: one file per corpus group (tests/corpus/groups.py) or
 file, its datagrams joined by the separator b'NGDG' + one byte.
 """
@@ -73,6 +77,40 @@ def payloads(path):
     return out
 
 
+def ipfix_msg(sets):
+    """An IPFIX message (RFC 7011 §3.1) of the given (set ID, body) pairs."""
+    body = b''.join(struct.pack('>HH', sid, len(b) + 4) + b for sid, b in sets)
+    return struct.pack('>HHIII', 10, 16 + len(body), 1700000000, 0, 1) + body
+
+
+def var(b):
+    """A variable-length field, RFC 7011 §7's long form."""
+    return b'\xff' + struct.pack('>H', len(b)) + b
+
+
+def structured_seeds():
+    """IPFIX messages whose records hold RFC 6313 lists: a basicList of
+    MPLS label stack sections (IE 70), a basicList of strings, a
+    subTemplateList and a subTemplateMultiList, and one cut short."""
+    tpl = struct.pack('>HH', 400, 5) + struct.pack(
+        '>HHHHHHHHHH', 8, 4, 291, 65535, 292, 65535, 293, 65535, 1, 8)
+    mpls = struct.pack('>BHH', 4, 70, 3) + bytes.fromhex('5dc100' '3e8550' '0012b1')
+    names = struct.pack('>BHH', 3, 82, 65535) + b'\x07Gi0/0/1\x03lo0'
+    stl = struct.pack('>BH', 3, 400) + b'\x0a\x00\x00\x01' + var(b'') * 3 + b'\0' * 8
+    stml = struct.pack('>BHH', 3, 401, 8) + b'\x01\x02\x03\x04'
+    rec = b'\x0a\x00\x00\x01' + var(mpls) + var(stl) + var(stml) + struct.pack('>Q', 100)
+    rec2 = b'\x0a\x00\x00\x02' + var(names) + b'\x00' + b'\x02\x03\x00' + struct.pack('>Q', 1)
+    # application names (NBAR): options scoped by applicationId (IE 95),
+    # the name (96) variable-length; a record with IE 95
+    opt = struct.pack('>HHH', 402, 2, 1) + struct.pack('>HHHH', 95, 4, 96, 65535)
+    data = struct.pack('>HH', 403, 2) + struct.pack('>HHHH', 95, 4, 1, 8)
+    names = b'\x0d\x00\x00\x50\x04http' + b'\x0d\x00\x01\xbb\x0bsecure-http'
+    recs = b'\x0d\x00\x00\x50' + struct.pack('>Q', 10) + b'\x0d\x00\x00\x51' + struct.pack('>Q', 1)
+    return [ipfix_msg([(2, tpl), (400, rec + rec2)]),
+            ipfix_msg([(2, tpl), (400, rec[:-12])]),
+            ipfix_msg([(3, opt), (2, data), (402, names), (403, recs)])]
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -96,6 +134,10 @@ def main():
                 with open(os.path.join(out, sub, name), 'wb') as fh:
                     fh.write(p)
                 n += 1
+    for i, p in enumerate(structured_seeds()):
+        with open(os.path.join(out, 'ipfix', 'rfc6313.%d' % i), 'wb') as fh:
+            fh.write(p)
+        n += 1
     grouped = {f for g in GROUPS for f in g}
     seqs = list(GROUPS) + [[f] for f in files if f not in grouped]
     for g in seqs:

@@ -273,6 +273,24 @@ static __attribute__((unused)) void tb_patch16(struct tb *t, size_t at, uint16_t
 	t->b[at + 1] = (uint8_t)v;
 }
 
+/* A variable-length field (RFC 7011 §7) holding the string s, 1-byte
+ * length (s shorter than 255 bytes). */
+static __attribute__((unused)) void tb_varstr(struct tb *t, const char *s)
+{
+	size_t n = strlen(s);
+	tb_u8(t, (uint8_t)n);
+	tb_bytes(t, s, n);
+}
+
+/* An MPLS label stack section (RFC 7012 IE 70-79): label, TC, S in 3
+ * bytes. */
+static __attribute__((unused)) void tb_mpls(struct tb *t, uint32_t label, unsigned tc,
+                                            unsigned bottom)
+{
+	uint32_t e = label << 4 | (tc & 7) << 1 | (bottom & 1);
+	tb_u8(t, (uint8_t)(e >> 16)), tb_u8(t, (uint8_t)(e >> 8)), tb_u8(t, (uint8_t)e);
+}
+
 /* Starts a set/flowset with `id`; returns its offset for tb_set_end. */
 static __attribute__((unused)) size_t tb_set(struct tb *t, uint16_t id)
 {

@@ -27,14 +27,6 @@ static void assert_no_errors(const ng_decoder *d)
 		assert_int_equal(st.errors[e], 0);
 }
 
-/* A variable-length field (RFC 7011 §7) of `n` bytes from s, 1-byte length. */
-static void tb_varstr(struct tb *t, const char *s)
-{
-	size_t n = strlen(s);
-	tb_u8(t, (uint8_t)n);
-	tb_bytes(t, s, n);
-}
-
 /*
  * Arista EOS exports its VRF and interface tables as IPFIX options, all
  * templates of them in one Options Template Set, with the names as
@@ -293,14 +285,6 @@ static void test_sampler_other_domains_disagree(void **state)
 	assert_no_errors(d);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
-}
-
-/* An MPLS label stack section (RFC 7012 IE 70-79): label, TC, S in 3
- * bytes. */
-static void tb_mpls(struct tb *t, uint32_t label, unsigned tc, unsigned bottom)
-{
-	uint32_t e = label << 4 | (tc & 7) << 1 | (bottom & 1);
-	tb_u8(t, (uint8_t)(e >> 16)), tb_u8(t, (uint8_t)(e >> 8)), tb_u8(t, (uint8_t)e);
 }
 
 /*

@@ -86,6 +86,7 @@ static void make_rows(void)
 		r->dst_as_name = ng_intern_cstr(asn[rnd() % 4]);
 		r->service = ng_intern_cstr(svc[rnd() % 4]);
 		r->src_net = ng_intern_cstr(nets[rnd() % 4]);
+		r->application = ng_intern_cstr(i % 3 ? "ms-teams" : "");
 		if (r->protocol == 1 || r->protocol == 58) {
 			r->icmp_type = (uint8_t)(rnd() % 2 ? 8 : 0);
 			r->icmp_code = (uint8_t)(rnd() % 2);
@@ -229,6 +230,7 @@ P(p_country, str_is(r->src_country, "DE") || str_is(r->dst_country, "DE"))
 P(p_asname, str_is(r->dst_as_name, "GOOGLE") || str_is(r->dst_as_name, "Google Fiber Inc."))
 P(p_asname_eq, str_is(r->dst_as_name, "GOOGLE"))
 P(p_service, str_is(r->service, "https"))
+P(p_app, str_is(r->application, "ms-teams"))
 P(p_netname, str_is(r->src_net, "office-tokyo") || str_is(r->src_net, "Office-Osaka"))
 P(p_country_ne, !str_is(r->dst_country, "US"))
 P(p_asname_quoted, str_is(r->dst_as_name, "Cloudflare, Inc."))
@@ -323,6 +325,8 @@ static const struct {
     {"dst asname google", p_asname, NG_COLSET(NG_F_DST_AS_NAME)},
     {"dst asname = google", p_asname_eq, {{0}}},
     {"service https", p_service, NG_COLSET(NG_F_SERVICE)},
+    {"app ms-teams", p_app, NG_COLSET(NG_F_APPLICATION)},
+    {"application = \"ms-teams\"", p_app, NG_COLSET(NG_F_APPLICATION)},
     {"src net-name office", p_netname, NG_COLSET(NG_F_SRC_NET)},
     {"dst_country != US", p_country_ne, {{0}}},
     {"dst asname ~ \"cloudflare, inc\"", p_asname_quoted, {{0}}},

@@ -59,7 +59,7 @@ static const char EMPTY_LINE[] =
     "\"orig_start\":\"1970-01-01T00:00:00.000Z\",\"orig_end\":\"1970-01-01T00:00:00.000Z\","
     "\"sampling_raw\":0,\"mpls_label2\":0,\"mpls_label3\":0,\"mpls_label4\":0,"
     "\"mpls_label5\":0,\"mpls_label6\":0,\"mpls_label7\":0,\"mpls_label8\":0,"
-    "\"mpls_label9\":0,\"mpls_label10\":0,\"mpls_depth\":0}\n";
+    "\"mpls_label9\":0,\"mpls_label10\":0,\"mpls_depth\":0,\"application\":\"\"}\n";
 
 /* Formats `r` into a buffer of exactly NG_JSON_LINE_MAX bytes (so ASan
  * sees a write past the bound) and returns it NUL-terminated in a new
@@ -218,6 +218,7 @@ static const struct expect FULL[] = {
     {"mpls_label9", "0"},
     {"mpls_label10", "1048575"},
     {"mpls_depth", "10"},
+    {"application", "\"ms-teams\""},
 };
 
 static ng_flow full_record(void)
@@ -294,6 +295,7 @@ static ng_flow full_record(void)
 	r.mpls_label2 = 16005;
 	r.mpls_label10 = 1048575;
 	r.mpls_depth = 10;
+	r.application = ng_intern_cstr("ms-teams");
 	return r;
 }
 
