@@ -176,9 +176,20 @@ static const struct sflow_counter value_counters[] = {
     {"packets_zero", NG_XC_packets_zero},
 };
 
+/* What an exporter does that nagare handles but the user may want to know
+ * (docs/exporters.md). */
+static const struct sflow_counter quirk_counters[] = {
+    {"packets_concatenated", NG_XC_packets_concatenated},
+    {"sampler_other_domain", NG_XC_sampler_other_domain},
+    {"sampler_unmatched", NG_XC_sampler_unmatched},
+    {"lists_skipped", NG_XC_lists_skipped},
+    {"apps_unnamed", NG_XC_apps_unnamed},
+};
+
 #define NCOLUMNS (sizeof columns / sizeof columns[0])
 #define NSFLOW (sizeof sflow_counters / sizeof sflow_counters[0])
 #define NVALUES (sizeof value_counters / sizeof value_counters[0])
+#define NQUIRKS (sizeof quirk_counters / sizeof quirk_counters[0])
 
 static void print_sflow(const ng_exporter_stats *s)
 {
@@ -194,21 +205,30 @@ static void print_sflow(const ng_exporter_stats *s)
 	putchar('\n');
 }
 
-/* The flows flagged for values that cannot be right, those not 0. */
-static void print_values(const ng_exporter_stats *s)
+/* Counters of t (n entries) that are not 0, as one line "LEAD a 1, b 2";
+ * nothing when all are 0. */
+static void print_nonzero(const ng_exporter_stats *s, const struct sflow_counter *t, size_t n,
+                          const char *lead)
 {
 	bool any = false;
-	for (size_t k = 0; k < NVALUES; k++) {
-		uint64_t v = ng_exporter_counter_get(s, value_counters[k].id);
+	for (size_t k = 0; k < n; k++) {
+		uint64_t v = ng_exporter_counter_get(s, t[k].id);
 		if (!v)
 			continue;
-		printf("%s %s %" PRIu64,
-		       any ? "," : "    implausible values (flagged, docs/fields.md):",
-		       value_counters[k].label, v);
+		printf("%s %s %" PRIu64, any ? "," : lead, t[k].label, v);
 		any = true;
 	}
 	if (any)
 		putchar('\n');
+}
+
+/* The flows flagged for values that cannot be right, and the vendors'
+ * ways that were handled (docs/exporters.md), those not 0. */
+static void print_values(const ng_exporter_stats *s)
+{
+	print_nonzero(s, value_counters, NVALUES,
+	              "    implausible values (flagged, docs/fields.md):");
+	print_nonzero(s, quirk_counters, NQUIRKS, "    exporter quirks (docs/exporters.md):");
 }
 
 /* The decoder's bounds: what it held at the last report, and every

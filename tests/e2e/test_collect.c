@@ -437,10 +437,23 @@ static void test_collect_exporter_restart(void **state)
 	assert_true(wait_ready(log, pid));
 	rp_v9(&t, 2500, now + 2, 2, 7, 0, 'B');
 	send_bytes(t.b, t.n, port);
-	eu_sleep_ms(200);
+	/* two export packets in one datagram (docs/exporters.md): both
+	 * decoded, counted, and said by `nagare status` */
+	struct tb two;
+	rp_v9(&two, 2600, now + 3, 3, 7, 0, 'B');
+	rp_v9(&t, 2700, now + 3, 4, 7, 0, 'B');
+	memcpy(two.b + two.n, t.b, t.n);
+	two.n += t.n;
+	send_bytes(two.b, two.n, port);
+	eu_sleep_ms(1200); /* the state file is written once a second */
 	stop_collector(pid);
 	r = stored_bytes(store);
-	assert_int_equal(r.n, 3);
+	assert_int_equal(r.n, 5);
+	char cmd[4400], out[8192];
+	snprintf(cmd, sizeof cmd, "%s status --store %s", bin, store);
+	assert_int_equal(eu_run(cmd, out, sizeof out), 0);
+	assert_non_null(
+	    strstr(out, "exporter quirks (docs/exporters.md): packets_concatenated 1\n"));
 	assert_int_equal(r.v[2], 123456789012ULL);
 	s = eu_slurp(xj, &len);
 	/* the exporter's counters go on after "restarts" (sampler_*) */

@@ -263,6 +263,11 @@ async function blue(page, sel) {
   const ri = heads.indexOf('restarts'), rec = heads.indexOf('records');
   const rs = ri < 0 ? [] : await cells(page, '.exporters-table', ri);
   check(ri >= 0 && rs[ex.indexOf('127.0.0.1')] === '0', `exporters: a restarts column, 0 for the fixture's softflowd (${heads.join(', ')}: ${rs})`);
+  // the implausible-value and vendor-quirk counters (issue 18): one column,
+  // "–" for an exporter with none, else "name N" lines
+  const qi = heads.indexOf('values / quirks');
+  const qs = qi < 0 ? [] : await cells(page, '.exporters-table', qi);
+  check(qi >= 0 && qs.length === ex.length && qs.every((q) => q === '–' || /^([a-z ]+ [\d.,]+ ?[kMG]?\s*)+$/.test(q)), `exporters: a values / quirks column, "–" or counters (${qs.slice(0, 3)})`);
   const recs = rec < 0 ? [] : await cells(page, '.exporters-table', rec);
   check(recs.some((v) => / [kM]$/.test(v)), `exporters: records in thousands shown as such (${recs.slice(0, 4)})`);
   await ctx.close();

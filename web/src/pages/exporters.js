@@ -46,6 +46,7 @@ export default async function exportersPage(el, s, ctx) {
         { key: 'template_misses', title: 'template misses', num: true, text: (r) => num(r.template_misses) },
         { key: 'restarts', title: 'restarts', num: true, html: (r) => r.restarts ? `<span title="exporter restarts seen: data of the templates announced before was held until announced again" class="warn">${num(r.restarts)}</span>` : '0' },
         { key: 'sampling_rate', title: 'sampling', num: true, text: (r) => `1:${r.sampling_rate || 1} (${r.sampling_source})` },
+        { key: 'notes', title: 'values / quirks', html: notesCell },
         { key: 'errors_total', title: 'decode errors', num: true, html: (r) => r.errors_total ? `<span title="${esc(JSON.stringify(r.errors))}" class="warn">${num(r.errors_total)}</span>` : '0' },
         { key: 'last_seen', title: 'last seen' },
         { key: 'health', title: 'health', html: (r) => healthBadge(r.health) },
@@ -64,6 +65,23 @@ export default async function exportersPage(el, s, ctx) {
     { key: 'in_discards', title: 'in discards', num: true }, { key: 'out_discards', title: 'out discards', num: true },
     { key: 'time', title: 'time' },
   ], 'counters-table')) : ''}`;
+}
+
+// Per-exporter counters of implausible values (flagged in the records,
+// docs/fields.md) and of vendor ways handled (docs/exporters.md): the
+// API's counter names, shown when not 0.
+const NOTE_COUNTERS = [
+  ['sampling_fixed', 'warn'], ['sampling_rejected', 'warn'], ['time_after_export', 'warn'],
+  ['time_before_boot', 'warn'], ['bytes_below_headers', 'warn'], ['packets_zero', 'warn'],
+  ['packets_concatenated', ''], ['sampler_other_domain', ''], ['sampler_unmatched', 'warn'],
+  ['lists_skipped', ''], ['apps_unnamed', ''],
+];
+
+// The non-zero NOTE_COUNTERS of exporter row r as HTML ("–" when none).
+export function notesCell(r) {
+  const parts = NOTE_COUNTERS.filter(([k]) => r[k]).map(([k, cls]) =>
+    `<span class="${cls}" title="${esc(k)}">${esc(k.replace(/_/g, ' '))} ${num(r[k])}</span>`);
+  return parts.length ? parts.join('<br>') : '–';
 }
 
 // The health of an exporter as a coloured badge (ok, degraded, silent).
