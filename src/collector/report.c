@@ -66,6 +66,8 @@ void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f)
 	struct gather g = {.f = f};
 	ng_decoder_foreach_stats(c->dec, add_row, &g);
 	ng_listener_get_stats(c->lis, &f->listener);
+	if (!c->main)
+		ng_coll_workers_merge(c, f); /* their rows and sockets too */
 	ng_store_writer_get_stats(c->w, &f->store);
 	ng_decoder_limit_stats(c->dec, &f->limits);
 	f->limits.interfaces_dropped = c->ifs_dropped;
@@ -227,6 +229,19 @@ void ng_coll_report(ng_collector *c)
 	ng_coll_snapshot(c, f);
 	ng_coll_log_counters(f, (size_t)c->limits.logged_exporters);
 	ng_coll_flusher_save(c, f);
+	ng_coll_log_workers(c);
+}
+
+void ng_coll_log_workers(ng_collector *c)
+{
+	for (unsigned w = 0; c->nworkers > 1 && w < c->nworkers; w++) {
+		ng_listener_stats st;
+		uint64_t records;
+		ng_coll_workers_stats(c, w, &st, &records);
+		ng_info("worker %u: %" PRIu64 " records, %" PRIu64 " datagrams, %" PRIu64
+		        " dropped by the kernel",
+		        w, records, st.datagrams, st.drops);
+	}
 }
 
 /* ng_doctor_fn: warnings and failures into the log. */
