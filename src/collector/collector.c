@@ -146,12 +146,13 @@ static int open_all(ng_collector *c)
 	ng_coll_doctor(cfg);
 	c->limits = cfg->config->limits;
 	ng_limits_fill(&c->limits);
-	if (cfg->options_names && !(c->ifs = ng_iftab_new((size_t)c->limits.interfaces,
-	                                                  (size_t)c->limits.interface_names))) {
+	c->wlimits = ng_coll_worker_limits(&c->limits, c->nworkers);
+	if (cfg->options_names && !(c->ifs = ng_iftab_new((size_t)c->wlimits.interfaces,
+	                                                  (size_t)c->wlimits.interface_names))) {
 		fprintf(stderr, "nagare collect: out of memory\n");
 		return -1;
 	}
-	ng_decoder_config dc = {.limits = c->limits};
+	ng_decoder_config dc = {.limits = c->wlimits};
 	c->dec = ng_decoder_new(&dc);
 	if (!c->dec) {
 		fprintf(stderr, "nagare collect: out of memory\n");

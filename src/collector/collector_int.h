@@ -49,6 +49,7 @@ typedef struct ng_collector {
 	ng_coll_worker *workers; /* worker 0's: workers 1 .. nworkers - 1 */
 	uint64_t rx_records;     /* records this worker handed to the store */
 	ng_limits limits;        /* cfg->config->limits, defaults filled in */
+	ng_limits wlimits;       /* a worker's decoder's share (workers.c) */
 	uint64_t started_ms;
 	char tpl_path[PATH_MAX]; /* STORE/state/templates */
 	char exp_path[PATH_MAX]; /* STORE/state/exporters.json */
@@ -115,6 +116,10 @@ struct ng_coll_worker {
 
 /* ---- workers.c -------------------------------------------------------- */
 
+/* A worker's share of the caps `all` among n workers: the caps on the
+ * whole state divided by n (at least 1), those per exporter or domain
+ * whole. */
+ng_limits ng_coll_worker_limits(const ng_limits *all, unsigned n);
 /* Worker w's template state file into out[len]: STORE/state/templates
  * for 0, templates.W for the others. */
 void ng_coll_tpl_path(const ng_collector *c, unsigned worker, char *out, size_t len);

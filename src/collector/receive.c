@@ -154,12 +154,12 @@ static void each_second(ng_collector *c, uint64_t now)
 	ng_coll_timecheck_log(c, now);
 	take_counters(c);
 	ng_coll_save_templates(c, now);
-	if (c->main) { /* another worker: worker 0 reports for all */
+	ng_coll_take_interfaces(c); /* each worker's own exporters */
+	if (c->main) {              /* another worker: worker 0 reports for all */
 		ng_coll_worker_publish(c);
 		return;
 	}
 	ng_coll_publish_live(c);
-	ng_coll_take_interfaces(c);
 	if (c->json)
 		fflush(c->json);
 }
@@ -179,10 +179,9 @@ static void drain(ng_collector *c)
 	}
 	take_counters(c);
 	ng_coll_timecheck_log(c, UINT64_MAX); /* what is not logged yet, now */
-	if (c->main)
-		return;
 	ng_coll_take_interfaces(c);
-	ng_coll_save_interfaces(c);
+	if (!c->main)
+		ng_coll_save_interfaces(c);
 }
 
 int ng_coll_receive_loop(ng_collector *c)

@@ -18,11 +18,20 @@
  * What worker 0 alone does, for all: the counter reports, exporters.json,
  * the live snapshot for the API (ng_coll_snapshot merges each worker's
  * rows: a worker publishes a snapshot of its decoder and listener under
- * its own mutex once a second), interface names from options data (its
- * own exporters only: the table it writes is not shared with the other
- * workers), TCP and SCTP (the streams stay on worker 0's listener).
+ * its own mutex once a second), STORE/state/interfaces.tsv (with the
+ * names of its own exporters only, for now), TCP and SCTP (the streams
+ * stay on worker 0's listener).  Interface names from options data are
+ * learnt and applied by each worker for its own exporters (an exporter's
+ * options data and its records reach the same worker), in a table of
+ * its own: each holds up to limits.interfaces.
  * Enrichment needs to happen at the store's flush, so more than one
  * worker needs no NDJSON output (collect refuses the mix).
+ *
+ * Bounds (core/limits.h, docs/security.md): the caps on the whole
+ * collector's state (exporters, domains, templates, template_bytes,
+ * held_bytes, sflow_sources, interfaces, interface_names) are shared out,
+ * each worker's decoder holding 1/N of each, so that N workers hold no
+ * more than one did; the caps per exporter or domain stay whole.
  *
  * Templates: worker w saves its decoder's state to STORE/state/templates
  * (w = 0) or templates.W, and at start every worker reads every such
@@ -113,6 +122,18 @@ int ng_coll_load_templates_of(ng_decoder *dec, const char *base, unsigned worker
 	return rc;
 }
 
+ng_limits ng_coll_worker_limits(const ng_limits *all, unsigned n)
+{
+	ng_limits l = *all;
+	if (n <= 1)
+		return l;
+	uint64_t *caps[] = {&l.exporters,  &l.domains,       &l.templates,  &l.template_bytes,
+	                    &l.held_bytes, &l.sflow_sources, &l.interfaces, &l.interface_names};
+	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+		*caps[i] = *caps[i] / n ? *caps[i] / n : 1;
+	return l;
+}
+
 /* Worker w's collector, decoder and templates (w >= 1).  Returns 0, or
  * -1 when out of memory. */
 static int worker_open(ng_collector *c, ng_coll_worker *wk, unsigned w, ng_listener *lis)
@@ -129,8 +150,14 @@ static int worker_open(ng_collector *c, ng_coll_worker *wk, unsigned w, ng_liste
 	                    .tc = {.past = c->tc.past, .future = c->tc.future}};
 	ng_coll_tpl_path(x, w, x->tpl_path, sizeof x->tpl_path);
 	pthread_mutex_init(&wk->mu, NULL);
-	ng_decoder_config dc = {.limits = c->limits};
+	x->wlimits = c->wlimits;
+	ng_decoder_config dc = {.limits = c->wlimits};
 	if (!(x->dec = ng_decoder_new(&dc)))
+		return -1;
+	/* interface names from options data: an exporter's options and its
+	 * records reach the same worker, so each has a table of its own */
+	if (c->cfg->options_names && !(x->ifs = ng_iftab_new((size_t)c->wlimits.interfaces,
+	                                                     (size_t)c->wlimits.interface_names)))
 		return -1;
 	ng_coll_load_templates_of(x->dec, c->tpl_path, w, c->nworkers);
 	return 0;
@@ -251,6 +278,7 @@ void ng_coll_workers_close(ng_collector *c)
 		ng_coll_worker *wk = &c->workers[w - 1];
 		ng_listener_close(wk->c.lis);
 		ng_decoder_free(wk->c.dec);
+		ng_iftab_free(wk->c.ifs);
 		ng_flow_batch_free(&wk->c.batch);
 		ng_counter_batch_free(&wk->c.counters);
 		ng_exporters_free(&wk->snap);
