@@ -66,16 +66,23 @@ void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f)
 	struct gather g = {.f = f};
 	ng_decoder_foreach_stats(c->dec, add_row, &g);
 	ng_listener_get_stats(c->lis, &f->listener);
-	if (!c->main)
-		ng_coll_workers_merge(c, f); /* their rows and sockets too */
 	ng_store_writer_get_stats(c->w, &f->store);
 	ng_decoder_limit_stats(c->dec, &f->limits);
 	f->limits.interfaces_dropped = c->ifs_dropped;
 	f->limits.interface_names_refused = c->ifnames_refused;
+	if (!c->main)
+		ng_coll_workers_merge(c, f); /* their rows, sockets and bounds too */
 	f->started_ms = c->started_ms;
 	f->updated_ms = ng_now_ms();
 	ng_exporters_merge(f, &c->base);
 	ng_exporters_cap(f, (size_t)c->limits.listed_exporters);
+	for (unsigned w = 0; !c->main && c->nworkers > 1 && w < c->nworkers; w++) {
+		ng_listener_stats st;
+		uint64_t records;
+		ng_coll_workers_stats(c, w, &st, &records);
+		f->workers[w] = (ng_worker_stats){records, st.datagrams, st.drops};
+		f->nworkers = w + 1;
+	}
 }
 
 /* One exporter's log line: its counters and the decode errors it had,

@@ -51,6 +51,9 @@
 #include "core/thread.h"
 #include "net/reuseport.h"
 
+#define NG_LK_COUNTER 0
+#define NG_LK_GAUGE 1
+
 struct keep_arg {
 	uint32_t worker, n;
 };
@@ -199,6 +202,12 @@ void ng_coll_workers_merge(ng_collector *c, ng_exporters_file *f)
 		pthread_mutex_lock(&wk->mu);
 		if (ng_exporters_merge(f, &wk->snap) < 0)
 			ng_warn("out of memory: worker %u's counters are missing from a report", w);
+			/* the merge sums the COUNTER entries; what each holds now adds up too */
+#define X(field, name, kind, doc)                                                                  \
+	if (NG_LK_##kind)                                                                          \
+		f->limits.field += wk->snap.limits.field;
+		NG_LIMIT_COUNTERS(X)
+#undef X
 		pthread_mutex_unlock(&wk->mu);
 	}
 }

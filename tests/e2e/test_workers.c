@@ -203,6 +203,24 @@ static void test_workers_templates(void **state)
 		assert_non_null(last);
 		assert_true(strtoull(last + strlen(key), NULL, 10) > 0);
 	}
+	/* the per-worker counts in exporters.json and nagare status */
+	char xj[4400], cmd[8600], out[16384];
+	snprintf(xj, sizeof xj, "%s/state/exporters.json", store);
+	s = eu_slurp(xj, NULL);
+	assert_non_null(s);
+	const char *ws = strstr(s, "\"workers\":[{\"records\":");
+	assert_non_null(ws);
+	unsigned long long r0 = strtoull(ws + strlen("\"workers\":[{\"records\":"), NULL, 10);
+	const char *w1 = strstr(ws, "},{\"records\":");
+	assert_non_null(w1);
+	unsigned long long r1 = strtoull(w1 + strlen("},{\"records\":"), NULL, 10);
+	assert_true(r0 > 0 && r1 > 0);
+	assert_int_equal(r0 + r1, (unsigned long long)NEXP * NDOM * ROUNDS * PER);
+	snprintf(cmd, sizeof cmd, "'%s' status --store '%s'", bin, store);
+	assert_int_equal(eu_run(cmd, out, sizeof out), 0);
+	assert_non_null(strstr(out, "  worker 1: "));
+	/* what each worker holds adds up (not worker 0's alone) */
+	assert_non_null(strstr(out, "state held: 8 exporters, 16 domains, 16 templates"));
 	struct seen got = scan(store);
 	assert_int_equal(got.bad, 0);
 	assert_int_equal(got.n, (size_t)NEXP * NDOM * ROUNDS * PER);
