@@ -31,6 +31,12 @@
  *   generator sends the packets due by then with sendmmsg, so the rate is
  *   exact over any window of a few ms and bursts stay small.
  *
+ * - Several exporter addresses (--exporters E): source ID k is sent from
+ *   127.0.0.(1 + (k - 1) mod E), set per datagram with an IP_PKTINFO
+ *   control message (ip(7)), so one sendmmsg batch still mixes them; a
+ *   collector with receive workers (nagare collect --workers) spreads
+ *   them by address.
+ *
  * Only loopback is a target: the destination address is fixed.
  */
 #include <arpa/inet.h>
@@ -91,6 +97,7 @@ struct opts {
 	double seconds;   /* 0: until --records */
 	uint64_t records; /* 0: until --seconds */
 	unsigned sources;
+	unsigned exporters; /* source addresses 127.0.0.1 .. 127.0.0.E */
 	unsigned tmpl_every;
 	unsigned pool; /* records in the precomputed pool */
 	uint64_t seed;
@@ -354,21 +361,26 @@ static void patch_records(uint8_t *p, const uint32_t *ago, uint32_t uptime, uint
 
 static void usage(void)
 {
-	fprintf(stderr,
-	        "usage: nfgen --port PORT --rate RECORDS_PER_S (--seconds S | --records N)\n"
-	        "             [--sources K (4)] [--template-every PACKETS (100)]\n"
-	        "             [--pool RECORDS (1048576)] [--seed N] [--sndbuf BYTES]\n"
-	        "             [--mark SECONDS]  (print \"mark records=N\" then, for\n"
-	        "                               a benchmark to sample the collector)\n"
-	        "             [--addrs zipf|uniform]  (uniform: random public addresses)\n"
-	        "Sends NetFlow v9, 30 IPv4 records a packet, to 127.0.0.1:PORT.\n");
+	fprintf(
+	    stderr,
+	    "usage: nfgen --port PORT --rate RECORDS_PER_S (--seconds S | --records N)\n"
+	    "             [--sources K (4)] [--exporters E (1)] [--template-every PACKETS (100)]\n"
+	    "             [--pool RECORDS (1048576)] [--seed N] [--sndbuf BYTES]\n"
+	    "             [--mark SECONDS]  (print \"mark records=N\" then, for\n"
+	    "                               a benchmark to sample the collector)\n"
+	    "             [--addrs zipf|uniform]  (uniform: random public addresses)\n"
+	    "Sends NetFlow v9, 30 IPv4 records a packet, to 127.0.0.1:PORT.\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){
-	    .sources = 4, .tmpl_every = 100, .pool = 1u << 20, .seed = 1, .sndbuf = 4 << 20};
+	*o = (struct opts){.sources = 4,
+	                   .exporters = 1,
+	                   .tmpl_every = 100,
+	                   .pool = 1u << 20,
+	                   .seed = 1,
+	                   .sndbuf = 4 << 20};
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
 			usage();
@@ -383,6 +395,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->records = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "--sources"))
 			o->sources = atoi(v);
+		else if (!strcmp(k, "--exporters"))
+			o->exporters = (unsigned)atoi(v);
 		else if (!strcmp(k, "--template-every"))
 			o->tmpl_every = atoi(v);
 		else if (!strcmp(k, "--pool"))
@@ -399,7 +413,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			usage();
 	}
 	if (o->port <= 0 || o->port > 65535 || o->rate <= 0 || (o->seconds <= 0 && !o->records) ||
-	    o->sources < 1 || o->tmpl_every < 1 || o->pool < RECS_PER_PKT * BATCH)
+	    o->sources < 1 || o->exporters < 1 || o->exporters > 250 || o->tmpl_every < 1 ||
+	    o->pool < RECS_PER_PKT * BATCH)
 		usage();
 }
 
@@ -465,7 +480,12 @@ int main(int argc, char **argv)
 	uint32_t uptime0 = 86400000u; /* the exporters booted a day ago */
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+		struct cmsghdr align;
+	} ctl[BATCH];
 	memset(msgs, 0, sizeof msgs);
+	memset(ctl, 0, sizeof ctl);
 
 	struct timespec deadline;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -524,6 +544,19 @@ int main(int argc, char **argv)
 				iov[n] = (struct iovec){p, len};
 				msgs[n].msg_hdr.msg_iov = &iov[n];
 				msgs[n].msg_hdr.msg_iovlen = 1;
+				if (o.exporters > 1) { /* the source address of source k */
+					struct msghdr *mh = &msgs[n].msg_hdr;
+					mh->msg_control = ctl[n].buf;
+					mh->msg_controllen = sizeof ctl[n].buf;
+					struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+					cm->cmsg_level = IPPROTO_IP;
+					cm->cmsg_type = IP_PKTINFO;
+					cm->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
+					struct in_pktinfo pi = {0};
+					pi.ipi_spec_dst.s_addr =
+					    htonl(0x7f000001u + k % o.exporters);
+					memcpy(CMSG_DATA(cm), &pi, sizeof pi);
+				}
 				n++;
 				if (is_tmpl)
 					break; /* its buffer must not be reused in this batch */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/http_opts.h"
@@ -23,6 +24,7 @@
 #include "collector/collector.h"
 #include "core/config.h"
 #include "core/timefmt.h"
+#include "net/reuseport.h"
 #include "store/store.h"
 
 static const char collect_help[] =
@@ -50,6 +52,10 @@ static const char collect_help[] =
     "                              (appended) or stdout\n"
     "  -i, --stats-interval SECS   log counters and write exporters.json every\n"
     "                              SECS seconds (default 60)\n"
+    "  -w, --workers N             receive and decode threads, each with its own\n"
+    "                              socket on every UDP address; one exporter's\n"
+    "                              datagrams all go to one of them (default: the\n"
+    "                              online cores, at most 64; 1 with --json)\n"
     "  -c, --config FILE           YAML configuration (docs/configuration.md);\n"
     "                              flags and NAGARE_* variables override it\n"
     "      --geoip-db FILE         MaxMind-format country/city database\n"
@@ -97,6 +103,7 @@ struct collect_opts {
 	size_t nlisten;
 	const char *json;
 	unsigned stats_interval;
+	unsigned workers; /* --workers, else collect.workers, else the online cores */
 	const char *config, *geoip_db, *asn_db;
 	int geoip_optional;            /* -1 not given */
 	int enrich;                    /* -1 not given, 0 --no-enrich, 1 --enrich */
@@ -159,6 +166,47 @@ static void resolve_window(struct collect_opts *o)
 		o->implausible = o->cfg.implausible_time ? o->cfg.implausible_time : NG_CFG_KEEP;
 }
 
+/* The workers: the flag's, else the configuration's, else one per online
+ * core (at most NG_REUSEPORT_MAX).  NDJSON output is written by one
+ * thread: with --json one worker, and asking for more is refused.
+ * Returns 0, or -1 after the usage message. */
+static int resolve_workers(struct collect_opts *o)
+{
+	unsigned asked = o->workers ? o->workers : o->cfg.workers;
+	if (asked > 1 && o->json) {
+		ng_usage_fail("collect",
+		              "--workers %u: NDJSON output (--json) is written by one "
+		              "receive thread; give --workers 1 or leave --json out",
+		              asked);
+		return -1;
+	}
+	if (!asked) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		asked = o->json || cores < 1       ? 1
+		        : cores > NG_REUSEPORT_MAX ? NG_REUSEPORT_MAX
+		                                   : (unsigned)cores;
+	}
+	o->workers = asked;
+	return 0;
+}
+
+/* --workers N into o->workers.  Returns 0, or -1 after the usage
+ * message. */
+static int parse_workers(const char *arg, struct collect_opts *o)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || *end || v < 1 || v > NG_REUSEPORT_MAX || arg[0] == '-') {
+		ng_usage_fail("collect",
+		              "--workers '%s': give a number of receive threads, 1 to %u", arg,
+		              NG_REUSEPORT_MAX);
+		return -1;
+	}
+	o->workers = (unsigned)v;
+	return 0;
+}
+
 /* --max-past, --max-future (c 'P', 'F') or --implausible-time ('K') into
  * *o.  Returns -1, or the exit status of a usage error (printed). */
 static int window_opt(int c, const char *arg, struct collect_opts *o)
@@ -201,6 +249,7 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	    {"listen", required_argument, NULL, 'l'},
 	    {"json", required_argument, NULL, 'j'},
 	    {"stats-interval", required_argument, NULL, 'i'},
+	    {"workers", required_argument, NULL, 'w'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"geoip-db", required_argument, NULL, 'G'},
 	    {"asn-db", required_argument, NULL, 'A'},
@@ -225,7 +274,7 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	opterr = 0;
 	o->stats_interval = 0;
 	o->geoip_optional = o->enrich = -1;
-	while ((c = getopt_long(argc, argv, ":s:l:j:i:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:l:j:i:w:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->store = optarg; break;
 		case 'l': o->listen[o->nlisten++] = optarg; break;
@@ -242,6 +291,10 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 			o->stats_interval = (unsigned)v;
 			break;
 		}
+		case 'w':
+			if (parse_workers(optarg, o) < 0)
+				return 2;
+			break;
 		case 'c': o->config = optarg; break;
 		case 'G': o->geoip_db = optarg; break;
 		case 'A': o->asn_db = optarg; break;
@@ -300,6 +353,8 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 		for (size_t i = 0; i < o->cfg.nlisten && i < 64; i++)
 			o->listen[o->nlisten++] = o->cfg.listen[i];
 	o->stats_interval = o->cfg.stats_interval ? o->cfg.stats_interval : 60;
+	if (resolve_workers(o) < 0)
+		return 2;
 	resolve_window(o);
 	return -1; /* go on */
 }
@@ -335,6 +390,7 @@ static ng_collector_config collector_config(const struct collect_opts *o)
 	    .nlisten = o->nlisten,
 	    .json = o->json,
 	    .stats_interval = o->stats_interval,
+	    .workers = o->workers,
 	    .config = &o->cfg,
 	    .enrich = enrich_wanted(o),
 	    .options_names = o->enrich != 0,

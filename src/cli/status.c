@@ -285,6 +285,11 @@ static void print_table(const ng_exporters_file *f)
 	if (f->listener.drops)
 		printf(" (raise net.core.rmem_max, or the collector is short of CPU)");
 	putchar('\n');
+	for (unsigned w = 0; f->nworkers > 1 && w < f->nworkers && w < NG_EXPORTERS_WORKERS_MAX;
+	     w++)
+		printf("  worker %u: %" PRIu64 " records, %" PRIu64 " datagrams, %" PRIu64
+		       " dropped by the kernel\n",
+		       w, f->workers[w].records, f->workers[w].datagrams, f->workers[w].drops);
 	if (f->listener.conns_accepted)
 		printf("TCP/SCTP: %" PRIu64 " connections, refused %" PRIu64 " (limit) %" PRIu64
 		       " (per source), closed %" PRIu64 " idle, %" PRIu64 " bad framing, %" PRIu64

@@ -67,6 +67,7 @@
 #include "collector/maint.h"
 #include "core/log.h"
 #include "core/timefmt.h"
+#include "net/reuseport.h"
 
 /* The store writer, the counter store and the state files' paths.
  * Returns 0, or -1 with the cause on stderr. */
@@ -98,11 +99,8 @@ static int open_store(ng_collector *c)
 /* The saved templates, within the limits; what did not fit is logged. */
 static void load_templates(ng_collector *c)
 {
-	if (ng_decoder_load(c->dec, c->tpl_path) < 0) {
-		ng_warn("ignoring template state %s: %s (templates will be learnt again)",
-		        c->tpl_path, strerror(errno));
+	if (ng_coll_load_templates_of(c->dec, c->tpl_path, 0, c->nworkers) < 0)
 		return;
-	}
 	ng_limit_stats l;
 	ng_decoder_limit_stats(c->dec, &l);
 	if (l.templates_evicted)
@@ -112,6 +110,28 @@ static void load_templates(ng_collector *c)
 		        " most recently used were)",
 		        c->tpl_path, l.templates_evicted, l.templates);
 	c->lim_logged = l;
+}
+
+/* The sockets of every worker (net/listener.h) and the workers past the
+ * first.  Returns 0, or -1 with the cause on stderr. */
+static int open_listeners(ng_collector *c)
+{
+	const ng_collector_config *cfg = c->cfg;
+	char err[512];
+	ng_listener *lis[NG_REUSEPORT_MAX];
+	if (ng_listener_open_workers(cfg->listen, cfg->nlisten, c->nworkers, lis, err, sizeof err) <
+	    0) {
+		fprintf(stderr, "nagare collect: %s\n", err);
+		return -1;
+	}
+	c->lis = lis[0];
+	if (ng_coll_workers_open(c, lis) < 0) {
+		for (unsigned w = 1; w < c->nworkers; w++)
+			ng_listener_close(lis[w]);
+		fprintf(stderr, "nagare collect: out of memory\n");
+		return -1;
+	}
+	return 0;
 }
 
 /* Everything the receive loop needs, in the order a failure is best
@@ -126,12 +146,13 @@ static int open_all(ng_collector *c)
 	ng_coll_doctor(cfg);
 	c->limits = cfg->config->limits;
 	ng_limits_fill(&c->limits);
-	if (cfg->options_names && !(c->ifs = ng_iftab_new((size_t)c->limits.interfaces,
-	                                                  (size_t)c->limits.interface_names))) {
+	c->wlimits = ng_coll_worker_limits(&c->limits, c->nworkers);
+	if (cfg->options_names && !(c->ifs = ng_iftab_new((size_t)c->wlimits.interfaces,
+	                                                  (size_t)c->wlimits.interface_names))) {
 		fprintf(stderr, "nagare collect: out of memory\n");
 		return -1;
 	}
-	ng_decoder_config dc = {.limits = c->limits};
+	ng_decoder_config dc = {.limits = c->wlimits};
 	c->dec = ng_decoder_new(&dc);
 	if (!c->dec) {
 		fprintf(stderr, "nagare collect: out of memory\n");
@@ -145,11 +166,8 @@ static int open_all(ng_collector *c)
 	ng_exporters_cap(&c->base, (size_t)c->limits.listed_exporters);
 	if (ng_coll_enrich_open(c) < 0)
 		return -1;
-	c->lis = ng_listener_open(cfg->listen, cfg->nlisten, err, sizeof err);
-	if (!c->lis) {
-		fprintf(stderr, "nagare collect: %s\n", err);
+	if (open_listeners(c) < 0)
 		return -1;
-	}
 	if (cfg->json) {
 		c->json_name = strcmp(cfg->json, "-") ? cfg->json : "stdout";
 		c->json = strcmp(cfg->json, "-") ? fopen(cfg->json, "a") : stdout;
@@ -190,6 +208,7 @@ static void close_all(ng_collector *c)
 		fclose(c->json);
 	else if (c->json)
 		fflush(c->json);
+	ng_coll_workers_close(c);
 	ng_listener_close(c->lis);
 	ng_decoder_free(c->dec);
 	ng_exporters_free(&c->base);
@@ -245,11 +264,14 @@ static int finish(ng_collector *c)
 	ng_coll_log_enrichment(c); /* after the flush: it may enrich (enrich_columns) */
 	ng_coll_snapshot(c, &f);   /* again, with the final store counts */
 	ng_coll_log_counters(&f, (size_t)c->limits.logged_exporters);
+	ng_coll_log_workers(c); /* the workers have stopped: their final counts */
 	ng_coll_save_counters(c->exp_path, &f);
 	ng_exporters_free(&f);
 	ng_store_writer_close(c->w);
 	c->w = NULL;
 	if (finish_losses(c))
+		rc = 1;
+	if (ng_coll_workers_save(c) < 0)
 		rc = 1;
 	return rc;
 }
@@ -274,7 +296,9 @@ int ng_collector_run(const ng_collector_config *cfg)
 	       (cfg->max_past_ms >= 60000 && cfg->max_past_ms <= NG_COLL_MAX_PAST_LIMIT_MS &&
 	        cfg->max_future_ms <= NG_COLL_MAX_FUTURE_LIMIT_MS));
 	assert(cfg->listen || !cfg->nlisten);
-	ng_collector c = {.cfg = cfg, .started_ms = ng_now_ms()};
+	assert(cfg->workers <= NG_REUSEPORT_MAX && (cfg->workers <= 1 || !cfg->json));
+	ng_collector c = {
+	    .cfg = cfg, .started_ms = ng_now_ms(), .nworkers = cfg->workers ? cfg->workers : 1};
 	c.tc.past = cfg->max_past_ms ? cfg->max_past_ms : NG_COLL_MAX_PAST_MS;
 	c.tc.future = cfg->max_past_ms ? cfg->max_future_ms : NG_COLL_MAX_FUTURE_MS;
 	pthread_mutex_init(&c.enrich.hold, NULL);
@@ -298,9 +322,14 @@ int ng_collector_run(const ng_collector_config *cfg)
 		return 1;
 	}
 	ng_maint *maint = start_maint(cfg);
-	int rc = ng_coll_receive_loop(&c) < 0 ? 1 : 0;
-	ng_maint_stop(maint);  /* waits for a merge in progress */
-	ng_coll_http_stop(&c); /* before the decoder and writers go */
+	int rc = ng_coll_workers_start(&c) < 0 ? 1 : 0;
+	if (!rc)
+		rc = ng_coll_receive_loop(&c) < 0 ? 1 : 0;
+	else
+		ng_coll_stop_requested = 1; /* the workers started stop too */
+	ng_coll_workers_join(&c);           /* they drain their sockets */
+	ng_maint_stop(maint);               /* waits for a merge in progress */
+	ng_coll_http_stop(&c);              /* before the decoder and writers go */
 	atomic_store(&c.enrich.closed, true);
 	ng_reloader_stop(c.reloader);
 	ng_coll_flusher_stop(&c);

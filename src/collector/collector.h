@@ -45,6 +45,9 @@ typedef struct ng_collector_config {
 	size_t nlisten;            /* 0: the default ports on every address */
 	const char *json;          /* every flow as NDJSON to this file (appended),
 	                            * "-": stdout; NULL: none */
+	unsigned workers;          /* receive threads (collector/workers.c), 1 to
+	                            * NG_REUSEPORT_MAX; 0: 1.  More than one needs
+	                            * json NULL */
 	unsigned stats_interval;   /* seconds between counter reports (log lines,
 	                            * STORE/state/exporters.json and interfaces.tsv);
 	                            * at least 1 */

@@ -36,9 +36,20 @@ typedef struct ng_coll_timecheck {
 	uint64_t ex_start, ex_end, ex_received;
 } ng_coll_timecheck;
 
+typedef struct ng_coll_worker ng_coll_worker;
+
 typedef struct ng_collector {
 	const ng_collector_config *cfg; /* borrowed, read-only: every thread */
-	ng_limits limits;               /* cfg->config->limits, defaults filled in */
+	/* receive workers (workers.c): a worker past the first runs the
+	 * receive loop on a collector of its own, whose `main` is worker 0's
+	 * (NULL in worker 0's own) */
+	struct ng_collector *main;
+	unsigned worker;         /* 0 .. nworkers - 1 */
+	unsigned nworkers;       /* worker 0's: cfg->workers, at least 1 */
+	ng_coll_worker *workers; /* worker 0's: workers 1 .. nworkers - 1 */
+	uint64_t rx_records;     /* records this worker handed to the store */
+	ng_limits limits;        /* cfg->config->limits, defaults filled in */
+	ng_limits wlimits;       /* a worker's decoder's share (workers.c) */
 	uint64_t started_ms;
 	char tpl_path[PATH_MAX]; /* STORE/state/templates */
 	char exp_path[PATH_MAX]; /* STORE/state/exporters.json */
@@ -90,6 +101,53 @@ typedef struct ng_collector {
 	pthread_mutex_t live_mu;
 	ng_exporters_file *live;
 } ng_collector;
+
+/* A receive worker past the first (workers.c): its collector first, so
+ * that a pointer to one is a pointer to the other. */
+struct ng_coll_worker {
+	ng_collector c;
+	pthread_t th;
+	bool started;
+	pthread_mutex_t mu;              /* the snapshot below, between it and worker 0 */
+	ng_exporters_file snap;          /* its decoder's rows, once a second */
+	ng_listener_stats snap_listener; /* its sockets' counters then */
+	uint64_t snap_records;           /* its rx_records then */
+};
+
+/* ---- workers.c -------------------------------------------------------- */
+
+/* A worker's share of the caps `all` among n workers: the caps on the
+ * whole state divided by n (at least 1), those per exporter or domain
+ * whole. */
+ng_limits ng_coll_worker_limits(const ng_limits *all, unsigned n);
+/* Worker w's template state file into out[len]: STORE/state/templates
+ * for 0, templates.W for the others. */
+void ng_coll_tpl_path(const ng_collector *c, unsigned worker, char *out, size_t len);
+/* Loads into `dec` what the template files at `base` (base, base.1, …,
+ * oldest first) hold of the exporters of `worker` among `n` (all of them
+ * when n is 1).  Returns 0, or -1 when a file could not be read (warned;
+ * the others are loaded). */
+int ng_coll_load_templates_of(ng_decoder *dec, const char *base, unsigned worker, unsigned n);
+/* At start, on worker 0's collector (nworkers set): the other workers'
+ * collectors and decoders, their templates loaded; takes lis[1..n).
+ * Returns 0, or -1 when out of memory (ng_coll_workers_close frees). */
+int ng_coll_workers_open(ng_collector *c, ng_listener **lis);
+/* Starts their threads.  Returns 0, or -1 (logged) when one cannot
+ * start; those started keep going until the stop request. */
+int ng_coll_workers_start(ng_collector *c);
+/* After the stop request: waits for them to drain and end. */
+void ng_coll_workers_join(ng_collector *c);
+/* After the join: saves their templates and logs their losses.  Returns
+ * 0, or -1 when anything was lost. */
+int ng_coll_workers_save(ng_collector *c);
+void ng_coll_workers_close(ng_collector *c);
+/* A worker past the first, once a second: publishes its counters. */
+void ng_coll_worker_publish(ng_collector *x);
+/* Worker 0: adds every other worker's last published counters to f. */
+void ng_coll_workers_merge(ng_collector *c, ng_exporters_file *f);
+/* Worker w's socket counters and records handed to the store (worker
+ * 0's now, the others' as last published). */
+void ng_coll_workers_stats(ng_collector *c, unsigned w, ng_listener_stats *st, uint64_t *records);
 
 /* ---- signals.c -------------------------------------------------------- */
 
@@ -156,6 +214,10 @@ void ng_coll_log_limits(ng_collector *c, uint64_t now);
  * saw since the last such line (decode/restart.c), at most one line every
  * 10 s, naming the latest. */
 void ng_coll_log_restarts(ng_collector *c, uint64_t now);
+/* With more than one worker, one line per worker: the records it handed
+ * to the store, its sockets' datagrams and kernel drops (the others' as
+ * they last published them). */
+void ng_coll_log_workers(ng_collector *c);
 /* Writes exporters.json at `path`; logs a failure. */
 void ng_coll_save_counters(const char *path, ng_exporters_file *f);
 /* Receive thread, every stats interval: logs the counters and hands them

@@ -154,6 +154,12 @@ void ng_coll_save_templates(ng_collector *c, uint64_t now)
 		return;
 	}
 	c->tpl_hash = h;
+	if (c->main) { /* a worker past the first writes its own (small) file */
+		if (ng_decoder_write_state(c->tpl_path, img, len) < 0)
+			ng_error("cannot save templates to %s: %s", c->tpl_path, strerror(errno));
+		free(img);
+		return;
+	}
 	pthread_mutex_lock(&c->mu);
 	uint8_t *old = c->tpl_img;
 	c->tpl_img = img;

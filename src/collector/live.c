@@ -61,6 +61,8 @@ static int live_exporters(void *arg, ng_http_exporters *out, char *err, size_t e
 		out->listener = f->listener;
 		out->store = f->store;
 		out->limits = f->limits;
+		out->nworkers = f->nworkers;
+		memcpy(out->workers, f->workers, sizeof out->workers);
 		out->started_ms = f->started_ms;
 		out->updated_ms = f->updated_ms;
 		out->live = true;

@@ -75,8 +75,10 @@ static void hand_on(ng_collector *c, ng_enricher *e)
 	/* names from options data; configured names win, before or after */
 	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n);
 	int rc = ng_store_writer_append(c->w, c->batch.flows, c->batch.n);
+	if (rc >= 0)
+		c->rx_records += c->batch.n;
 	if (rc == 1) { /* a flush is due: now, not at the next 250 ms poll */
-		ng_coll_flush_now(c);
+		ng_coll_flush_now(c->main ? c->main : c);
 	} else if (rc < 0) {
 		if (!c->append_lost)
 			ng_error("the store cannot take more flow records (flushes fall behind "
@@ -151,9 +153,13 @@ static void each_second(ng_collector *c, uint64_t now)
 	ng_coll_log_restarts(c, now);
 	ng_coll_timecheck_log(c, now);
 	take_counters(c);
-	ng_coll_publish_live(c);
-	ng_coll_take_interfaces(c);
 	ng_coll_save_templates(c, now);
+	ng_coll_take_interfaces(c); /* each worker's own exporters */
+	if (c->main) {              /* another worker: worker 0 reports for all */
+		ng_coll_worker_publish(c);
+		return;
+	}
+	ng_coll_publish_live(c);
 	if (c->json)
 		fflush(c->json);
 }
@@ -172,9 +178,10 @@ static void drain(ng_collector *c)
 			break;
 	}
 	take_counters(c);
-	ng_coll_take_interfaces(c);
-	ng_coll_save_interfaces(c);
 	ng_coll_timecheck_log(c, UINT64_MAX); /* what is not logged yet, now */
+	ng_coll_take_interfaces(c);
+	if (!c->main)
+		ng_coll_save_interfaces(c);
 }
 
 int ng_coll_receive_loop(ng_collector *c)
@@ -208,7 +215,7 @@ int ng_coll_receive_loop(ng_collector *c)
 			each_second(c, now);
 			next_expire = now + 1000;
 		}
-		if (now >= next_report) {
+		if (now >= next_report && !c->main) {
 			ng_coll_report(c);
 			ng_coll_save_interfaces(c);
 			next_report = now + report_ms;

@@ -70,10 +70,19 @@ void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f)
 	ng_decoder_limit_stats(c->dec, &f->limits);
 	f->limits.interfaces_dropped = c->ifs_dropped;
 	f->limits.interface_names_refused = c->ifnames_refused;
+	if (!c->main)
+		ng_coll_workers_merge(c, f); /* their rows, sockets and bounds too */
 	f->started_ms = c->started_ms;
 	f->updated_ms = ng_now_ms();
 	ng_exporters_merge(f, &c->base);
 	ng_exporters_cap(f, (size_t)c->limits.listed_exporters);
+	for (unsigned w = 0; !c->main && c->nworkers > 1 && w < c->nworkers; w++) {
+		ng_listener_stats st;
+		uint64_t records;
+		ng_coll_workers_stats(c, w, &st, &records);
+		f->workers[w] = (ng_worker_stats){records, st.datagrams, st.drops};
+		f->nworkers = w + 1;
+	}
 }
 
 /* One exporter's log line: its counters and the decode errors it had,
@@ -227,6 +236,19 @@ void ng_coll_report(ng_collector *c)
 	ng_coll_snapshot(c, f);
 	ng_coll_log_counters(f, (size_t)c->limits.logged_exporters);
 	ng_coll_flusher_save(c, f);
+	ng_coll_log_workers(c);
+}
+
+void ng_coll_log_workers(ng_collector *c)
+{
+	for (unsigned w = 0; c->nworkers > 1 && w < c->nworkers; w++) {
+		ng_listener_stats st;
+		uint64_t records;
+		ng_coll_workers_stats(c, w, &st, &records);
+		ng_info("worker %u: %" PRIu64 " records, %" PRIu64 " datagrams, %" PRIu64
+		        " dropped by the kernel",
+		        w, records, st.datagrams, st.drops);
+	}
 }
 
 /* ng_doctor_fn: warnings and failures into the log. */

@@ -332,6 +332,12 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		c->stats_interval = (unsigned)u;
 		return 0;
 	}
+	if (!strcmp(key, "workers")) {
+		if (get_uint(x, v, key, 64, &u) < 0 || u < 1)
+			return fail(x, v, "workers: give a number of receive threads, 1 to 64");
+		c->workers = (unsigned)u;
+		return 0;
+	}
 	if (!strcmp(key, "max_past") || !strcmp(key, "max_future"))
 		return window_pair(x, key, v, c);
 	if (!strcmp(key, "implausible_time")) {
@@ -343,7 +349,7 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		return fail(x, v, "implausible_time: give keep or reject");
 	}
 	return fail(x, v,
-	            "collect: unknown key '%s' (store, listen, json, stats_interval, "
+	            "collect: unknown key '%s' (store, listen, json, stats_interval, workers, "
 	            "http, http_token, http_allowed_hosts, http_max_connections, "
 	            "http_max_per_client, http_idle_timeout, max_past, max_future, "
 	            "implausible_time)",

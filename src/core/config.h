@@ -49,6 +49,7 @@ typedef struct ng_config {
 	size_t nlisten;
 	char *json;
 	unsigned stats_interval;  /* 0: not given */
+	unsigned workers;         /* collect.workers, 1 to 64; 0: not given */
 	char *http;               /* HTTP API address "ADDR:PORT", NULL: default */
 	char *http_token;         /* HTTP API token, NULL: none */
 	char *http_allowed_hosts; /* names accepted as Host besides loopback ones, comma

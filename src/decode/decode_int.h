@@ -322,9 +322,12 @@ struct ng_decoder {
 	struct ng_htab exporters, domains, templates, ents;
 	struct ng_lru ex_lru, dom_lru, tpl_lru, held_all; /* lru.h, newest first */
 	size_t tpl_bytes, held_bytes;                     /* all templates, held sets */
-	ng_limit_stats lim;         /* evictions (the gauges are filled on reading) */
-	ng_exporter_stats others;   /* counters of the domains evicted */
-	bool loading;               /* ng_decoder_load: append as oldest, refuse when full */
+	ng_limit_stats lim;       /* evictions (the gauges are filled on reading) */
+	ng_exporter_stats others; /* counters of the domains evicted */
+	bool loading;             /* ng_decoder_load: append as oldest, refuse when full */
+	/* ng_decoder_load_some: the exporters whose entries are loaded */
+	bool (*load_keep)(const uint8_t addr[16], void *arg);
+	void *load_arg;
 	struct ng_domain *last_dom; /* lookup cache */
 	uint64_t now;               /* latest time_received seen */
 	struct ng_tfield *scratch;  /* NG_MAX_FIELDS fields being parsed */

@@ -394,6 +394,13 @@ void ng_decoder_totals(const ng_decoder *d, ng_exporter_stats *sum);
  */
 int ng_decoder_save(const ng_decoder *d, const char *path);
 int ng_decoder_load(ng_decoder *d, const char *path);
+/* ng_decoder_load of only the entries (templates, options state, restart
+ * marks) of the exporters for which keep(addr, arg) is true (addr: 16
+ * bytes, IPv4-mapped); the rest of the file is checked and skipped.  For
+ * receive workers that each own some exporters (collector/workers.c).
+ * keep NULL: every entry, as ng_decoder_load. */
+int ng_decoder_load_some(ng_decoder *d, const char *path,
+                         bool (*keep)(const uint8_t addr[16], void *arg), void *arg);
 
 /* ng_decoder_save in two halves, so that the thread that owns the decoder
  * only copies its state and another writes the file (the collector's

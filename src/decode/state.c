@@ -325,6 +325,12 @@ static uint64_t get_u64(struct rbuf *r)
 	return q ? ng_get_be64(q) : 0;
 }
 
+/* Whether the entries of exporter `addr` are loaded into d. */
+static bool kept(const ng_decoder *d, const uint8_t *addr)
+{
+	return !d->load_keep || d->load_keep(addr, d->load_arg);
+}
+
 /* Walks the restart marks section (format 2); with `d` NULL only
  * validates.  Returns false on malformed content. */
 static bool walk_marks(struct rbuf *r, ng_decoder *d)
@@ -341,7 +347,7 @@ static bool walk_marks(struct rbuf *r, ng_decoder *d)
 		k.received_ms = get_u64(r);
 		if (r->bad)
 			return false;
-		struct ng_domain *dom = d ? ng_domain_get(d, addr, domain) : NULL;
+		struct ng_domain *dom = d && kept(d, addr) ? ng_domain_get(d, addr, domain) : NULL;
 		if (dom)
 			dom->mark = k;
 	}
@@ -366,7 +372,7 @@ static bool walk_state(struct rbuf *r, uint32_t fmt, ng_decoder *d)
 		const uint8_t *fp = take(r, (size_t)nf * 8);
 		if (!fp)
 			return false;
-		if (!d)
+		if (!d || !kept(d, addr))
 			continue;
 		for (uint16_t k = 0; k < nf; k++) {
 			d->scratch[k].ie = ng_get_be16(fp + k * 8);
@@ -388,7 +394,7 @@ static bool walk_state(struct rbuf *r, uint32_t fmt, ng_decoder *d)
 		const uint8_t *sp = take(r, (size_t)ns * 12);
 		if (!sp)
 			return false;
-		if (!d)
+		if (!d || !kept(d, addr))
 			continue;
 		struct ng_domain *dom = ng_domain_get(d, addr, domain);
 		if (!dom)
@@ -446,6 +452,17 @@ int ng_decoder_load(ng_decoder *d, const char *path)
 		return errno == ENOENT ? 0 : -1;
 	int rc = ng_decoder_load_mem(d, p, n);
 	free(p);
+	return rc;
+}
+
+int ng_decoder_load_some(ng_decoder *d, const char *path,
+                         bool (*keep)(const uint8_t addr[16], void *arg), void *arg)
+{
+	d->load_keep = keep;
+	d->load_arg = arg;
+	int rc = ng_decoder_load(d, path);
+	d->load_keep = NULL;
+	d->load_arg = NULL;
 	return rc;
 }
 

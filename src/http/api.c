@@ -596,6 +596,7 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 		ng_exporters_put_limits(f, &x.limits);
 		if (s->flow_listen)
 			fprintf(f, ",\"listen\":%s", s->flow_listen);
+		ng_exporters_put_workers(f, x.nworkers, x.workers);
 		put_exporter_rows(f, &x, limit, offset, now);
 		fclose(f);
 	}
@@ -693,6 +694,35 @@ static void metric_counter(FILE *f, const ng_http_exporters *x, enum ng_exporter
 	}
 }
 
+/* The receive workers' counters (collect --workers), labelled by worker;
+ * nothing with one receive thread. */
+static void metric_workers(FILE *f, const ng_http_exporters *x)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} m[] = {
+	    {"records", "records a receive worker handed to the store this run",
+	     offsetof(ng_worker_stats, records)},
+	    {"datagrams", "datagrams a receive worker read this run",
+	     offsetof(ng_worker_stats, datagrams)},
+	    {"drops", "datagrams the kernel dropped at a receive worker's sockets this run",
+	     offsetof(ng_worker_stats, drops)},
+	};
+	if (x->nworkers < 2)
+		return;
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+		fprintf(f,
+		        "# HELP nagare_worker_%s_total %s\n# TYPE nagare_worker_%s_total counter\n",
+		        m[i].name, m[i].help, m[i].name);
+		for (unsigned w = 0; w < x->nworkers && w < NG_EXPORTERS_WORKERS_MAX; w++) {
+			uint64_t v;
+			memcpy(&v, (const char *)&x->workers[w] + m[i].off, sizeof v);
+			fprintf(f, "nagare_worker_%s_total{worker=\"%u\"} %" PRIu64 "\n", m[i].name,
+			        w, v);
+		}
+	}
+}
 /* The bound counters (NG_LIMIT_COUNTERS): nagare_limit_<name>_total for
  * evictions, nagare_limit_<name> for what is held. */
 static void metric_limits(FILE *f, const ng_limit_stats *l)
@@ -719,6 +749,7 @@ static void metric_exporters(ng_http_server *s, FILE *f, ng_http_exporters *x)
 	for (int id = 0; id < NG_XC_COUNT; id++)
 		metric_counter(f, x, id);
 	metric_limits(f, &x->limits);
+	metric_workers(f, x);
 	/* TCP/SCTP connections (the other listener counters keep their names
 	 * below) */
 #define X(field, doc)                                                                              \

@@ -28,6 +28,7 @@
 
 #include "decode/decoder.h"
 #include "net/listener.h"
+#include "store/exporters.h"
 #include "store/store.h"
 
 /* The exporter counters at one moment, in the shape of
@@ -41,6 +42,8 @@ typedef struct ng_http_exporters {
 	ng_limit_stats limits;           /* the decoder's bounds (NG_LIMIT_COUNTERS) */
 	uint64_t started_ms, updated_ms; /* 0 when unknown */
 	bool live;                       /* from the running collector (else a file) */
+	unsigned nworkers;               /* receive workers (store/exporters.h) */
+	ng_worker_stats workers[NG_EXPORTERS_WORKERS_MAX];
 } ng_http_exporters;
 
 /* Fills *out (zeroed by the caller) with a copy of the counters.  Called

@@ -40,6 +40,7 @@
 #include "core/log.h"
 #include "core/timefmt.h"
 #include "net/reasm.h"
+#include "net/reuseport.h"
 
 #ifndef IPPROTO_SCTP
 #define IPPROTO_SCTP 132
@@ -58,6 +59,7 @@ struct sock {
 	enum sock_kind kind;
 	uint16_t port;
 	size_t rcvbuf;
+	int family;    /* of the bound address */
 	uint32_t ovfl; /* last SO_RXQ_OVFL value seen */
 	char name[64];
 };
@@ -80,6 +82,7 @@ struct ng_listener {
 	ng_datagram dgs[NG_LISTEN_BATCH];
 	ng_listener_stats st;
 	bool warned_rcvbuf;
+	bool reuseport; /* UDP sockets bound with SO_REUSEPORT (workers) */
 	/* TCP/SCTP connections: slots [0, ncap), fd -1 when free */
 	struct conn *conns;
 	size_t ncap, nconn;
@@ -233,7 +236,7 @@ static void sock_name(const struct sockaddr_storage *ss, char *buf, size_t len, 
  * (errno of the step that failed; `*step` names it).
  */
 static int bind_one(int family, const uint8_t *addr, uint16_t port, bool dual, enum sock_kind kind,
-                    const char **step)
+                    bool reuseport, const char **step)
 {
 	int type = kind == K_UDP ? SOCK_DGRAM : SOCK_STREAM;
 	int fd =
@@ -249,6 +252,11 @@ static int bind_one(int family, const uint8_t *addr, uint16_t port, bool dual, e
 	if (family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual ? &zero : &one, sizeof one) < 0) {
 		*step = "setsockopt(IPV6_V6ONLY)";
+		goto fail;
+	}
+	/* the sockets of the workers share the address (reuseport.h) */
+	if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) {
+		*step = "setsockopt(SO_REUSEPORT)";
 		goto fail;
 	}
 	/* Drop counts are a nicety: an old kernel without them still receives. */
@@ -291,16 +299,16 @@ static int add_socket(ng_listener *l, const struct bind_addr *b, enum sock_kind 
 	const char *step = "";
 	int fd;
 	if (b->family == AF_UNSPEC) {
-		fd = bind_one(AF_INET6, any, b->port, true, kind, &step);
+		fd = bind_one(AF_INET6, any, b->port, true, kind, l->reuseport, &step);
 		/* No IPv6 on this host (disabled module or sysctl): IPv4 alone. */
 		if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
 			ng_info("%s: IPv6 unavailable (%s), listening on IPv4 only", spec,
 			        strerror(errno));
-			fd = bind_one(AF_INET, any, b->port, false, kind, &step);
+			fd = bind_one(AF_INET, any, b->port, false, kind, l->reuseport, &step);
 		}
 	} else {
 		bool dual = b->family == AF_INET6 && !memcmp(b->addr, any, 16);
-		fd = bind_one(b->family, b->addr, b->port, dual, kind, &step);
+		fd = bind_one(b->family, b->addr, b->port, dual, kind, l->reuseport, &step);
 	}
 	if (fd < 0 && kind == K_SCTP && !strcmp(step, "socket") &&
 	    (errno == EPROTONOSUPPORT || errno == ESOCKTNOSUPPORT || errno == EAFNOSUPPORT)) {
@@ -322,6 +330,7 @@ static int add_socket(ng_listener *l, const struct bind_addr *b, enum sock_kind 
 	socklen_t sl = sizeof ss;
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	sock_name(&ss, s->name, sizeof s->name, &s->port);
+	s->family = ss.ss_family;
 	s->kind = kind;
 	if (kind != K_UDP) {
 		/* "tcp://127.0.0.1:4739": the name says the transport */
@@ -398,7 +407,41 @@ static int conns_alloc(ng_listener *l)
 	return 0;
 }
 
-ng_listener *ng_listener_open(const char *const *specs, size_t n, char *err, size_t errlen)
+/* The address of spec i for worker `first` (NULL: the first worker, or
+ * the only one): a later worker binds the port and family the first one
+ * got (port 0 resolved, IPv6 fallen back to IPv4).  Returns 0 with *skip
+ * set for a TCP/SCTP address a later worker does not open, or -1 with
+ * err. */
+static int spec_addr(const char *const *specs, size_t n, size_t i, const ng_listener *first,
+                     struct bind_addr *b, enum sock_kind *kind, char *spec, size_t speclen,
+                     bool *skip, char *err, size_t errlen)
+{
+	*b = (struct bind_addr){.family = AF_UNSPEC};
+	*kind = K_UDP;
+	*skip = false;
+	if (n) {
+		const char *a = strip_scheme(specs[i], kind);
+		snprintf(spec, speclen, "%s", specs[i]);
+		if (!parse_spec(a, b, err, errlen))
+			return -1;
+	} else {
+		b->port = ng_listen_default_ports[i];
+		snprintf(spec, speclen, ":%u", b->port);
+	}
+	if (!first)
+		return 0;
+	*skip = *kind != K_UDP;
+	b->port = first->socks[i].port;
+	if (b->family == AF_UNSPEC && first->socks[i].family == AF_INET)
+		b->family = AF_INET; /* the first found no IPv6 */
+	return 0;
+}
+
+/* One worker's listener: every address of specs for the first (first
+ * NULL), the UDP ones only for the others, bound with SO_REUSEPORT when
+ * there are several workers.  NULL with err on failure. */
+static ng_listener *open_worker(const char *const *specs, size_t n, const ng_listener *first,
+                                bool reuseport, char *err, size_t errlen)
 {
 	size_t nsock = n ? n : sizeof ng_listen_default_ports / sizeof ng_listen_default_ports[0];
 	ng_listener *l = calloc(1, sizeof *l);
@@ -409,6 +452,7 @@ ng_listener *ng_listener_open(const char *const *specs, size_t n, char *err, siz
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	l->reuseport = reuseport;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (l->epfd < 0) {
 		snprintf(err, errlen, "epoll_create1: %s", strerror(errno));
@@ -417,18 +461,15 @@ ng_listener *ng_listener_open(const char *const *specs, size_t n, char *err, siz
 	setup_buffers(l);
 	ng_listener_set_stream_limits(l, NULL);
 	for (size_t i = 0; i < nsock; i++) {
-		struct bind_addr b = {.family = AF_UNSPEC};
+		struct bind_addr b;
 		char spec[160];
-		enum sock_kind kind = K_UDP;
-		if (n) {
-			const char *a = strip_scheme(specs[i], &kind);
-			snprintf(spec, sizeof spec, "%s", specs[i]);
-			if (!parse_spec(a, &b, err, errlen))
-				goto fail;
-		} else {
-			b.port = ng_listen_default_ports[i];
-			snprintf(spec, sizeof spec, ":%u", b.port);
-		}
+		enum sock_kind kind;
+		bool skip;
+		if (spec_addr(specs, n, i, first, &b, &kind, spec, sizeof spec, &skip, err,
+		              errlen) < 0)
+			goto fail;
+		if (skip)
+			continue;
 		if (kind != K_UDP && !l->conns && conns_alloc(l) < 0) {
 			snprintf(err, errlen, "out of memory");
 			goto fail;
@@ -436,11 +477,48 @@ ng_listener *ng_listener_open(const char *const *specs, size_t n, char *err, siz
 		if (add_socket(l, &b, kind, spec, err, errlen) < 0)
 			goto fail;
 	}
-	warn_rcvbuf(l);
+	if (!first)
+		warn_rcvbuf(l);
 	return l;
 fail:
 	ng_listener_close(l);
 	return NULL;
+}
+
+ng_listener *ng_listener_open(const char *const *specs, size_t n, char *err, size_t errlen)
+{
+	return open_worker(specs, n, NULL, false, err, errlen);
+}
+
+int ng_listener_open_workers(const char *const *specs, size_t n, unsigned workers,
+                             ng_listener **out, char *err, size_t errlen)
+{
+	if (workers < 1 || workers > NG_REUSEPORT_MAX) {
+		snprintf(err, errlen, "workers must be 1 to %u, not %u", NG_REUSEPORT_MAX, workers);
+		return -1;
+	}
+	memset(out, 0, workers * sizeof *out);
+	for (unsigned w = 0; w < workers; w++) {
+		out[w] = open_worker(specs, n, w ? out[0] : NULL, workers > 1, err, errlen);
+		if (!out[w])
+			goto fail;
+	}
+	/* the group's sockets are in bind order: worker w's is index w */
+	for (size_t i = 0; workers > 1 && i < out[0]->n; i++)
+		if (out[0]->socks[i].kind == K_UDP &&
+		    ng_reuseport_attach(out[0]->socks[i].fd, workers) < 0) {
+			snprintf(err, errlen,
+			         "cannot share %s between %u workers: SO_ATTACH_REUSEPORT_CBPF: %s",
+			         out[0]->socks[i].name, workers, strerror(errno));
+			goto fail;
+		}
+	return 0;
+fail:
+	for (unsigned w = 0; w < workers; w++) {
+		ng_listener_close(out[w]);
+		out[w] = NULL;
+	}
+	return -1;
 }
 
 void ng_listener_close(ng_listener *l)

@@ -14,7 +14,8 @@
  * (net/reasm.h) as one ng_datagram with its session id, so a slow or
  * stalled peer holds up nobody.
  *
- * Not thread-safe: one thread receives.
+ * Not thread-safe: one thread receives on a listener.  Several receive
+ * threads each have their own (ng_listener_open_workers).
  */
 #ifndef NG_LISTENER_H
 #define NG_LISTENER_H
@@ -110,6 +111,21 @@ typedef struct ng_listener_stats {
  */
 ng_listener *ng_listener_open(const char *const *specs, size_t n, char *err, size_t errlen);
 
+/*
+ * The listeners of `workers` receive threads over the same addresses
+ * (specs and n as ng_listener_open), into out[0..workers): out[0] has
+ * every address; each other one has a socket on every UDP address (and
+ * no TCP/SCTP: streams stay with the first).  With more than one worker
+ * the UDP sockets of an address form a SO_REUSEPORT group whose program
+ * (net/reuseport.h) sends every datagram of one source address to the
+ * same worker: worker w gets those whose ng_reuseport_worker(src,
+ * workers) is w.  Port 0 is the kernel's choice for the first and the
+ * same port for the others.  Each listener is then used by one thread.
+ * Returns 0, or -1 with the cause in err (nothing left open).
+ * workers: 1 to NG_REUSEPORT_MAX; 1 is ng_listener_open.
+ */
+int ng_listener_open_workers(const char *const *specs, size_t n, unsigned workers,
+                             ng_listener **out, char *err, size_t errlen);
 void ng_listener_close(ng_listener *l);
 
 /* Number of sockets, and socket i's bound address as text ("[::]:2055",

@@ -135,6 +135,19 @@ void ng_exporters_put_limits(FILE *f, const ng_limit_stats *l)
 	fputc('}', f);
 }
 
+void ng_exporters_put_workers(FILE *f, unsigned n, const ng_worker_stats *ws)
+{
+	if (n < 2)
+		return;
+	fputs(",\n\"workers\":[", f);
+	for (unsigned w = 0; w < n && w < NG_EXPORTERS_WORKERS_MAX; w++)
+		fprintf(f,
+		        "%s{\"records\":%" PRIu64 ",\"datagrams\":%" PRIu64 ",\"drops\":%" PRIu64
+		        "}",
+		        w ? "," : "", ws[w].records, ws[w].datagrams, ws[w].drops);
+	fputc(']', f);
+}
+
 /* The whole file: header, listener, store, limits, one row a line. */
 static void put_file(FILE *f, const ng_exporters_file *x)
 {
@@ -148,6 +161,7 @@ static void put_file(FILE *f, const ng_exporters_file *x)
 	ng_exporters_put_store(f, &x->store);
 	fputs(",\n", f);
 	ng_exporters_put_limits(f, &x->limits);
+	ng_exporters_put_workers(f, x->nworkers, x->workers);
 	fputs(",\n\"exporters\":[", f);
 	for (size_t i = 0; i < x->n; i++) {
 		fputs(i ? ",\n{" : "\n{", f);
@@ -473,9 +487,41 @@ static bool rows(struct rd *r, ng_exporters_file *f)
 	return eat(r, ']') || fail(r, "expected ',' or ']'");
 }
 
+static bool worker_member(struct rd *r, const char *k, void *arg)
+{
+	ng_worker_stats *w = arg;
+	if (!strcmp(k, "records"))
+		return u64(r, &w->records);
+	if (!strcmp(k, "datagrams"))
+		return u64(r, &w->datagrams);
+	if (!strcmp(k, "drops"))
+		return u64(r, &w->drops);
+	return skip_value(r, 0);
+}
+
+/* "workers":[{…}, …]: the first NG_EXPORTERS_WORKERS_MAX kept. */
+static bool workers(struct rd *r, ng_exporters_file *f)
+{
+	if (!eat(r, '['))
+		return fail(r, "expected an array");
+	if (eat(r, ']'))
+		return true;
+	do {
+		ng_worker_stats spare, *w = f->nworkers < NG_EXPORTERS_WORKERS_MAX
+		                                ? &f->workers[f->nworkers++]
+		                                : &spare;
+		memset(w, 0, sizeof *w);
+		if (!members(r, worker_member, w))
+			return false;
+	} while (eat(r, ','));
+	return eat(r, ']') || fail(r, "expected ',' or ']'");
+}
+
 static bool top_member(struct rd *r, const char *k, void *arg)
 {
 	ng_exporters_file *f = arg;
+	if (!strcmp(k, "workers"))
+		return workers(r, f);
 	if (!strcmp(k, "exporters"))
 		return rows(r, f);
 	if (!strcmp(k, "listener"))

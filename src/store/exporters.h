@@ -61,6 +61,16 @@
 #include "net/listener.h"
 #include "store/store.h"
 
+/* One receive worker's counters this run (collect --workers): records
+ * it handed to the store, its sockets' datagrams and kernel drops
+ * (SO_RXQ_OVFL).  In the file: "workers":[{"records":N,"datagrams":N,
+ * "drops":N}, …], worker 0 first, present only with more than one
+ * worker; not summed across runs (ng_exporters_merge leaves them). */
+#define NG_EXPORTERS_WORKERS_MAX 64
+typedef struct ng_worker_stats {
+	uint64_t records, datagrams, drops;
+} ng_worker_stats;
+
 typedef struct ng_exporters_file {
 	ng_exporter_stats *rows; /* malloc'd, n rows */
 	size_t n;
@@ -68,6 +78,8 @@ typedef struct ng_exporters_file {
 	ng_store_writer_stats store;
 	ng_limit_stats limits; /* the decoder's bounds (NG_LIMIT_COUNTERS) */
 	uint64_t started_ms, updated_ms;
+	unsigned nworkers; /* 0 or 1: one receive thread, no "workers" */
+	ng_worker_stats workers[NG_EXPORTERS_WORKERS_MAX];
 } ng_exporters_file;
 
 /* "NetFlow v5", "NetFlow v9", "IPFIX", "sFlow v5", … for a flow_version. */
@@ -90,6 +102,9 @@ void ng_exporters_put_row(FILE *f, const ng_exporter_stats *s, unsigned flags);
  * counters, beside the rows in the file and in the API. */
 void ng_exporters_put_listener(FILE *f, const ng_listener_stats *l);
 void ng_exporters_put_store(FILE *f, const ng_store_writer_stats *w);
+
+/* Writes ,"workers":[…] (format above; nothing with fewer than two). */
+void ng_exporters_put_workers(FILE *f, unsigned n, const ng_worker_stats *w);
 
 /* Writes "limits":{…} (format above). */
 void ng_exporters_put_limits(FILE *f, const ng_limit_stats *l);

@@ -313,8 +313,11 @@ def one_config(args, name, exporter, version, v6, coll_addr, pcap, expected_all,
     cap = start_capture(os.path.join(work, "export.pcap"), port,
                         os.path.join(work, "tcpdump.log"))
     collect_log = open(os.path.join(work, "collect.log"), "w")
+    # two receive workers (collect --workers): the exporter's datagrams
+    # must all reach one of them, its templates with its data
     collector = subprocess.Popen([args.bin, "collect", "--store", store,
-                                  "--listen", hostport(coll_addr, port)],
+                                  "--listen", hostport(coll_addr, port),
+                                  "--workers", "2"],
                                  stdout=collect_log, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: udp_bound(port), 15, "nagare collect listening", collector)

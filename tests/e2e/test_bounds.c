@@ -110,7 +110,9 @@ static void start(int run)
 	snprintf(http, sizeof http, "127.0.0.1:%u", C.http);
 	C.pid = eu_spawn(C.log,
 	                 (char *const[]){(char *)C.bin, "collect", "--store", C.store, "--listen",
-	                                 listen, "--http", http, "--stats-interval", "1", NULL});
+	                                 listen, "--http", http, "--stats-interval", "1",
+	                                 /* the exact evictions below are one decoder's */
+	                                 "--workers", "1", NULL});
 	assert_true(eu_wait_log(C.log, C.pid, "dashboards and API at", 10000));
 	char maps[64], line[512];
 	snprintf(maps, sizeof maps, "/proc/%d/maps", (int)C.pid);

@@ -136,6 +136,9 @@ static void test_round_trip(void **state)
 	    .datagrams = 1, .bytes = 2, .drops = 3, .truncated = 4, .errors = 5};
 	f.store = (ng_store_writer_stats){
 	    .rows = 6, .segments = 7, .bytes = 8, .errors = 9, .dropped = 10};
+	f.nworkers = 2; /* collect --workers 2 */
+	f.workers[0] = (ng_worker_stats){.records = 31, .datagrams = 32, .drops = 33};
+	f.workers[1] = (ng_worker_stats){.records = 41, .datagrams = 42, .drops = 43};
 	assert_int_equal(ng_exporters_save(path, &f), 0);
 	char tmp[160];
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -151,6 +154,8 @@ static void test_round_trip(void **state)
 	assert_memory_equal(&g.store, &f.store, sizeof f.store);
 	assert_int_equal(g.started_ms, 11);
 	assert_int_equal(g.updated_ms, 22);
+	assert_int_equal(g.nworkers, 2);
+	assert_memory_equal(g.workers, f.workers, 2 * sizeof f.workers[0]);
 	ng_exporters_free(&g);
 	assert_null(g.rows);
 
