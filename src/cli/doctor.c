@@ -8,10 +8,12 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "collector/doctor.h"
 
@@ -113,8 +115,14 @@ int ng_cmd_doctor(int argc, char **argv)
 		ng_config_free(&cfg);
 		return 1;
 	}
+	/* the store collect would use (store_path.h), when it is there */
+	char dbuf[4096];
+	const char *store = a.store ? a.store : cfg.store;
+	if (!store && (store = ng_cli_store("doctor", NULL, false, dbuf, sizeof dbuf)) &&
+	    access(store, F_OK) != 0)
+		store = NULL;
 	ng_doctor_opts o = {.proc_root = a.proc_root,
-	                    .store = a.store ? a.store : cfg.store,
+	                    .store = store,
 	                    .listen = a.nlisten ? a.listen : (const char *const *)cfg.listen,
 	                    .nlisten = a.nlisten ? a.nlisten : cfg.nlisten,
 	                    .cfg = &cfg,
