@@ -290,7 +290,7 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	}
 	if (optind < argc)
 		return ng_usage_fail("collect", "unexpected argument '%s'", argv[optind]);
-	char err[512];
+	char err[1024]; /* room for the longest key list (limits:) */
 	if (load_config(o, &o->cfg, err, sizeof err) < 0) {
 		fprintf(stderr, "nagare collect: %s\n", err);
 		return 1;
