@@ -288,10 +288,16 @@ static void check_clock(doc *d)
 {
 	struct timex tx = {0};
 	const int st = adjtimex(&tx);
+	const int err = errno;
 	char daemon[64];
 	const bool have = time_daemon(d, daemon, sizeof daemon);
-	const bool synced = st != TIME_ERROR && !(tx.status & STA_UNSYNC);
-	if (synced)
+	const bool synced = st >= 0 && st != TIME_ERROR && !(tx.status & STA_UNSYNC);
+	if (st < 0) /* the unit's ProtectClock= (a seccomp filter) refuses adjtimex */
+		say(d, NG_DOC_OK, "clock", NULL,
+		    "not readable here (adjtimex: %s, as under the service's ProtectClock=); "
+		    "`nagare doctor` outside the service checks it%s%s",
+		    strerror(err), have ? "; a time daemon runs: " : "", have ? daemon : "");
+	else if (synced)
 		say(d, NG_DOC_OK, "clock", NULL, "synchronised%s%s (estimated error %ld ms)",
 		    have ? " by " : "", have ? daemon : "", tx.esterror / 1000);
 	else if (have)

@@ -6,7 +6,7 @@
 #   2. the .deb's contents: the binary with the dashboards embedded, the
 #      unit, the sysusers.d and sysctl.d files (the latter equal to
 #      `nagare doctor --sysctl-conf`), the conffile, man page, completion;
-#   3. `dpkg -i` (this is a throwaway CI machine, root; the package is
+#   3. `apt install ./nagare_*.deb` (a throwaway CI machine, root; the package is
 #      purged at the end unless NG_KEEP_PACKAGE=1), then
 #      `systemd-analyze verify` on the installed unit;
 #   4. the installed /usr/bin/nagare run the way the unit runs it (as the
@@ -35,8 +35,12 @@ fi
 
 tmp=$(mktemp -d /tmp/ng-package-XXXXXX)
 collector=
+sysctl_saved=()
 cleanup() {
 	[ -n "$collector" ] && kill "$collector" 2>/dev/null && wait "$collector" 2>/dev/null
+	# the package's postinst applies 60-nagare.conf: give the machine back
+	# the kernel settings it had, for the tests and benchmarks after this one
+	[ ${#sysctl_saved[@]} -gt 0 ] && sysctl -q -w "${sysctl_saved[@]}" || true
 	if [ "${NG_KEEP_PACKAGE:-0}" != 1 ]; then
 		dpkg --purge nagare >/dev/null 2>&1 || true
 		rm -rf /var/lib/nagare
@@ -70,7 +74,13 @@ dpkg-deb -I "$deb" conffiles | grep -qx /etc/nagare/nagare.yaml || die "nagare.y
 say "contents: binary, unit, sysusers, sysctl, conffile, man page, completion"
 
 # 3. install, verify the unit
-dpkg -i "$deb" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; die "dpkg -i failed"; }
+for k in $("$tmp/src/obj-x86_64-linux-gnu/nagare" doctor --sysctl-conf | sed -n 's/^\([a-z0-9_.]*\) = .*/\1/p'); do
+	sysctl_saved+=("$k=$(sysctl -n "$k")")
+done
+# as README says: apt install ./nagare_*.deb (every dependency is installed
+# already, so apt fetches nothing)
+DEBIAN_FRONTEND=noninteractive apt-get install -y "$deb" \
+	>"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; die "apt install failed"; }
 getent passwd nagare >/dev/null || die "no user nagare after install"
 "/usr/bin/nagare" doctor --sysctl-conf | cmp - /usr/lib/sysctl.d/60-nagare.conf ||
 	die "60-nagare.conf differs from nagare doctor --sysctl-conf"
