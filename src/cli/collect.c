@@ -20,6 +20,7 @@
 
 #include "cli/cli.h"
 #include "cli/http_opts.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "collector/collector.h"
 #include "core/config.h"
@@ -28,7 +29,7 @@
 #include "store/store.h"
 
 static const char collect_help[] =
-    "usage: nagare collect --store DIR [--listen ADDR:PORT]... [--json FILE|-]\n"
+    "usage: nagare collect [--store DIR] [--listen ADDR:PORT]... [--json FILE|-]\n"
     "                      [--stats-interval SECONDS] [--config FILE]\n"
     "                      [--geoip-db FILE] [--asn-db FILE] [--geoip-optional]\n"
     "                      [--retention AGE] [--max-size SIZE]\n"
@@ -41,7 +42,9 @@ static const char collect_help[] =
     "(DIR/state/templates); per-exporter counters go to DIR/state/exporters.json\n"
     "(see 'nagare status').  SIGTERM or SIGINT stops it cleanly.\n"
     "\n"
-    "  -s, --store DIR             flow store directory (required)\n"
+    "  -s, --store DIR             flow store (default: $NAGARE_STORE,\n"
+    "                              else /var/lib/nagare (the service's), else\n"
+    "                              ~/.local/share/nagare)\n"
     "  -l, --listen ADDR:PORT      UDP address to listen on, repeatable:\n"
     "                              0.0.0.0:2055 (IPv4), [::]:2055 (IPv6 and IPv4),\n"
     "                              [::1]:2055, 127.0.0.1:2055, :2055 (every address)\n"
@@ -340,13 +343,22 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	}
 	if (optind < argc)
 		return ng_usage_fail("collect", "unexpected argument '%s'", argv[optind]);
-	char err[512];
+	char err[1024]; /* room for the longest key list (limits:) */
 	if (load_config(o, &o->cfg, err, sizeof err) < 0) {
 		fprintf(stderr, "nagare collect: %s\n", err);
 		return 1;
 	}
-	if (!o->cfg.store)
-		return ng_usage_fail("collect", "--store DIR is required");
+	/* the flag, collect.store or NAGARE_STORE (both in o->cfg), else the
+	 * service's or the per-user store; kept in the configuration so that a
+	 * reload (which reads it again without the default) keeps it */
+	char dbuf[4096];
+	const char *dir = ng_cli_store("collect", o->cfg.store, true, dbuf, sizeof dbuf);
+	if (!dir)
+		return 2;
+	if (dir == dbuf && ng_config_set(&o->cfg.store, dbuf) < 0) {
+		fprintf(stderr, "nagare collect: out of memory\n");
+		return 1;
+	}
 	o->store = o->cfg.store;
 	o->json = o->cfg.json;
 	if (!o->nlisten)

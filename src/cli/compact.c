@@ -14,12 +14,13 @@
 
 #include "cli/cli.h"
 #include "collector/maint.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "core/timefmt.h"
 #include "store/store.h"
 
 static const char compact_help[] =
-    "usage: nagare compact --store DIR [--settle DURATION]\n"
+    "usage: nagare compact [--store DIR] [--settle DURATION]\n"
     "\n"
     "Merges the small segments of each hour and writes the rollups (flows summed\n"
     "per 5 minutes and per hour over a few fields) that top-N, time series and\n"
@@ -27,7 +28,9 @@ static const char compact_help[] =
     "does once a minute for hours that ended --settle ago, done now for all of\n"
     "them.  Query answers are the same with or without; only faster.\n"
     "\n"
-    "  -s, --store DIR        flow store directory (required)\n"
+    "  -s, --store DIR        flow store (default: $NAGARE_STORE, else\n"
+    "                         /var/lib/nagare (the service's), else\n"
+    "                         ~/.local/share/nagare)\n"
     "      --settle DURATION  leave hours that ended less than this ago (default 10m;\n"
     "                         0 takes every hour, also the current one)\n"
     "  -h, --help             this help\n"
@@ -63,8 +66,9 @@ int ng_cmd_compact(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ng_usage_fail("compact", "unexpected argument '%s'", argv[optind]);
-	if (!dir)
-		return ng_usage_fail("compact", "--store DIR is required");
+	char dbuf[4096];
+	if (!(dir = ng_cli_store("compact", dir, false, dbuf, sizeof dbuf)))
+		return 2;
 	ng_store_maint_stats st = {0};
 	uint64_t now = ng_now_ms();
 	if (ng_store_compact(dir, now, settle, 0, &st) < 0 ||

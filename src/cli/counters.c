@@ -16,13 +16,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "core/addr.h"
 #include "core/timefmt.h"
 #include "store/counters.h"
 
 static const char counters_help[] =
-    "usage: nagare counters --store DIR [--from T] [--to T] [--agent ADDR] [--if N]\n"
+    "usage: nagare counters [--store DIR] [--from T] [--to T] [--agent ADDR] [--if N]\n"
     "                       [--format table|csv|ndjson]\n"
     "       nagare query --counters --store DIR ... (the same)\n"
     "\n"
@@ -30,7 +31,9 @@ static const char counters_help[] =
     "counters) stored by `nagare collect`, oldest first, with the bit rates\n"
     "since the previous sample of the same agent and interface.\n"
     "\n"
-    "  -s, --store DIR       flow store directory (required)\n"
+    "  -s, --store DIR       flow store (default: $NAGARE_STORE,\n"
+    "                        else /var/lib/nagare (the service's), else\n"
+    "                        ~/.local/share/nagare)\n"
     "  -F, --from T          start (RFC 3339, 'YYYY/MM/DD.HH:MM:SS', epoch s, -1h); default all\n"
     "  -T, --to T            end, exclusive; default now + 1 day\n"
     "  -a, --agent ADDR      only samples of this agent address\n"
@@ -239,8 +242,9 @@ int ng_cmd_counters(int argc, char **argv)
 		default: return ng_usage_error("counters", c, argv);
 		}
 	}
-	if (!store)
-		return ng_usage_fail("counters", "--store DIR is required");
+	char dbuf[4096];
+	if (!(store = ng_cli_store("counters", store, false, dbuf, sizeof dbuf)))
+		return 2;
 	if (optind < argc)
 		return ng_usage_fail("counters", "unexpected argument '%s'", argv[optind]);
 	uint64_t errors = 0;

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "collector/doctor.h"
 
@@ -27,13 +29,16 @@ static const char doctor_help[] =
     "quarantine), the listen ports, the GeoIP/ASN databases and their age, the HTTP\n"
     "address and token.  `nagare collect` logs the machine's warnings at start.\n"
     "\n"
-    "  -s, --store DIR          flow store (default: the configuration's)\n"
+    "  -s, --store DIR          flow store (default: the configuration's, else the\n"
+    "                           default store when it exists: docs/cli.md)\n"
     "  -c, --config FILE        YAML configuration (or NAGARE_CONFIG)\n"
     "  -l, --listen ADDR:PORT   a collector address to check (repeatable; default:\n"
     "                           the configuration's, else :2055 :4739 :6343 :9995)\n"
     "      --http ADDR:PORT     the HTTP address to check (default 127.0.0.1:8080)\n"
     "      --no-http            no HTTP server\n"
     "  -q, --quiet              print warnings and failures only\n"
+    "      --sysctl-conf        print the sysctl.d file of the values checked (the\n"
+    "                           package's /usr/lib/sysctl.d/60-nagare.conf) and exit\n"
     "  -h, --help               this help\n"
     "\n"
     "Exit status: 0 nothing failed, 1 a check failed, 2 usage error.\n";
@@ -65,15 +70,12 @@ typedef struct doctor_args {
 /* Returns -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, doctor_args *a)
 {
-	static const struct option opts[] = {{"store", required_argument, NULL, 's'},
-	                                     {"config", required_argument, NULL, 'c'},
-	                                     {"listen", required_argument, NULL, 'l'},
-	                                     {"http", required_argument, NULL, 'H'},
-	                                     {"no-http", no_argument, NULL, 'N'},
-	                                     {"proc-root", required_argument, NULL, 'P'},
-	                                     {"quiet", no_argument, NULL, 'q'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {0}};
+	static const struct option opts[] = {
+	    {"store", required_argument, NULL, 's'},  {"config", required_argument, NULL, 'c'},
+	    {"listen", required_argument, NULL, 'l'}, {"http", required_argument, NULL, 'H'},
+	    {"no-http", no_argument, NULL, 'N'},      {"proc-root", required_argument, NULL, 'P'},
+	    {"quiet", no_argument, NULL, 'q'},        {"sysctl-conf", no_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},         {0}};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:c:l:qh", opts, NULL)) != -1) {
@@ -89,6 +91,12 @@ static int parse(int argc, char **argv, doctor_args *a)
 		case 'N': a->no_http = true; break;
 		case 'P': a->proc_root = optarg; break;
 		case 'q': a->quiet = true; break;
+		case 'S': {
+			char buf[4096];
+			ng_doctor_sysctl_conf(buf, sizeof buf);
+			fputs(buf, stdout);
+			return 0;
+		}
 		case 'h': fputs(doctor_help, stdout); return 0;
 		default: return ng_usage_error("doctor", c, argv);
 		}
@@ -105,7 +113,7 @@ int ng_cmd_doctor(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	ng_config cfg = {0};
-	char err[512];
+	char err[1024]; /* room for the longest key list (limits:) */
 	const char *path = a.config ? a.config : getenv("NAGARE_CONFIG");
 	if ((path && *path && ng_config_load(path, &cfg, err, sizeof err) < 0) ||
 	    ng_config_env(&cfg, err, sizeof err) < 0) {
@@ -113,8 +121,14 @@ int ng_cmd_doctor(int argc, char **argv)
 		ng_config_free(&cfg);
 		return 1;
 	}
+	/* the store collect would use (store_path.h), when it is there */
+	char dbuf[4096];
+	const char *store = a.store ? a.store : cfg.store;
+	if (!store && (store = ng_cli_store("doctor", NULL, false, dbuf, sizeof dbuf)) &&
+	    access(store, F_OK) != 0)
+		store = NULL;
 	ng_doctor_opts o = {.proc_root = a.proc_root,
-	                    .store = a.store ? a.store : cfg.store,
+	                    .store = store,
 	                    .listen = a.nlisten ? a.listen : (const char *const *)cfg.listen,
 	                    .nlisten = a.nlisten ? a.nlisten : cfg.nlisten,
 	                    .cfg = &cfg,

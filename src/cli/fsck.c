@@ -18,11 +18,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "store/store.h"
 
 static const char fsck_help[] =
-    "usage: nagare fsck --store DIR [--dry-run]\n"
+    "usage: nagare fsck [--store DIR] [--dry-run]\n"
     "\n"
     "Checks every segment and rollup of a flow store whole (header, frame tables,\n"
     "every block of every column decompressed and its checksum verified) and moves\n"
@@ -30,7 +31,9 @@ static const char fsck_help[] =
     "segment's rollups go with it.  Nothing is deleted.  Safe beside a running\n"
     "collector.  Queries skip damaged segments whole whether or not fsck ran.\n"
     "\n"
-    "  -s, --store DIR  flow store directory (required)\n"
+    "  -s, --store DIR  flow store (default: $NAGARE_STORE,\n"
+    "                   else /var/lib/nagare (the service's), else\n"
+    "                   ~/.local/share/nagare)\n"
     "  -n, --dry-run    list the damaged files, move nothing\n"
     "  -q, --quiet      print the summary only\n"
     "  -h, --help       this help\n"
@@ -82,8 +85,9 @@ int ng_cmd_fsck(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ng_usage_fail("fsck", "unexpected argument '%s'", argv[optind]);
-	if (!dir)
-		return ng_usage_fail("fsck", "--store DIR is required");
+	char dbuf[4096];
+	if (!(dir = ng_cli_store("fsck", dir, false, dbuf, sizeof dbuf)))
+		return 2;
 	size_t dl = strlen(dir);
 	char d[4096];
 	snprintf(d, sizeof d, "%.*s", (int)(dl > 1 && dir[dl - 1] == '/' ? dl - 1 : dl), dir);

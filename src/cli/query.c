@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "core/timefmt.h"
 #include "query/filter.h"
@@ -34,12 +35,14 @@
 #include "sink/json.h"
 
 static const char query_help[] =
-    "usage: nagare query --store DIR [OPTIONS] [FILTER...]\n"
+    "usage: nagare query [--store DIR] [OPTIONS] [FILTER...]\n"
     "\n"
     "Lists the flows of a store, or the top N of a statistic (like nfdump -s).\n"
     "Words after the options form an nfdump-style filter (docs/query.md).\n"
     "\n"
-    "  -R, --store DIR        the flow store directory (required)\n"
+    "  -R, --store DIR        flow store (default: $NAGARE_STORE,\n"
+    "                         else /var/lib/nagare (the service's), else\n"
+    "                         ~/.local/share/nagare)\n"
     "  -f, --from T           first flow_start to include (default: the beginning)\n"
     "  -t, --to T             flow_start before which to stop (default: the end)\n"
     "                         T: 2026-11-30T12:00:00Z, '2026-11-30 12:00',\n"
@@ -83,6 +86,7 @@ static const char query_help[] =
 
 typedef struct query_opts {
 	const char *store;
+	char store_buf[4096]; /* the default store (store_path.h) */
 	ng_query base;
 	const char *stats[MAX_STATS];
 	size_t nstats;
@@ -225,8 +229,8 @@ static int parse_args(int argc, char **argv, query_opts *o)
 		default: return ng_usage_error("query", c, argv);
 		}
 	}
-	if (!o->store)
-		return ng_usage_fail("query", "--store DIR is required");
+	if (!(o->store = ng_cli_store("query", o->store, false, o->store_buf, sizeof o->store_buf)))
+		return 2;
 	if (o->base.from_ms >= o->base.to_ms)
 		return ng_usage_fail("query", "--from must be before --to");
 	int modes =

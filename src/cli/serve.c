@@ -20,17 +20,20 @@
 
 #include "cli/cli.h"
 #include "cli/http_opts.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "core/log.h"
 #include "http/http.h"
 #include "store/exporters.h"
 
 static const char serve_help[] =
-    "usage: nagare serve --store DIR [--http ADDR:PORT] [--http-token TOKEN]\n"
+    "usage: nagare serve [--store DIR] [--http ADDR:PORT] [--http-token TOKEN]\n"
     "\n"
     "Serves the dashboards and the JSON API (docs/api.md) over the flow store DIR.\n"
     "\n"
-    "  -s, --store DIR         the flow store directory (required)\n"
+    "  -s, --store DIR         flow store (default: $NAGARE_STORE,\n"
+    "                          else /var/lib/nagare (the service's), else\n"
+    "                          ~/.local/share/nagare)\n"
     "      --http ADDR:PORT    where to listen (default 127.0.0.1:8080); any address\n"
     "                          but loopback needs a token (one is made and printed\n"
     "                          when none is given)\n"
@@ -120,8 +123,9 @@ int ng_cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ng_usage_fail("serve", "unexpected argument '%s'", argv[optind]);
-	if (!cfg.store_dir)
-		return ng_usage_fail("serve", "--store DIR is required");
+	char dbuf[4096];
+	if (!(cfg.store_dir = ng_cli_store("serve", cfg.store_dir, false, dbuf, sizeof dbuf)))
+		return 2;
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/state/exporters.json", cfg.store_dir);
 	cfg.exporters = file_exporters;

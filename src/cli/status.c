@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/store_path.h"
 #include "cli/usage.h"
 #include "core/addr.h"
 #include "core/json.h"
@@ -23,14 +24,16 @@
 #include "store/store.h"
 
 static const char status_help[] =
-    "usage: nagare status --store DIR [--format table|json]\n"
+    "usage: nagare status [--store DIR] [--format table|json]\n"
     "\n"
     "Shows per exporter and observation domain the datagrams (packets), flow\n"
     "records, lost datagrams or records (sequence gaps), template misses and\n"
     "decode errors the collector counted, when each exporter was last heard\n"
     "from, and the segments and bytes the store holds.\n"
     "\n"
-    "  -s, --store DIR       flow store directory (required)\n"
+    "  -s, --store DIR       flow store (default: $NAGARE_STORE,\n"
+    "                        else /var/lib/nagare (the service's), else\n"
+    "                        ~/.local/share/nagare)\n"
     "  -f, --format FORMAT   table (default) or json\n"
     "  -h, --help            this help\n";
 
@@ -366,8 +369,9 @@ int ng_cmd_status(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ng_usage_fail("status", "unexpected argument '%s'", argv[optind]);
-	if (!dir)
-		return ng_usage_fail("status", "--store DIR is required");
+	char dbuf[4096];
+	if (!(dir = ng_cli_store("status", dir, false, dbuf, sizeof dbuf)))
+		return 2;
 	bool json = !strcmp(format, "json");
 	if (!json && strcmp(format, "table"))
 		return ng_usage_fail("status", "--format '%s': use table or json", format);

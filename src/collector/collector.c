@@ -182,7 +182,9 @@ static int open_all(ng_collector *c)
 }
 
 /* The start's log line: the sockets, the store, the NDJSON output. */
-static void announce(const ng_collector *c)
+/* Logs the addresses and the store; the same words go in status (len
+ * bytes), for systemd's STATUS= (service.c). */
+static void announce(const ng_collector *c, char *status, size_t len)
 {
 	char names[1024] = "";
 	size_t off = 0;
@@ -193,8 +195,9 @@ static void announce(const ng_collector *c)
 		off += (size_t)snprintf(names + off, sizeof names - off, "%s%s%s", i ? ", " : "",
 		                        strstr(n, "://") ? "" : "udp ", n);
 	}
-	ng_info("listening on %s; storing flows in %s%s%s", names, c->cfg->store,
-	        c->json ? "; NDJSON to " : "", c->json ? c->json_name : "");
+	snprintf(status, len, "listening on %s; storing flows in %s%s%s", names, c->cfg->store,
+	         c->json ? "; NDJSON to " : "", c->json ? c->json_name : "");
+	ng_info("%s", status);
 }
 
 /* Frees what open_all made; the writers are closed (flushed) here only
@@ -307,7 +310,8 @@ int ng_collector_run(const ng_collector_config *cfg)
 		close_all(&c);
 		return 1;
 	}
-	announce(&c);
+	char status[1100];
+	announce(&c, status, sizeof status);
 	if (ng_coll_http_start(&c) < 0) {
 		close_all(&c);
 		return 1;
@@ -323,13 +327,16 @@ int ng_collector_run(const ng_collector_config *cfg)
 	}
 	ng_maint *maint = start_maint(cfg);
 	int rc = ng_coll_workers_start(&c) < 0 ? 1 : 0;
-	if (!rc)
+	if (!rc) {
+		ng_coll_service_ready(&c, status);
 		rc = ng_coll_receive_loop(&c) < 0 ? 1 : 0;
-	else
+	} else {
 		ng_coll_stop_requested = 1; /* the workers started stop too */
-	ng_coll_workers_join(&c);           /* they drain their sockets */
-	ng_maint_stop(maint);               /* waits for a merge in progress */
-	ng_coll_http_stop(&c);              /* before the decoder and writers go */
+	}
+	ng_coll_service_stopping();
+	ng_coll_workers_join(&c); /* they drain their sockets */
+	ng_maint_stop(maint);     /* waits for a merge in progress */
+	ng_coll_http_stop(&c);    /* before the decoder and writers go */
 	atomic_store(&c.enrich.closed, true);
 	ng_reloader_stop(c.reloader);
 	ng_coll_flusher_stop(&c);

@@ -86,9 +86,10 @@ typedef struct ng_collector {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool flusher_stop;
-	bool flush_wanted;          /* a flush became due: do not wait */
-	ng_exporters_file *pending; /* counters for the flush thread to save */
-	uint8_t *tpl_img;           /* a template state image for it to write */
+	_Atomic uint64_t flush_beat_ms; /* each round of the flush loop (service.c) */
+	bool flush_wanted;              /* a flush became due: do not wait */
+	ng_exporters_file *pending;     /* counters for the flush thread to save */
+	uint8_t *tpl_img;               /* a template state image for it to write */
 	size_t tpl_len;
 	/* enrichment (enrichment.c, enrich/enrich.h): the slot has its own
 	 * protocol between the receive, flush and reloader threads */
@@ -100,6 +101,10 @@ typedef struct ng_collector {
 	ng_http_server *http;
 	pthread_mutex_t live_mu;
 	ng_exporters_file *live;
+	/* systemd (service.c): the watchdog interval (0: none) and whether a
+	 * stuck flush thread was logged; receive thread */
+	uint64_t watchdog_ms;
+	bool flush_stuck_logged;
 } ng_collector;
 
 /* A receive worker past the first (workers.c): its collector first, so
@@ -177,6 +182,19 @@ void ng_coll_check_times(ng_collector *c);
 /* Receive thread, once a second: the summary log line when one is due
  * (at most once a minute; now UINT64_MAX: at once, when stopping). */
 void ng_coll_timecheck_log(ng_collector *c, uint64_t now);
+
+/* ---- service.c: systemd notifications (sd_notify) ------------------- */
+
+/* Once everything is open, before the receive loop: READY=1 with STATUS=
+ * `status` (up to 1 KiB), and whether the watchdog is on (WatchdogSec). */
+void ng_coll_service_ready(ng_collector *c, const char *status);
+/* Receive loop, once a second (now: ng_now_ms): WATCHDOG=1 when the
+ * watchdog is on and the flush thread went round within half of it. */
+void ng_coll_service_alive(ng_collector *c, uint64_t now);
+/* RELOADING=1 when a rebuild starts (done false), READY=1 when it ended. */
+void ng_coll_service_reloading(bool done);
+/* STOPPING=1: the clean stop began. */
+void ng_coll_service_stopping(void);
 
 /* ---- flush.c ---------------------------------------------------------- */
 

@@ -56,6 +56,13 @@ typedef void (*ng_doctor_fn)(ng_doc_level level, const char *check, const char *
 ng_doc_level ng_doctor_run(const ng_doctor_opts *o, ng_doctor_fn fn, void *arg,
                            char **sysctl_lines);
 
+/* The sysctl.d file the package installs (/usr/lib/sysctl.d/60-nagare.conf):
+ * a comment, then "KEY = VALUE" for each setting check_sysctls wants, at
+ * the value it wants, each with why (udp_mem depends on the machine and is
+ * left to doctor).  Written into buf (len bytes, NUL-terminated when it
+ * fits; 4096 is enough).  Returns the length it needs, as snprintf. */
+size_t ng_doctor_sysctl_conf(char *buf, size_t len);
+
 /* "ok", "warn", "fail". */
 const char *ng_doc_level_name(ng_doc_level l);
 

@@ -106,13 +106,16 @@ static ng_enricher *rebuild_enricher(void *arg, char *err, size_t errlen)
 {
 	ng_collector *c = arg;
 	const ng_collector_config *cc = c->cfg;
-	if (!cc->reload)
-		return ng_enricher_build(cc->config, err, errlen);
+	ng_coll_service_reloading(false);
+	ng_enricher *e = NULL;
 	ng_config cfg;
-	if (cc->reload(cc->reload_arg, &cfg, err, errlen) < 0)
-		return NULL;
-	ng_enricher *e = ng_enricher_build(&cfg, err, errlen);
-	ng_config_free(&cfg);
+	if (!cc->reload)
+		e = ng_enricher_build(cc->config, err, errlen);
+	else if (cc->reload(cc->reload_arg, &cfg, err, errlen) == 0) {
+		e = ng_enricher_build(&cfg, err, errlen);
+		ng_config_free(&cfg);
+	}
+	ng_coll_service_reloading(true);
 	return e;
 }
 

@@ -52,6 +52,7 @@ static void *flush_main(void *arg)
 		if (!c->flush_wanted) /* a wake-up sent while flushing is not lost */
 			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
 		c->flush_wanted = false;
+		atomic_store(&c->flush_beat_ms, ng_now_ms()); /* the watchdog's (service.c) */
 		if (c->flusher_stop)
 			break;
 		ng_exporters_file *counters = c->pending;

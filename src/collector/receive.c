@@ -213,6 +213,7 @@ int ng_coll_receive_loop(ng_collector *c)
 		now = ng_now_ms();
 		if (now >= next_expire) {
 			each_second(c, now);
+			ng_coll_service_alive(c, now); /* systemd's watchdog (service.c) */
 			next_expire = now + 1000;
 		}
 		if (now >= next_report && !c->main) {

@@ -29,7 +29,7 @@ static int fail(struct ctx *x, const yaml_node_t *n, const char *fmt, ...)
 
 static int fail(struct ctx *x, const yaml_node_t *n, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[768]; /* the longest: limits: unknown key, with every key */
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);

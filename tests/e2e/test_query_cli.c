@@ -211,8 +211,13 @@ static void test_usage_errors(void **state)
 	assert_int_equal(run(args), 2);
 	snprintf(args, sizeof args, "--store '%s' --from tomorrowish", store);
 	assert_int_equal(run(args), 2);
-	assert_int_equal(run("-s srcip"), 2);
-	assert_non_null(strstr(errtext, "--store DIR is required"));
+	/* no --store: the default store (cli/store_path.h), said on stderr */
+	setenv("NAGARE_STORE", "/nonexistent/nagare-default", 1);
+	assert_int_equal(run("-s srcip"), 1);
+	unsetenv("NAGARE_STORE");
+	assert_non_null(strstr(errtext, "nagare query: store /nonexistent/nagare-default "
+	                                "(default: $NAGARE_STORE)\n"));
+	assert_non_null(strstr(errtext, "not a flow store"));
 	assert_int_equal(run("--store /nonexistent/nagare-store"), 1);
 	assert_non_null(strstr(errtext, "not a flow store"));
 	assert_int_equal(run("--help"), 0);
