@@ -245,6 +245,22 @@ static int window_opt(int c, const char *arg, struct collect_opts *o)
  * this returns.  Returns the exit status when the command ends here (0
  * after --help, 2 for a usage error, 1 when the configuration cannot be
  * read), or -1 to go on. */
+/* --stats-interval: whole seconds, 1 to 86400, into o->stats_interval;
+ * -1 after the usage message otherwise. */
+static int parse_stats_interval(const char *arg, struct collect_opts *o)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || *end || v < 1 || v > 86400 || arg[0] == '-') {
+		ng_usage_fail("collect", "--stats-interval '%s': give whole seconds, 1 to 86400",
+		              arg);
+		return -1;
+	}
+	o->stats_interval = (unsigned)v;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct collect_opts *o)
 {
 	static const struct option opts[] = {
@@ -282,18 +298,10 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 		case 's': o->store = optarg; break;
 		case 'l': o->listen[o->nlisten++] = optarg; break;
 		case 'j': o->json = optarg; break;
-		case 'i': {
-			char *end;
-			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (errno || *end || v < 1 || v > 86400 || optarg[0] == '-')
-				return ng_usage_fail("collect",
-				                     "--stats-interval '%s': give whole seconds, "
-				                     "1 to 86400",
-				                     optarg);
-			o->stats_interval = (unsigned)v;
+		case 'i':
+			if (parse_stats_interval(optarg, o) < 0)
+				return 2;
 			break;
-		}
 		case 'w':
 			if (parse_workers(optarg, o) < 0)
 				return 2;
