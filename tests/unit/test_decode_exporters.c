@@ -30,16 +30,9 @@
 #define EXPORT_S 1700000000u
 #define EXPORT_MS 1700000000000ULL
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 static void assert_no_errors(const ng_decoder *d)
 {
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	for (int e = 0; e < NG_DERR_COUNT; e++)
 		assert_int_equal(s.errors[e], 0);
 	assert_int_equal(s.template_misses, 0);
@@ -161,7 +154,7 @@ static void test_vyos_pmacct_v9_sampled(void **state)
 	assert_int_equal(tb_decode(d, &t, EXPORT_MS, &b), 1);
 	assert_pmacct_flow(&b.flows[0], 100);
 	assert_int_equal(b.flows[0].flow_version, 9);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.records, 1);
 	assert_int_equal(st.options_records, 1);
 	assert_int_equal(st.templates, 2);
@@ -197,7 +190,7 @@ static void test_vyos_pmacct_ipfix_sampled(void **state)
 	assert_pmacct_flow(&b.flows[0], 1000);
 	assert_pmacct_flow(&b.flows[1], 1000);
 	assert_int_equal(b.flows[0].flow_version, 10);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.records, 2);
 	assert_int_equal(st.lost, 0);
 	assert_int_equal(st.restarts, 0);
@@ -276,7 +269,7 @@ static void test_mikrotik_v9_nat(void **state)
 	assert_int_equal(o->flow_end, EXPORT_MS - 1000);
 	assert_int_equal(o->sampling_rate, 1);
 	assert_int_equal(o->anomalies, 0);
-	assert_int_equal(totals(d).records, 2);
+	assert_int_equal(th_totals(d).records, 2);
 	assert_no_errors(d);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
@@ -327,7 +320,7 @@ static void test_mikrotik_ipfix_uptime_sysinit(void **state)
 	assert_int_equal(r->bytes, 80000);
 	assert_int_equal(r->packets, 200);
 	assert_int_equal(r->anomalies, 0);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.sampling_fixed, 0);
 	assert_int_equal(st.time_after_export + st.time_before_boot, 0);
 	assert_no_errors(d);
@@ -386,7 +379,7 @@ static void test_cisco_nbar_application_names(void **state)
 	assert_string_equal(ng_str(b.flows[1].application), "http");
 	assert_int_equal(b.flows[2].application, 0);
 	assert_int_equal(b.flows[0].bytes, 900);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.options_records, 2);
 	assert_int_equal(st.apps_unnamed, 1);
 	assert_no_errors(d);
@@ -432,7 +425,7 @@ static void test_ipfix_application_names_bounded(void **state)
 	ng_limit_stats l;
 	ng_decoder_limit_stats(d, &l);
 	assert_int_equal(l.applications_refused, 1);
-	assert_int_equal(totals(d).apps_unnamed, 1);
+	assert_int_equal(th_totals(d).apps_unnamed, 1);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -470,7 +463,7 @@ static void test_application_table_grows(void **state)
 	ng_limit_stats l;
 	ng_decoder_limit_stats(d, &l);
 	assert_int_equal(l.applications_refused, 0);
-	assert_int_equal(totals(d).apps_unnamed, 0);
+	assert_int_equal(th_totals(d).apps_unnamed, 0);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }

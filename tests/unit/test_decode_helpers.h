@@ -29,6 +29,15 @@ struct th_pkts {
 	size_t n;
 };
 
+/* The decoder's counters summed over every exporter and domain
+ * (ng_decoder_totals), by value. */
+static __attribute__((unused)) ng_exporter_stats th_totals(const ng_decoder *d)
+{
+	ng_exporter_stats s;
+	ng_decoder_totals(d, &s);
+	return s;
+}
+
 static __attribute__((unused)) const char *th_testdata(void)
 {
 	return getenv("NG_TESTDATA");

@@ -15,13 +15,6 @@
 #define EXPORT_S 1700000000u
 #define EXPORT_MS 1700000000000ULL
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 static const struct tb_fs basic[] = {{8, 4, 0}, {12, 4, 0}, {1, 4, 0}, {2, 4, 0}};
 
 static void basic_rec(struct tb *t, uint8_t host, uint32_t bytes)
@@ -67,7 +60,7 @@ static void test_ipfix_template_withdrawal(void **state)
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
 	assert_int_equal(send_basic_data(d, 256, 0, &b), 0);
-	assert_int_equal(totals(d).template_misses, 1);
+	assert_int_equal(th_totals(d).template_misses, 1);
 	assert_int_equal(send_basic_data(d, 257, 0, &b), 1);
 	/* options withdraw-all (ID 3) leaves 257 */
 	tb_ipfix(&t, EXPORT_S, 0, 1);
@@ -87,7 +80,7 @@ static void test_ipfix_template_withdrawal(void **state)
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
 	assert_int_equal(send_basic_data(d, 257, 0, &b), 0);
-	assert_int_equal(totals(d).template_misses, 2);
+	assert_int_equal(th_totals(d).template_misses, 2);
 	/* withdrawal in another observation domain touches nothing here */
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
@@ -111,7 +104,7 @@ static void test_ipfix_template_limit(void **state)
 		tb_ipfix_end(&t);
 		tb_decode(d, &t, 1, &b);
 	}
-	assert_int_equal(totals(d).templates_evicted, 0);
+	assert_int_equal(th_totals(d).templates_evicted, 0);
 	assert_int_equal(send_basic_data(d, 256, 0, &b), 1); /* 256: the newest used */
 	const uint16_t extra = 256 + LIMIT;
 	tb_ipfix(&t, EXPORT_S, 0, 1);
@@ -120,7 +113,7 @@ static void test_ipfix_template_limit(void **state)
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
 	assert_int_equal(th_errors(d, NG_DERR_TEMPLATE_LIMIT), 0);
-	assert_int_equal(totals(d).templates_evicted, 1);
+	assert_int_equal(th_totals(d).templates_evicted, 1);
 	ng_limit_stats l;
 	ng_decoder_limit_stats(d, &l);
 	assert_int_equal(l.templates_evicted, 1);
@@ -166,7 +159,7 @@ static void test_ipfix_template_replacement_and_keying(void **state)
 	t.b[15] = 1;
 	ng_addr_parse("2001:db8::1", dg.exporter);
 	assert_int_equal(ng_decode(d, &dg, &b), 0);
-	assert_int_equal(totals(d).template_misses, 2);
+	assert_int_equal(th_totals(d).template_misses, 2);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -206,7 +199,7 @@ static void test_ipfix_varlen(void **state)
 	assert_int_equal(b.flows[0].bytes_raw, 1111);
 	assert_int_equal(b.flows[1].bytes_raw, 2222);
 	assert_string_equal(th_addr(b.flows[1].src_addr), "10.0.0.2");
-	assert_int_equal(totals(d).errors[NG_DERR_RECORD_TRUNCATED], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_RECORD_TRUNCATED], 1);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -258,7 +251,7 @@ static void test_ipfix_enterprise_and_padding(void **state)
 	ng_decoder_foreach_enterprise(d, count_ent, c);
 	assert_int_equal(c[0], 4);
 	assert_int_equal(b.flows[3].packets_raw, 8);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	for (int e = 0; e < NG_DERR_COUNT; e++)
 		assert_int_equal(st.errors[e], 0);
 	ng_flow_batch_free(&b);
@@ -420,7 +413,7 @@ static void test_ipfix_times(void **state)
 	assert_int_equal(tb_decode(d, &t, 1, &b), 1);
 	assert_int_equal(b.flows[0].flow_start, 1695000001000ULL);
 	assert_int_equal(b.flows[0].flow_end, 1695000002000ULL);
-	assert_int_equal(totals(d).options_records, 1);
+	assert_int_equal(th_totals(d).options_records, 1);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -609,7 +602,7 @@ static void test_ipfix_sequence_and_multi_message(void **state)
 	tb_bytes(&all, t.b, t.n);
 	tb_u8(&all, 0xaa), tb_u8(&all, 0xbb); /* trailing bytes */
 	assert_int_equal(tb_decode(d, &all, 1, &b), 4);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.lost, 5);
 	assert_int_equal(st.packets, 3);
 	assert_int_equal(st.records, 4);
@@ -621,7 +614,7 @@ static void test_ipfix_sequence_and_multi_message(void **state)
 	tb_set_end(&t, s);
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).lost, 3);
+	assert_int_equal(th_totals(d).lost, 3);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -641,7 +634,7 @@ static void test_ipfix_malformed(void **state)
 	tb_set_end(&t, s);
 	tb_patch16(&t, 2, 200);
 	assert_int_equal(tb_decode(d, &t, 1, &b), 1);
-	assert_int_equal(totals(d).errors[NG_DERR_BAD_LENGTH], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_BAD_LENGTH], 1);
 	/* reserved set ID 5, then a good set, then a zero-length set */
 	tb_ipfix(&t, EXPORT_S, 1, 1);
 	s = tb_set(&t, 5);
@@ -653,7 +646,7 @@ static void test_ipfix_malformed(void **state)
 	tb_u16(&t, 256), tb_u16(&t, 0), tb_u32(&t, 1);
 	tb_ipfix_end(&t);
 	assert_int_equal(tb_decode(d, &t, 1, &b), 1);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.errors[NG_DERR_BAD_SET_ID], 1);
 	assert_int_equal(st.errors[NG_DERR_SET_TOO_SHORT], 1);
 	/* options template with scope count 0; template cut by its set;
@@ -668,7 +661,7 @@ static void test_ipfix_malformed(void **state)
 	tb_set_end(&t, s);
 	tb_ipfix_end(&t);
 	tb_decode(d, &t, 1, &b);
-	st = totals(d);
+	st = th_totals(d);
 	assert_int_equal(st.errors[NG_DERR_TEMPLATE_BAD], 2);
 	assert_int_equal(st.errors[NG_DERR_TEMPLATE_ID_BAD], 1);
 	/* address field of the wrong size: counted, skipped, record kept */
@@ -683,11 +676,11 @@ static void test_ipfix_malformed(void **state)
 	ng_flow_batch_clear(&b);
 	assert_int_equal(tb_decode(d, &t, 1, &b), 1);
 	assert_int_equal(b.flows[0].bytes_raw, 99);
-	assert_int_equal(totals(d).errors[NG_DERR_FIELD_LENGTH], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_FIELD_LENGTH], 1);
 	/* short header */
 	t.n = 15;
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).errors[NG_DERR_SHORT_HEADER], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_SHORT_HEADER], 1);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }

@@ -89,13 +89,6 @@ static ng_limit_stats lim(const ng_decoder *d)
 	return l;
 }
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 struct rows {
 	size_t n, others;
 	uint64_t packets;
@@ -163,14 +156,14 @@ static void test_exporters_evicted(void **state)
 	assert_int_equal(l.domains_evicted, 8);
 	assert_int_equal(l.exporters, 3);
 	assert_int_equal(l.domains, 3);
-	assert_int_equal(totals(d).packets, 20);
+	assert_int_equal(th_totals(d).packets, 20);
 	struct rows r = rows(d);
 	assert_int_equal(r.n, 4); /* 3 held + others */
 	assert_int_equal(r.others, 1);
 	assert_int_equal(r.o.packets, 8);
 	assert_int_equal(r.packets, 20);
 	/* the good source is held: its sequence tracking went on (no loss) */
-	assert_int_equal(totals(d).lost, 0);
+	assert_int_equal(th_totals(d).lost, 0);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -208,7 +201,7 @@ static void test_domains_evicted(void **state)
 	assert_int_equal(l.domains, 6);
 	data_msg(&t, 7, 256, 2);
 	assert_int_equal(from(d, &t, 1, 5, &b), 1);
-	assert_int_equal(totals(d).packets, 1 + 20 + 2 + 2);
+	assert_int_equal(th_totals(d).packets, 1 + 20 + 2 + 2);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -247,7 +240,7 @@ static void test_template_flood(void **state)
 	assert_int_equal(from(d, &t, 2, 3, &b), 1);
 	data_msg(&t, 5, 257, 200);
 	assert_int_equal(from(d, &t, 2, 3, &b), 0); /* the oldest of the flood: gone */
-	assert_int_equal(totals(d).templates_evicted, l.templates_evicted);
+	assert_int_equal(th_totals(d).templates_evicted, l.templates_evicted);
 	/* one template bigger than the domain's whole allowance: refused */
 	tpl_msg(&t, 6, 300, 2000);
 	from(d, &t, 3, 4, &b);
@@ -300,7 +293,7 @@ static void test_held_global(void **state)
 	assert_int_equal(l.held_evicted, 20);
 	assert_int_equal(l.held_bytes, 10 * 1024);
 	assert_int_equal(th_errors(d, NG_DERR_HELD_DROPPED), 20);
-	assert_int_equal(totals(d).template_misses, 30);
+	assert_int_equal(th_totals(d).template_misses, 30);
 	tpl_msg(&t, 1, 256, nf);
 	assert_int_equal(from(d, &t, 30, 11, &b), 1); /* the newest: still held */
 	tpl_msg(&t, 1, 256, nf);
@@ -329,7 +322,7 @@ static void test_domain_takes_held(void **state)
 	assert_int_equal(l.domains_evicted, 1);
 	assert_int_equal(l.held_bytes, 5); /* the one record of domain 2 */
 	assert_int_equal(th_errors(d, NG_DERR_HELD_DROPPED), 1);
-	assert_int_equal(totals(d).template_misses, 2);
+	assert_int_equal(th_totals(d).template_misses, 2);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }

@@ -18,13 +18,6 @@
 #define EXPORT_S 1700000000u
 #define EXPORT_MS 1700000000000ULL
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 /* A field of RFC 7011 §7's long form (255, then a 2-byte length) whose
  * length is patched by tb_var_end: returns the offset of the length. */
 static size_t tb_var(struct tb *t)
@@ -80,7 +73,7 @@ static void test_basic_list_mpls_stack(void **state)
 	assert_int_equal(r->mpls_label4, 0);
 	assert_int_equal(r->mpls_depth, 3);
 	assert_int_equal(r->bytes, 4500);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.lists_skipped, 0);
 	assert_int_equal(st.errors[NG_DERR_LIST_BAD], 0);
 	ng_flow_batch_free(&b);
@@ -157,7 +150,7 @@ static void test_lists_skipped_records_kept(void **state)
 	assert_int_equal(b.flows[2].src_port, 8443);
 	assert_int_equal(b.flows[2].bytes, 888);
 	assert_int_equal(b.flows[2].mpls_depth, 0);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.records, 3);
 	assert_int_equal(st.lists_skipped, 3); /* records, not lists */
 	assert_int_equal(st.errors[NG_DERR_LIST_BAD], 1);

@@ -19,13 +19,6 @@
 #define EXPORT_MS 1700000000000ULL
 #define DAY_MS 86400000ULL
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 /* samplingInterval 1000 as RouterOS puts it in the record: little-endian
  * E8 03 00 00, which read in network order is 0xE8030000. */
 #define MIKROTIK_1000_RAW 3892510720u
@@ -81,7 +74,7 @@ static void test_mikrotik_ipfix_le_rate(void **state)
 	assert_int_equal(r->packets, 3000);
 	assert_int_equal(r->sampling_raw, MIKROTIK_1000_RAW);
 	assert_int_equal(r->anomalies, NG_ANOMALY_SAMPLING);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.sampling_fixed, 1);
 	assert_int_equal(st.sampling_rejected, 0);
 	ng_flow_batch_free(&b);
@@ -114,7 +107,7 @@ static void test_mikrotik_v9_le_rate(void **state)
 	assert_int_equal(r->flow_start, EXPORT_MS - 10000);
 	assert_int_equal(r->sampling_raw, MIKROTIK_1000_RAW);
 	assert_int_equal(r->anomalies, NG_ANOMALY_SAMPLING);
-	assert_int_equal(totals(d).sampling_fixed, 1);
+	assert_int_equal(th_totals(d).sampling_fixed, 1);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -155,7 +148,7 @@ static void test_rate_rejected(void **state)
 	assert_int_equal(b.flows[1].sampling_raw, 0);
 	assert_int_equal(b.flows[2].sampling_rate, 59395);
 	assert_int_equal(b.flows[2].anomalies, 0);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.sampling_rejected, 1);
 	assert_int_equal(st.sampling_fixed, 0);
 
@@ -176,7 +169,7 @@ static void test_rate_rejected(void **state)
 	assert_int_equal(b.flows[0].sampling_source, NG_SAMPLING_OPTIONS);
 	assert_int_equal(b.flows[0].bytes, 10000);
 	assert_int_equal(b.flows[0].anomalies, NG_ANOMALY_SAMPLING);
-	assert_int_equal(totals(d).sampling_rejected, 2);
+	assert_int_equal(th_totals(d).sampling_rejected, 2);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -212,7 +205,7 @@ static void test_options_rate_swapped(void **state)
 	/* selector 6's rate was refused: it has none */
 	assert_int_equal(b.flows[1].sampling_rate, 1);
 	assert_int_equal(b.flows[1].sampling_source, NG_SAMPLING_NONE);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.sampling_fixed, 1);
 	assert_int_equal(st.sampling_rejected, 1);
 	assert_int_equal(st.options_records, 2);
@@ -249,7 +242,7 @@ static void test_rate_ambiguous(void **state)
 	assert_int_equal(b.flows[2].anomalies, NG_ANOMALY_SAMPLING);
 	assert_int_equal(b.flows[3].sampling_rate, 100000); /* not a multiple of 65 536 */
 	assert_int_equal(b.flows[3].anomalies, 0);
-	assert_int_equal(totals(d).sampling_fixed, 2);
+	assert_int_equal(th_totals(d).sampling_fixed, 2);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -294,7 +287,7 @@ static void test_counters_implausible(void **state)
 	assert_int_equal(b.flows[0].bytes, 100); /* stored as sent */
 	assert_int_equal(b.flows[0].packets, 0);
 	assert_int_equal(b.flows[1].bytes, 39);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.packets_zero, 1);
 	assert_int_equal(st.bytes_below_headers, 2);
 	ng_flow_batch_free(&b);
@@ -326,7 +319,7 @@ static void test_times_implausible(void **state)
 	assert_int_equal(b.flows[0].anomalies, NG_ANOMALY_EXPORT_TIME);
 	assert_int_equal(b.flows[0].flow_end, EXPORT_MS + 2 * DAY_MS);
 	assert_int_equal(b.flows[1].anomalies, 0);
-	assert_int_equal(totals(d).time_after_export, 1);
+	assert_int_equal(th_totals(d).time_after_export, 1);
 
 	/* v9: sysUptime 1 hour */
 	static const struct tb_fs f9[] = {{8, 4, 0}, {1, 4, 0}, {2, 4, 0}, {22, 4, 0}, {21, 4, 0}};
@@ -347,7 +340,7 @@ static void test_times_implausible(void **state)
 	assert_int_equal(b.flows[0].flow_start, EXPORT_MS - up - 2 * DAY_MS);
 	assert_int_equal(b.flows[1].anomalies, 0);
 	assert_int_equal(b.flows[1].flow_start, EXPORT_MS - up - 600000);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.time_before_boot, 1);
 	assert_int_equal(st.time_after_export, 1);
 	ng_flow_batch_free(&b);

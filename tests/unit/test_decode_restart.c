@@ -31,13 +31,6 @@
 #define UP0 864000000u     /* sysUpTime then: 10 days */
 #define NOW0 1700000000000 /* collector clock then, ms */
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 /* The source ID v9() sends with; IPFIX uses observation domain 70 (so the
  * two protocols keep their own marks). */
 static uint32_t v9_source = 7;
@@ -75,7 +68,7 @@ static void test_v9_restart_holds_until_new_template(void **state)
 	assert_int_equal(v9(d, UP0 + 1000, T0 + 1, 5001, 0, 'A', NOW0 + 1000, &b), 1);
 	/* restart: 2 min later, uptime 1 s, sequence 0, data of layout B */
 	assert_int_equal(v9(d, 1000, T0 + 121, 0, 0, 'B', NOW0 + 121000, &b), 0);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.restarts, 1);
 	assert_int_equal(s.template_misses, 1);
 	assert_int_equal(s.records, 2);
@@ -83,7 +76,7 @@ static void test_v9_restart_holds_until_new_template(void **state)
 	assert_int_equal(v9(d, 1500, T0 + 121, 1, 'B', 0, NOW0 + 121500, &b), 1);
 	assert_int_equal(b.n, 3);
 	assert_flow_b(&b.flows[2]);
-	s = totals(d);
+	s = th_totals(d);
 	assert_int_equal(s.held, 1);
 	assert_int_equal(s.restarts, 1);
 	assert_int_equal(s.lost, 0); /* the new sequence is not a gap of 2^32 - 5002 */
@@ -107,11 +100,11 @@ static void test_ipfix_restart_holds_until_new_template(void **state)
 	assert_int_equal(ipfix(d, T0 + 1, 2000001, 0, 'A', NOW0 + 1000, &b), 1);
 	assert_flow_a(&b.flows[1]);
 	assert_int_equal(ipfix(d, T0 + 60, 0, 0, 'B', NOW0 + 60000, &b), 0);
-	assert_int_equal(totals(d).restarts, 1);
+	assert_int_equal(th_totals(d).restarts, 1);
 	assert_int_equal(ipfix(d, T0 + 61, 1, 'B', 0, NOW0 + 61000, &b), 1);
 	assert_int_equal(b.n, 3);
 	assert_flow_b(&b.flows[2]);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.held, 1);
 	assert_int_equal(s.restarts, 1);
 	assert_int_equal(s.lost, 0);
@@ -130,8 +123,8 @@ static void test_unchanged_template_resumes(void **state)
 	/* restart; the first datagram announces A again, then data: at once */
 	assert_int_equal(v9(d, 2000, T0 + 90, 0, 'A', 'A', NOW0 + 90000, &b), 1);
 	assert_flow_a(&b.flows[1]);
-	assert_int_equal(totals(d).restarts, 1);
-	assert_int_equal(totals(d).template_misses, 0);
+	assert_int_equal(th_totals(d).restarts, 1);
+	assert_int_equal(th_totals(d).template_misses, 0);
 	assert_int_equal(v9(d, 92000, T0 + 180, 1, 0, 'A', NOW0 + 180000, &b), 1);
 	/* another restart, data first this time: held, then A unchanged */
 	assert_int_equal(v9(d, 500, T0 + 200, 0, 0, 'A', NOW0 + 200000, &b), 0);
@@ -140,7 +133,7 @@ static void test_unchanged_template_resumes(void **state)
 	assert_int_equal(b.n, 5);
 	assert_flow_a(&b.flows[3]);
 	assert_flow_a(&b.flows[4]);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.restarts, 2);
 	assert_int_equal(s.template_misses, 1);
 	assert_int_equal(s.held, 1);
@@ -170,14 +163,14 @@ static void test_no_false_restarts(void **state)
 	v9(d, UP0 + 4100, T0 + 4, 0xffffffffu, 0, 'A', NOW0 + 4100, &b);
 	v9(d, UP0 + 4200, T0 + 4, 0, 0, 'A', NOW0 + 4200, &b);
 	v9(d, UP0 + 4300, T0 + 4, 1, 0, 'A', NOW0 + 4300, &b);
-	assert_int_equal(totals(d).restarts, 0);
+	assert_int_equal(th_totals(d).restarts, 0);
 	assert_int_equal(b.n, 9);
 	/* sysUpTime wraps after 49.7 days, on an exporter (source ID 9)
 	 * whose sequence stays 0, so only the uptime can tell */
 	v9_source = 9;
 	v9(d, 0xfffff000u, T0 + 10, 0, 'A', 'A', NOW0 + 10000, &b);
 	v9(d, 0x00000800u, T0 + 16, 0, 0, 'A', NOW0 + 16000, &b);
-	assert_int_equal(totals(d).restarts, 0);
+	assert_int_equal(th_totals(d).restarts, 0);
 	/* a second export process on the same address, source ID 8, with
 	 * its own uptime and sequence, between datagrams of source ID 7 */
 	v9_source = 8;
@@ -187,7 +180,7 @@ static void test_no_false_restarts(void **state)
 	v9_source = 8;
 	v9(d, 5100, T0 + 20, 4, 0, 'A', NOW0 + 20200, &b);
 	v9_source = 7;
-	assert_int_equal(totals(d).restarts, 0);
+	assert_int_equal(th_totals(d).restarts, 0);
 	/* IPFIX: a message late by 500 records in the same second, then
 	 * the sequence wrapping */
 	ipfix(d, T0, 0xfffff000u, 'A', 'A', NOW0, &b);
@@ -197,7 +190,7 @@ static void test_no_false_restarts(void **state)
 	ipfix(d, T0 + 3, 0x20, 0, 'A', NOW0 + 3000, &b);
 	/* an old message replayed with an earlier export time: late */
 	ipfix(d, T0 - 100, 10, 0, 'A', NOW0 + 3100, &b);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.restarts, 0);
 	assert_int_equal(s.template_misses, 0);
 	assert_int_equal(b.n, 9 + 2 + 3 + 6);
@@ -230,7 +223,7 @@ static void test_two_processes_one_domain(void **state)
 	ng_flow_batch b = {0};
 	assert_int_equal(ipfix_from(d, 40001, T0, 1000000, 'A', 'A', NOW0, &b), 1);
 	assert_int_equal(ipfix_from(d, 40002, T0 + 1, 5000, 0, 'A', NOW0 + 1000, &b), 0);
-	assert_int_equal(totals(d).restarts, 1);
+	assert_int_equal(th_totals(d).restarts, 1);
 	/* process 1 again, from its port, its sequence on: 2 records, its
 	 * own and the one held */
 	assert_int_equal(ipfix_from(d, 40001, T0 + 1, 1000001, 0, 'A', NOW0 + 1100, &b), 2);
@@ -242,7 +235,7 @@ static void test_two_processes_one_domain(void **state)
 		                            NOW0 + 1200 + i * 1000, &b),
 		                 1);
 	}
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.restarts, 1);
 	assert_int_equal(s.held, 1);
 	assert_int_equal(s.template_misses, 1);
@@ -282,7 +275,7 @@ static void test_state_load_continuing_decodes_at_once(void **state)
 	assert_flow_a(&b.flows[0]);
 	assert_int_equal(ipfix(d, T0 + 300, 2090000, 0, 'A', NOW0 + 300000, &b), 1);
 	assert_flow_a(&b.flows[1]);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.restarts, 0);
 	assert_int_equal(s.template_misses, 0);
 	unlink(path);
@@ -301,13 +294,13 @@ static void test_state_load_restarted_holds(void **state)
 	ng_flow_batch b = {0};
 	assert_int_equal(v9(d, 30000, T0 + 300, 12, 0, 'B', NOW0 + 300000, &b), 0);
 	assert_int_equal(ipfix(d, T0 + 300, 400, 0, 'B', NOW0 + 300000, &b), 0);
-	assert_int_equal(totals(d).restarts, 2);
+	assert_int_equal(th_totals(d).restarts, 2);
 	assert_int_equal(v9(d, 30100, T0 + 300, 13, 'B', 0, NOW0 + 300100, &b), 1);
 	assert_int_equal(ipfix(d, T0 + 301, 401, 'B', 0, NOW0 + 301000, &b), 1);
 	assert_int_equal(b.n, 2);
 	assert_flow_b(&b.flows[0]);
 	assert_flow_b(&b.flows[1]);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.restarts, 2);
 	assert_int_equal(s.held, 2);
 	unlink(path);
@@ -354,9 +347,9 @@ static void test_state_format1_trusted(void **state)
 	assert_int_equal(v9(d, 1000, T0, 0, 0, 'A', NOW0, &b), 1);
 	assert_flow_a(&b.flows[0]);
 	assert_int_equal(v9(d, 61000, T0 + 60, 60, 0, 'A', NOW0 + 60000, &b), 1);
-	assert_int_equal(totals(d).restarts, 0);
+	assert_int_equal(th_totals(d).restarts, 0);
 	assert_int_equal(v9(d, 500, T0 + 90, 0, 0, 'A', NOW0 + 90000, &b), 0);
-	assert_int_equal(totals(d).restarts, 1);
+	assert_int_equal(th_totals(d).restarts, 1);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -425,7 +418,7 @@ static void test_sflow_agent_restart_counted(void **state)
 	sflow(d, 101, 3601000, NOW0 + 1000);
 	sflow(d, 1, 900, NOW0 + 30000);
 	sflow(d, 2, 1900, NOW0 + 31000);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.restarts, 1);
 	assert_int_equal(s.lost, 0);
 	assert_int_equal(s.packets, 4);

@@ -15,13 +15,6 @@
 
 #include "test_decode_helpers.h"
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 static char path[64];
 
 static int setup(void **state)
@@ -106,7 +99,7 @@ static void test_state_round_trip(void **state)
 	assert_int_equal(ng_decoder_load(b, path), 0);
 	ng_flow_batch fl = {0};
 	assert_int_equal(send_data(b, &fl), 2);
-	assert_int_equal(totals(b).template_misses, 0);
+	assert_int_equal(th_totals(b).template_misses, 0);
 	assert_string_equal(th_addr(fl.flows[0].src_addr), "10.0.0.1");
 	assert_int_equal(fl.flows[0].sampling_rate, 50);
 	assert_int_equal(fl.flows[0].sampling_source, NG_SAMPLING_OPTIONS);
@@ -149,7 +142,7 @@ static void test_state_missing_and_corrupt(void **state)
 	/* unchanged: data sets still find no template */
 	ng_flow_batch fl = {0};
 	assert_int_equal(send_data(d, &fl), 0);
-	assert_int_equal(totals(d).template_misses, 2);
+	assert_int_equal(th_totals(d).template_misses, 2);
 	free(img);
 	ng_flow_batch_free(&fl);
 	ng_decoder_free(d);

@@ -15,13 +15,6 @@
 
 #include "test_decode_helpers.h"
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 /* tshark -r akvorado/nfv5.pcap -d udp.port==9990,cflow -V  (pdu 1/29):
  * SysUptime 2874339 s, unix_secs 1680626679, nsecs 0; SrcAddr
  * 161.202.212.212, DstAddr 202.152.70.24, NextHop 61.6.255.150, InputInt
@@ -64,7 +57,7 @@ static void test_v5_akvorado(void **state)
 	assert_int_equal(b.flows[1].flow_start, 1680626679000ULL - 24000);
 	assert_int_equal(b.flows[1].flow_end, 1680626679000ULL - 15000);
 	assert_int_equal(b.flows[1].bytes_raw, 10262);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.records, 29);
 	assert_int_equal(s.packets, 1);
 	ng_flow_batch_free(&b);
@@ -208,28 +201,28 @@ static void test_v5_sequence(void **state)
 	struct tb t;
 	v5_packet(&t, 2, 1000, 1700000000, 0, 100, 0, 2, 0, 0);
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).lost, 0);
+	assert_int_equal(th_totals(d).lost, 0);
 	v5_packet(&t, 2, 1000, 1700000000, 0, 102, 0, 2, 0, 0); /* in order */
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).lost, 0);
+	assert_int_equal(th_totals(d).lost, 0);
 	v5_packet(&t, 1, 1000, 1700000000, 0, 110, 0, 1, 0, 0); /* 104..109 lost */
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).lost, 6);
+	assert_int_equal(th_totals(d).lost, 6);
 	v5_packet(&t, 2, 1000, 1700000000, 0, 104, 0, 2, 0, 0); /* late: 2 found */
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).lost, 4);
+	assert_int_equal(th_totals(d).lost, 4);
 	v5_packet(&t, 1, 1000, 1700000000, 0, 111, 0, 1, 0, 0); /* in order again */
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).lost, 4);
+	assert_int_equal(th_totals(d).lost, 4);
 	v5_packet(&t, 1, 1000, 1700000000, 0, 3000000000u, 0, 1, 0, 0); /* restart */
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).lost, 4);
+	assert_int_equal(th_totals(d).lost, 4);
 	v5_packet(&t, 1, 1000, 1700000000, 0, 0xffffffffu, 0, 1, 0, 0); /* restart */
 	tb_decode(d, &t, 1, &b);
 	v5_packet(&t, 1, 1000, 1700000000, 0, 0, 0, 1, 0, 0); /* wrap 2^32: in order */
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).lost, 4);
-	assert_int_equal(totals(d).records, 11);
+	assert_int_equal(th_totals(d).lost, 4);
+	assert_int_equal(th_totals(d).records, 11);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -243,24 +236,24 @@ static void test_v5_malformed(void **state)
 	/* count 3 but only 2 records present: the 2 are decoded, counted */
 	v5_packet(&t, 3, 1000, 1700000000, 0, 0, 0, 2, 0, 0);
 	assert_int_equal(tb_decode(d, &t, 1, &b), 2);
-	assert_int_equal(totals(d).errors[NG_DERR_BAD_LENGTH], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_BAD_LENGTH], 1);
 	/* truncated header */
 	t.n = 20;
 	assert_int_equal(tb_decode(d, &t, 1, &b), 0);
-	assert_int_equal(totals(d).errors[NG_DERR_SHORT_HEADER], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_SHORT_HEADER], 1);
 	/* count 0 */
 	v5_packet(&t, 0, 1000, 1700000000, 0, 0, 0, 0, 0, 0);
 	assert_int_equal(tb_decode(d, &t, 1, &b), 0);
-	assert_int_equal(totals(d).errors[NG_DERR_BAD_LENGTH], 2);
+	assert_int_equal(th_totals(d).errors[NG_DERR_BAD_LENGTH], 2);
 	/* one byte, unknown version, empty */
 	t.n = 1;
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).errors[NG_DERR_SHORT_HEADER], 2);
+	assert_int_equal(th_totals(d).errors[NG_DERR_SHORT_HEADER], 2);
 	t.n = 0;
 	tb_u16(&t, 8);
 	tb_u16(&t, 0);
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).errors[NG_DERR_UNKNOWN_VERSION], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_UNKNOWN_VERSION], 1);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }

@@ -12,13 +12,6 @@
 
 #include "test_decode_helpers.h"
 
-static ng_exporter_stats totals(const ng_decoder *d)
-{
-	ng_exporter_stats s;
-	ng_decoder_totals(d, &s);
-	return s;
-}
-
 static const ng_flow *by_src(const ng_flow_batch *b, const char *src, uint16_t sport)
 {
 	for (size_t i = 0; i < b->n; i++)
@@ -55,7 +48,7 @@ static void test_v9_data_before_template_same_packet(void **state)
 	assert_int_equal(f->sampling_source, NG_SAMPLING_OPTIONS);
 	assert_int_equal(f->bytes, 4800);
 	assert_int_equal(f->packets, 100);
-	ng_exporter_stats s = totals(d);
+	ng_exporter_stats s = th_totals(d);
 	assert_int_equal(s.template_misses, 1);
 	assert_int_equal(s.held, 1);
 	assert_int_equal(s.errors[NG_DERR_HELD_DROPPED], 0);
@@ -81,10 +74,10 @@ static void test_v9_options_sampler_and_held_across_packets(void **state)
 	assert_int_equal(th_decode_file(d, "akvorado/options-template.pcap", &b), 0);
 	assert_int_equal(th_decode_file(d, "akvorado/options-data.pcap", &b), 0);
 	assert_int_equal(th_decode_file(d, "akvorado/data.pcap", &b), 0);
-	assert_int_equal(totals(d).template_misses, 1);
+	assert_int_equal(th_totals(d).template_misses, 1);
 	assert_int_equal(th_decode_file(d, "akvorado/template.pcap", &b), 4);
-	assert_int_equal(totals(d).held, 1);
-	assert_int_equal(totals(d).options_records, 4);
+	assert_int_equal(th_totals(d).held, 1);
+	assert_int_equal(th_totals(d).options_records, 4);
 	const ng_flow *f = by_src(&b, "198.38.121.178", 443);
 	assert_non_null(f);
 	assert_string_equal(th_addr(f->dst_addr), "91.170.143.87");
@@ -218,7 +211,7 @@ static void test_v9_sequence(void **state)
 		tb_v9(&t, 1, 1000, 1700000000, seqs[i], 3);
 		v9_template(&t, 400, 4);
 		tb_decode(d, &t, 1, &b);
-		assert_int_equal(totals(d).lost, lost[i]);
+		assert_int_equal(th_totals(d).lost, lost[i]);
 	}
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
@@ -248,7 +241,7 @@ static void test_v9_bad_sets_keep_good_ones(void **state)
 	tb_set_end(&t, s);
 	t.b[s + 2] = 0x7f;
 	assert_int_equal(tb_decode(d, &t, 1, &b), 2);
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.errors[NG_DERR_BAD_SET_ID], 1);
 	assert_int_equal(st.errors[NG_DERR_SET_OVERRUN], 1);
 	/* zero-length FlowSet: stop the packet (it could never advance) */
@@ -261,7 +254,7 @@ static void test_v9_bad_sets_keep_good_ones(void **state)
 	v9_record(&t, 5, 4, 1, 2);
 	ng_flow_batch_clear(&b);
 	assert_int_equal(tb_decode(d, &t, 1, &b), 1);
-	assert_int_equal(totals(d).errors[NG_DERR_SET_TOO_SHORT], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_SET_TOO_SHORT], 1);
 	/* templates: no fields; ID below 256; all-zero-length fields */
 	tb_v9(&t, 3, 100000, 1700000000, 3, 0);
 	s = tb_set(&t, 0);
@@ -270,13 +263,13 @@ static void test_v9_bad_sets_keep_good_ones(void **state)
 	tb_u16(&t, 501), tb_u16(&t, 0);
 	tb_set_end(&t, s);
 	tb_decode(d, &t, 1, &b);
-	st = totals(d);
+	st = th_totals(d);
 	assert_int_equal(st.errors[NG_DERR_TEMPLATE_BAD], 2);
 	assert_int_equal(st.errors[NG_DERR_TEMPLATE_ID_BAD], 1);
 	/* a truncated header */
 	t.n = 19;
 	tb_decode(d, &t, 1, &b);
-	assert_int_equal(totals(d).errors[NG_DERR_SHORT_HEADER], 1);
+	assert_int_equal(th_totals(d).errors[NG_DERR_SHORT_HEADER], 1);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -297,16 +290,16 @@ static void test_v9_held_bounds(void **state)
 		tb_set_end(&t, s);
 		tb_decode(d, &t, 10, &b);
 	}
-	ng_exporter_stats st = totals(d);
+	ng_exporter_stats st = th_totals(d);
 	assert_int_equal(st.template_misses, 4);
 	assert_int_equal(st.errors[NG_DERR_HELD_DROPPED],
 	                 2); /* only one 48-byte body fits with another */
 	ng_decoder_expire(d, 5000);
-	assert_int_equal(totals(d).errors[NG_DERR_HELD_DROPPED], 4);
+	assert_int_equal(th_totals(d).errors[NG_DERR_HELD_DROPPED], 4);
 	tb_v9(&t, 1, 100000, 1700000000, 5, 0);
 	v9_template(&t, 300, 4);
 	assert_int_equal(tb_decode(d, &t, 6000, &b), 0);
-	assert_int_equal(totals(d).held, 0);
+	assert_int_equal(th_totals(d).held, 0);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
@@ -325,7 +318,7 @@ static void test_v9_libnetflow9_malformed(void **state)
 		ng_decoder *d = ng_decoder_new(NULL);
 		ng_flow_batch b = {0};
 		assert_true(th_decode_file(d, bad[i], &b) >= 0);
-		ng_exporter_stats s = totals(d);
+		ng_exporter_stats s = th_totals(d);
 		uint64_t errs = 0;
 		for (int e = 0; e < NG_DERR_COUNT; e++)
 			errs += s.errors[e];
@@ -340,7 +333,7 @@ static void test_v9_libnetflow9_malformed(void **state)
 	ng_decoder *d = ng_decoder_new(NULL);
 	ng_flow_batch b = {0};
 	assert_int_equal(th_decode_file(d, "libnetflow9/malformed_4.pcap", &b), 0);
-	assert_int_equal(totals(d).templates, 3);
+	assert_int_equal(th_totals(d).templates, 3);
 	ng_flow_batch_free(&b);
 	ng_decoder_free(d);
 }
