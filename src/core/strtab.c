@@ -5,7 +5,11 @@
  * entries, allocated as needed and never moved), so readers find a string
  * without a lock.  Each entry is one allocation holding the length and the
  * bytes.  A chained hash on the string maps back to the ID for interning;
- * the hash is only touched under the mutex.
+ * the hash is only touched under the mutex.  The lengths are also kept
+ * in a second two-level array of bytes, dense by ID: a segment's
+ * dictionary (store/segment_encode.c) sizes tens of thousands of strings
+ * of random IDs, and one byte each from a few cache lines is much cheaper
+ * than an entry each.
  */
 #include "core/strtab.h"
 
@@ -29,6 +33,8 @@ struct entry {
 };
 
 static struct entry *_Atomic *chunks[NCHUNKS];
+static uint8_t *lens[NCHUNKS]; /* NG_STR_MAX fits a byte */
+_Static_assert(NG_STR_MAX <= UINT8_MAX, "lengths are bytes");
 static _Atomic uint32_t next_id = 1;
 static _Atomic uint64_t overflows;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -92,9 +98,15 @@ static uint32_t add(const char *s, size_t len, uint32_t h)
 		return 0;
 	struct entry *_Atomic *chunk = chunks[id >> CHUNK_BITS];
 	if (!chunk) {
+		uint8_t *l = calloc(CHUNK, 1);
 		chunk = calloc(CHUNK, sizeof *chunk);
-		if (!chunk)
+		if (!chunk || !l) {
+			free(l);
+			free((void *)chunk);
 			return 0;
+		}
+		/* both published before any ID of the chunk is given out */
+		lens[id >> CHUNK_BITS] = l;
 		chunks[id >> CHUNK_BITS] = chunk;
 	}
 	struct entry *e = malloc(sizeof *e + len + 1);
@@ -107,6 +119,7 @@ static uint32_t add(const char *s, size_t len, uint32_t h)
 	e->s[len] = 0;
 	e->next = buckets[h & (nbuckets - 1)];
 	buckets[h & (nbuckets - 1)] = e;
+	lens[id >> CHUNK_BITS][id & (CHUNK - 1)] = (uint8_t)len;
 	atomic_store_explicit(&chunk[id & (CHUNK - 1)], e, memory_order_release);
 	atomic_store(&next_id, id + 1);
 	return id;
@@ -163,8 +176,20 @@ const char *ng_str(uint32_t id)
 
 size_t ng_str_len(uint32_t id)
 {
+	/* an ID reaches a caller only after ng_intern() returned it (through
+	 * the interning mutex and the hand-over of the record that holds it),
+	 * so its length byte and chunk are visible: no atomic needed */
+	if (!id || id >= MAX_IDS)
+		return 0;
+	const uint8_t *l = lens[id >> CHUNK_BITS];
+	return l ? l[id & (CHUNK - 1)] : 0;
+}
+
+void ng_str_prefetch(uint32_t id)
+{
 	const struct entry *e = entry_of(id);
-	return e ? e->len : 0;
+	if (e)
+		__builtin_prefetch(e->s);
 }
 
 uint32_t ng_strtab_count(void)

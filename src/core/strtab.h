@@ -38,8 +38,13 @@ uint32_t ng_str_lookup(const char *s, size_t len);
  * pointer stays valid until the process exits. */
 const char *ng_str(uint32_t id);
 
-/* Length of the string of `id`. */
+/* Length of the string of `id`, 0 to NG_STR_MAX bytes (0 for 0 or an
+ * unknown ID).  One byte read from a dense array: cheap for many IDs. */
 size_t ng_str_len(uint32_t id);
+
+/* Hint: the bytes of `id` are read soon (ng_str); fetches them into the
+ * cache without waiting.  No effect for 0 or an unknown ID. */
+void ng_str_prefetch(uint32_t id);
 
 /* Number of IDs in use (the next ID to be given out). */
 uint32_t ng_strtab_count(void);

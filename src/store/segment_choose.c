@@ -384,6 +384,8 @@ static bool try_map(ng_seg_encoder *e, size_t ci, size_t n, size_t kc)
 		return false;
 	size_t pos = 4 * k;
 	for (size_t j = 0; j < k; j++) {
+		if (j + 8 < k) /* the entries are scattered: fetch ahead */
+			ng_str_prefetch(id[j + 8]);
 		size_t len = ng_str_len(id[j]);
 		ng_put_le32(e->dict + 4 * j, (uint32_t)key[j]);
 		e->dict[pos] = (uint8_t)len;

@@ -225,6 +225,8 @@ static size_t build_dict(ng_seg_encoder *e, size_t ci, size_t n, size_t *dlen)
 		return 0;
 	size_t pos = 0;
 	for (size_t j = 0; j < k; j++) {
+		if (j + 8 < k) /* the entries are scattered: fetch ahead */
+			ng_str_prefetch(e->dnew[j + 8]);
 		size_t len = ng_str_len(e->dnew[j]);
 		e->dict[pos] = (uint8_t)len;
 		memcpy(e->dict + pos + 1, ng_str(e->dnew[j]), len);

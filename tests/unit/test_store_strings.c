@@ -260,11 +260,52 @@ static void test_index_planes(void **state)
 	free(plane);
 }
 
+/*
+ * ng_str_len (a dense array of length bytes, core/strtab.c) agrees with
+ * the string's own length for 10 000 strings of 1..255 bytes, across
+ * several of the table's 4096-ID chunks; 0 for ID 0, an ID not given out
+ * yet and one past the table; a string longer than NG_STR_MAX is cut to
+ * it in both.  ng_str_prefetch of any of them is harmless.
+ */
+static void test_strtab_lengths(void **state)
+{
+	(void)state;
+	enum { N = 10000 };
+	static uint32_t id[N];
+	static size_t len[N];
+	char buf[300];
+	for (size_t i = 0; i < N; i++) {
+		len[i] = random_text(buf);
+		snprintf(buf, 9, "%08zx", i); /* distinct: the first 8 bytes */
+		if (len[i] < 8)
+			len[i] = 8;
+		buf[8] = len[i] > 8 ? '#' : buf[8];
+		id[i] = ng_intern(buf, len[i]);
+		assert_true(id[i] != 0);
+	}
+	for (size_t i = 0; i < N; i++) {
+		ng_str_prefetch(id[i]);
+		assert_int_equal(ng_str_len(id[i]), len[i]);
+		assert_int_equal(strlen(ng_str(id[i])), len[i]);
+	}
+	assert_int_equal(ng_str_len(0), 0);
+	assert_int_equal(ng_str_len(ng_strtab_count()), 0);
+	assert_int_equal(ng_str_len(ng_strtab_count() + 5000), 0);
+	assert_int_equal(ng_str_len(UINT32_MAX), 0);
+	ng_str_prefetch(0);
+	ng_str_prefetch(UINT32_MAX);
+	memset(buf, 'x', sizeof buf);
+	uint32_t big = ng_intern(buf, sizeof buf);
+	assert_int_equal(ng_str_len(big), NG_STR_MAX);
+	assert_int_equal(strlen(ng_str(big)), NG_STR_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_string_round_trip),
 	    cmocka_unit_test(test_index_planes),
+	    cmocka_unit_test(test_strtab_lengths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
