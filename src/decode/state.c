@@ -46,6 +46,7 @@
  * its data waits for them to be announced again.  A format 1 file has no
  * marks: its templates are trusted, as they were before marks existed.
  */
+#include "core/file.h"
 #include "decode/decode_int.h"
 
 #include <errno.h>
@@ -203,21 +204,6 @@ static void serialize(const ng_decoder *d, struct wbuf *w)
 	put_u64(w, ng_fnv1a64(NG_FNV64_INIT, w->p, w->n));
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* The state file image in a malloc'ed buffer (*out, *len), owned by the
  * caller.  Returns 0, or -1 with errno ENOMEM. */
 int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len)
@@ -236,37 +222,7 @@ int ng_decoder_save_mem(const ng_decoder *d, uint8_t **out, size_t *len)
 
 int ng_decoder_write_state(const char *path, const uint8_t *img, size_t len)
 {
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 5);
-	if (!tmp) {
-		errno = ENOMEM;
-		return -1;
-	}
-	memcpy(tmp, path, plen);
-	memcpy(tmp + plen, ".tmp", 5);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int rc = -1, err = 0;
-	if (fd >= 0) {
-		if (write_all(fd, img, len) == 0 && fsync(fd) == 0)
-			rc = 0;
-		err = errno;
-		if (close(fd) != 0 && rc == 0) {
-			rc = -1;
-			err = errno;
-		}
-		if (rc == 0 && rename(tmp, path) != 0) {
-			rc = -1;
-			err = errno;
-		}
-		if (rc != 0)
-			unlink(tmp);
-	} else {
-		err = errno;
-	}
-	free(tmp);
-	if (rc)
-		errno = err;
-	return rc;
+	return ng_replace_file(path, img, len);
 }
 
 int ng_decoder_save(const ng_decoder *d, const char *path)

@@ -272,7 +272,7 @@ static int write_file(ng_counter_store *w, const ng_counter_sample *s, size_t n)
 	time_t t = (time_t)(s[0].time_received / 1000);
 	struct tm tm;
 	gmtime_r(&t, &tm);
-	char hdir[4096], path[4200], tmp[4300];
+	char hdir[4096], path[4200];
 	snprintf(hdir, sizeof hdir, "%s/%04d/%02d/%02d/%02d", w->dir, tm.tm_year + 1900,
 	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour);
 	if (ng_mkdir_p(hdir))
@@ -280,7 +280,6 @@ static int write_file(ng_counter_store *w, const ng_counter_sample *s, size_t n)
 	snprintf(path, sizeof path, "%s/%llu-%llu-%u.ctr", hdir,
 	         (unsigned long long)s[0].time_received, (unsigned long long)s[n - 1].time_received,
 	         w->seq++);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	size_t len = HDR_SIZE + n * RECORD_SIZE;
 	uint8_t *img = malloc(len);
 	if (!img)
@@ -293,12 +292,10 @@ static int write_file(ng_counter_store *w, const ng_counter_sample *s, size_t n)
 	ng_put_le64(img + 24, s[n - 1].time_received);
 	for (size_t i = 0; i < n; i++)
 		put_record(img + HDR_SIZE + i * RECORD_SIZE, &s[i]);
-	int rc = ng_write_file_sync(tmp, img, len) || rename(tmp, path) ? -1 : 0;
+	int rc = ng_replace_file(path, img, len);
 	free(img);
-	if (rc) {
-		unlink(tmp);
+	if (rc)
 		return -1;
-	}
 	ng_fsync_dir(hdir);
 	return 0;
 }

@@ -12,14 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Writes len bytes of p to fd, retrying short writes and EINTR.  Returns
- * 0, or -1 with errno set. */
-int ng_write_all(int fd, const void *p, size_t len);
-
-/* Creates (or truncates) `path` with mode 0644, writes len bytes of p and
- * fsyncs it.  Returns 0, or -1 with errno set (the file may be left
- * partial: callers write under a temporary name). */
-int ng_write_file_sync(const char *path, const void *p, size_t len);
+#include "core/file.h" /* ng_write_all, ng_write_file_sync, ng_replace_file */
 
 /* Creates directory `path` and any missing parents, mode 0755 (mkdir -p);
  * an existing directory is fine.  Returns 0, or -1 with errno set

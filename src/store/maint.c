@@ -257,12 +257,9 @@ typedef struct marker {
 static int put_marker(ng_seg_pub *p, const char *final, void *arg)
 {
 	marker *m = arg;
-	char tmp[4400];
 	snprintf(m->path, sizeof m->path, "%s%s", final, NG_MARKER_SUFFIX);
-	snprintf(tmp, sizeof tmp, "%s.tmp", m->path);
-	if (ng_write_file_sync(tmp, m->text, m->len) || rename(tmp, m->path)) {
+	if (ng_replace_file(m->path, m->text, m->len)) {
 		snprintf(p->err, sizeof p->err, "cannot write %s: %s", m->path, strerror(errno));
-		unlink(tmp);
 		return -1;
 	}
 	ng_fsync_dir(p->dir);

@@ -339,15 +339,13 @@ static int write_rollup(build_ctx *c, const char *path, unsigned set, const ng_f
 	ng_seg_order_by_start(rows, order, n);
 	const uint8_t *img;
 	size_t len;
-	char err[256], tmp[4300];
+	char err[256];
 	if (ng_seg_encode_fields(c->enc, fields, nf, rows, order, n, &img, &len, err, sizeof err)) {
 		ng_error("store: rollup %s: %s", path, err);
 		goto out;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if (ng_write_file_sync(tmp, img, len) || rename(tmp, path)) {
+	if (ng_replace_file(path, img, len)) {
 		ng_error("store: rollup: cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
 		goto out;
 	}
 	c->st->rollups_written++;

@@ -289,7 +289,7 @@ static bool is_live(const char *name, const char *const *live, size_t n)
 static size_t rewrite(const char *hourdir, const ng_verdict_table *t, const char *const *live,
                       size_t nlive)
 {
-	char path[4200], tmp[4300];
+	char path[4200];
 	char *text = malloc(t->n * 400 + 1);
 	if (!text)
 		return 0;
@@ -300,12 +300,9 @@ static size_t rewrite(const char *hourdir, const ng_verdict_table *t, const char
 			kept++;
 		}
 	snprintf(path, sizeof path, "%s/" NG_VERDICT_FILE, hourdir);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	size_t dropped = 0;
-	if (ng_write_file_sync(tmp, text, len) == 0 && rename(tmp, path) == 0)
+	if (ng_replace_file(path, text, len) == 0)
 		dropped = t->lines - kept;
-	else
-		unlink(tmp);
 	free(text);
 	return dropped;
 }
