@@ -23,7 +23,7 @@ export default async function explorer(el, s, ctx) {
   const d = await api('flows', { ...p, limit: PAGE, offset });
   if (!ctx.fresh()) return;
   const total = sum.flows;
-  const text = { ...TEXT, flow_start: (r) => timeText(r.flow_start, { tz: s.tz }) || r.flow_start };
+  const text = { ...TEXT, flow_start: (r) => timeText(r.flow_start, { tz: s.tz, ms: true }) || r.flow_start };
   el.innerHTML = `
   <div class="toolbar">
     <span id="flow-count" title="${total}">${total.toLocaleString('en-US')} flows match</span>
