@@ -100,6 +100,7 @@ typedef struct ng_http_resp {
 	char disposition[128];            /* Content-Disposition, "" for none */
 	const unsigned char *static_body; /* instead of body: borrowed (assets) */
 	char *location;                   /* Location of a redirect, malloc'd, or NULL */
+	const char *allow;                /* Allow of a 405 (static), NULL: "GET, HEAD" */
 } ng_http_resp;
 
 /* Routes and answers a GET. */

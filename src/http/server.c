@@ -221,7 +221,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, ng_http_resp *r, b
 	if (r->disposition[0])
 		MHD_add_response_header(mr, "Content-Disposition", r->disposition);
 	if (r->status == 405)
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW,
+		                        r->allow ? r->allow : "GET, HEAD");
 	if (r->status == 401)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 		                        "Bearer realm=\"nagare\"");
@@ -275,6 +276,8 @@ static bool first_checks(ng_http_server *s, struct MHD_Connection *conn, const c
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && !head && !write) {
 		ng_api_error(r, 405, "method not allowed",
 		             "use GET or HEAD (POST and DELETE only under /api/v1/views)");
+		if (is_views(url))
+			r->allow = url[13] == '/' ? "DELETE" : "GET, HEAD, POST";
 	} else if (post && (!ct || strncasecmp(ct, "application/json", 16))) {
 		ng_api_error(r, 415, "a POST must be Content-Type: application/json", NULL);
 	} else if (post && cl && strtoull(cl, NULL, 10) > NG_VIEWS_BODY_MAX) {

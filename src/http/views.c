@@ -416,6 +416,7 @@ void ng_api_views(ng_http_server *s, const char *method, const char *url, const 
 	if ((name && !del) || (!name && del) || (!get && !post && !del)) {
 		ng_api_error(out, 405, "method not allowed here",
 		             "GET or POST /api/v1/views, DELETE /api/v1/views/NAME");
+		out->allow = name ? "DELETE" : "GET, HEAD, POST";
 		return;
 	}
 	if (!ng_store_state_dir(s->store_dir, dir, sizeof dir) ||

@@ -49,6 +49,8 @@ def req(method, path, body=None, headers=None, raw=None):
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     c.request(method, path, body=data, headers=h)
     r = c.getresponse()
+    global last_headers
+    last_headers = r.headers
     b = r.read()
     c.close()
     try:
@@ -112,6 +114,8 @@ for method, rpath, hdrs, want, what in [
 ]:
     st, b = req(method, rpath, {"name": "dns", "state": "/evil"} if method != "DELETE" else None, hdrs)
     check(st == want, f"{what}: {want} ({st})")
+    if method == "PUT":
+        check(last_headers.get("Allow") == "GET, HEAD, POST", f"PUT: Allow: GET, HEAD, POST ({last_headers.get('Allow')})")
 st, b = req("GET", "/api/v1/views")
 dns = [v for v in b["views"] if v["name"] == "dns"]
 check(dns and dns[0]["state"] == "/top?v=1&field=dstport&filter=proto%20udp", "the refused requests changed nothing")
