@@ -124,6 +124,8 @@ async function loadViews() {
   } catch (e) { list.innerHTML = `<li class="filter-error">${esc(e.message)}</li>`; }
 }
 document.addEventListener('click', async (e) => {
+  const menu = document.getElementById('views-menu');
+  if (menu && menu.open && !menu.contains(e.target)) menu.open = false; // a click elsewhere closes it
   const b = e.target.closest('.view-open, .view-del');
   if (!b) return;
   const v = views[Number(b.dataset.i)];
