@@ -1094,9 +1094,10 @@ static void dispatch(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 	} else if (!strcmp(p, "/api/v1/fields")) {
 		api_fields(out);
 	} else if (!strncmp(p, "/api/", 5)) {
-		ng_api_error(out, 404, "unknown endpoint",
-		             "top, series, pairs, flows, summary, counters, exporters, fields "
-		             "under /api/v1/ (docs/api.md)");
+		ng_api_error(
+		    out, 404, "unknown endpoint",
+		    "top, series, pairs, flows, summary, counters, exporters, fields, views "
+		    "under /api/v1/ (docs/api.md)");
 	} else {
 		serve_static(r, out);
 	}

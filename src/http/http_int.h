@@ -100,10 +100,17 @@ typedef struct ng_http_resp {
 	char disposition[128];            /* Content-Disposition, "" for none */
 	const unsigned char *static_body; /* instead of body: borrowed (assets) */
 	char *location;                   /* Location of a redirect, malloc'd, or NULL */
+	const char *allow;                /* Allow of a 405 (static), NULL: "GET, HEAD" */
 } ng_http_resp;
 
 /* Routes and answers a GET. */
 void ng_api_handle(ng_http_server *s, const ng_http_req *r, ng_http_resp *out);
+
+/* Answers /api/v1/views[/NAME] (views.c): GET lists, POST saves the JSON
+ * body[len] (may be NULL), DELETE removes NAME; 405 for anything else.
+ * The caller has made the guard, token and Content-Type checks. */
+void ng_api_views(ng_http_server *s, const char *method, const char *url, const char *body,
+                  size_t len, ng_http_resp *out);
 
 /* Sets a JSON error {"error": msg, "hint": hint} (hint may be NULL). */
 void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const char *hint);

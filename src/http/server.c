@@ -19,6 +19,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "http/http_int.h"
+#include "http/views.h"
 
 /* Bytes a connection may hold (request line, headers): a longer URL is
  * refused by libmicrohttpd with 414/431 before it reaches us. */
@@ -220,7 +221,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, ng_http_resp *r, b
 	if (r->disposition[0])
 		MHD_add_response_header(mr, "Content-Disposition", r->disposition);
 	if (r->status == 405)
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW,
+		                        r->allow ? r->allow : "GET, HEAD");
 	if (r->status == 401)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 		                        "Bearer realm=\"nagare\"");
@@ -238,44 +240,111 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, ng_http_resp *r, b
 	return rc;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version, const char *upload_data,
-                                  size_t *upload_data_size, void **con_cls)
+/* A writing request's body being read (POST /api/v1/views), in *con_cls
+ * between libmicrohttpd's calls; freed by on_completed. */
+typedef struct upload {
+	size_t len;
+	bool over; /* more than NG_VIEWS_BODY_MAX came: answered 413 */
+	char buf[NG_VIEWS_BODY_MAX];
+} upload;
+
+static bool is_views(const char *url)
 {
-	(void)upload_data;
-	(void)con_cls;
-	ng_http_server *s = cls;
-	/* Answered on the first call, with the headers only: a request with a
-	 * body is refused before the body is read (libmicrohttpd then closes
-	 * the connection rather than read it). */
-	atomic_fetch_add(&s->m.requests, 1);
-	ng_http_conns_busy(s, conn, true); /* until on_completed */
-	ng_http_resp r = {.status = 200};
-	bool cookie = false;
+	return !strncmp(url, "/api/v1/views", 13) && (!url[13] || url[13] == '/');
+}
+
+/* The checks of a request's first call (headers only), in the order of
+ * docs/security.md "HTTP": guard, method, body, token.  Returns true to go
+ * on; false with the answer in *r.  *body: the request is a POST of the
+ * views, whose body is to be read. */
+static bool first_checks(ng_http_server *s, struct MHD_Connection *conn, const char *url,
+                         const char *method, const char *version, size_t *upload_data_size,
+                         ng_http_resp *r, bool *cookie, bool *body)
+{
 	bool head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
+	bool post = !strcmp(method, MHD_HTTP_METHOD_POST);
+	bool write = (post || !strcmp(method, MHD_HTTP_METHOD_DELETE)) && is_views(url);
 	const char *te =
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 	const char *cl =
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (!ng_http_guard(s, conn, method, version, &r)) {
-		/* refused: Host or Origin (guard.c) */
-	} else if (strcmp(method, MHD_HTTP_METHOD_GET) && !head) {
-		ng_api_error(&r, 405, "method not allowed: the API is read-only",
-		             "use GET or HEAD");
-	} else if (*upload_data_size || te || (cl && strcmp(cl, "0"))) {
+	const char *ct =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	*body = false;
+	if (!ng_http_guard(s, conn, method, version, r))
+		return false; /* refused: Host or Origin (guard.c) */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && !head && !write) {
+		ng_api_error(r, 405, "method not allowed",
+		             "use GET or HEAD (POST and DELETE only under /api/v1/views)");
+		if (is_views(url))
+			r->allow = url[13] == '/' ? "DELETE" : "GET, HEAD, POST";
+	} else if (post && (!ct || strncasecmp(ct, "application/json", 16))) {
+		ng_api_error(r, 415, "a POST must be Content-Type: application/json", NULL);
+	} else if (post && cl && strtoull(cl, NULL, 10) > NG_VIEWS_BODY_MAX) {
+		ng_api_error(r, 413, "the body is over 16384 bytes",
+		             "a view's state is 4 KiB at most");
+	} else if (!post && (*upload_data_size || te || (cl && strcmp(cl, "0")))) {
 		*upload_data_size = 0;
-		ng_api_error(&r, 413, "request bodies are not accepted",
+		ng_api_error(r, 413, "request bodies are not accepted",
 		             "give parameters in the URL's query string");
-	} else if (strcmp(url, "/healthz") && !authorized(s, conn, &cookie)) {
+	} else if (strcmp(url, "/healthz") && !authorized(s, conn, cookie)) {
 		atomic_fetch_add(&s->m.unauthorized, 1);
-		ng_api_error(&r, 401, "missing or wrong token",
+		ng_api_error(r, 401, "missing or wrong token",
 		             "send 'Authorization: Bearer TOKEN', HTTP basic auth with the "
 		             "token as password, or open the dashboard once with ?token=TOKEN");
-	} else if (cookie) {
-		token_redirect(conn, url, &r);
+	} else if (*cookie && !write) {
+		token_redirect(conn, url, r);
 	} else {
-		ng_http_req req = {.path = url, .arg = get_arg, .conn = conn, .head = head};
-		ng_api_handle(s, &req, &r);
+		*cookie = false; /* a writing request with ?token=: no redirect */
+		*body = post;
+		return true;
+	}
+	return false;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+	ng_http_server *s = cls;
+	ng_http_resp r = {.status = 200};
+	bool cookie = false, body = false;
+	upload *u = *con_cls;
+	if (u) { /* a POST's body, piece by piece, then its end */
+		size_t n = *upload_data_size;
+		if (n) {
+			if (n > sizeof u->buf - u->len)
+				u->over = true;
+			else if (!u->over)
+				memcpy(u->buf + u->len, upload_data, n), u->len += n;
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
+		if (u->over)
+			ng_api_error(&r, 413, "the body is over 16384 bytes",
+			             "a view's state is 4 KiB at most");
+		else
+			ng_api_views(s, method, url, u->buf, u->len, &r);
+		return send_resp(conn, &r, false, s);
+	}
+	/* The first call, with the headers only: a request with a body is
+	 * refused before the body is read (libmicrohttpd then closes the
+	 * connection rather than read it), but for a POST of the views. */
+	atomic_fetch_add(&s->m.requests, 1);
+	ng_http_conns_busy(s, conn, true); /* until on_completed */
+	if (first_checks(s, conn, url, method, version, upload_data_size, &r, &cookie, &body)) {
+		if (body) {
+			if (!(*con_cls = calloc(1, sizeof(upload))))
+				return MHD_NO;
+			return MHD_YES;
+		}
+		if (is_views(url)) {
+			ng_api_views(s, method, url, NULL, 0, &r);
+		} else {
+			bool head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
+			ng_http_req req = {.path = url, .arg = get_arg, .conn = conn, .head = head};
+			ng_api_handle(s, &req, &r);
+		}
 	}
 	return send_resp(conn, &r, cookie, s);
 }
@@ -285,8 +354,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-	(void)con_cls;
 	(void)toe;
+	free(*con_cls); /* a POST's upload, if any */
+	*con_cls = NULL;
 	ng_http_conns_busy(cls, conn, false);
 }
 

@@ -29,6 +29,10 @@ cat >"$work/exporters/two-rows.json" <<'EOF'
 {"exporter":"2001:db8::1","domain":0,"version":80,"protocol":"sFlow v5","packets":5,"bytes":6000,"records":40,"options_records":0,"templates":0,"lost":1,"template_misses":0,"held":0,"errors":{},"errors_total":0,"first_seen":"","first_seen_ms":0,"last_seen":"2026-12-01T21:57:34.111Z","last_seen_ms":1796162254111,"sampling_rate":512,"sampling_source":"sflow","lost_samples":3,"counter_samples":7,"discards":2}
 ]}
 EOF
+# saved views: a views file and a POST body (http/views.c)
+mkdir -p "$work/views"
+printf 'nagare-views/1\nbusy hour\t/?v=1&from=-1h&tz=utc\ndns\t/top?v=1&field=dstport\n' >"$work/views/file.txt"
+printf '{"name":"busy hour","state":"\\/?v=1\\u0026from=-1h"}' >"$work/views/body.json"
 found=0
 ran=0
 for bin in "$build"/fuzz_*; do
@@ -40,6 +44,7 @@ for bin in "$build"/fuzz_*; do
 	fuzz_ipfix | fuzz_stream) seeds=$work/ipfix ;;
 	fuzz_templates) seeds=$work/templates ;;
 	fuzz_exporters) seeds=$work/exporters ;;
+	fuzz_views) seeds=$work/views ;;
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"

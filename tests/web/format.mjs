@@ -5,7 +5,7 @@
 // 100" on every page with an exporter of 1000 records or more).
 //   node tests/web/format.mjs      exit 0: all passed
 import assert from 'node:assert/strict';
-import { num, inUnit, metric, traffic, protoName, tcpFlags } from '../../web/src/format.js';
+import { num, inUnit, metric, traffic, protoName, tcpFlags, timeText, zoneName } from '../../web/src/format.js';
 
 const row = { exporter: '192.0.2.1', records: 123456, bytes: 2000, packets: 3, flows: 1 };
 assert.equal(num(123456), '123 k');
@@ -27,4 +27,10 @@ assert.equal(protoName(253), '253');
 assert.equal(tcpFlags(0x1b), '...AP.SF');
 assert.equal(tcpFlags(0xc2), 'CE....S.');
 assert.equal(tcpFlags(''), '');
+// times: UTC by choice, with ms on demand; an index or a row is no option
+assert.equal(timeText('2026-12-02T15:12:43.477Z', { tz: 'utc' }), '2026-12-02 15:12:43');
+assert.equal(timeText(Date.UTC(2026, 11, 2, 23, 59, 59, 7), { tz: 'utc', ms: true }), '2026-12-02 23:59:59.007');
+assert.equal(timeText(''), '');
+assert.equal(timeText('not a time', { tz: 'utc' }), '');
+assert.equal(zoneName({ tz: 'utc' }), 'UTC');
 console.log('format: PASS');

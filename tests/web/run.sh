@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — the browser tests of the dashboards (dashboards.mjs) against
+# run.sh — the browser tests of the dashboards (dashboards.mjs, time.mjs) against
 # `nagare collect` holding a store of known flows (fixture.sh).
 #
 # NG_BIN: the nagare binary, built with the dashboards embedded (web/dist
@@ -55,4 +55,6 @@ if curl -s "$url" | grep -q "dashboards were not built"; then
 fi
 rm -rf "$out"
 node "$here/dashboards.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
+# time: drag-zoom, step, zones, auto-refresh; saved and shared views
+node "$here/time.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 keep=0

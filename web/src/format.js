@@ -80,3 +80,25 @@ export function tcpFlags(v) {
   if (v === '' || v === null || v === undefined || !Number.isInteger(n)) return '';
   return 'CEUAPRSF'.split('').map((c, i) => (n & (0x80 >> i) ? c : '.')).join('');
 }
+
+// A time (ms since the epoch, or an ISO 8601 string) as
+// "2026-12-02 15:04:05" in options.tz: 'utc', else the browser's zone;
+// with options.ms, milliseconds too ("15:04:05.123"); '' for none.
+export function timeText(v, o) {
+  const ms = typeof v === 'number' ? v : Date.parse(v);
+  if (v === '' || v === null || v === undefined || Number.isNaN(ms)) return '';
+  const utc = o && typeof o === 'object' && o.tz === 'utc';
+  const d = new Date(ms);
+  const p = (n) => String(n).padStart(2, '0');
+  const [Y, M, D, h, m, s] = utc
+    ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
+    : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
+  const ms3 = o && typeof o === 'object' && o.ms ? '.' + String(((ms % 1000) + 1000) % 1000).padStart(3, '0') : '';
+  return `${Y}-${p(M)}-${p(D)} ${p(h)}:${p(m)}:${p(s)}${ms3}`;
+}
+
+// The name of zone options.tz: "UTC", or the browser's ("Asia/Tokyo").
+export function zoneName(o) {
+  if (o && typeof o === 'object' && o.tz === 'utc') return 'UTC';
+  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'local'; } catch { return 'local'; }
+}

@@ -1,9 +1,10 @@
 // nagare dashboards: a page per path, shared controls (time range,
 // filter, unit) kept in the URL.
 import './style.css';
-import { getState, setState, go, isLive } from './state.js';
+import { getState, setState, go, isLive, rangeMs, isoSec, stateString, openState } from './state.js';
+import { api } from './api.js';
 import { disposeCharts, errorBox, fillEmpty } from './ui.js';
-import { esc, UNITS, unitLabel } from './format.js';
+import { esc, UNITS, unitLabel, timeText, zoneName } from './format.js';
 import overview from './pages/overview.js';
 import topn from './pages/topn.js';
 import flows from './pages/flows.js';
@@ -33,9 +34,16 @@ function renderNav() {
     `<a href="${p.path}" data-path="${p.path}" class="${p === cur ? 'active' : ''}">${p.title}</a>`).join('');
 }
 
-// ISO "2026-11-30T12:00:00Z" ↔ the value of <input type=datetime-local> (UTC).
-const toLocal = (v) => /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(v) ? v.slice(0, 16) : '';
-const fromLocal = (v) => v ? v + ':00Z' : '';
+// An absolute time (ms) ↔ the value of <input type=datetime-local>, in
+// the zone of the state (tz=utc: UTC, else the browser's).
+function toInput(ms, tz) {
+  if (!Number.isFinite(ms)) return '';
+  return timeText(ms, { tz }).replace(' ', 'T').slice(0, 16);
+}
+function fromInput(v, tz) {
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(v)) return NaN;
+  return tz === 'utc' ? Date.parse(v.slice(0, 16) + ':00Z') : new Date(v.slice(0, 16) + ':00').getTime();
+}
 
 // The controls are built once and then only brought up to date with the
 // state (syncControls): a refresh or a change elsewhere leaves a filter
@@ -43,37 +51,109 @@ const fromLocal = (v) => v ? v + ':00Z' : '';
 function buildControls() {
   document.getElementById('controls').innerHTML = `
   <form id="ctl" autocomplete="off">
-    <label class="range">Range
-      <select id="preset">${PRESETS.map(([v, t]) => `<option value="${v}">last ${t}</option>`).join('')}
-        <option value="abs">absolute…</option></select></label>
+    <span class="range-nav">
+      <button type="button" id="step-back" title="back by the range's width" aria-label="step back">◀</button>
+      <label class="range">Range
+        <select id="preset">${PRESETS.map(([v, t]) => `<option value="${v}">last ${t}</option>`).join('')}
+          <option value="abs">absolute…</option></select></label>
+      <button type="button" id="step-fwd" title="forward by the range's width" aria-label="step forward">▶</button>
+    </span>
     <span id="abs">
-      <label>from (UTC) <input type="datetime-local" id="from"></label>
-      <label>to <input type="datetime-local" id="to"></label>
-      <span class="raw" id="raw-range"></span>
+      <label><span id="from-label">from</span> <input type="datetime-local" id="from"></label>
+      <label><span id="to-label">to</span> <input type="datetime-local" id="to"></label>
+      <button type="button" id="abs-apply">Set range</button>
     </span>
     <label>Unit <select id="unit">${UNITS.map((u) => `<option value="${u}">${unitLabel[u]}</option>`).join('')}</select></label>
+    <label>Time zone <select id="tz"><option value="browser">browser (${esc(zoneName({ tz: 'browser' }))})</option><option value="utc">UTC</option></select></label>
+    <span class="refresh"><button type="button" id="refresh-toggle" aria-pressed="true"></button> <span id="live" class="live" aria-live="off"></span></span>
+    <details id="views-menu" class="views-menu"><summary>Views</summary>
+      <div class="views-pop">
+        <ul id="views-list"><li class="muted">loading…</li></ul>
+        <div class="views-save"><input id="view-name" type="text" maxlength="64" placeholder="name of this view" spellcheck="false">
+          <button type="button" id="view-save">Save</button></div>
+        <div id="views-msg" class="muted" role="status"></div>
+      </div></details>
     <div class="filter-row">
       <input id="filter" type="text" spellcheck="false" placeholder="nfdump filter, e.g. proto tcp and dst port 443">
       <button type="submit">Apply</button>
     </div>
     <div id="filter-error" class="filter-error" role="alert"></div>
-    <span id="live" class="live"></span>
   </form>`;
-  const f = document.getElementById('ctl');
-  f.addEventListener('submit', (e) => { e.preventDefault(); setState({ filter: document.getElementById('filter').value.trim(), offset: '' }); });
-  document.getElementById('unit').addEventListener('change', (e) => setState({ unit: e.target.value }));
-  document.getElementById('preset').addEventListener('change', (e) => {
+  const $ = (id) => document.getElementById(id);
+  $('ctl').addEventListener('submit', (e) => { e.preventDefault(); setState({ filter: $('filter').value.trim(), offset: '' }); });
+  $('unit').addEventListener('change', (e) => setState({ unit: e.target.value }));
+  $('tz').addEventListener('change', (e) => setState({ tz: e.target.value }));
+  $('refresh-toggle').addEventListener('click', () => setState({ refresh: getState().refresh === 'off' ? 'on' : 'off' }));
+  $('preset').addEventListener('change', (e) => {
     if (e.target.value === 'abs') {
       // the range on screen, made absolute and applied at once
-      const now = new Date(), then = new Date(now - 3600e3);
-      setState({ from: then.toISOString().slice(0, 16) + ':00Z', to: now.toISOString().slice(0, 16) + ':00Z', offset: '' });
+      const [a, b] = rangeMs(getState());
+      setState({ from: isoSec(Math.floor(a / 60e3) * 60e3), to: isoSec(Math.ceil(b / 60e3) * 60e3), offset: '' });
     } else setState({ from: e.target.value, to: 'now', offset: '' });
   });
-  for (const id of ['from', 'to'])
-    document.getElementById(id).addEventListener('change', () => {
-      const a = fromLocal(document.getElementById('from').value), b = fromLocal(document.getElementById('to').value);
-      if (a && b) setState({ from: a, to: b, offset: '' });
-    });
+  const applyAbs = () => {
+    const tz = getState().tz, a = fromInput($('from').value, tz), b = fromInput($('to').value, tz);
+    if (a < b) setState({ from: isoSec(a), to: isoSec(b), offset: '' });
+  };
+  for (const id of ['from', 'to']) $(id).addEventListener('change', applyAbs);
+  $('abs-apply').addEventListener('click', applyAbs);
+  $('step-back').addEventListener('click', () => step(-1));
+  $('step-fwd').addEventListener('click', () => step(1));
+  $('views-menu').addEventListener('toggle', () => { if ($('views-menu').open) loadViews(); });
+  $('view-save').addEventListener('click', saveView);
+  $('view-name').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); saveView(); } });
+}
+
+// Step back (-1) or forward (+1) by the range's own width: the range
+// becomes absolute.
+function step(dir) {
+  const [a, b] = rangeMs(getState());
+  const w = b - a;
+  if (!(w > 0)) return;
+  setState({ from: isoSec(a + dir * w), to: isoSec(b + dir * w), offset: '' });
+}
+
+// ---- saved views (GET/POST /api/v1/views, DELETE /api/v1/views/NAME) ----
+let views = [];
+async function loadViews() {
+  const list = document.getElementById('views-list');
+  try {
+    views = (await api('views')).views;
+    list.innerHTML = views.length ? views.map((v, i) => `<li><button type="button" class="view-open" data-i="${i}" title="${esc(v.state)}">${esc(v.name)}</button><button type="button" class="view-del" data-i="${i}" aria-label="delete ${esc(v.name)}" title="delete">✕</button></li>`).join('')
+      : '<li class="muted">no saved views yet</li>';
+  } catch (e) { list.innerHTML = `<li class="filter-error">${esc(e.message)}</li>`; }
+}
+document.addEventListener('click', async (e) => {
+  const menu = document.getElementById('views-menu');
+  if (menu && menu.open && !menu.contains(e.target)) menu.open = false; // a click elsewhere closes it
+  const b = e.target.closest('.view-open, .view-del');
+  if (!b) return;
+  const v = views[Number(b.dataset.i)];
+  if (!v) return;
+  if (b.classList.contains('view-open')) {
+    document.getElementById('views-menu').open = false;
+    shown = null; // the filter box takes the view's filter
+    openState(v.state);
+  } else {
+    await viewsCall('DELETE', '/api/v1/views/' + encodeURIComponent(v.name), null, `deleted “${v.name}”`);
+  }
+});
+async function saveView() {
+  const name = document.getElementById('view-name').value.trim();
+  if (!name) { document.getElementById('views-msg').textContent = 'give the view a name'; return; }
+  if (await viewsCall('POST', '/api/v1/views', { name, state: stateString() }, `saved “${name}”`))
+    document.getElementById('view-name').value = '';
+}
+async function viewsCall(method, url, body, ok) {
+  const msg = document.getElementById('views-msg');
+  try {
+    const r = await fetch(url, { method, credentials: 'same-origin', headers: body ? { 'Content-Type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    const j = await r.json().catch(() => null);
+    if (!r.ok) { msg.textContent = (j && j.error) || 'HTTP ' + r.status; return false; }
+    await loadViews();
+    msg.textContent = ok;
+    return true;
+  } catch (e) { msg.textContent = e.message; return false; }
 }
 
 let shown = null; // the state the controls show
@@ -83,16 +163,37 @@ function syncControls(s) {
   const set = (id, prop, v) => { const e = document.getElementById(id); if (e[prop] !== v) e[prop] = v; };
   set('preset', 'value', preset ? preset[0] : 'abs');
   document.getElementById('abs').classList.toggle('hidden', !!preset);
-  set('from', 'value', toLocal(s.from));
-  set('to', 'value', toLocal(s.to));
-  set('raw-range', 'textContent', preset ? '' : s.from + ' → ' + s.to);
+  const [a, b] = rangeMs(s);
+  if (!preset) { set('from', 'value', toInput(a, s.tz)); set('to', 'value', toInput(b, s.tz)); }
+  const zone = zoneName({ tz: s.tz });
+  set('from-label', 'textContent', `from (${zone})`);
+  set('to-label', 'textContent', `to (${zone})`);
   set('unit', 'value', s.unit);
+  set('tz', 'value', s.tz);
   // the filter box: only when the applied filter changed (back button, a
   // click on a chart), never over what is being typed
   if (!shown || shown.filter !== s.filter) set('filter', 'value', s.filter);
-  set('live', 'textContent', isLive(s) ? '● live: refreshes every 30 s' : '');
+  set('refresh-toggle', 'textContent', s.refresh === 'off' ? '▶ auto-refresh off' : '❚❚ auto-refresh on');
+  document.getElementById('refresh-toggle').setAttribute('aria-pressed', String(s.refresh !== 'off'));
   shown = s;
+  refreshText();
 }
+
+// The refresh state, redrawn every second: "live: next in 23 s · last
+// 15:04:05", "paused: absolute range", "off".
+let nextAt = 0, lastAt = 0;
+function refreshText() {
+  const e = document.getElementById('live');
+  if (!e || !shown) return;
+  const last = lastAt ? ' · last refreshed ' + timeText(lastAt, { tz: shown.tz }).slice(11) : '';
+  let t, st;
+  if (!isLive(shown)) { t = 'paused: absolute range'; st = 'paused'; }
+  else if (shown.refresh === 'off') { t = 'off'; st = 'off'; }
+  else { t = `● live: next in ${Math.max(0, Math.ceil((nextAt - Date.now()) / 1000))} s`; st = 'on'; }
+  if (e.textContent !== t + last) e.textContent = t + last;
+  e.dataset.state = st;
+}
+setInterval(refreshText, 1000);
 
 // A bad filter: the API's message (its first line: the filter and caret
 // lines after it are drawn here), and one caret under its column.
@@ -114,6 +215,7 @@ function focusKey(el) {
   return a.dataset.field ? `[data-field="${CSS.escape(a.dataset.field)}"]` : '';
 }
 
+const REFRESH_MS = 30000;
 let timer = null, gen = 0;
 // Renders the page for the URL's state.  `refresh`: the live timer's
 // re-render: the old page stays on screen until the new one is there.
@@ -148,7 +250,13 @@ async function render({ refresh = false } = {}) {
   if (focused) { const f = el.querySelector(focused); if (f) f.focus(); }
   el.dataset.ready = '1';
   clearTimeout(timer);
-  if (isLive(s)) timer = setTimeout(() => { if (my === gen) refreshNow(); }, 30000);
+  lastAt = Date.now();
+  nextAt = 0;
+  if (isLive(s) && s.refresh !== 'off') {
+    nextAt = lastAt + REFRESH_MS;
+    timer = setTimeout(() => { if (my === gen) refreshNow(); }, REFRESH_MS);
+  }
+  refreshText();
 }
 
 // The live refresh (also the event ng-refresh, for the browser tests).

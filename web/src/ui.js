@@ -1,13 +1,14 @@
 // Shared pieces: cards, tables, charts, messages.
 import * as echarts from 'echarts/core';
 import { LineChart, BarChart, SankeyChart, MapChart } from 'echarts/charts';
-import { GridComponent, TooltipComponent, LegendComponent, VisualMapComponent, TitleComponent } from 'echarts/components';
+import { GridComponent, TooltipComponent, LegendComponent, VisualMapComponent, TitleComponent, BrushComponent } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 import { esc, inUnit, num, metric, traffic } from './format.js';
 import { api } from './api.js';
+import { getState, setState, isoSec } from './state.js';
 
 echarts.use([LineChart, BarChart, SankeyChart, MapChart, GridComponent, TooltipComponent,
-  LegendComponent, VisualMapComponent, TitleComponent, CanvasRenderer]);
+  LegendComponent, VisualMapComponent, TitleComponent, BrushComponent, CanvasRenderer]);
 export { echarts };
 
 const charts = new Set();
@@ -31,16 +32,41 @@ export function disposeCharts({ detached = false } = {}) {
   }
 }
 
-// An ECharts instance on element `el` with option `opt`.
+// An ECharts instance on element `el` with option `opt`.  A time axis
+// is drawn in the state's time zone (tz=utc: UTC, else the browser's),
+// and dragging across it selects a span that becomes the page's range.
 export function chart(el, opt) {
+  const timeAxis = opt.xAxis && opt.xAxis.type === 'time';
   // a time axis: about one label per 100 px, so none overlap at 390 px
-  if (opt.xAxis && opt.xAxis.type === 'time' && opt.xAxis.splitNumber === undefined)
+  if (timeAxis && opt.xAxis.splitNumber === undefined)
     opt.xAxis.splitNumber = Math.max(2, Math.floor(el.clientWidth / 100));
+  if (timeAxis) {
+    opt.useUTC = getState().tz === 'utc';
+    opt.brush = { xAxisIndex: 'all', brushType: 'lineX', brushMode: 'single', transformable: false,
+      brushStyle: { color: 'rgba(59,130,196,0.18)', borderColor: '#3b82c4', borderWidth: 1 }, throttleType: 'debounce' };
+  }
   const c = echarts.init(el, null, { renderer: 'canvas' });
   c.setOption(opt);
+  if (timeAxis) zoomable(c);
   el._ngChart = c; // for the browser tests (tests/web)
   charts.add(c);
   return c;
+}
+
+// Drag to zoom: the brush always on (lineX); a span of at least a few
+// pixels, let go, sets the page's absolute range (whole seconds) and the
+// whole page follows; a click without a drag does nothing.
+function zoomable(c) {
+  c.dispatchAction({ type: 'takeGlobalCursor', key: 'brush', brushOption: { brushType: 'lineX', brushMode: 'single' } });
+  c.on('brushEnd', (e) => {
+    const a = e.areas && e.areas[0];
+    const r = a && (a.coordRange || (a.coordRanges && a.coordRanges[0]));
+    if (!r || !(r[1] > r[0])) return;
+    const [p0, p1] = a.range || [0, 100];
+    if (Math.abs(p1 - p0) < 4) return;
+    c.dispatchAction({ type: 'brush', areas: [] });
+    setState({ from: isoSec(r[0]), to: isoSec(r[1]), offset: '' });
+  });
 }
 
 export function h(html) {
@@ -144,7 +170,8 @@ export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
     tooltip: { trigger: 'axis', valueFormatter: (v) => inUnit(v, { unit }) },
     legend: { type: 'scroll', top: 0 },
     grid: { left: 60, right: 16, top: 36, bottom: 28 },
-    xAxis: { type: 'time', axisLabel: { ...AXIS_LABEL } },
+    // the axis is the range asked, exactly (a zoom's span, end to end)
+    xAxis: { type: 'time', min: Date.parse(doc.query.from), max: t1, axisLabel: { ...AXIS_LABEL, showMinLabel: false, showMaxLabel: false } },
     yAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (v) => num(v) } },
     series: keys.map((k) => ({
       name: name(k), type: 'line', stack: stack ? 'all' : undefined, areaStyle: stack ? {} : undefined,

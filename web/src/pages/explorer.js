@@ -5,7 +5,7 @@
 import { api, apiUrl } from '../api.js';
 import { baseParams, setState } from '../state.js';
 import { card, table, NO_FLOWS } from '../ui.js';
-import { num, protoName, tcpFlags } from '../format.js';
+import { num, protoName, tcpFlags, timeText } from '../format.js';
 
 const PAGE = 50;
 const NUM = ['packets', 'bytes', 'src_port', 'dst_port'];
@@ -23,6 +23,7 @@ export default async function explorer(el, s, ctx) {
   const d = await api('flows', { ...p, limit: PAGE, offset });
   if (!ctx.fresh()) return;
   const total = sum.flows;
+  const text = { ...TEXT, flow_start: (r) => timeText(r.flow_start, { tz: s.tz, ms: true }) || r.flow_start };
   el.innerHTML = `
   <div class="toolbar">
     <span id="flow-count" title="${total}">${total.toLocaleString('en-US')} flows match</span>
@@ -34,7 +35,7 @@ export default async function explorer(el, s, ctx) {
       <button id="next" ${offset + PAGE >= total ? 'disabled' : ''}>next ›</button>
     </span>
   </div>
-  ${d.rows.length === 0 ? NO_FLOWS : card('Flows', table(d.rows, COLS.map(([k, t]) => ({ key: k, title: t, num: NUM.includes(k), text: TEXT[k] })), 'flow-table'))}
+  ${d.rows.length === 0 ? NO_FLOWS : card('Flows', table(d.rows, COLS.map(([k, t]) => ({ key: k, title: t, num: NUM.includes(k), text: text[k] })), 'flow-table'))}
   <p class="muted">Downloads hold at most 10 000 flows; for more use <code>nagare query</code>.</p>`;
   // paging pins the range: page 2 is of the same flows as page 1
   const to = (o) => setState({ from: sum.from, to: sum.to, offset: o ? String(o) : '' });

@@ -3,7 +3,7 @@
 import { api } from '../api.js';
 import { baseParams } from '../state.js';
 import { card, table, errorBox, listenText } from '../ui.js';
-import { num, inUnit, traffic, esc } from '../format.js';
+import { num, inUnit, traffic, esc, timeText } from '../format.js';
 
 export default async function exportersPage(el, s, ctx) {
   const p = baseParams(s);
@@ -35,7 +35,7 @@ export default async function exportersPage(el, s, ctx) {
   const last = new Map();
   if (ctr) for (const c of ctr.samples) last.set(c.agent + '/' + c.if_index, c);
   el.innerHTML = `
-  ${xerr ? errorBox(xerr) : card('Exporters', `<p class="muted">${x.live ? 'live counters of this collector' : 'counters from the collector\'s last run, written ' + esc(x.updated)} · datagrams ${num(x.listener.datagrams)} · socket drops <b class="${x.listener.drops ? 'warn' : ''}">${num(x.listener.drops)}</b> · stored rows ${num(x.store.rows)}</p>` +
+  ${xerr ? errorBox(xerr) : card('Exporters', `<p class="muted">${x.live ? 'live counters of this collector' : 'counters from the collector\'s last run, written ' + esc(timeText(x.updated_ms || x.updated, { tz: s.tz }) || x.updated)} · datagrams ${num(x.listener.datagrams)} · socket drops <b class="${x.listener.drops ? 'warn' : ''}">${num(x.listener.drops)}</b> · stored rows ${num(x.store.rows)}</p>` +
     (x.exporters.length === 0 ? '<div class="empty">No exporter has sent anything yet: point one at ${listenText(x)}.</div>' :
       table(x.exporters, [
         { key: 'exporter', title: 'exporter' }, { key: 'protocol', title: 'protocol' }, { key: 'domain', title: 'domain', num: true },
@@ -48,7 +48,7 @@ export default async function exportersPage(el, s, ctx) {
         { key: 'sampling_rate', title: 'sampling', num: true, text: (r) => `1:${r.sampling_rate || 1} (${r.sampling_source})` },
         { key: 'notes', title: 'values / quirks', html: notesCell },
         { key: 'errors_total', title: 'decode errors', num: true, html: (r) => r.errors_total ? `<span title="${esc(JSON.stringify(r.errors))}" class="warn">${num(r.errors_total)}</span>` : '0' },
-        { key: 'last_seen', title: 'last seen' },
+        { key: 'last_seen', title: 'last seen', text: (r) => timeText(r.last_seen_ms || r.last_seen, { tz: s.tz }) || r.last_seen },
         { key: 'health', title: 'health', html: (r) => healthBadge(r.health) },
       ], 'exporters-table')))}
   ${card('Interfaces', ifs.size === 0 ? '<div class="empty">No interface traffic in this range.</div>' : table([...ifs.values()].sort((a, b) => b.in + b.out - a.in - a.out), [
@@ -63,7 +63,7 @@ export default async function exportersPage(el, s, ctx) {
     { key: 'out_octets', title: 'out octets', num: true, text: (r) => num(r.out_octets) },
     { key: 'in_errors', title: 'in errors', num: true }, { key: 'out_errors', title: 'out errors', num: true },
     { key: 'in_discards', title: 'in discards', num: true }, { key: 'out_discards', title: 'out discards', num: true },
-    { key: 'time', title: 'time' },
+    { key: 'time', title: 'time', text: (r) => timeText(r.time, { tz: s.tz }) || r.time },
   ], 'counters-table')) : ''}`;
 }
 

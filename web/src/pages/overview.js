@@ -3,7 +3,7 @@
 import { api } from '../api.js';
 import { baseParams, intervalFor } from '../state.js';
 import { card, chart, seriesOption, table, NO_FLOWS, errorBox, listenText } from '../ui.js';
-import { num, inUnit, traffic, orderOf, esc, protoName } from '../format.js';
+import { num, inUnit, traffic, orderOf, esc, protoName, timeText, zoneName } from '../format.js';
 import { healthBadge } from './exporters.js';
 
 const TOPS = [
@@ -22,7 +22,7 @@ export default async function overview(el, s, ctx) {
     <div class="kpi"><span>bytes</span><b id="total-bytes" data-value="${sum.bytes}">${inUnit(sum.bytes, { unit: 'bytes' })}</b><small>${inUnit(sum.bps, { unit: 'bps' })}</small></div>
     <div class="kpi"><span>packets</span><b id="total-packets" data-value="${sum.packets}">${num(sum.packets)}</b><small>${num(sum.pps)} pkts/s</small></div>
     <div class="kpi"><span>flows</span><b id="total-flows" data-value="${sum.flows}">${num(sum.flows)}</b><small>${num(sum.fps)} flows/s</small></div>
-    <div class="kpi"><span>range</span><b class="small">${esc(sum.from)}</b><small>to ${esc(sum.to)}</small></div>
+    <div class="kpi"><span>range</span><b class="small" id="range-from">${esc(timeText(sum.from_ms, { tz: s.tz }))}</b><small>to <span id="range-to">${esc(timeText(sum.to_ms, { tz: s.tz }))}</span> ${esc(zoneName({ tz: s.tz }))}</small></div>
   </div>
   ${sum.flows === 0 ? NO_FLOWS : ''}
   <div class="grid2">
@@ -49,7 +49,7 @@ export default async function overview(el, s, ctx) {
       el.querySelector('#health').innerHTML = n === 0
         ? `<div class="empty">No exporter has sent anything yet: point one at ${listenText(x)}.</div>`
         : `<p><b>${n}</b> exporter(s), <b class="${bad.length ? 'warn' : 'ok'}">${n - bad.length} ok</b>${bad.length ? `, ${bad.length} need a look (<a href="/exporters" data-path="/exporters">details</a>)` : ''};
-           datagrams ${num(x.listener.datagrams)}, socket drops ${num(x.listener.drops)}, ${x.live ? 'live' : 'from the last run (' + esc(x.updated) + ')'}.</p>` +
+           datagrams ${num(x.listener.datagrams)}, socket drops ${num(x.listener.drops)}, ${x.live ? 'live' : 'from the last run (' + esc(timeText(x.updated_ms || x.updated, { tz: s.tz }) || x.updated) + ')'}.</p>` +
           table(x.exporters, [
             { key: 'exporter', title: 'exporter' }, { key: 'protocol', title: 'protocol' },
             { key: 'records', title: 'records', num: true, text: (r) => num(r.records) },
