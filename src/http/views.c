@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/file.h"
 #include "core/json.h"
 #include "http/http_int.h"
 #include "http/views.h"
-#include "store/files.h"
 #include "store/store.h"
 
 bool ng_view_name_ok(const char *name, size_t len)
@@ -315,14 +315,12 @@ int ng_views_load(const char *path, ng_views *out, char *err, size_t errlen)
 
 int ng_views_save(const char *path, const ng_views *v, char *err, size_t errlen)
 {
-	char *text = NULL, tmp[4200];
+	char *text = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&text, &len);
-	if (!m || (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
-		if (m)
-			fclose(m);
+	if (!m) {
 		free(text);
-		snprintf(err, errlen, "out of memory or path too long");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	fprintf(m, "%s\n", NG_VIEWS_MAGIC);
@@ -330,9 +328,8 @@ int ng_views_save(const char *path, const ng_views *v, char *err, size_t errlen)
 		fprintf(m, "%s\t%s\n", v->v[i].name, v->v[i].state);
 	fclose(m);
 	int rc = 0;
-	if (ng_write_file_sync(tmp, text, len) || rename(tmp, path)) {
+	if (ng_replace_file(path, text, len)) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		remove(tmp);
 		rc = -1;
 	}
 	free(text);
