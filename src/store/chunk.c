@@ -3,10 +3,9 @@
  */
 #include "store/chunk.h"
 
-#include "core/bigmem.h"
-
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 _Static_assert(sizeof(ng_flow) % 8 == 0, "ng_flow is read as 8-byte words");
 
@@ -21,15 +20,26 @@ static size_t row_width(void)
 	return w;
 }
 
+/* A chunk's storage is mapped, not malloc'ed: ng_chunk_free gives it back
+ * to the kernel at once (glibc would keep a freed block of this size in
+ * its heap, raising its mmap threshold), so the writer's pool trimming
+ * (writer.c) lowers RSS.  Pages are only touched as columns are used;
+ * transparent huge pages are asked for, as ng_alloc_big does. */
 ng_chunk *ng_chunk_new(void)
 {
 	ng_chunk *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
-	if (!(c->data = ng_alloc_big(row_width() * NG_CHUNK_ROWS))) {
+	const size_t len = row_width() * NG_CHUNK_ROWS;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
 		free(c);
 		return NULL;
 	}
+#ifdef MADV_HUGEPAGE
+	madvise(p, len, MADV_HUGEPAGE); /* advice only */
+#endif
+	c->data = p;
 	return c;
 }
 
@@ -37,7 +47,7 @@ void ng_chunk_free(ng_chunk *c)
 {
 	if (!c)
 		return;
-	free(c->data);
+	munmap(c->data, row_width() * NG_CHUNK_ROWS);
 	free(c);
 }
 

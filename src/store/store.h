@@ -37,15 +37,18 @@
 typedef struct ng_store_writer ng_store_writer;
 
 typedef struct ng_store_writer_stats {
-	uint64_t rows;     /* rows made durable */
-	uint64_t segments; /* segments written */
-	uint64_t bytes;    /* segment bytes written */
-	uint64_t errors;   /* failed segment writes (rows kept for retry) */
-	uint64_t dropped;  /* rows refused by append: flushes fell behind
-	                    * (2^22 rows waiting) or memory ran out */
-	uint64_t deferred; /* rows a flush left for the next one: their hour was
-	                    * past NG_FLUSH_MAX_HOURS (the hours nearest the
-	                    * wall clock are written first) */
+	uint64_t rows;         /* rows made durable */
+	uint64_t segments;     /* segments written */
+	uint64_t bytes;        /* segment bytes written */
+	uint64_t errors;       /* failed segment writes (rows kept for retry) */
+	uint64_t dropped;      /* rows refused by append: flushes fell behind
+	                        * (2^22 rows waiting) or memory ran out */
+	uint64_t deferred;     /* rows a flush left for the next one: their hour was
+	                        * past NG_FLUSH_MAX_HOURS (the hours nearest the
+	                        * wall clock are written first) */
+	uint64_t chunks_freed; /* buffer chunks (NG_CHUNK_ROWS rows) given back to
+	                        * the kernel: more than the last two minutes'
+	                        * peak needed (writer.c, put_chunks) */
 } ng_store_writer_stats;
 
 /* Hours (so segments, but for an hour of over 2^20 rows) that one
@@ -60,6 +63,12 @@ typedef struct ng_store_writer_stats {
  * Returns NULL and writes a message naming the path and the cause into
  * err[errlen] when the directory cannot be created or written. */
 ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen);
+
+/* How long the writer's chunk pool remembers its peak use, ms (default
+ * 60 000): buffer chunks beyond the most in use at once over the last one
+ * to two such windows are freed when a flush gives them back
+ * (stats.chunks_freed).  For tests; the default suits collect. */
+void ng_store_writer_set_pool_window(ng_store_writer *w, uint64_t ms);
 
 /* Copies `n` records into the writer's buffer.  Cheap: no I/O happens
  * here.  Returns 0; 1 when this append made the buffer reach the size at

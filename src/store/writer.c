@@ -66,7 +66,8 @@
 #define MAX_BUFFERED (4u << 20) /* while flushes fail: refuse rather than grow */
 #define RETRY_MS 1000u          /* after a failed flush, due again this much later */
 #define HOUR_MS UINT64_C(3600000)
-#define DEFER_LOG_MS 60000u /* deferrals are logged at most this often */
+#define DEFER_LOG_MS 60000u   /* deferrals are logged at most this often */
+#define POOL_WINDOW_MS 60000u /* the chunk pool's peak is kept this long (put_chunks) */
 /* chunks in a buffer: full ones, except after a failed flush (the kept
  * rows' last chunk may be part full), hence room for twice as many */
 #define MAX_CHUNKS (2 * MAX_BUFFERED / NG_CHUNK_ROWS)
@@ -87,6 +88,12 @@ struct ng_store_writer {
 	size_t nchunks, n;
 	ng_chunk *pool[MAX_CHUNKS]; /* free chunks, kept for reuse */
 	size_t npool;
+	/* chunks handed out of the pool and not back yet, and the most of them
+	 * at once in this POOL_WINDOW_MS window and the one before: the pool
+	 * keeps what that peak needs and frees the rest, so a burst (a flush
+	 * that fell behind) raises RSS for two windows at most */
+	size_t out, peak, peak_prev;
+	uint64_t window_ms, pool_window_ms;
 	uint64_t first_ms; /* wall clock of the first buffered row */
 	uint64_t retry_ms; /* after a failed flush: not due before this */
 	ng_store_writer_stats st;
@@ -147,6 +154,7 @@ ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
 	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_mutex_init(&w->flush_mu, NULL);
+	w->pool_window_ms = POOL_WINDOW_MS;
 	return w;
 }
 
@@ -154,20 +162,40 @@ ng_store_writer *ng_store_writer_open(const char *dir, char *err, size_t errlen)
 static ng_chunk *get_chunk(ng_store_writer *w)
 {
 	ng_chunk *c = w->npool ? w->pool[--w->npool] : ng_chunk_new();
-	if (c)
+	if (c) {
 		ng_chunk_reset(c);
+		if (++w->out > w->peak)
+			w->peak = w->out;
+	}
 	return c;
 }
 
-/* Gives chunks back to the pool.  Under w->mu. */
+/* Gives chunks back to the pool, which keeps as many as the most in use
+ * at once over the last one to two POOL_WINDOW_MS and frees the others
+ * (their memory goes back to the kernel: chunk.c maps it).  Under w->mu. */
 static void put_chunks(ng_store_writer *w, ng_chunk **ch, size_t k)
 {
+	const uint64_t now = ng_now_ms();
+	if (now >= w->window_ms + w->pool_window_ms || now < w->window_ms) {
+		w->peak_prev = w->peak;
+		w->peak = w->out;
+		w->window_ms = now;
+	}
+	const size_t keep = w->peak > w->peak_prev ? w->peak : w->peak_prev;
 	for (size_t i = 0; i < k; i++) {
-		if (w->npool < MAX_CHUNKS)
+		w->out--;
+		if (w->npool < MAX_CHUNKS && w->out + w->npool < keep) {
 			w->pool[w->npool++] = ch[i];
-		else
+		} else {
 			ng_chunk_free(ch[i]);
+			w->st.chunks_freed++;
+		}
 		ch[i] = NULL;
+	}
+	/* and what the pool held past that peak (a burst's chunks) */
+	while (w->npool && w->out + w->npool > keep) {
+		ng_chunk_free(w->pool[--w->npool]);
+		w->st.chunks_freed++;
 	}
 }
 
@@ -224,6 +252,13 @@ bool ng_store_writer_due(const ng_store_writer *w, uint64_t now_ms)
 	    (w->n >= DUE_ROWS || (w->n && now_ms >= w->first_ms + DUE_MS)) && now_ms >= w->retry_ms;
 	pthread_mutex_unlock(&mw->mu);
 	return due;
+}
+
+void ng_store_writer_set_pool_window(ng_store_writer *w, uint64_t ms)
+{
+	pthread_mutex_lock(&w->mu);
+	w->pool_window_ms = ms;
+	pthread_mutex_unlock(&w->mu);
 }
 
 void ng_store_writer_get_stats(const ng_store_writer *w, ng_store_writer_stats *st)
