@@ -37,6 +37,9 @@
  *   collector with receive workers (nagare collect --workers) spreads
  *   them by address.
  *
+ * - SIGTERM or SIGINT stops the sending at the next millisecond tick; the
+ *   summary line then counts what was really sent (bench/soak stops it so
+ *   right after a kill -9 of the collector).
  * Only loopback is a target: the destination address is fixed.
  */
 #include <arpa/inet.h>
@@ -49,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -334,6 +338,14 @@ static void build_record(uint8_t *r, struct shape *s)
 
 /* ---- sending -------------------------------------------------------- */
 
+static volatile sig_atomic_t stop_now; /* SIGTERM, SIGINT: end the run */
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_now = 1;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -420,6 +432,9 @@ static void parse(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	struct opts o;
 	parse(argc, argv, &o);
 	rng_state = o.seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -490,7 +505,7 @@ int main(int argc, char **argv)
 	struct timespec deadline;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	double t0 = now_s();
-	while (sent < want_pkts) {
+	while (sent < want_pkts && !stop_now) {
 		deadline.tv_nsec += 1000000;
 		if (deadline.tv_nsec >= 1000000000) {
 			deadline.tv_nsec -= 1000000000;
