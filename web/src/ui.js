@@ -193,7 +193,7 @@ export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
     yAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (v) => num(v) } },
     series: keys.map((k) => ({
       name: name(k), type: 'line', stack: stack ? 'all' : undefined, areaStyle: stack ? {} : undefined,
-      showSymbol: false, sampling: 'lttb', data: times.map((t) => [t, by.get(k).get(t) || 0]),
+      showSymbol: false, sampling: 'lttb', triggerLineEvent: true, data: times.map((t) => [t, by.get(k).get(t) || 0]),
     })),
   };
 }

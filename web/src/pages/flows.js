@@ -74,7 +74,7 @@ export default async function flows(el, s, ctx) {
   const unitText = s.unit === 'bps' ? 'bits/s' : s.unit;
   el.innerHTML = `
   <div class="toolbar">
-    <label>Stages <select id="preset">${PRESETS.map(([v, t]) => opt(v, t, v === stages.join(','))).join('')}${PRESETS.some(([v]) => v === stages.join(',')) ? '' : opt('', 'custom', true)}</select></label>
+    <label>Stages <select id="stages-preset">${PRESETS.map(([v, t]) => opt(v, t, v === stages.join(','))).join('')}${PRESETS.some(([v]) => v === stages.join(',')) ? '' : opt('', 'custom', true)}</select></label>
     ${[0, 1, 2].map(stageSel).join('')}
     <label>Top per stage <select id="n">${[5, 10, 20, 50].map((x) => `<option ${x === n ? 'selected' : ''}>${x}</option>`).join('')}</select></label>
     <label class="check"><input type="checkbox" id="other" ${showOther ? 'checked' : ''}> show "other"</label>
@@ -82,13 +82,13 @@ export default async function flows(el, s, ctx) {
   ${links.length === 0 ? (d.rows.length ? '<div class="empty">Every flow is in "other": tick <b>show "other"</b>, or choose stages with fewer values.</div>' : NO_FLOWS)
     : card(`${stages.map((f) => TITLE[f]).join(' → ')}: top ${n} a stage by ${unitText}${showOther ? ', the rest as other' : otherShare > 0.005 ? `; other (${(otherShare * 100).toFixed(0)} % of ${unitText}) hidden` : ''}`,
       '<div class="chart sankey" id="sankey"></div><p class="muted">Click a node or an edge to filter on it; hover for the full name.</p>') +
-    card('Edges', table(shown, [
+    card(`Top ${n} edges of each stage`, table(shown.filter((r, i) => shown.findIndex((x) => x.stage === r.stage) + n > i), [
       { key: 'stage', title: 'stage', text: (r) => `${TITLE[stages[r.stage]]} → ${TITLE[stages[r.stage + 1]]}` },
       { key: 'source', title: 'from', text: (r) => display(stages[r.stage], r.source, r.source_other) },
       { key: 'target', title: 'to', text: (r) => display(stages[r.stage + 1], r.target, r.target_other) },
       ...valueCols(s.unit, secs)], 'pairs-table', { term: linkTerm, range: rangeOf(d, s) }))}`;
   wireClicks(el, s);
-  el.querySelector('#preset').addEventListener('change', (e) => e.target.value && setState({ stages: e.target.value, dim: '' }));
+  el.querySelector('#stages-preset').addEventListener('change', (e) => e.target.value && setState({ stages: e.target.value, dim: '' }));
   el.querySelectorAll('.stage').forEach((x) => x.addEventListener('change', () => {
     const v = [0, 1, 2].map((j) => el.querySelector('#stage' + j).value).filter((f) => f);
     setState({ stages: v.join(','), dim: '' });
@@ -97,7 +97,9 @@ export default async function flows(el, s, ctx) {
   el.querySelector('#other').addEventListener('change', (e) => setState({ other: e.target.checked ? '1' : '' }));
   if (!links.length) return;
   const box = el.querySelector('#sankey');
-  const c = chart(box, sankeyOption(box.clientWidth, stages.length, nodes, links, nodeInfo, s.unit), { renderer: 'svg' });
+  const option = sankeyOption(box.clientWidth, stages.length, nodes, links, nodeInfo, s.unit);
+  const c = chart(box, option, { renderer: 'svg' });
+  thinLabels(c, option);
   c.on('click', (p) => {
     if (p.dataType === 'node') {
       const v = nodeInfo.get(p.data.name);
@@ -106,11 +108,36 @@ export default async function flows(el, s, ctx) {
   });
 }
 
+// Hides the labels that would overlap in a column: after the layout
+// (setOption lays out at once), biggest nodes first, a label is kept when
+// no kept label of its column is within a line's height; the others'
+// names stay in the tooltip.
+const LINE = 15; // px: a 12 px label's line
+function thinLabels(c, option) {
+  const data = c.getModel().getSeriesByIndex(0).getData();
+  const all = [];
+  for (let i = 0; i < data.count(); i++) {
+    const l = data.getItemLayout(i);
+    if (l) all.push({ name: data.getName(i), x: Math.round(l.x), mid: l.y + l.dy / 2, dy: l.dy });
+  }
+  all.sort((a, b) => b.dy - a.dy);
+  const kept = [], hide = new Set();
+  for (const n of all) {
+    if (kept.some((k) => k.x === n.x && Math.abs(k.mid - n.mid) < LINE)) hide.add(n.name);
+    else kept.push(n);
+  }
+  if (!hide.size) return;
+  const sr = option.series[0];
+  sr.data = sr.data.map((d) => (hide.has(d.name) ? { ...d, label: { ...d.label, show: false } } : d));
+  c.setOption({ series: [{ data: sr.data }] });
+}
+
 // The Sankey's option: columns at fixed depths; a label is cut to the
 // room beside its node (the first column's to the right, the last's to
 // the left, a middle one's to the right, half the gap: no two columns'
-// labels meet) and hidden where it would overlap another (labelLayout),
-// the full text always in the tooltip.
+// labels meet),
+// the full text always in the tooltip (thinLabels hides the labels that
+// would overlap in a column).
 function sankeyOption(width, nstages, nodes, links, info, unit) {
   const nodeWidth = 14, side = 8;
   const gap = (width - 2 * side - nodeWidth) / (nstages - 1) - nodeWidth;
@@ -133,7 +160,6 @@ function sankeyOption(width, nstages, nodes, links, info, unit) {
       })), links, emphasis: { focus: 'adjacency' }, nodeGap: 8, nodeWidth, nodeAlign: 'justify',
       left: side, right: side, top: 8, bottom: 8, layoutIterations: 32, draggable: false,
       label: { formatter: (p) => text(p.name), fontSize: 12 },
-      labelLayout: { hideOverlap: true },
       lineStyle: { color: 'gradient', opacity: 0.45 },
     }],
   };
