@@ -21,7 +21,7 @@ int ng_sankey_parse(ng_query *q, const char *spec, char *err, size_t errlen)
 	for (size_t i = 0; i < t.nkeys; i++) {
 		const ng_group_key *g = &t.keys[i];
 		if (g->alt >= 0 || g->bucket_ms ||
-		    ng_fields[g->field].size > sizeof ((ng_sankey_node *)0)->key) {
+		    ng_fields[g->field].size > sizeof((ng_sankey_node *)0)->key) {
 			snprintf(err, errlen,
 			         "a Sankey stage is one one-sided field (srcip, dstas, inif, "
 			         "exporter, ...), not '%s'",
@@ -58,8 +58,8 @@ typedef struct stage {
 } stage;
 
 /* Stage j's top values and its fold (a fill byte no kept value has). */
-static int stage_top(const char *dir, const ng_query *q, size_t j, size_t off, stage *st,
-                     char *err, size_t errlen)
+static int stage_top(const char *dir, const ng_query *q, size_t j, size_t off, stage *st, char *err,
+                     size_t errlen)
 {
 	ng_query tq = *q;
 	tq.nkeys = 1;
@@ -159,9 +159,13 @@ static int build(const ng_query *q, stage *st, ng_sankey *out)
 			for (size_t b = 0; b <= st[j + 1].top.nrows; b++) {
 				const uint64_t *c = m[moff[j] + a * (st[j + 1].top.nrows + 1) + b];
 				if (c[0])
-					out->links[out->nlinks++] = (ng_sankey_link){
-					    .stage = j, .source = a, .target = b,
-					    .flows = c[0], .packets = c[1], .bytes = c[2]};
+					out->links[out->nlinks++] =
+					    (ng_sankey_link){.stage = j,
+					                     .source = a,
+					                     .target = b,
+					                     .flows = c[0],
+					                     .packets = c[1],
+					                     .bytes = c[2]};
 			}
 	free(m);
 	enum ng_order o = q->order;
@@ -182,8 +186,8 @@ int ng_sankey_run(const char *dir, const ng_query *q0, ng_sankey *out, char *err
 	ng_store_snapshot *own = NULL;
 	if (!q.snap) {
 		if (!(own = ng_store_snapshot_take(dir, q.from_ms, q.to_ms))) {
-			snprintf(err, errlen, errno == ENOENT ? "%s is not a flow store" : "out of memory",
-			         dir);
+			snprintf(err, errlen,
+			         errno == ENOENT ? "%s is not a flow store" : "out of memory", dir);
 			return -1;
 		}
 		q.snap = own;
@@ -194,8 +198,11 @@ int ng_sankey_run(const char *dir, const ng_query *q0, ng_sankey *out, char *err
 	size_t off = 0;
 	for (size_t j = 0; j < q.nkeys && !rc; j++) {
 		rc = stage_top(dir, &q, j, off, &st[j], err, errlen);
-		folds[j] = (ng_query_fold){.vals = st[j].vals, .other = st[j].other,
-		                           .n = st[j].top.nrows, .off = off, .len = st[j].len};
+		folds[j] = (ng_query_fold){.vals = st[j].vals,
+		                           .other = st[j].other,
+		                           .n = st[j].top.nrows,
+		                           .off = off,
+		                           .len = st[j].len};
 		off += st[j].len;
 	}
 	if (!rc) {
