@@ -44,7 +44,7 @@ function check(cond, what, detail) {
 }
 
 function cli(...a) {
-  const out = execFileSync(args.bin, ['query', '--store', args.store, '--from', FROM, '--to', TO, ...a, '--format', 'json'], { encoding: 'utf8' });
+  const out = execFileSync(args.bin, ['query', '--store', args.store, '--from', FROM, '--to', TO, ...a, '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
   return JSON.parse(out);
 }
 const flowsOf = (filter) => cli('-s', 'proto', '-n', '1', ...(filter ? [filter] : [])).summary.flows;
