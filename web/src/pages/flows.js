@@ -159,7 +159,7 @@ function sankeyOption(width, nstages, nodes, links, info, unit) {
         },
       })), links, emphasis: { focus: 'adjacency' }, nodeGap: 8, nodeWidth, nodeAlign: 'justify',
       left: side, right: side, top: 8, bottom: 8, layoutIterations: 32, draggable: false,
-      label: { formatter: (p) => text(p.name), fontSize: 12 },
+      label: { formatter: (p) => text(p.name), fontSize: 12, textBorderColor: '#fff', textBorderWidth: 2 },
       lineStyle: { color: 'gradient', opacity: 0.45 },
     }],
   };
