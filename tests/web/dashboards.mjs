@@ -71,11 +71,23 @@ async function ready(page) {
 
 // Pixels of the canvases under `sel` that are not background.
 async function inked(page, sel) {
-  return page.evaluate((sel) => {
+  return page.evaluate(async (sel) => {
     let n = 0;
-    for (const c of document.querySelectorAll(sel + ' canvas')) {
+    const count = (c) => {
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
       for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235)) n++;
+    };
+    for (const c of document.querySelectorAll(sel + ' canvas')) count(c);
+    // an SVG chart (the Sankey): drawn onto a canvas first
+    for (const s of document.querySelectorAll(sel + ' svg')) {
+      const img = new Image();
+      img.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(new XMLSerializer().serializeToString(s));
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = s.clientWidth;
+      c.height = s.clientHeight;
+      c.getContext('2d').drawImage(img, 0, 0);
+      count(c);
     }
     return n;
   }, sel);
