@@ -22,6 +22,7 @@
 #include "query/filter.h"
 #include "query/output.h"
 #include "query/pairs.h"
+#include "query/sankey.h"
 #include "query/query.h"
 #include "query/series.h"
 #include "sink/json.h"
@@ -300,11 +301,46 @@ done:
 	ng_filter_free(p.q.filter);
 }
 
+/* GET /api/v1/pairs?fields=F1,F2[,F3]: a Sankey of 2 or 3 stages, limit
+ * nodes a stage (default 10, at most NG_SANKEY_MAX_N). */
+static void api_sankey(ng_http_server *s, params *p, const char *fields, ng_http_resp *out)
+{
+	char err[512];
+	if (p->q.limit > NG_SANKEY_MAX_N) {
+		snprintf(err, sizeof err, "with fields=, limit is the nodes a stage: 1 to %d",
+		         NG_SANKEY_MAX_N);
+		ng_api_error(out, 400, "bad 'limit'", err);
+		return;
+	}
+	if (ng_sankey_parse(&p->q, fields, err, sizeof err)) {
+		field_error(out, err);
+		return;
+	}
+	ng_sankey sk;
+	if (ng_sankey_run(s->store_dir, &p->q, &sk, err, sizeof err)) {
+		run_error(s, out, err, errno == ETIMEDOUT || strstr(err, "time limit"));
+		return;
+	}
+	FILE *f = body(out, "application/json");
+	ng_output_opts o = json_opts(p);
+	if (f) {
+		ng_write_sankey(f, &p->q, &sk, &o);
+		fclose(f);
+	}
+	ng_sankey_free(&sk);
+	ng_http_observe(s, (mono_ms() - p->t0) * 1000);
+}
+
 static void api_pairs(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	params p;
-	if (!read_params(s, r, &p, 20, out))
+	const char *fields = r->arg(r->conn, "fields");
+	if (!read_params(s, r, &p, fields ? 10 : 20, out))
 		return;
+	if (fields) {
+		api_sankey(s, &p, fields, out);
+		goto done;
+	}
 	const char *src = r->arg(r->conn, "src"), *dst = r->arg(r->conn, "dst");
 	char spec[256], err[512];
 	snprintf(spec, sizeof spec, "%s,%s", src ? src : "srcip", dst ? dst : "dstip");

@@ -72,13 +72,23 @@ static void key_xform(const ng_query *q, uint8_t *kp)
 }
 
 /* q->fold: a key part that is none of the kept values becomes "other". */
+static void fold_part(uint8_t *part, const uint8_t *vals, size_t n, size_t len,
+                      const uint8_t *other)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(part, vals + i * len, len))
+			return;
+	memcpy(part, other, len);
+}
+
 static void fold_key(const ng_query *q, uint8_t *k)
 {
-	uint8_t *part = k + q->fold_off;
-	for (size_t i = 0; i < q->nfold; i++)
-		if (!memcmp(part, q->fold + i * q->fold_len, q->fold_len))
-			return;
-	memcpy(part, q->fold_other, q->fold_len);
+	if (q->nfold)
+		fold_part(k + q->fold_off, q->fold, q->nfold, q->fold_len, q->fold_other);
+	for (size_t j = 0; j < q->nfolds; j++) {
+		const ng_query_fold *f = &q->folds[j];
+		fold_part(k + f->off, f->vals, f->n, f->len, f->other);
+	}
 }
 
 /*
@@ -121,7 +131,7 @@ static int agg_block(ng_run_ctx *c, const ng_column_batch *b, const uint32_t *id
 		}
 		if (c->xform)
 			key_xform(c->q, (uint8_t *)keys[m]);
-		if (c->q->nfold)
+		if (c->q->nfold || c->q->nfolds)
 			fold_key(c->q, (uint8_t *)keys[m]);
 		hs[m] = ng_hash_words(keys[m], kw);
 		if (c->t.slots)
@@ -375,7 +385,7 @@ void ng_choose_fast(ng_run_ctx *c)
 {
 	const ng_query *q = c->q;
 	c->fast = NG_FAST_NONE;
-	if (q->nfold)
+	if (q->nfold || q->nfolds)
 		return; /* folding is done on the generic table's keys */
 	if (!c->xform && c->either < 0 && ng_query_key_len(q) <= 8)
 		c->fast = NG_FAST_64;

@@ -752,6 +752,62 @@ int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_out
 	return ferror(out) ? -1 : 0;
 }
 
+/* A Sankey's side of a link or a node: its key, or "other". */
+static void mr_node(mrow *m, const char *name, const ng_query *q, const ng_sankey *s, size_t j,
+                    size_t i)
+{
+	const ng_sankey_node *n = &s->nodes[j][i];
+	char k[96];
+	if (n->other)
+		mr_add(m, name, true, "other");
+	else
+		mr_add(m, name, key_quoted(q, j), "%s", ng_format_key(q, j, n->key, false, k));
+}
+
+int ng_write_sankey(FILE *out, const ng_query *q, const ng_sankey *s, const ng_output_opts *o)
+{
+	json_begin(out, "sankey", q, o, 0);
+	for (size_t i = 0; i < s->nlinks; i++) {
+		const ng_sankey_link *l = &s->links[i];
+		mrow m = {0};
+		mr_u64(&m, "stage", l->stage);
+		mr_node(&m, "source", q, s, l->stage, l->source);
+		mr_node(&m, "target", q, s, l->stage + 1, l->target);
+		mr_add(&m, "source_other", false, "%s",
+		       s->nodes[l->stage][l->source].other ? "true" : "false");
+		mr_add(&m, "target_other", false, "%s",
+		       s->nodes[l->stage + 1][l->target].other ? "true" : "false");
+		mr_u64(&m, "flows", l->flows);
+		mr_u64(&m, "packets", l->packets);
+		mr_u64(&m, "bytes", l->bytes);
+		mr_write(out, o, &m, i);
+	}
+	fputs("\n],\"stages\":[", out);
+	for (size_t j = 0; j < s->nstages; j++) {
+		fprintf(out, "%s{\"field\":", j ? "," : "");
+		ng_json_put_str(out, q->keys[j].label);
+		fputs(",\"nodes\":[", out);
+		for (size_t i = 0; i < s->nnodes[j]; i++) {
+			const ng_sankey_node *n = &s->nodes[j][i];
+			mrow m = {0};
+			mr_node(&m, "key", q, s, j, i);
+			mr_add(&m, "other", false, "%s", n->other ? "true" : "false");
+			mr_u64(&m, "flows", n->flows);
+			mr_u64(&m, "packets", n->packets);
+			mr_u64(&m, "bytes", n->bytes);
+			mr_write(out, o, &m, i);
+		}
+		fputs("\n]}", out);
+	}
+	fputc(']', out);
+	if (o->summary) {
+		fputs(",\"summary\":", out);
+		json_summary(out, &s->res);
+	}
+	fputs("}\n", out);
+	return ferror(out) ? -1 : 0;
+}
+
 int ng_write_bidir(FILE *out, const ng_query *q0, const ng_bidir *b, const ng_output_opts *o)
 {
 	ng_query qk;

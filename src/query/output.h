@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "query/pairs.h"
+#include "query/sankey.h"
 #include "query/query.h"
 #include "query/series.h"
 
@@ -83,6 +84,10 @@ int ng_write_list(FILE *out, const ng_query *q, const ng_query_result *res,
 /* --interval: one row a (bucket, series): time, key, flows, packets,
  * bytes, bps, pps (over the bucket). */
 int ng_write_series(FILE *out, const ng_query *q, const ng_series *s, const ng_output_opts *o);
+
+/* A Sankey (JSON only): "rows" its links, stage by stage, best first;
+ * "stages" each stage's field and nodes (best first, "other" last). */
+int ng_write_sankey(FILE *out, const ng_query *q, const ng_sankey *s, const ng_output_opts *o);
 
 /* --pairs: one row an edge, "other" last. */
 int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_output_opts *o);

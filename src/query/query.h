@@ -39,6 +39,13 @@ enum ng_order {
 	NG_ORDER_BPP
 };
 
+/* One fold of a key part (ng_query.folds): bytes [off, off + len) of a
+ * key that equal none of the n values at vals (len bytes each) get other. */
+typedef struct ng_query_fold {
+	const uint8_t *vals, *other;
+	size_t n, off, len;
+} ng_query_fold;
+
 typedef struct ng_group_key {
 	enum ng_field_id field;
 	int alt;           /* -1, or the other side's field for an "either" key */
@@ -73,6 +80,11 @@ typedef struct ng_query {
 	 * of a top-N time series (series.c).  nfold 0: none.  Borrowed. */
 	const uint8_t *fold, *fold_other;
 	size_t nfold, fold_off, fold_len;
+	/* more folds of the same kind, each on its own key part (the stages
+	 * of a Sankey, sankey.c); applied after the one above.  nfolds 0:
+	 * none.  Borrowed. */
+	const struct ng_query_fold *folds;
+	size_t nfolds;
 	/* the segments to read (store.h, ng_store_snapshot_take for a range
 	 * covering [from_ms, to_ms)): every query of one command or API
 	 * request is given the same one, so that all its tables and totals

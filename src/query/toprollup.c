@@ -138,7 +138,7 @@ static bool passes_all(const ng_query *q)
  * the range (see "When it applies"). */
 int ng_top_set_for(const ng_query *q)
 {
-	if (q->no_rollup || !passes_all(q) || q->nfold || q->nkeys != 1 ||
+	if (q->no_rollup || !passes_all(q) || q->nfold || q->nfolds || q->nkeys != 1 ||
 	    q->order > NG_ORDER_BYTES || !q->limit || q->limit >= NG_ROLLUP_TOP_K)
 		return -1;
 	const ng_group_key *g = &q->keys[0];

@@ -106,6 +106,47 @@ same("api/v1/series", {"interval": "30s", "limit": 5}, ["--interval", "30s", "-n
 same("api/v1/pairs", {"src": "srcip", "dst": "dstip", "limit": 3}, ["--pairs", "srcip,dstip", "-n", "3"], what="pairs srcip→dstip")
 same("api/v1/pairs", {"src": "srcip", "dst": "dstport", "limit": 20, "order": "bytes"}, ["--pairs", "srcip,dstport", "-n", "20", "-O", "bytes"], what="pairs srcip→dstport by bytes")
 
+# a 3-stage Sankey (pairs?fields=): summed here from every aggregated
+# record of nagare query -A over the same three fields: each stage's
+# nodes a top N by bytes, the rest folded into its "other", the links
+# between consecutive stages, every stage adding up to the totals
+def sankey_check(fields, n, filt=""):
+    st, body, _ = api("api/v1/pairs", fields=",".join(fields), limit=n, order="bytes", **({"filter": filt} if filt else {}))
+    if st != 200:
+        check(False, f"sankey {fields}: HTTP {st}: {body[:200]}")
+        return
+    d = json.loads(body)
+    agg = json.loads(cli("-A", ",".join(fields), "--format", "json", filt=filt))["rows"]
+    ok = len(d["stages"]) == len(fields)
+    kept = []
+    for j, f in enumerate(fields):
+        tot = {}
+        for r in agg:
+            tot[r[f]] = tot.get(r[f], 0) + r["bytes"]
+        nodes = [x for x in d["stages"][j]["nodes"] if not x["other"]]
+        keys = [x["key"] for x in nodes]
+        rest = [v for k, v in tot.items() if k not in keys]
+        ok &= len(nodes) == min(n, len(tot)) and all(x["bytes"] == tot[x["key"]] for x in nodes)
+        ok &= not rest or max(rest) <= min(x["bytes"] for x in nodes)   # a top N
+        ok &= sum(x["bytes"] for x in d["stages"][j]["nodes"]) == sum(tot.values())
+        kept.append(set(keys))
+    want = {}
+    for r in agg:
+        ks = [r[f] if r[f] in kept[j] else None for j, f in enumerate(fields)]
+        for j in range(len(fields) - 1):
+            w = want.setdefault((j, ks[j], ks[j + 1]), [0, 0, 0])
+            w[0] += r["flows"]; w[1] += r["packets"]; w[2] += r["bytes"]
+    got = {(l["stage"], None if l["source_other"] else l["source"], None if l["target_other"] else l["target"]):
+           [l["flows"], l["packets"], l["bytes"]] for l in d["rows"]}
+    ok &= got == want and len(got) == len(d["rows"])
+    check(ok, f"sankey {'→'.join(fields)} top {n}{' with ' + filt if filt else ''}: {len(d['rows'])} links = summed from nagare query -A")
+    if not ok:
+        print("  API:", json.dumps(d)[:800]); print("  want:", sorted(want.items(), key=str)[:20])
+
+sankey_check(["srcip", "proto", "dstport"], 3)
+sankey_check(["proto", "dstip"], 2, filt="not port 22")
+sankey_check(["srcport", "exporter", "dstip"], 50)
+
 # raw flows: a page of the listing, CSV, NDJSON
 st, body, _ = api("api/v1/flows", limit=10, offset=5)
 full = json.loads(cli("-n", "15", "--format", "json"))
@@ -178,6 +219,10 @@ bad({"from": TO, "to": FROM}, "api/v1/top", 400, "before", "from after to")
 err = bad({"field": "nosuchfield"}, "api/v1/top", 400, "unknown group-by field", "unknown field")
 check("srcip" in err.get("valid", []) and "dst_port" in err.get("valid", []), "unknown field: the valid fields are listed")
 bad({"src": "srcip", "dst": "bogus"}, "api/v1/pairs", 400, "bogus", "unknown pairs field")
+bad({"fields": "srcip"}, "api/v1/pairs", 400, "two or three", "a one-stage Sankey")
+bad({"fields": "srcip,proto,dstip,dstport"}, "api/v1/pairs", 400, "two or three", "a four-stage Sankey")
+bad({"fields": "ip,dstip"}, "api/v1/pairs", 400, "one-sided", "an either-side stage")
+bad({"fields": "srcip,dstip", "limit": 51}, "api/v1/pairs", 400, "bad 'limit'", "a Sankey of 51 nodes a stage")
 bad({"limit": "100000"}, "api/v1/flows", 400, "bad 'limit'", "limit over 10000")
 bad({"limit": "-3"}, "api/v1/top", 400, "bad 'limit'", "negative limit")
 bad({"order": "loudness"}, "api/v1/top", 400, "unknown order", "unknown order")

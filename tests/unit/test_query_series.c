@@ -1,5 +1,5 @@
 /*
- * test_query_series.c — time series, Sankey pairs, conversations (-B) and
+ * test_query_series.c — time series, Sankey pairs and stages, conversations (-B) and
  * prefix aggregation (-A srcip4/24) against brute force.
  *
  * Random flows (some in both directions between the same hosts) are
@@ -19,6 +19,7 @@
 
 #include "core/addr.h"
 #include "query/pairs.h"
+#include "query/sankey.h"
 #include "query/query.h"
 #include "query/series.h"
 #include "store/store.h"
@@ -254,6 +255,79 @@ static void test_pairs(void **state)
 	ng_pairs_free(&p);
 }
 
+/* The node of value v in stage nodes nd[0..n): its index, or -1. */
+static int sk_node(const ng_sankey_node *nd, size_t n, const void *v, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!nd[i].other && !memcmp(nd[i].key, v, len))
+			return (int)i;
+	return -1;
+}
+
+/* A 3-stage Sankey inif → dstport → proto, top 2 a stage by bytes:
+ * each stage's kept values are a top 2 and their sums, "other" the rest,
+ * every link the sum of its flows (brute force over the records). */
+static void test_sankey(void **state)
+{
+	(void)state;
+	ng_query q = {.to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .limit = 2};
+	char err[256];
+	assert_int_equal(ng_sankey_parse(&q, "inif,dstport,proto", err, sizeof err), 0);
+	assert_int_not_equal(ng_sankey_parse(&q, "inif", err, sizeof err), 0);
+	assert_int_not_equal(ng_sankey_parse(&q, "port,proto", err, sizeof err), 0);
+	ng_sankey sk;
+	assert_int_equal(ng_sankey_run(store, &q, &sk, err, sizeof err), 0);
+	assert_int_equal(sk.nstages, 3);
+	/* the stage values of each record, as node indices (other: the last) */
+	sums node[3][3] = {{{0}}}, link[2][3][3] = {{{{0}}}}, vals[3][256] = {{{0}}};
+	for (size_t i = 0; i < N; i++) {
+		const ng_flow *r = &rows[i];
+		uint32_t inif = r->in_if;
+		uint16_t port = r->dst_port;
+		uint8_t proto = r->protocol;
+		int ix[3] = {sk_node(sk.nodes[0], sk.nnodes[0], &inif, 4),
+		             sk_node(sk.nodes[1], sk.nnodes[1], &port, 2),
+		             sk_node(sk.nodes[2], sk.nnodes[2], &proto, 1)};
+		for (int j = 0; j < 3; j++)
+			ix[j] = ix[j] < 0 ? 2 : ix[j];
+		add(&vals[0][inif], r), add(&vals[1][port_index(port)], r), add(&vals[2][proto], r);
+		for (int j = 0; j < 3; j++)
+			add(&node[j][ix[j]], r);
+		add(&link[0][ix[0]][ix[1]], r), add(&link[1][ix[1]][ix[2]], r);
+	}
+	/* 4 interfaces, 6 ports: 2 kept and other; 2 protocols: both kept */
+	assert_int_equal(sk.nnodes[0], 3);
+	assert_int_equal(sk.nnodes[1], 3);
+	assert_int_equal(sk.nnodes[2], 2);
+	for (int j = 0; j < 3; j++)
+		for (size_t i = 0; i < sk.nnodes[j]; i++) {
+			const ng_sankey_node *nd = &sk.nodes[j][i];
+			assert_int_equal(nd->other, i == 2);
+			same(&node[j][i], nd->flows, nd->packets, nd->bytes);
+		}
+	/* kept: no other value has more bytes than the 2nd */
+	for (int v = 0; v < 256; v++) {
+		if (v < 4 && sk_node(sk.nodes[0], 2, &(uint32_t){(uint32_t)v}, 4) < 0)
+			assert_true(vals[0][v].bytes <= sk.nodes[0][1].bytes);
+		if (v < 6 && sk_node(sk.nodes[1], 2, &ports[v], 2) < 0)
+			assert_true(vals[1][v].bytes <= sk.nodes[1][1].bytes);
+	}
+	size_t nl = 0;
+	for (int j = 0; j < 2; j++)
+		for (int a = 0; a < 3; a++)
+			for (int b = 0; b < 3; b++)
+				nl += link[j][a][b].flows > 0;
+	assert_int_equal(sk.nlinks, nl);
+	for (size_t i = 0; i < sk.nlinks; i++) {
+		const ng_sankey_link *l = &sk.links[i];
+		same(&link[l->stage][l->source][l->target], l->flows, l->packets, l->bytes);
+		if (i && sk.links[i - 1].stage == l->stage)
+			assert_true(sk.links[i - 1].bytes >= l->bytes); /* best first */
+	}
+	assert_int_equal(sk.res.flows_total, N);
+	ng_sankey_free(&sk);
+}
+
 /* -B over srcip,dstip: (A,B) and (B,A) in one row, each direction's sums. */
 static void test_bidir(void **state)
 {
@@ -363,6 +437,7 @@ int main(void)
 	    cmocka_unit_test(test_series_total), cmocka_unit_test(test_series_top_other),
 	    cmocka_unit_test(test_pairs),        cmocka_unit_test(test_bidir),
 	    cmocka_unit_test(test_prefix_agg),   cmocka_unit_test(test_interval_parse),
+	    cmocka_unit_test(test_sankey),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh — the browser tests of the dashboards (dashboards.mjs, time.mjs) against
+# run.sh — the browser tests of the dashboards (dashboards.mjs, time.mjs,
+# then sankey.mjs: the Sankey and click-through; filterterm.mjs first) against
 # `nagare collect` holding a store of known flows (fixture.sh).
 #
 # NG_BIN: the nagare binary, built with the dashboards embedded (web/dist
@@ -29,8 +30,10 @@ if [ -z "${NG_E2E_NETNS:-}" ] && unshare -n true 2>/dev/null; then
 fi
 [ "${NG_E2E_NETNS:-}" = 1 ] && ip link set lo up
 
-# web/src/format.js alone first (node only)
+# web/src/format.js and filterterm.js alone first (node only; every
+# filter term the pages make parsed by $NG_BIN)
 node "$here/format.mjs"
+node "$here/filterterm.mjs" --bin "$NG_BIN"
 
 work=$(mktemp -d /tmp/test_web.XXXXXX)
 cleanup() {
@@ -57,4 +60,5 @@ rm -rf "$out"
 node "$here/dashboards.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 # time: drag-zoom, step, zones, auto-refresh; saved and shared views
 node "$here/time.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
+node "$here/sankey.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 keep=0

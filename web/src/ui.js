@@ -2,13 +2,14 @@
 import * as echarts from 'echarts/core';
 import { LineChart, BarChart, SankeyChart, MapChart } from 'echarts/charts';
 import { GridComponent, TooltipComponent, LegendComponent, VisualMapComponent, TitleComponent, BrushComponent } from 'echarts/components';
-import { CanvasRenderer } from 'echarts/renderers';
+import { CanvasRenderer, SVGRenderer } from 'echarts/renderers';
 import { esc, inUnit, num, metric, traffic } from './format.js';
 import { api } from './api.js';
 import { getState, setState, isoSec } from './state.js';
+import { flowsLink } from './clicks.js';
 
 echarts.use([LineChart, BarChart, SankeyChart, MapChart, GridComponent, TooltipComponent,
-  LegendComponent, VisualMapComponent, TitleComponent, BrushComponent, CanvasRenderer]);
+  LegendComponent, VisualMapComponent, TitleComponent, BrushComponent, CanvasRenderer, SVGRenderer]);
 export { echarts };
 
 const charts = new Set();
@@ -35,7 +36,9 @@ export function disposeCharts({ detached = false } = {}) {
 // An ECharts instance on element `el` with option `opt`.  A time axis
 // is drawn in the state's time zone (tz=utc: UTC, else the browser's),
 // and dragging across it selects a span that becomes the page's range.
-export function chart(el, opt) {
+// `renderer` 'svg' draws the labels as SVG text (the Sankey: the browser
+// tests measure them).
+export function chart(el, opt, { renderer = 'canvas' } = {}) {
   const timeAxis = opt.xAxis && opt.xAxis.type === 'time';
   // a time axis: about one label per 100 px, so none overlap at 390 px
   if (timeAxis && opt.xAxis.splitNumber === undefined)
@@ -45,7 +48,7 @@ export function chart(el, opt) {
     opt.brush = { xAxisIndex: 'all', brushType: 'lineX', brushMode: 'single', transformable: false,
       brushStyle: { color: 'rgba(59,130,196,0.18)', borderColor: '#3b82c4', borderWidth: 1 }, throttleType: 'debounce' };
   }
-  const c = echarts.init(el, null, { renderer: 'canvas' });
+  const c = echarts.init(el, null, { renderer });
   c.setOption(opt);
   if (timeAxis) zoomable(c);
   el._ngChart = c; // for the browser tests (tests/web)
@@ -130,12 +133,21 @@ export function listenText(info) {
 
 // A table of rows: cols = [{key, title, num, text(row) | html(row)}]:
 // a cell is html(row) as markup, else text(row) escaped, else row[key].
-export function table(rows, cols, cls = '') {
-  const head = cols.map((c) => `<th class="${c.num ? 'num' : ''}">${esc(c.title)}</th>`).join('');
-  const body = rows.map((r) => '<tr>' + cols.map((c) => {
-    const v = c.html ? c.html(r) : esc(c.text ? c.text(r) : r[c.key]);
-    return `<td class="${c.num ? 'num' : ''}">${v}</td>`;
-  }).join('') + '</tr>').join('');
+// opts.term(row): the row's filter term (filterterm.js; null: none): the
+// row is clickable (clicks.js wireClicks adds the term to the filter) and
+// a last cell links to the Flow explorer on its flows over opts.range
+// ({from, to, filter}: clicks.js rangeOf).
+export function table(rows, cols, cls = '', opts = {}) {
+  const go = typeof opts.term === 'function' && opts.range;
+  const head = cols.map((c) => `<th class="${c.num ? 'num' : ''}">${esc(c.title)}</th>`).join('') + (go ? '<th></th>' : '');
+  const body = rows.map((r) => {
+    const t = go ? opts.term(r) : null;
+    const attrs = t ? ` class="clickable" tabindex="0" data-term="${esc(t)}" title="${esc('click: filter on ' + t)}"` : '';
+    return `<tr${attrs}>` + cols.map((c) => {
+      const v = c.html ? c.html(r) : esc(c.text ? c.text(r) : r[c.key]);
+      return `<td class="${c.num ? 'num' : ''}">${v}</td>`;
+    }).join('') + (go ? `<td class="go">${t ? flowsLink(opts.range, t) : ''}</td>` : '') + '</tr>';
+  }).join('');
   return `<div class="table-wrap"><table class="data ${cls}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
 
@@ -151,6 +163,12 @@ export function valueCols(unit, secs) {
 
 // Axis labels that never overlap (ECharts drops the ones that would).
 const AXIS_LABEL = { hideOverlap: true };
+
+// The keys of a series answer in the order seriesOption draws them (a
+// chart click's seriesIndex → its key).
+export function seriesKeys(doc) {
+  return [...new Set(doc.rows.map((r) => r.key))];
+}
 
 // Stacked area chart of series rows ({time, key, flows, packets, bytes}).
 export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
@@ -175,7 +193,7 @@ export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
     yAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (v) => num(v) } },
     series: keys.map((k) => ({
       name: name(k), type: 'line', stack: stack ? 'all' : undefined, areaStyle: stack ? {} : undefined,
-      showSymbol: false, sampling: 'lttb', data: times.map((t) => [t, by.get(k).get(t) || 0]),
+      showSymbol: false, sampling: 'lttb', triggerLineEvent: true, data: times.map((t) => [t, by.get(k).get(t) || 0]),
     })),
   };
 }

@@ -2,8 +2,10 @@
 // traffic over time per AS.
 import { api } from '../api.js';
 import { baseParams, intervalFor, setState } from '../state.js';
-import { card, chart, seriesOption, table, valueCols, NO_FLOWS } from '../ui.js';
+import { card, chart, seriesOption, seriesKeys, table, valueCols, NO_FLOWS } from '../ui.js';
 import { orderOf } from '../format.js';
+import { rowTerm, termFor } from '../filterterm.js';
+import { addTerm, rangeOf, wireClicks } from '../clicks.js';
 
 export default async function asPage(el, s, ctx) {
   const side = s.side === 'dst' ? 'dst' : 'src';
@@ -18,14 +20,15 @@ export default async function asPage(el, s, ctx) {
   const tbl = (d) => {
     const [k, n] = d.query.keys;
     return d.rows.length ? table(d.rows.map((r) => ({ ...r, as: r[k], name: r[n] || (Number(r[k]) === 0 ? '(none: private or unknown)' : '') })),
-      [{ key: 'as', title: 'AS' }, { key: 'name', title: 'name' }, ...valueCols(s.unit, secs)], 'as-table') : NO_FLOWS;
+      [{ key: 'as', title: 'AS' }, { key: 'name', title: 'name' }, ...valueCols(s.unit, secs)], 'as-table', { term: (r) => rowTerm([k], r), range: rangeOf(d, s) }) : NO_FLOWS;
   };
   el.innerHTML = `
   <div class="grid2">${card('Top source ASes', tbl(src))}${card('Top destination ASes', tbl(dst))}</div>
   <div class="toolbar"><label>Over time by <select id="side"><option value="src" ${side === 'src' ? 'selected' : ''}>source AS</option><option value="dst" ${side === 'dst' ? 'selected' : ''}>destination AS</option></select></label></div>
   ${card(`Traffic over time per ${side === 'src' ? 'source' : 'destination'} AS`, '<div class="chart" id="as-series"></div>')}`;
+  wireClicks(el, s);
   el.querySelector('#side').addEventListener('change', (e) => setState({ side: e.target.value }));
   const d = await api('series', { ...p, interval: iv + 's', field: side + 'as', limit: 6 });
   if (!ctx.fresh()) return;
-  chart(el.querySelector('#as-series'), seriesOption(d, s.unit));
+  chart(el.querySelector('#as-series'), seriesOption(d, s.unit)).on('click', (q) => addTerm(s, termFor(side + 'as', seriesKeys(d)[q.seriesIndex])));
 }

@@ -4,6 +4,8 @@ import { api } from '../api.js';
 import { baseParams } from '../state.js';
 import { card, table, errorBox, listenText } from '../ui.js';
 import { num, inUnit, traffic, esc, timeText } from '../format.js';
+import { termFor } from '../filterterm.js';
+import { rangeOf, wireClicks } from '../clicks.js';
 
 export default async function exportersPage(el, s, ctx) {
   const p = baseParams(s);
@@ -50,12 +52,12 @@ export default async function exportersPage(el, s, ctx) {
         { key: 'errors_total', title: 'decode errors', num: true, html: (r) => r.errors_total ? `<span title="${esc(JSON.stringify(r.errors))}" class="warn">${num(r.errors_total)}</span>` : '0' },
         { key: 'last_seen', title: 'last seen', text: (r) => timeText(r.last_seen_ms || r.last_seen, { tz: s.tz }) || r.last_seen },
         { key: 'health', title: 'health', html: (r) => healthBadge(r.health) },
-      ], 'exporters-table')))}
+      ], 'exporters-table', { term: (r) => termFor('exporter', r.exporter), range: rangeOf(inif, s) })))}
   ${card('Interfaces', ifs.size === 0 ? '<div class="empty">No interface traffic in this range.</div>' : table([...ifs.values()].sort((a, b) => b.in + b.out - a.in - a.out), [
     { key: 'exporter', title: 'exporter' }, { key: 'ifindex', title: 'ifIndex', num: true }, { key: 'name', title: 'name' },
     { key: 'in', title: 'in', num: true, text: (r) => bytesOrBits(r.in) },
     { key: 'out', title: 'out', num: true, text: (r) => bytesOrBits(r.out) },
-  ], 'if-table'))}
+  ], 'if-table', { term: (r) => [termFor('exporter', r.exporter), termFor('if', r.ifindex)].filter((t) => t).join(' and ') || null, range: rangeOf(inif, s) }))}
   ${last.size ? card('sFlow interface counters (latest sample)', table([...last.values()], [
     { key: 'agent', title: 'agent' }, { key: 'if_index', title: 'ifIndex', num: true },
     { key: 'if_speed', title: 'speed', num: true, text: (r) => inUnit(r.if_speed, { unit: 'bps' }) },
@@ -65,6 +67,7 @@ export default async function exportersPage(el, s, ctx) {
     { key: 'in_discards', title: 'in discards', num: true }, { key: 'out_discards', title: 'out discards', num: true },
     { key: 'time', title: 'time', text: (r) => timeText(r.time, { tz: s.tz }) || r.time },
   ], 'counters-table')) : ''}`;
+  wireClicks(el, s);
 }
 
 // Per-exporter counters of implausible values (flagged in the records,

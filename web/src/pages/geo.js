@@ -8,6 +8,8 @@ import { api } from '../api.js';
 import { baseParams, setState } from '../state.js';
 import { card, chart, echarts, table, valueCols, NO_FLOWS } from '../ui.js';
 import { orderOf, inUnit, metric } from '../format.js';
+import { termFor } from '../filterterm.js';
+import { rangeOf, wireClicks } from '../clicks.js';
 
 countries.registerLocale(en);
 let registered = false;
@@ -56,7 +58,8 @@ export default async function geoPage(el, s, ctx) {
   ${rows.length === 0 ? NO_FLOWS : ''}
   ${known.length === 0 && rows.length ? '<div class="empty">No flow has a known country: country needs a GeoIP database (docs/enrichment.md), and private addresses have none.</div>' : ''}
   ${card(`Traffic by ${side === 'src' ? 'source' : 'destination'} country`, '<div class="chart map" id="map"></div>')}
-  ${rows.length ? card('Countries', table(rows, [{ key: 'code', title: 'code' }, { key: 'name', title: 'country' }, ...valueCols(s.unit, secs)], 'geo-table')) : ''}`;
+  ${rows.length ? card('Countries', table(rows, [{ key: 'code', title: 'code' }, { key: 'name', title: 'country' }, ...valueCols(s.unit, secs)], 'geo-table', { term: (r) => termFor(field, r.code), range: rangeOf(d, s) })) : ''}`;
+  wireClicks(el, s);
   el.querySelector('#side').addEventListener('change', (e) => setState({ side: e.target.value }));
   const c = chart(el.querySelector('#map'), {
     tooltip: { trigger: 'item', formatter: (p) => `${countries.getName(p.name, 'en') || p.name}: ${Number.isFinite(p.value) ? inUnit(p.value, { unit: s.unit }) : 'no traffic'}` },

@@ -2,9 +2,11 @@
 // top 5 sources, destinations, countries, ASes, exporter health.
 import { api } from '../api.js';
 import { baseParams, intervalFor } from '../state.js';
-import { card, chart, seriesOption, table, NO_FLOWS, errorBox, listenText } from '../ui.js';
+import { card, chart, seriesOption, seriesKeys, table, NO_FLOWS, errorBox, listenText } from '../ui.js';
 import { num, inUnit, traffic, orderOf, esc, protoName, timeText, zoneName } from '../format.js';
 import { healthBadge } from './exporters.js';
+import { rowTerm, termFor } from '../filterterm.js';
+import { addTerm, rangeOf, wireClicks } from '../clicks.js';
 
 const TOPS = [
   ['Top sources', 'srcip'], ['Top destinations', 'dstip'],
@@ -31,18 +33,20 @@ export default async function overview(el, s, ctx) {
   </div>
   <div class="grid4">${TOPS.map(([t, f]) => card(t, '<div class="top5" data-field="' + f + '">…</div>')).join('')}</div>
   ${card('Exporter health', '<div id="health">…</div>')}`;
+  wireClicks(el, s);
   const unit = s.unit;
+  const seriesClick = (field, d) => (q) => addTerm(s, termFor(field, seriesKeys(d)[q.seriesIndex]));
   const jobs = [
     api('series', { ...p, interval: iv + 's', field: 'proto', limit: 5, order: orderOf(unit) })
-      .then((d) => chart(el.querySelector('#by-proto'), seriesOption(d, unit, { label: protoName }))),
+      .then((d) => chart(el.querySelector('#by-proto'), seriesOption(d, unit, { label: protoName })).on('click', seriesClick('proto', d))),
     api('series', { ...p, interval: iv + 's', field: 'service', limit: 6, order: orderOf(unit) })
-      .then((d) => chart(el.querySelector('#by-service'), seriesOption(d, unit))),
+      .then((d) => chart(el.querySelector('#by-service'), seriesOption(d, unit)).on('click', seriesClick('service', d))),
     ...TOPS.map(([, f]) => api('top', { ...p, field: f, limit: 5, order: orderOf(unit) }).then((d) => {
       const keys = d.query.keys;
       el.querySelector(`.top5[data-field="${f}"]`).innerHTML = d.rows.length ? table(d.rows, [
         { key: keys[0], title: keys[0], text: (r) => topLabel(r, keys) },
         { key: 'bytes', title: unit === 'bps' ? 'bits/s' : unit, num: true, text: (r) => traffic(r, { unit, secs }) },
-      ], 'compact') : '<div class="muted">none</div>';
+      ], 'compact', { term: (r) => rowTerm(keys, r), range: rangeOf(d, s) }) : '<div class="muted">none</div>';
     })),
     api('exporters').then((x) => {
       const n = x.exporters.length, bad = x.exporters.filter((e) => e.health !== 'ok');
@@ -55,7 +59,7 @@ export default async function overview(el, s, ctx) {
             { key: 'records', title: 'records', num: true, text: (r) => num(r.records) },
             { key: 'lost', title: 'lost', num: true, text: (r) => num(r.lost) },
             { key: 'health', title: 'health', html: (r) => healthBadge(r.health) },
-          ], 'compact');
+          ], 'compact', { term: (r) => termFor('exporter', r.exporter), range: { from: sum.from, to: sum.to, filter: s.filter } });
     }).catch((e) => { el.querySelector('#health').innerHTML = errorBox(e); }),
   ];
   await Promise.all(jobs);

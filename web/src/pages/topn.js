@@ -4,6 +4,8 @@ import { api } from '../api.js';
 import { baseParams, setState } from '../state.js';
 import { card, chart, barOption, table, valueCols, NO_FLOWS } from '../ui.js';
 import { orderOf, esc, protoName } from '../format.js';
+import { rowTerm } from '../filterterm.js';
+import { addTerm, rangeOf, wireClicks } from '../clicks.js';
 
 export const FIELDS = [
   ['srcip', 'sources'], ['dstip', 'destinations'], ['srcport', 'source ports'],
@@ -27,8 +29,11 @@ export default async function topn(el, s, ctx) {
   </div>
   ${d.rows.length === 0 ? NO_FLOWS : `
   ${card(`Top ${n} ${esc(FIELDS.find(([f]) => f === field)[1])} by ${esc(s.unit === 'bps' ? 'bits/s' : s.unit)}`, '<div class="chart tall" id="bars"></div>')}
-  ${card('Table', table(d.rows.map((r) => ({ ...r, label: label(r) })), [{ key: 'label', title: keys.join(' ↔ ') }, ...valueCols(s.unit, secs)], 'top-table'))}`}`;
+  ${card('Table', table(d.rows.map((r) => ({ ...r, label: label(r) })), [{ key: 'label', title: keys.join(' ↔ ') }, ...valueCols(s.unit, secs)], 'top-table', { term: (r) => rowTerm(keys, r), range: rangeOf(d, s) }))}`}`;
+  wireClicks(el, s);
   el.querySelectorAll('.tab').forEach((b) => b.addEventListener('click', () => setState({ field: b.dataset.field })));
   el.querySelector('#n').addEventListener('change', (e) => setState({ n: e.target.value }));
-  if (d.rows.length) chart(el.querySelector('#bars'), barOption(d.rows, label, s.unit, secs));
+  if (d.rows.length)
+    chart(el.querySelector('#bars'), barOption(d.rows, label, s.unit, secs))
+      .on('click', (p) => addTerm(s, rowTerm(keys, d.rows[p.dataIndex])));
 }
