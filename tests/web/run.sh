@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run.sh — the browser tests of the dashboards (dashboards.mjs, time.mjs) against
-# `nagare collect` holding a store of known flows (fixture.sh).
+# run.sh — the browser tests of the dashboards (dashboards.mjs, time.mjs, then
+# the Visualize page: visualize.mjs) against `nagare collect` holding a store
+# of known flows (fixture.sh).
 #
 # NG_BIN: the nagare binary, built with the dashboards embedded (web/dist
 # present when cmake ran).  NG_WEB_OUT: where screenshots go (default
@@ -57,4 +58,6 @@ rm -rf "$out"
 node "$here/dashboards.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 # time: drag-zoom, step, zones, auto-refresh; saved and shared views
 node "$here/time.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
+# the Visualize page (it adds flows of a day earlier: after dashboards.mjs)
+NG_WEB_UDP=${NG_WEB_UDP:-29055} node "$here/visualize.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 keep=0

@@ -51,9 +51,9 @@ export function setState(patch, { replace = false } = {}) {
 // The Visualize page's keys (pages/visualize.js), left out of the URL at
 // these values: dims (comma list of fields), graph (stacked, lines,
 // multiples, sankey, table), vunit (bps, pps, fps, bytes), bidir (1:
-// the reverse direction too), prev (1d, 1w: the previous period); and n
-// (top N), as Top-N and Flows use it.
-export const VIS_DEFAULTS = { dims: 'proto', graph: 'stacked', vunit: 'bps', bidir: '', prev: '' };
+// the reverse direction too), prev (1d, 1w: the previous period), sother
+// (1: the Sankey shows "other"); and n (top N), as Top-N and Flows use it.
+export const VIS_DEFAULTS = { dims: 'proto', graph: 'stacked', vunit: 'bps', bidir: '', prev: '', sother: '' };
 
 // The state every page shares; the rest (n, field, dim, side, offset)
 // is one page's and stays behind when going to another.

@@ -53,7 +53,7 @@ export function visState(s) {
   const graph = GRAPHS.some(([g]) => g === s.graph) ? s.graph : VIS_DEFAULTS.graph;
   const vunit = VUNITS.some(([u]) => u === s.vunit) ? s.vunit : VIS_DEFAULTS.vunit;
   const prev = s.prev === '1d' || s.prev === '1w' ? s.prev : '';
-  return { dims, n, graph, vunit, bidir: s.bidir === '1', prev };
+  return { dims, n, graph, vunit, bidir: s.bidir === '1', prev, sother: s.sother === '1' };
 }
 
 // A series key ("6,443") with protocols named when a dimension is proto.
@@ -96,6 +96,7 @@ export function stats(values, total) {
 }
 
 function toolbar(st, all) {
+  const sk = st.graph === 'sankey';
   const opt = (list, cur) => list.map(([v, t]) => `<option value="${v}" ${v === cur ? 'selected' : ''}>${esc(t)}</option>`).join('');
   const chips = st.dims.map((d, i) => `<span class="chip">${esc(d)}<button type="button" class="chip-x" data-i="${i}" aria-label="remove ${esc(d)}">×</button></span>`).join('');
   return `
@@ -105,9 +106,9 @@ function toolbar(st, all) {
     <label>Top <select id="vis-n">${opt(NS.map((x) => [String(x), String(x)]), String(st.n))}</select> + other</label>
     <label>Graph <select id="graph">${opt(GRAPHS, st.graph)}</select></label>
     <label>Unit <select id="vunit">${opt(VUNITS, st.vunit)}
-      <option value="pct" disabled title="nagare stores no interface speed yet (no ifSpeed from SNMP or the exporters): a percentage would be made up">% of interface speed (unknown)</option></select></label>
-    <label title="the other direction (src and dst swapped in the dimensions and the filter), drawn below the axis"><input type="checkbox" id="bidir" ${st.bidir ? 'checked' : ''}> bidirectional</label>
-    <label>Previous period <select id="prev">${opt(PREVS, st.prev)}</select></label>
+      <option value="pct" disabled title="nagare stores no interface speed yet (no ifSpeed from SNMP or the exporters): a percentage would be made up">% of if speed (n/a)</option></select></label>
+    <label title="${sk ? 'a time-series view: not for the Sankey' : 'the other direction (src and dst swapped in the dimensions and the filter), drawn below the axis'}"><input type="checkbox" id="bidir" ${st.bidir ? 'checked' : ''} ${sk ? 'disabled' : ''}> bidirectional</label>
+    <label title="${sk ? 'a time-series view: not for the Sankey' : 'the total of the same range a day or a week earlier, dashed'}">Previous period <select id="prev" ${sk ? 'disabled' : ''}>${opt(PREVS, st.prev)}</select></label>
   </div>`;
 }
 
@@ -156,9 +157,10 @@ function timeOption(g, rev, prev, st, stack, color) {
   };
 }
 
-// One small chart per series (the reverse mirrored in it), common y scale.
+// One small chart per series (the reverse mirrored in it), each on its
+// own scale (with "other" on a common one the small series read flat),
+// symmetric around 0 with the reverse.
 function drawMultiples(box, g, rev, prev, st) {
-  const max = Math.max(1, ...g.series.flatMap((s) => s.values), ...(rev ? rev.series.flatMap((s) => s.values) : []));
   box.innerHTML = g.series.map((s, i) => `<div class="multiple"><div class="multiple-title" title="${esc(s.name)}">${esc(s.name)}</div><div class="chart small" data-i="${i}"></div></div>`).join('');
   g.series.forEach((s, i) => {
     const r = rev && rev.series.find((x) => x.key === s.key);
@@ -166,8 +168,11 @@ function drawMultiples(box, g, rev, prev, st) {
     const opt = timeOption(one, r ? { series: [r] } : null, prev, st, false, colors(g.series.map((x) => x.key)));
     opt.legend = { show: false };
     opt.grid.top = 8;
-    opt.yAxis.max = max;
-    if (rev) opt.yAxis.min = -max;
+    if (rev) {
+      const max = Math.max(1, ...s.values, ...(r ? r.values : []));
+      opt.yAxis.max = max;
+      opt.yAxis.min = -max;
+    }
     chart(box.querySelector(`[data-i="${i}"]`), opt);
   });
 }
@@ -179,13 +184,19 @@ async function drawSankey(el, st, s, ctx) {
   const secs = Math.max(1, (Date.parse(d.query.to) - Date.parse(d.query.from)) / 1000);
   const v = (r) => (st.vunit === 'bytes' ? r.bytes : value(r, st.vunit, secs));
   const name = (x) => (x === '' ? '(none)' : String(x));
-  const links = d.rows.filter((r) => v(r) > 0).map((r) => ({ source: name(r.source), target: '→ ' + name(r.target), value: v(r) }));
+  // "other" (the edges past the top N) is most of the bytes with many
+  // keys: hidden unless asked for (sother=1), as the table still lists it
+  const shown = d.rows.filter((r) => st.sother || (r.source !== 'other' && r.target !== 'other'));
+  const links = shown.filter((r) => v(r) > 0).map((r) => ({ source: name(r.source), target: '→ ' + name(r.target), value: v(r) }));
   const nodes = [...new Set(links.flatMap((l) => [l.source, l.target]))].map((x) => ({ name: x }));
   el.querySelector('#vis-body').innerHTML = links.length === 0 ? NO_FLOWS
-    : card(`${esc(src)} → ${esc(dst)}, top ${st.n} edges by ${esc(VUNITS.find(([u]) => u === st.vunit)[1])} (average over the range)`, '<div class="chart sankey" id="vis-sankey"></div>') +
+    : card(`${esc(src)} → ${esc(dst)}, top ${st.n} edges by ${esc(VUNITS.find(([u]) => u === st.vunit)[1])}${st.vunit === 'bytes' ? '' : ' (average over the range)'}`,
+      `<label class="muted"><input type="checkbox" id="sother" ${st.sother ? 'checked' : ''}> show "other" (the rest, ${esc(num(d.rows.filter((r) => r.source === 'other').reduce((a, r) => a + r.bytes, 0)))}B)</label><div class="chart sankey" id="vis-sankey"></div>`) +
       card('Edges', table(d.rows, [{ key: 'source', title: src, text: (r) => name(r.source) }, { key: 'target', title: dst, text: (r) => name(r.target) },
         { key: 'v', title: VUNITS.find(([u]) => u === st.vunit)[1], num: true, text: (r) => inV(v(r), st.vunit) },
-        { key: 'bytes', title: 'bytes', num: true, text: (r) => num(r.bytes) + 'B' }], 'vis-edges'));
+        ...(st.vunit === 'bytes' ? [] : [{ key: 'bytes', title: 'bytes', num: true, text: (r) => num(r.bytes) + 'B' }])], 'vis-edges'));
+  const so = el.querySelector('#sother');
+  if (so) so.addEventListener('change', (e) => setState({ sother: e.target.checked ? '1' : '' }));
   if (links.length)
     chart(el.querySelector('#vis-sankey'), {
       tooltip: { trigger: 'item', confine: true, valueFormatter: (x) => inV(x, st.vunit) },
