@@ -245,7 +245,15 @@ export default async function visualize(el, s, ctx) {
   const body = el.querySelector('#vis-body');
   if (!d.rows.length && !(d.reverse && d.reverse.rows.length)) { body.innerHTML = NO_FLOWS; return; }
   const ivs = d.query.interval_s;
-  const order = (rows) => { const k = [...new Set(rows.map((r) => r.key))]; return [...k.filter((x) => x !== 'other'), ...k.filter((x) => x === 'other')]; };
+  // the series as the API ranked them: by the total of the order's
+  // counter over the range (a bucket's rows hold only the series present
+  // in it), "other" last
+  const order = (rows) => {
+    const tot = new Map(), c = TOTAL_OF[st.vunit];
+    for (const r of rows) tot.set(r.key, (tot.get(r.key) || 0) + r[c]);
+    const k = [...tot.keys()].filter((x) => x !== 'other').sort((a, b) => tot.get(b) - tot.get(a) || (a < b ? -1 : 1));
+    return tot.has('other') ? [...k, 'other'] : k;
+  };
   const g = grid(d.rows, d.query.from, d.query.to, ivs, st.vunit, st.dims, order(d.rows));
   const rev = d.reverse ? grid(d.reverse.rows, d.query.from, d.query.to, ivs, st.vunit, d.reverse.keys, order(d.reverse.rows)) : null;
   const prevG = d.previous ? grid(d.previous.rows, d.query.from, d.query.to, ivs, st.vunit, [], ['total']) : null;
