@@ -151,7 +151,9 @@ function timeOption(g, rev, prev, st, stack, color) {
     tooltip: { trigger: 'axis', confine: true, valueFormatter: (v) => inV(Math.abs(v), st.vunit) },
     legend: { type: 'scroll', top: 0, data: series.map((s) => s.name) },
     grid: { left: 8, right: 16, top: 34, bottom: 8, containLabel: true },
-    xAxis: { type: 'time', axisLabel: { ...AXIS } },
+    // the first and last time labels inside the grid: never under the
+    // y axis' labels nor past the right edge (a phone's 390 px)
+    xAxis: { type: 'time', axisLabel: { ...AXIS, alignMinLabel: 'left', alignMaxLabel: 'right' } },
     yAxis: { type: 'value', axisLabel: { ...AXIS, formatter: (v) => num(Math.abs(v)) + (v < 0 ? ' ↺' : '') } },
     series,
   };
