@@ -170,6 +170,7 @@ function drawMultiples(box, g, rev, prev, st) {
     const opt = timeOption(one, r ? { series: [r] } : null, prev, st, false, colors(g.series.map((x) => x.key)));
     opt.legend = { show: false };
     opt.grid.top = 8;
+    opt.yAxis.splitNumber = 3; // 150 px: a few labels, not ten
     if (rev) {
       const max = Math.max(1, ...s.values, ...(r ? r.values : []));
       opt.yAxis.max = max;
