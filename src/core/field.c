@@ -262,6 +262,37 @@ const ng_field *ng_field_by_name(const char *name)
 	return NULL;
 }
 
+static const enum ng_field_id partners[][2] = {
+    {NG_F_SRC_ADDR, NG_F_DST_ADDR},
+    {NG_F_SRC_PORT, NG_F_DST_PORT},
+    {NG_F_SRC_AS, NG_F_DST_AS},
+    {NG_F_IN_IF, NG_F_OUT_IF},
+    {NG_F_SRC_MASK, NG_F_DST_MASK},
+    {NG_F_SRC_VLAN, NG_F_DST_VLAN},
+    {NG_F_SRC_MAC, NG_F_DST_MAC},
+    {NG_F_INNER_SRC_ADDR, NG_F_INNER_DST_ADDR},
+    {NG_F_INNER_SRC_PORT, NG_F_INNER_DST_PORT},
+    {NG_F_IN_IF_NAME, NG_F_OUT_IF_NAME},
+    {NG_F_SRC_COUNTRY, NG_F_DST_COUNTRY},
+    {NG_F_SRC_CONTINENT, NG_F_DST_CONTINENT},
+    {NG_F_SRC_CITY, NG_F_DST_CITY},
+    {NG_F_SRC_AS_NAME, NG_F_DST_AS_NAME},
+    {NG_F_SRC_NET, NG_F_DST_NET},
+    {NG_F_SRC_NET_ROLE, NG_F_DST_NET_ROLE},
+    {NG_F_SRC_NET_SITE, NG_F_DST_NET_SITE},
+};
+
+int ng_field_partner(enum ng_field_id f)
+{
+	for (size_t i = 0; i < sizeof partners / sizeof partners[0]; i++) {
+		if (partners[i][0] == f)
+			return (int)partners[i][1];
+		if (partners[i][1] == f)
+			return (int)partners[i][0];
+	}
+	return -1;
+}
+
 uint64_t ng_field_get_uint(const ng_field *f, const ng_flow *r)
 {
 	return ng_get_host_uint(ng_field_ptr(f, r), f->size);

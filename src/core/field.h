@@ -143,6 +143,16 @@ const ng_field *ng_field_by_name(const char *name);
  * Must not be called for ADDR or MAC fields. */
 uint64_t ng_field_get_uint(const ng_field *f, const ng_flow *r);
 
+/*
+ * The field of the other direction: src_X <-> dst_X (addresses, inner
+ * addresses, ports, AS numbers and names, masks, VLANs, MACs, countries,
+ * continents, cities, networks, their roles and sites) and in_if <->
+ * out_if (numbers and names).  Returns -1 for a field without a side
+ * (protocol, exporter, service...).  The pairs are those of the field
+ * table (src/core/field.c) whose names differ only in src/dst or in/out.
+ */
+int ng_field_partner(enum ng_field_id f);
+
 /* Pointer to the field's bytes inside a record. */
 static inline const uint8_t *ng_field_ptr(const ng_field *f, const ng_flow *r)
 {

@@ -263,39 +263,99 @@ done:
 	ng_filter_free(p.q.filter);
 }
 
+/* previous=1d|1w (or none) as ms into *ms; false when bad. */
+static bool parse_previous(const char *v, uint64_t *ms)
+{
+	*ms = 0;
+	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "none"))
+		return true;
+	if (!strcmp(v, "1d"))
+		*ms = 86400000;
+	else if (!strcmp(v, "1w"))
+		*ms = 7 * 86400000ull;
+	return *ms != 0;
+}
+
+/* bidirectional=0|1 into *on; false when bad. */
+static bool parse_flag(const char *v, bool *on)
+{
+	*on = v && !strcmp(v, "1");
+	return !v || !*v || !strcmp(v, "0") || !strcmp(v, "1");
+}
+
+/* interval, previous and bidirectional of a series request, and the
+ * bound on its points; false with the 400 set. */
+static bool series_params(const ng_http_req *r, const params *p, uint64_t *interval, uint64_t *prev,
+                          bool *bidir, ng_http_resp *out)
+{
+	const char *iv = r->arg(r->conn, "interval");
+	if (!ng_interval_parse(iv ? iv : "5m", interval)) {
+		ng_api_error(out, 400, "bad 'interval'", "30s, 1m, 5m, 1h, 1d, or seconds (≥ 1)");
+		return false;
+	}
+	if (!parse_previous(r->arg(r->conn, "previous"), prev)) {
+		ng_api_error(out, 400, "bad 'previous'",
+		             "1d (the same range a day earlier), 1w (a week earlier) or none");
+		return false;
+	}
+	if (*prev && (*prev % *interval || *prev > p->q.from_ms)) {
+		ng_api_error(out, 400, "'previous' is not a whole number of intervals",
+		             "choose an interval that divides a day (30s, 1m, 5m, 1h, 1d)");
+		return false;
+	}
+	if (!parse_flag(r->arg(r->conn, "bidirectional"), bidir)) {
+		ng_api_error(out, 400, "bad 'bidirectional'", "0 or 1");
+		return false;
+	}
+	/* the series (and their reverse) and the previous period's total */
+	uint64_t buckets = (p->q.to_ms - p->q.from_ms) / *interval;
+	uint64_t points = buckets * (p->limit + 1) * (*bidir ? 2 : 1) + (*prev ? buckets : 0);
+	if (points > MAX_SERIES_POINTS) {
+		char hint[160];
+		snprintf(hint, sizeof hint,
+		         "at most %d points (intervals × (limit + 1), twice with bidirectional): "
+		         "choose a longer interval, a shorter range or a smaller limit",
+		         MAX_SERIES_POINTS);
+		ng_api_error(out, 400, "too many points: the range holds too many intervals", hint);
+		return false;
+	}
+	return true;
+}
+
 static void api_series(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	params p;
 	if (!read_params(s, r, &p, 5, out))
 		return;
-	const char *iv = r->arg(r->conn, "interval"), *field = r->arg(r->conn, "field");
-	uint64_t interval = 0;
+	const char *field = r->arg(r->conn, "field");
+	uint64_t interval = 0, prev = 0;
+	bool bidir = false;
 	char err[512];
-	if (!ng_interval_parse(iv ? iv : "5m", &interval)) {
-		ng_api_error(out, 400, "bad 'interval'", "30s, 1m, 5m, 1h, 1d, or seconds (≥ 1)");
+	if (!series_params(r, &p, &interval, &prev, &bidir, out))
 		goto done;
-	}
-	if ((p.q.to_ms - p.q.from_ms) / interval * (p.limit + 1) > MAX_SERIES_POINTS) {
-		ng_api_error(out, 400, "too many points: the range holds too many intervals",
-		             "choose a longer interval or a shorter range");
-		goto done;
-	}
 	if (field && *field && ng_query_parse_keys(&p.q, field, err, sizeof err)) {
 		field_error(out, err);
 		goto done;
 	}
-	ng_series se;
-	if (ng_series_run(s->store_dir, &p.q, interval, &se, err, sizeof err)) {
+	ng_series_set se;
+	if (ng_series_run_set(s->store_dir, &p.q, p.filter_text, interval, bidir, prev, &se, err,
+	                      sizeof err)) {
+		ng_series_set_free(&se);
 		run_error(s, out, err, errno == ETIMEDOUT || strstr(err, "time limit"));
 		goto done;
 	}
 	FILE *f = body(out, "application/json");
 	ng_output_opts o = json_opts(&p);
+	ng_series_extra x = {.rq = &se.rq,
+	                     .rev = se.has_rev ? &se.rev : NULL,
+	                     .pq = &se.pq,
+	                     .prev = se.has_prev ? &se.prev : NULL,
+	                     .prev_ms = se.prev_ms};
 	if (f) {
-		ng_write_series(f, &p.q, &se, &o);
+		ng_write_series_ext(f, &p.q, &se.main, &x, &o);
 		fclose(f);
 	}
-	ng_series_free(&se);
+	ng_series_set_free(&se);
 	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
 done:
 	ng_filter_free(p.q.filter);

@@ -65,6 +65,17 @@ ng_filter *ng_filter_parse(const char *text, char *err, size_t errlen, size_t *e
 
 void ng_filter_free(ng_filter *f);
 
+/*
+ * Turns f to the other direction, in place: every term on a src_X field
+ * tests dst_X instead and the reverse (in_if and out_if likewise; the
+ * pairs of ng_field_partner, core/field.h), so "src as 15169 and in if
+ * 3" becomes "dst as 15169 and out if 3"; either-side terms ("port 80")
+ * and fields without a side stay.  For the reverse direction of a
+ * bidirectional view (GET /api/v1/series?bidirectional=1).  Call it
+ * before the filter is evaluated (not while a scan uses it).
+ */
+void ng_filter_reverse(ng_filter *f);
+
 /* Columns the filter reads. */
 ng_colset ng_filter_columns(const ng_filter *f);
 

@@ -183,3 +183,16 @@ size_t ng_query_key_len(const ng_query *q)
 		n += ng_fields[q->keys[i].field].size;
 	return n;
 }
+
+void ng_query_reverse_keys(ng_query *q)
+{
+	for (size_t j = 0; j < q->nkeys; j++) {
+		ng_group_key *k = &q->keys[j];
+		int p = ng_field_partner(k->field);
+		if (k->alt >= 0 || p < 0)
+			continue;
+		const ng_field *f = &ng_fields[p];
+		k->field = (enum ng_field_id)p;
+		k->label = f->short_name ? f->short_name : f->name;
+	}
+}

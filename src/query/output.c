@@ -653,13 +653,23 @@ int ng_write_series(FILE *out, const ng_query *q, const ng_series *s, const ng_o
 		}
 		return finish(out, o, &s->res);
 	}
-	if (o->fmt == NG_FMT_JSON)
-		json_begin(out, "series", q, o, s->interval_ms);
+	return ng_write_series_ext(out, q, s, NULL, o);
+}
+
+/* The points of s as rows (time + shift, key unless `nokey`, counts,
+ * rates over the bucket). */
+static void series_rows(FILE *out, const ng_query *q, const ng_series *s, uint64_t shift,
+                        bool nokey, const ng_output_opts *o)
+{
+	uint64_t isecs = s->interval_ms / 1000;
+	char label[512];
 	for (size_t i = 0; i < s->npoints; i++) {
 		const ng_series_point *p = &s->points[i];
 		mrow m = {0};
-		mr_time(&m, "time", p->t);
-		mr_add(&m, "key", true, "%s", series_label(q, s, p->series, label, sizeof label));
+		mr_time(&m, "time", p->t + shift);
+		if (!nokey)
+			mr_add(&m, "key", true, "%s",
+			       series_label(q, s, p->series, label, sizeof label));
 		mr_u64(&m, "flows", p->flows);
 		mr_u64(&m, "packets", p->packets);
 		mr_u64(&m, "bytes", p->bytes);
@@ -667,8 +677,60 @@ int ng_write_series(FILE *out, const ng_query *q, const ng_series *s, const ng_o
 		mr_u64(&m, "pps", p->packets / isecs);
 		mr_write(out, o, &m, i);
 	}
+}
+
+/* ,"name":{…,"flows":…,"packets":…,"bytes":…,"rows":[ — a part's head. */
+static void part_begin(FILE *out, const char *name, const ng_query_result *r)
+{
+	fprintf(out, ",\n\"%s\":{\"flows\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64,
+	        name, r->flows_total, r->packets_total, r->bytes_total);
+}
+
+/* The JSON parts of x after a series answer's rows. */
+static void series_extra(FILE *out, const ng_series_extra *x, const ng_output_opts *o)
+{
+	if (x->rev) {
+		part_begin(out, "reverse", &x->rev->res);
+		fputs(",\"keys\":[", out);
+		for (size_t j = 0; j < x->rq->nkeys; j++) {
+			fputs(j ? "," : "", out);
+			ng_json_put_str(out, x->rq->keys[j].label);
+		}
+		fputs("],\"rows\":[", out);
+		series_rows(out, x->rq, x->rev, 0, false, o);
+		fputs("\n]}", out);
+	}
+	if (x->prev) {
+		char t[40];
+		part_begin(out, "previous", &x->prev->res);
+		fprintf(out, ",\"offset_s\":%" PRIu64, x->prev_ms / 1000);
+		ng_time_format(x->pq->from_ms, t);
+		fprintf(out, ",\"from\":\"%s\"", t);
+		ng_time_format(x->pq->to_ms, t);
+		fprintf(out, ",\"to\":\"%s\",\"rows\":[", t);
+		series_rows(out, NULL, x->prev, x->prev_ms, true, o);
+		fputs("\n]}", out);
+	}
+}
+
+int ng_write_series_ext(FILE *out, const ng_query *q, const ng_series *s, const ng_series_extra *x,
+                        const ng_output_opts *o)
+{
+	if (o->fmt == NG_FMT_TABLE)
+		return ng_write_series(out, q, s, o);
 	if (o->fmt == NG_FMT_JSON)
-		json_end(out, o, &s->res);
+		json_begin(out, "series", q, o, s->interval_ms);
+	series_rows(out, q, s, 0, false, o);
+	if (o->fmt == NG_FMT_JSON) {
+		fputs("\n]", out);
+		if (x)
+			series_extra(out, x, o);
+		if (o->summary) {
+			fputs(",\"summary\":", out);
+			json_summary(out, &s->res);
+		}
+		fputs("}\n", out);
+	}
 	return ferror(out) ? -1 : 0;
 }
 

@@ -89,6 +89,24 @@ int ng_write_series(FILE *out, const ng_query *q, const ng_series *s, const ng_o
  * "stages" each stage's field and nodes (best first, "other" last). */
 int ng_write_sankey(FILE *out, const ng_query *q, const ng_sankey *s, const ng_output_opts *o);
 
+/* What a JSON series answer may carry besides its rows (GET
+ * /api/v1/series, docs/api.md): the reverse direction (its query, whose
+ * keys are q's reversed, and its series) and the previous period's total
+ * (a series without keys over the range prev_ms earlier; its times are
+ * written shifted by prev_ms, onto the current range).  NULL: none. */
+typedef struct ng_series_extra {
+	const ng_query *rq;
+	const ng_series *rev;
+	const ng_query *pq; /* the previous period's query (its range) */
+	const ng_series *prev;
+	uint64_t prev_ms;
+} ng_series_extra;
+
+/* ng_write_series with x's parts added ("reverse", "previous") when the
+ * format is JSON; x may be NULL.  Returns 0, or -1 on a write error. */
+int ng_write_series_ext(FILE *out, const ng_query *q, const ng_series *s, const ng_series_extra *x,
+                        const ng_output_opts *o);
+
 /* --pairs: one row an edge, "other" last. */
 int ng_write_pairs(FILE *out, const ng_query *q, const ng_pairs *p, const ng_output_opts *o);
 

@@ -68,29 +68,6 @@ void ng_pairs_free(ng_pairs *p)
 
 /* ---- conversations --------------------------------------------------------- */
 
-static const enum ng_field_id partners[][2] = {
-    {NG_F_SRC_ADDR, NG_F_DST_ADDR},
-    {NG_F_SRC_PORT, NG_F_DST_PORT},
-    {NG_F_SRC_AS, NG_F_DST_AS},
-    {NG_F_IN_IF, NG_F_OUT_IF},
-    {NG_F_SRC_MASK, NG_F_DST_MASK},
-    {NG_F_SRC_VLAN, NG_F_DST_VLAN},
-    {NG_F_SRC_MAC, NG_F_DST_MAC},
-    {NG_F_INNER_SRC_ADDR, NG_F_INNER_DST_ADDR},
-    {NG_F_INNER_SRC_PORT, NG_F_INNER_DST_PORT},
-};
-
-static int partner_of(enum ng_field_id f)
-{
-	for (size_t i = 0; i < sizeof partners / sizeof partners[0]; i++) {
-		if (partners[i][0] == f)
-			return (int)partners[i][1];
-		if (partners[i][1] == f)
-			return (int)partners[i][0];
-	}
-	return -1;
-}
-
 void ng_bidir_keys(const ng_query *q, ng_query *w)
 {
 	*w = *q;
@@ -118,7 +95,7 @@ static void mirror_key(const ng_query *q, const uint8_t *k, uint8_t *m)
 		off[j + 1] = off[j] + ng_fields[q->keys[j].field].size;
 	memcpy(m, k, off[q->nkeys]);
 	for (size_t j = 0; j < q->nkeys; j++) {
-		int p = partner_of(q->keys[j].field);
+		int p = ng_field_partner(q->keys[j].field);
 		for (size_t i = 0; p >= 0 && i < q->nkeys; i++)
 			if ((int)q->keys[i].field == p && q->keys[i].alt < 0) {
 				memcpy(m + off[j], k + off[i], off[i + 1] - off[i]);

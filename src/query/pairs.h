@@ -51,8 +51,8 @@ typedef struct ng_bidir {
 /*
  * Bidirectional conversations over q->keys (default when q->nkeys == 0:
  * proto, srcip, srcport, dstip, dstport, as nfdump -b/-B).  A key's src_X
- * and dst_X fields (addresses, ports, AS, interfaces in/out, masks,
- * VLANs, MACs) are swapped to form the mirror key; fields without a
+ * and dst_X fields (in_if/out_if: the pairs of ng_field_partner,
+ * core/field.h) are swapped to form the mirror key; fields without a
  * partner in the key stay.  q->limit keeps the best N (0: all).
  */
 int ng_bidir_run(const char *dir, const ng_query *q, ng_bidir *out, char *err, size_t errlen);

@@ -128,6 +128,15 @@ typedef struct ng_query_result {
  */
 int ng_query_parse_keys(ng_query *q, const char *spec, char *err, size_t errlen);
 
+/*
+ * Turns q's keys to the other direction: a src_X key becomes dst_X, in_if
+ * out_if and so on (ng_field_partner, core/field.h), titled by the
+ * partner's short name; either keys ("ip") and keys without a side stay.
+ * Address prefix lengths are kept.  With ng_filter_reverse, the reverse
+ * direction of a bidirectional view.
+ */
+void ng_query_reverse_keys(ng_query *q);
+
 /* Parses "flows", "packets", "bytes", "pps", "bps", "bpp" (case-insensitive).
  * Returns false when unknown. */
 bool ng_query_parse_order(const char *s, enum ng_order *out);

@@ -52,6 +52,35 @@ int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_s
 
 void ng_series_free(ng_series *s);
 
+/*
+ * A series with its views (GET /api/v1/series): the series of q, and
+ *  - the reverse direction (`reverse`): q with its keys and its filter
+ *    turned to the other side (ng_query_reverse_keys, ng_filter_reverse:
+ *    for keys dstas and filter "src as 15169", the reverse is keys srcas
+ *    and filter "dst as 15169": the traffic coming back), same range,
+ *    limit and order, read from the same snapshot as the series;
+ *  - the previous period (`prev_ms` > 0, e.g. 1 d or 1 w): the total (no
+ *    keys) of q over [from - prev_ms, to - prev_ms), its own snapshot.
+ * The reverse's filter is parsed again from filter_text (NULL or "": no
+ * filter) and owned by the set.
+ */
+typedef struct ng_series_set {
+	ng_series main, rev, prev;
+	ng_query rq, pq; /* the reverse's and the previous period's queries */
+	bool has_rev, has_prev;
+	uint64_t prev_ms;
+} ng_series_set;
+
+/* Runs the series of q and the views asked for into *out (free with
+ * ng_series_set_free, also after a failure).  Returns 0, or -1 with a
+ * message in err[errlen] (ng_series_run's errors; prev_ms not a multiple
+ * of interval_ms or past from_ms). */
+int ng_series_run_set(const char *dir, const ng_query *q, const char *filter_text,
+                      uint64_t interval_ms, bool reverse, uint64_t prev_ms, ng_series_set *out,
+                      char *err, size_t errlen);
+
+void ng_series_set_free(ng_series_set *s);
+
 /* Parses an interval: "30s", "1m", "5m", "1h", "1d", or seconds.  Returns
  * false when bad or under 1 s. */
 bool ng_interval_parse(const char *s, uint64_t *ms);

@@ -103,6 +103,30 @@ same("api/v1/top", {"field": "srcip,dstport", "limit": 7}, ["-s", "srcip,dstport
 # time series and pairs
 same("api/v1/series", {"interval": "1m", "field": "proto", "limit": 5}, ["--interval", "1m", "-s", "proto", "-n", "5"], what="series 1m by proto")
 same("api/v1/series", {"interval": "30s", "limit": 5}, ["--interval", "30s", "-n", "5"], what="series 30s totals")
+# series views (one call): bidirectional = the reverse direction, keys and
+# filter turned to the other side; previous = the same range a day earlier
+def views(params, args, filt):
+    st, body, _ = api("api/v1/series", **params, filter=filt)
+    return st, (json.loads(body) if st == 200 else {"error": body})
+vf = "proto tcp and src port > 1024"
+st, d = views({"interval": "1m", "field": "dstport", "limit": 5, "bidirectional": 1}, [], vf)
+fwd = json.loads(cli("--interval", "1m", "-s", "dstport", "-n", "5", "--format", "json", filt=vf))
+rev = json.loads(cli("--interval", "1m", "-s", "srcport", "-n", "5", "--format", "json", filt="proto tcp and dst port > 1024"))
+check(st == 200 and d["rows"] == fwd["rows"] and d["reverse"]["rows"] == rev["rows"] and len(rev["rows"]) > 0
+      and d["reverse"]["keys"] == ["srcport"] and d["reverse"]["bytes"] == rev["summary"]["bytes"] > 0,
+      f"series bidirectional=1: rows = nagare query, reverse = -s srcport 'proto tcp and dst port > 1024' ({len(rev['rows'])} rows)")
+import datetime
+def shift(t, s):
+    x = datetime.datetime.strptime(t[:19], "%Y-%m-%dT%H:%M:%S") + datetime.timedelta(seconds=s)
+    return x.strftime("%Y-%m-%dT%H:%M:%S") + t[19:]
+st, body, _ = api("api/v1/series", interval="1m", limit=3, field="proto", previous="1d",
+                  **{"from": str(int(FROM) + 86400), "to": str(int(TO) + 86400)})
+d = json.loads(body) if st == 200 else {}
+tot = json.loads(cli("--interval", "1m", "--format", "json"))
+want = [{"time": shift(r["time"], 86400), **{k: r[k] for k in ("flows", "packets", "bytes", "bps", "pps")}} for r in tot["rows"]]
+check(st == 200 and d["previous"]["rows"] == want and len(want) > 0 and d["previous"]["offset_s"] == 86400
+      and d["previous"]["flows"] == tot["summary"]["flows"] and d["rows"] == [],
+      f"series previous=1d a day ahead: previous = nagare query --interval 1m over the range, times + 1 d ({len(want)} rows)")
 same("api/v1/pairs", {"src": "srcip", "dst": "dstip", "limit": 3}, ["--pairs", "srcip,dstip", "-n", "3"], what="pairs srcip→dstip")
 same("api/v1/pairs", {"src": "srcip", "dst": "dstport", "limit": 20, "order": "bytes"}, ["--pairs", "srcip,dstport", "-n", "20", "-O", "bytes"], what="pairs srcip→dstport by bytes")
 
@@ -228,6 +252,10 @@ bad({"limit": "-3"}, "api/v1/top", 400, "bad 'limit'", "negative limit")
 bad({"order": "loudness"}, "api/v1/top", 400, "unknown order", "unknown order")
 bad({"interval": "1ms"}, "api/v1/series", 400, "interval", "bad interval")
 bad({"format": "xml"}, "api/v1/flows", 400, "format", "bad format")
+bad({"previous": "2d"}, "api/v1/series", 400, "bad 'previous'", "previous other than 1d/1w")
+bad({"previous": "1d", "interval": "7m"}, "api/v1/series", 400, "whole number of intervals", "previous not a multiple of the interval")
+bad({"bidirectional": "yes"}, "api/v1/series", 400, "bad 'bidirectional'", "bidirectional not 0/1")
+bad({"interval": "1m", "limit": "50", "bidirectional": "1"}, "api/v1/series", 400, "too many points", "bidirectional doubles the points (1500 × 51 fits alone)")
 bad({"interval": "1s", "from": str(now - 30 * 86400)}, "api/v1/series", 400, "too many points", "series with millions of points")
 bad({}, "api/v1/nothing", 404, "unknown endpoint", "unknown endpoint")
 req = urllib.request.Request(a.url + "api/v1/top", data=b"x=1", method="POST")

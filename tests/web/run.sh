@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh — the browser tests of the dashboards (dashboards.mjs, time.mjs,
-# then sankey.mjs: the Sankey and click-through; filterterm.mjs first) against
-# `nagare collect` holding a store of known flows (fixture.sh).
+# sankey.mjs: the Sankey and click-through, filterterm.mjs first; then the
+# Visualize page: visualize.mjs) against `nagare collect` holding a store
+# of known flows (fixture.sh).
 #
 # NG_BIN: the nagare binary, built with the dashboards embedded (web/dist
 # present when cmake ran).  NG_WEB_OUT: where screenshots go (default
@@ -61,4 +62,6 @@ node "$here/dashboards.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" -
 # time: drag-zoom, step, zones, auto-refresh; saved and shared views
 node "$here/time.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 node "$here/sankey.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
+# the Visualize page (it adds flows of a day earlier: after dashboards.mjs)
+NG_WEB_UDP=${NG_WEB_UDP:-29055} node "$here/visualize.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 keep=0

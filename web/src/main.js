@@ -12,6 +12,7 @@ import geo from './pages/geo.js';
 import as from './pages/as.js';
 import exporters from './pages/exporters.js';
 import explorer from './pages/explorer.js';
+import visualize from './pages/visualize.js';
 
 const PAGES = [
   { path: '/', title: 'Overview', render: overview },
@@ -20,6 +21,7 @@ const PAGES = [
   { path: '/geo', title: 'Geo', render: geo },
   { path: '/as', title: 'AS traffic', render: as },
   { path: '/exporters', title: 'Exporters', render: exporters },
+  { path: '/visualize', title: 'Visualize', render: visualize },
   { path: '/explorer', title: 'Flow explorer', render: explorer },
 ];
 const PRESETS = [['-15m', '15 min'], ['-1h', '1 hour'], ['-6h', '6 hours'], ['-1d', '24 hours'], ['-7d', '7 days']];
@@ -170,6 +172,8 @@ function syncControls(s) {
   set('to-label', 'textContent', `to (${zone})`);
   set('unit', 'value', s.unit);
   set('tz', 'value', s.tz);
+  // Visualize has its own units (rates per second): the shared one hides
+  document.getElementById('unit').parentElement.classList.toggle('hidden', page().path === '/visualize');
   // the filter box: only when the applied filter changed (back button, a
   // click on a chart), never over what is being typed
   if (!shown || shown.filter !== s.filter) set('filter', 'value', s.filter);

@@ -39,7 +39,7 @@ function versioned(q) {
 export function setState(patch, { replace = false } = {}) {
   const q = upgrade(new URLSearchParams(location.search));
   for (const [k, v] of Object.entries(patch)) {
-    if (v === undefined || v === null || v === '' || DEFAULTS[k] === v) q.delete(k);
+    if (v === undefined || v === null || v === '' || DEFAULTS[k] === v || VIS_DEFAULTS[k] === v) q.delete(k);
     else q.set(k, v);
   }
   const url = location.pathname + '?' + versioned(q);
@@ -47,6 +47,13 @@ export function setState(patch, { replace = false } = {}) {
   else history.pushState(null, '', url);
   window.dispatchEvent(new Event('ng-state'));
 }
+
+// The Visualize page's keys (pages/visualize.js), left out of the URL at
+// these values: dims (comma list of fields), graph (stacked, lines,
+// multiples, sankey, table), vunit (bps, pps, fps, bytes), bidir (1:
+// the reverse direction too), prev (1d, 1w: the previous period), sother
+// (1: the Sankey shows "other"); and n (top N), as Top-N and Flows use it.
+export const VIS_DEFAULTS = { dims: 'proto', graph: 'stacked', vunit: 'bps', bidir: '', prev: '', sother: '' };
 
 // The state every page shares; the rest (n, field, dim, side, offset)
 // is one page's and stays behind when going to another.
