@@ -14,13 +14,27 @@
 # enough that a busy 2-core machine keeps up.
 #
 # NG_BIN: the nagare binary (default build/nagare); NG_NFGEN: the generator
-# (default bench/nfgen beside NG_BIN's build).  Loopback only.
+# (default the repository's build/bench/nfgen, else bench/nfgen beside
+# NG_BIN's build: the generator is not under test, and a sanitizer build
+# of it is slow and reports its own exit-time leaks).  Loopback only.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NG_BIN=${NG_BIN:-$here/../../build/nagare}
-NG_NFGEN=${NG_NFGEN:-$(dirname "$NG_BIN")/bench/nfgen}
+if [ -z "${NG_NFGEN:-}" ]; then
+	NG_NFGEN=$here/../../build/bench/nfgen
+	[ -x "$NG_NFGEN" ] || NG_NFGEN=$(dirname "$NG_BIN")/bench/nfgen
+fi
 command -v python3 >/dev/null || { echo "test_soak: python3 not installed" >&2; exit 1; }
 [ -x "$NG_NFGEN" ] || { echo "test_soak: no generator at $NG_NFGEN (build target nfgen)" >&2; exit 1; }
 echo "test_soak: NG_BIN=$NG_BIN NG_NFGEN=$NG_NFGEN"
+# Under AddressSanitizer, RSS holds the allocator's quarantine of freed
+# blocks (up to 256 MiB) and its shadow memory, not the collector's own
+# use: the flat-RSS check is then loosened to 50 % (every other check
+# holds as is).  bench/soak and the plain build keep the 10 %.
+rss=()
+if ldd "$NG_BIN" 2>/dev/null | grep -q libasan; then
+	echo "test_soak: sanitizer build: RSS within 50 %, not 10 % (ASan quarantine)"
+	rss=(--rss-tol 0.5)
+fi
 exec python3 "$here/../../bench/soak" --nagare "$NG_BIN" --nfgen "$NG_NFGEN" \
-	--rate 50k --seconds 40 --kill-at 0.5 --sample 2 --rss-warmup 10 "$@"
+	--rate 50k --seconds 40 --kill-at 0.5 --sample 2 --rss-warmup 10 "${rss[@]}" "$@"
