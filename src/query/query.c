@@ -47,12 +47,9 @@ static ng_colset group_columns(const ng_query *q, ng_run_ctx *c)
 	return cols;
 }
 
-/* A snapshot for q when it has none (into *own, freed by the caller):
- * the pieces of one query (rollup levels, top rollups then rows) read
- * one set of segments.  Returns the query to run, or NULL when `dir` is
- * not a store or out of memory (message in err). */
-static const ng_query *with_snapshot(const char *dir, const ng_query *q, ng_query *copy,
-                                     ng_store_snapshot **own, char *err, size_t errlen)
+/* query_int.h */
+const ng_query *ng_query_with_snapshot(const char *dir, const ng_query *q, ng_query *copy,
+                                       ng_store_snapshot **own, char *err, size_t errlen)
 {
 	*own = NULL;
 	if (q->snap)
@@ -78,7 +75,7 @@ int ng_query_run(const char *dir, const ng_query *q0, ng_query_result *res, char
 	memset(res, 0, sizeof *res);
 	ng_query copy;
 	ng_store_snapshot *own;
-	const ng_query *q = with_snapshot(dir, q0, &copy, &own, err, errlen);
+	const ng_query *q = ng_query_with_snapshot(dir, q0, &copy, &own, err, errlen);
 	if (!q)
 		return -1;
 	ng_run_ctx c = {.q = q, .res = res, .either = -1};

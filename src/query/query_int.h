@@ -281,4 +281,15 @@ bool ng_top_exact(const ng_top_cover *cv);
  * on the rows), or what ng_scan_workers returns. */
 int ng_run_top(const char *dir, ng_run_ctx *proto, ng_colset cols, int set, ng_query_result *res);
 
+/* ---- query.c: one snapshot per query ----------------------------------- */
+
+/* A snapshot for q when it has none (into *own, which the caller frees
+ * with ng_store_snapshot_free; NULL when q had one): the pieces of one
+ * query (rollup levels, top rollups then rows; a series' top and its
+ * buckets; a Sankey's stages) read one set of segments.  Returns the
+ * query to run (q, or *copy holding the snapshot), or NULL when `dir` is
+ * not a store or out of memory (message in err). */
+const ng_query *ng_query_with_snapshot(const char *dir, const ng_query *q, ng_query *copy,
+                                       ng_store_snapshot **own, char *err, size_t errlen);
+
 #endif

@@ -1,7 +1,8 @@
 /* sankey.c — a Sankey of two or three stages in one call (see sankey.h). */
 #include "query/sankey.h"
 
-#include <errno.h>
+#include "query/query_int.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,16 +183,12 @@ int ng_sankey_run(const char *dir, const ng_query *q0, ng_sankey *out, char *err
 		         NG_SANKEY_MAX_N);
 		return -1;
 	}
-	ng_query q = *q0;
-	ng_store_snapshot *own = NULL;
-	if (!q.snap) {
-		if (!(own = ng_store_snapshot_take(dir, q.from_ms, q.to_ms))) {
-			snprintf(err, errlen,
-			         errno == ENOENT ? "%s is not a flow store" : "out of memory", dir);
-			return -1;
-		}
-		q.snap = own;
-	}
+	ng_query copy;
+	ng_store_snapshot *own;
+	const ng_query *qs = ng_query_with_snapshot(dir, q0, &copy, &own, err, errlen);
+	if (!qs)
+		return -1;
+	ng_query q = *qs;
 	stage st[NG_SANKEY_MAX_STAGES] = {0};
 	ng_query_fold folds[NG_SANKEY_MAX_STAGES];
 	int rc = 0;
@@ -222,8 +219,7 @@ int ng_sankey_run(const char *dir, const ng_query *q0, ng_sankey *out, char *err
 		ng_query_result_free(&st[j].top);
 		free(st[j].vals);
 	}
-	if (own)
-		ng_store_snapshot_free(own);
+	ng_store_snapshot_free(own);
 	if (rc)
 		ng_sankey_free(out);
 	return rc;

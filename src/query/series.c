@@ -1,7 +1,6 @@
 /* series.c — time series over the store (see series.h). */
 #include "query/series.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,20 +337,15 @@ oom:
 int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
                   char *err, size_t errlen)
 {
-	if (q->snap)
-		return series_run(dir, q, interval_ms, out, err, errlen);
-	ng_query sq = *q;
-	if (!(sq.snap = ng_store_snapshot_take(dir, q->from_ms, q->to_ms))) {
+	ng_query copy;
+	ng_store_snapshot *own;
+	const ng_query *sq = ng_query_with_snapshot(dir, q, &copy, &own, err, errlen);
+	if (!sq) {
 		memset(out, 0, sizeof *out);
-		if (errno == ENOENT)
-			snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir,
-			         dir);
-		else
-			snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	int rc = series_run(dir, &sq, interval_ms, out, err, errlen);
-	ng_store_snapshot_free(sq.snap);
+	int rc = series_run(dir, sq, interval_ms, out, err, errlen);
+	ng_store_snapshot_free(own);
 	return rc;
 }
 

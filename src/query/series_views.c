@@ -1,10 +1,10 @@
 /* series_views.c — a series with its reverse direction and previous
  * period, in one call (series.h). */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "query/filter.h"
+#include "query/query_int.h"
 #include "query/series.h"
 #include "store/store.h"
 
@@ -45,18 +45,13 @@ int ng_series_run_set(const char *dir, const ng_query *q, const char *filter_tex
 		         "start after the epoch");
 		return -1;
 	}
-	ng_query sq = *q;
-	if (!sq.snap && !(sq.snap = ng_store_snapshot_take(dir, q->from_ms, q->to_ms))) {
-		if (errno == ENOENT)
-			snprintf(err, errlen, "%s is not a flow store (no %s/flows directory)", dir,
-			         dir);
-		else
-			snprintf(err, errlen, "out of memory");
+	ng_query copy;
+	ng_store_snapshot *own;
+	const ng_query *sq = ng_query_with_snapshot(dir, q, &copy, &own, err, errlen);
+	if (!sq)
 		return -1;
-	}
-	int rc = run_now(dir, &sq, filter_text, interval_ms, reverse, out, err, errlen);
-	if (sq.snap != q->snap)
-		ng_store_snapshot_free(sq.snap);
+	int rc = run_now(dir, sq, filter_text, interval_ms, reverse, out, err, errlen);
+	ng_store_snapshot_free(own);
 	out->rq.snap = NULL;
 	if (rc || !prev_ms)
 		return rc;
