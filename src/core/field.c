@@ -192,6 +192,29 @@ const ng_field ng_fields[NG_FIELD_COUNT] = {
     F(NG_F_APPLICATION, "application", "app", 96, NG_FT_STR, application,
       "application name (applicationName 96) that options data gave the record's "
       "applicationId (95): Cisco NBAR / AVC, FortiGate"),
+    F(NG_F_EXPORTER_GROUP, "exporter_group", "exportergroup", 0, NG_FT_STR, exporter_group,
+      "classification: exporter group (configuration rules)"),
+    F(NG_F_EXPORTER_ROLE, "exporter_role", "exporterrole", 0, NG_FT_STR, exporter_role,
+      "classification: exporter role (edge, core, ...)"),
+    F(NG_F_EXPORTER_SITE, "exporter_site", "exportersite", 0, NG_FT_STR, exporter_site,
+      "classification: exporter site"),
+    F(NG_F_EXPORTER_REGION, "exporter_region", "exporterregion", 0, NG_FT_STR, exporter_region,
+      "classification: exporter region"),
+    F(NG_F_EXPORTER_TENANT, "exporter_tenant", "exportertenant", 0, NG_FT_STR, exporter_tenant,
+      "classification: exporter tenant"),
+    F(NG_F_IN_IF_BOUNDARY, "in_if_boundary", "inifboundary", 0, NG_FT_STR, in_if_boundary,
+      "classification: input interface boundary, external or internal"),
+    F(NG_F_OUT_IF_BOUNDARY, "out_if_boundary", "outifboundary", 0, NG_FT_STR, out_if_boundary,
+      "classification: output interface boundary, external or internal"),
+    F(NG_F_IN_IF_CONNECTIVITY, "in_if_connectivity", "inifconnectivity", 0, NG_FT_STR,
+      in_if_connectivity,
+      "classification: input interface connectivity (transit, peering, ix, pni, customer...)"),
+    F(NG_F_OUT_IF_CONNECTIVITY, "out_if_connectivity", "outifconnectivity", 0, NG_FT_STR,
+      out_if_connectivity, "classification: output interface connectivity"),
+    F(NG_F_IN_IF_PROVIDER, "in_if_provider", "inifprovider", 0, NG_FT_STR, in_if_provider,
+      "classification: provider behind the input interface"),
+    F(NG_F_OUT_IF_PROVIDER, "out_if_provider", "outifprovider", 0, NG_FT_STR, out_if_provider,
+      "classification: provider behind the output interface"),
 #ifdef NG_TEST_EXTRA_FIELDS
     TEST_TEN(),
 #if NG_TEST_EXTRA_FIELDS > 10
@@ -280,6 +303,9 @@ static const enum ng_field_id partners[][2] = {
     {NG_F_SRC_NET, NG_F_DST_NET},
     {NG_F_SRC_NET_ROLE, NG_F_DST_NET_ROLE},
     {NG_F_SRC_NET_SITE, NG_F_DST_NET_SITE},
+    {NG_F_IN_IF_BOUNDARY, NG_F_OUT_IF_BOUNDARY},
+    {NG_F_IN_IF_CONNECTIVITY, NG_F_OUT_IF_CONNECTIVITY},
+    {NG_F_IN_IF_PROVIDER, NG_F_OUT_IF_PROVIDER},
 };
 
 int ng_field_partner(enum ng_field_id f)

@@ -77,6 +77,7 @@ struct ng_http_server {
 	ng_http_exporters_fn exporters;
 	void *exporters_arg;
 	size_t metrics_exporters;
+	bool attribution_dbip; /* ng_http_config's */
 	uint16_t port;
 	ng_http_metrics m;
 	sem_t qgate; /* queries running at once at most (config threads) */

@@ -33,6 +33,9 @@ EOF
 mkdir -p "$work/views"
 printf 'nagare-views/1\nbusy hour\t/?v=1&from=-1h&tz=utc\ndns\t/top?v=1&field=dstport\n' >"$work/views/file.txt"
 printf '{"name":"busy hour","state":"\\/?v=1\\u0026from=-1h"}' >"$work/views/body.json"
+# ASN CSV ranges (enrich/geocsv.c): rows as ip-location-db writes them
+mkdir -p "$work/geocsv"
+printf '1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."\n2.26.200.0,2.26.215.255,201907,"LLC ""SPUTNIK"""\r\n2001:200::,2001:200:1b9:ffff:ffff:ffff:ffff:ffff,2500,WIDE Project\n' >"$work/geocsv/asn.csv"
 found=0
 ran=0
 for bin in "$build"/fuzz_*; do
@@ -45,6 +48,7 @@ for bin in "$build"/fuzz_*; do
 	fuzz_templates) seeds=$work/templates ;;
 	fuzz_exporters) seeds=$work/exporters ;;
 	fuzz_views) seeds=$work/views ;;
+	fuzz_geocsv) seeds=$work/geocsv ;;
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"
