@@ -726,7 +726,8 @@ static void api_fields(ng_http_server *s, ng_http_resp *out)
 		ng_json_put_str(f, x->doc ? x->doc : "");
 		fputc('}', f);
 	}
-	fputs("],\"either\":[\"ip\",\"port\",\"as\",\"if\",\"mask\",\"vlan\"],"
+	fputs("],\"either\":[\"ip\",\"port\",\"as\",\"if\",\"mask\",\"vlan\",\"provider\","
+	      "\"boundary\",\"connectivity\"],"
 	      "\"composite\":[\"conv\"],"
 	      "\"orders\":[\"flows\",\"packets\",\"bytes\",\"pps\",\"bps\",\"bpp\"],",
 	      f);

@@ -8,7 +8,9 @@
  * (core/field.h: "srcip", "dst_port", "proto", ...) and nfdump's words
  * for the usual combinations:
  *
- *   - an either key ("ip", "port", "as", "if", "mask", "vlan", "mac"):
+ *   - an either key ("ip", "port", "as", "if", "mask", "vlan", "mac", and
+ *     the classification's "provider", "boundary", "connectivity": in_if_X
+ *     and out_if_X):
  *     one field that stands for both sides; each flow is counted once
  *     under its source's value and once under its destination's, like
  *     nfdump's -s ip (at most one per group-by: the executor counts a
