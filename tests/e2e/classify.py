@@ -125,6 +125,21 @@ def main():
         check(all(gi.get(k) == v for k, v in in_b.items()), f"-s inifprovider: {gi} = {dict(in_b)}")
         ext = sum(r["bytes"] for r in rows("-s", "proto/bytes", "inifboundary = external"))
         check(ext == ext_b, f"filter inifboundary = external: {ext} bytes = {ext_b}")
+        # pairs: input provider -> output provider, bytes per edge
+        pair_b = collections.Counter()
+        for inif, outif, octets in sent:
+            pair_b[(PROVIDER[inif], PROVIDER[outif])] += octets * 100
+        pr = u.query_json(BIN, store, "--pairs", "inifprovider,outifprovider", "-O", "bytes",
+                          "-n", "100")
+        edges = {}
+        for r in pr["rows"]:
+            k = (r["source"], r["target"])
+            edges[k] = r["bytes"]
+        check(all(edges.get(k) == v for k, v in pair_b.items()) and len(edges) >= len(pair_b),
+              f"--pairs inifprovider,outifprovider: {len(edges)} edges, bytes as sent "
+              f"(e.g. Cogent -> acme {edges.get(('Cogent', 'acme'))} = {pair_b[('Cogent', 'acme')]})")
+        if fails:
+            print(json.dumps(pr["rows"][:3]))
         site = rows("-s", "exportersite")
         check(len(site) == 1 and list(site[0].values())[0] == "fra" or
               any(v == "fra" for v in site[0].values()), f"-s exportersite: {site}")
