@@ -184,6 +184,19 @@ def main():
         check(any(a.get("text") == "IP Geolocation by DB-IP" and a.get("url") == "https://db-ip.com"
                   for a in att), f"/api/v1/fields attribution names DB-IP: {att}")
 
+        # ... and the Geo page shows it (Debian's chromium renders the page)
+        if shutil.which("chromium"):
+            dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                                  "--virtual-time-budget=8000", "--dump-dom", url + "geo"],
+                                 capture_output=True, text=True, timeout=120).stdout
+            foot = re.search(r'<footer id="attribution"[^>]*>(.*?)</footer>', dom, re.S)
+            check(foot and 'href="https://db-ip.com"' in foot.group(1) and
+                  "IP Geolocation by DB-IP" in foot.group(1),
+                  "the Geo page's footer: " + (foot.group(1)[:160] if foot else "none"))
+            print("the Geo page's footer:", re.sub(r"<[^>]+>", "", foot.group(1)) if foot else None)
+        else:
+            print("chromium missing: the page's footer not checked")
+
         # doctor: each file with its build date
         d = subprocess.run([BIN, "doctor", "--no-http", "--store", store], capture_output=True,
                            text=True, env=env).stdout
