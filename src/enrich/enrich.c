@@ -77,6 +77,8 @@ struct ng_enricher {
 	ng_services *svc;
 	ng_classifier *cls;             /* classification rules, sampling rates (NULL: none) */
 	bool cls_exp, cls_if, cls_samp; /* what it can set */
+	struct cls_exp_memo *cexp;      /* CLS_EXP_MEMO of the classifier's answers */
+	struct cls_if_memo *cif;        /* CLS_IF_MEMO ..., read inline per record */
 	struct exporter *exps;
 	size_t nexps;
 	size_t nnets;
@@ -107,6 +109,25 @@ struct ng_enricher {
 };
 
 #define BYPASS_SAMPLE 16
+
+/* The classifier's answers copied into small direct-mapped tables read
+ * inline, per record, before the classifier's own cache (a call and a
+ * hash): an exporter by its address, an interface by its exporter and
+ * ifIndex; the whole key is compared, so a clash only costs a call. */
+#define CLS_EXP_MEMO 64
+#define CLS_IF_MEMO 1024
+struct cls_exp_memo {
+	uint64_t a, b; /* the exporter's address */
+	uint32_t name;
+	bool used;
+	ng_class_exp v;
+};
+struct cls_if_memo {
+	uint64_t a, b;
+	uint32_t ename, index, name, desc;
+	bool used;
+	ng_class_if v;
+};
 
 static const ng_geo_rec no_rec;
 
@@ -240,6 +261,9 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 		e->cls_exp = ng_classifier_has_exp(e->cls);
 		e->cls_if = ng_classifier_has_if(e->cls);
 		e->cls_samp = ng_classifier_has_sampling(e->cls);
+		if (!(e->cexp = calloc(CLS_EXP_MEMO, sizeof *e->cexp)) ||
+		    !(e->cif = calloc(CLS_IF_MEMO, sizeof *e->cif)))
+			goto nomem;
 	}
 	e->georec = e->geo ? ng_geodb_rec(e->geo, 0) : &no_rec;
 	e->asrec = e->asn ? ng_geodb_rec(e->asn, 0) : &no_rec;
@@ -282,6 +306,8 @@ void ng_enricher_free(ng_enricher *e)
 	ng_nettrie_free(e->nets);
 	ng_services_free(e->svc);
 	ng_classifier_free(e->cls);
+	free(e->cexp);
+	free(e->cif);
 	for (size_t i = 0; i < e->nexps; i++)
 		free(e->exps[i].ifs);
 	free(e->exps);
@@ -571,22 +597,38 @@ static inline void sample_conf(const ng_enrich_view *v, size_t i, const ng_class
 	*src = NG_SAMPLING_CONFIG;
 }
 
-/* One interface side of record i: its classification (cached per
- * exporter, ifIndex and names: classify.h) into fields f0.. (boundary,
- * connectivity, provider, each a pair: `step` to the next). */
+/* One interface side of record i: its classification (the memo, else
+ * the classifier's cache per exporter, ifIndex and names: classify.h)
+ * into the fields out[] (boundary, connectivity, provider). */
 static inline void classify_if(ng_enricher *e, const ng_enrich_view *v, size_t i,
-                               const struct exporter *x, const uint8_t *exp, uint32_t ename,
-                               enum ng_field_id fidx, enum ng_field_id fname,
-                               const enum ng_field_id out[3])
+                               const struct exporter *x, const uint8_t *exp, uint64_t ea,
+                               uint64_t eb, uint32_t ename, enum ng_field_id fidx,
+                               enum ng_field_id fname, const enum ng_field_id out[3])
 {
 	uint32_t index = get_u32(v, fidx, i);
 	if (!index)
 		return;
-	const struct ifname *cf = x ? if_conf(x, index) : NULL;
-	const ng_class_if *ci = ng_classify_if_cached(e->cls, exp, ename, index,
-	                                              get_u32(v, fname, i), cf ? cf->desc : 0);
+	uint32_t name = get_u32(v, fname, i);
+	struct cls_if_memo *m =
+	    &e->cif[(ng_mix32((uint32_t)(eb >> 32) ^ index) & (CLS_IF_MEMO - 1))];
+	/* the description is the configuration's, fixed for (exporter,
+	 * index) in this set: the memo's key need not look it up */
+	if (!(m->used && m->index == index && m->name == name && m->a == ea && m->b == eb &&
+	      m->ename == ename)) {
+		const struct ifname *cf = x ? if_conf(x, index) : NULL;
+		uint32_t desc = cf ? cf->desc : 0;
+		*m = (struct cls_if_memo){
+		    .a = ea,
+		    .b = eb,
+		    .ename = ename,
+		    .index = index,
+		    .name = name,
+		    .desc = desc,
+		    .used = true,
+		    .v = *ng_classify_if_cached(e->cls, exp, ename, index, name, desc)};
+	}
 	for (int k = 0; k < 3; k++)
-		put_u32(v, out[k], i, ci->attr[k]);
+		put_u32(v, out[k], i, m->v.attr[k]);
 }
 
 /* Classification of record i (exporter x of the configuration, or NULL):
@@ -603,8 +645,19 @@ static inline void classify(ng_enricher *e, const ng_enrich_view *v, size_t i,
 	                                          NG_F_OUT_IF_PROVIDER};
 	const uint8_t *exp = at(v, NG_F_EXPORTER, i);
 	uint32_t ename = get_u32(v, NG_F_EXPORTER_NAME, i);
+	uint64_t ea, eb;
+	memcpy(&ea, exp, 8);
+	memcpy(&eb, exp + 8, 8);
 	if (e->cls_exp || e->cls_samp) {
-		const ng_class_exp *ce = ng_classify_exp_cached(e->cls, exp, ename);
+		struct cls_exp_memo *m =
+		    &e->cexp[ng_mix32((uint32_t)(eb >> 32)) & (CLS_EXP_MEMO - 1)];
+		if (!(m->used && m->a == ea && m->b == eb && m->name == ename))
+			*m = (struct cls_exp_memo){.a = ea,
+			                           .b = eb,
+			                           .name = ename,
+			                           .used = true,
+			                           .v = *ng_classify_exp_cached(e->cls, exp, ename)};
+		const ng_class_exp *ce = &m->v;
 		if (e->cls_exp)
 			for (int k = 0; k < NG_CLASS_FIRST_IF; k++)
 				put_u32(v, exp_f[k], i, ce->attr[k]);
@@ -612,8 +665,8 @@ static inline void classify(ng_enricher *e, const ng_enrich_view *v, size_t i,
 			sample_conf(v, i, ce);
 	}
 	if (e->cls_if) {
-		classify_if(e, v, i, x, exp, ename, NG_F_IN_IF, NG_F_IN_IF_NAME, in_f);
-		classify_if(e, v, i, x, exp, ename, NG_F_OUT_IF, NG_F_OUT_IF_NAME, out_f);
+		classify_if(e, v, i, x, exp, ea, eb, ename, NG_F_IN_IF, NG_F_IN_IF_NAME, in_f);
+		classify_if(e, v, i, x, exp, ea, eb, ename, NG_F_OUT_IF, NG_F_OUT_IF_NAME, out_f);
 	}
 }
 
