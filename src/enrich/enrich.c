@@ -652,11 +652,12 @@ static inline void classify(ng_enricher *e, const ng_enrich_view *v, size_t i,
 		struct cls_exp_memo *m =
 		    &e->cexp[ng_mix32((uint32_t)(eb >> 32)) & (CLS_EXP_MEMO - 1)];
 		if (!(m->used && m->a == ea && m->b == eb && m->name == ename))
-			*m = (struct cls_exp_memo){.a = ea,
-			                           .b = eb,
-			                           .name = ename,
-			                           .used = true,
-			                           .v = *ng_classify_exp_cached(e->cls, exp, ename)};
+			*m =
+			    (struct cls_exp_memo){.a = ea,
+			                          .b = eb,
+			                          .name = ename,
+			                          .used = true,
+			                          .v = *ng_classify_exp_cached(e->cls, exp, ename)};
 		const ng_class_exp *ce = &m->v;
 		if (e->cls_exp)
 			for (int k = 0; k < NG_CLASS_FIRST_IF; k++)
