@@ -952,6 +952,8 @@ char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len)
 void ng_enricher_get_stats(const ng_enricher *e, ng_enrich_stats *s)
 {
 	*s = e->st;
+	if (e->cls)
+		ng_classifier_stats(e->cls, &s->class_evals, &s->class_resets);
 	s->lookup_errors = (e->geo ? ng_geodb_errors(e->geo) : 0) +
 	                   (e->asn && e->asn != e->geo ? ng_geodb_errors(e->asn) : 0);
 }

@@ -40,6 +40,9 @@ typedef struct ng_enrich_stats {
 	uint64_t cache_misses;     /* … that went to the databases and tries */
 	uint64_t lookup_errors;    /* libmaxminddb lookup failures (no enrichment) */
 	size_t geo_recs, asn_recs; /* distinct data records in the databases */
+	uint64_t class_evals;      /* classification rules evaluated (classify.h: once per
+	                            * exporter and per interface and names) */
+	uint64_t class_resets;     /* classification caches emptied when full */
 } ng_enrich_stats;
 
 /* Builds a table set from `c` (paths, language, networks, exporters).
