@@ -334,9 +334,10 @@ int ng_collector_run(const ng_collector_config *cfg)
 		ng_coll_stop_requested = 1; /* the workers started stop too */
 	}
 	ng_coll_service_stopping();
-	ng_coll_workers_join(&c); /* they drain their sockets */
-	ng_maint_stop(maint);     /* waits for a merge in progress */
-	ng_coll_http_stop(&c);    /* before the decoder and writers go */
+	ng_coll_workers_join(&c);    /* they drain their sockets */
+	ng_coll_save_interfaces(&c); /* every worker's, now final */
+	ng_maint_stop(maint);        /* waits for a merge in progress */
+	ng_coll_http_stop(&c);       /* before the decoder and writers go */
 	atomic_store(&c.enrich.closed, true);
 	ng_reloader_stop(c.reloader);
 	ng_coll_flusher_stop(&c);

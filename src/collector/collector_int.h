@@ -253,7 +253,8 @@ void ng_coll_doctor(const ng_collector_config *cfg);
 /* Receive thread: takes the interface names the decoder learnt from
  * options data into c->ifs (logged when new or changed). */
 void ng_coll_take_interfaces(ng_collector *c);
-/* Receive thread: writes STORE/state/interfaces.tsv. */
+/* Worker 0's thread: writes STORE/state/interfaces.tsv, with every
+ * worker's names (taken under each one's mutex). */
 void ng_coll_save_interfaces(ng_collector *c);
 
 /* ---- enrichment.c ----------------------------------------------------- */

@@ -8,11 +8,15 @@
  * enrich/interfaces.h), from which hand_on (receive.c) fills the records'
  * interface names.  Names from the configuration (exporters: in the YAML
  * file) win wherever both exist: the enrichment tables apply those, before
- * or after (enrich/).  All of it runs on the receive thread: the table
- * needs no lock.
+ * or after (enrich/).  Each worker's table is read and written by that
+ * worker alone, with one exception: worker 0 writes interfaces.tsv with
+ * every worker's names, reading the others' tables under their mutex,
+ * which they take only to change them (once a second at most, when
+ * options data named something).
  *
  * For `nagare status`, every stats interval and at exit, the names from
- * both sources are written to STORE/state/interfaces.tsv, one per line:
+ * both sources (of every worker's exporters) are written to
+ * STORE/state/interfaces.tsv by worker 0, one per line:
  *
  *   # exporter<TAB>ifindex|-<TAB>name<TAB>description<TAB>source
  *   192.0.2.1<TAB>-<TAB>edge1<TAB><TAB>config         the exporter's name
@@ -72,11 +76,20 @@ void ng_coll_take_interfaces(ng_collector *c)
 {
 	ng_if_info in[64];
 	size_t n;
-	while (c->ifs && (n = ng_decoder_take_interfaces(c->dec, in, 64)) > 0)
+	/* a worker past the first changes its table under its mutex: worker
+	 * 0 reads it from its own thread for interfaces.tsv (rare: only when
+	 * options data named something) */
+	pthread_mutex_t *mu = c->main ? &((ng_coll_worker *)c)->mu : NULL;
+	while (c->ifs && (n = ng_decoder_take_interfaces(c->dec, in, 64)) > 0) {
+		if (mu)
+			pthread_mutex_lock(mu);
 		for (size_t i = 0; i < n; i++)
 			log_interface(c, &in[i],
 			              ng_iftab_set(c->ifs, in[i].exporter, in[i].index, in[i].name,
 			                           in[i].description));
+		if (mu)
+			pthread_mutex_unlock(mu);
+	}
 }
 
 /* ng_iftab_foreach callback: one "options" line into the FILE `arg`. */
@@ -114,6 +127,14 @@ void ng_coll_save_interfaces(ng_collector *c)
 	put_configured(f, c->cfg->config);
 	if (c->ifs)
 		ng_iftab_foreach(c->ifs, put_iface, f);
+	/* and the other workers' exporters (each learns its own) */
+	for (unsigned w = 1; w < c->nworkers && c->workers; w++) {
+		ng_coll_worker *wk = &c->workers[w - 1];
+		pthread_mutex_lock(&wk->mu);
+		if (wk->c.ifs)
+			ng_iftab_foreach(wk->c.ifs, put_iface, f);
+		pthread_mutex_unlock(&wk->mu);
+	}
 	if (fclose(f) == 0)
 		rename(tmp, c->ifs_path);
 	else

@@ -179,9 +179,7 @@ static void drain(ng_collector *c)
 	}
 	take_counters(c);
 	ng_coll_timecheck_log(c, UINT64_MAX); /* what is not logged yet, now */
-	ng_coll_take_interfaces(c);
-	if (!c->main)
-		ng_coll_save_interfaces(c);
+	ng_coll_take_interfaces(c);           /* worker 0 saves them after the others stop */
 }
 
 int ng_coll_receive_loop(ng_collector *c)
