@@ -66,6 +66,8 @@ static const char query_help[] =
     "                         query, rows, summary)\n"
     "      --filter-file FILE the filter from FILE (nfdump -f; '#' comments)\n"
     "      --no-header        no title or column header lines\n"
+    "      --no-rollups       read every segment's rows, never its rollups (same\n"
+    "                         answer, slower: to measure or check the row scan)\n"
     "  -q, --quiet            no summary\n"
     "  -h, --help             this help\n"
     "\n"
@@ -142,7 +144,7 @@ static int read_filter_file(query_opts *o)
 
 static int parse_args(int argc, char **argv, query_opts *o)
 {
-	enum { OPT_NO_HEADER = 256, OPT_FILTER_FILE };
+	enum { OPT_NO_HEADER = 256, OPT_FILTER_FILE, OPT_NO_ROLLUPS };
 	/* short options follow nfdump where it has them (-A, -B, -O, -n, -o) */
 	static const struct option longopts[] = {
 	    {"store", required_argument, NULL, 'R'},
@@ -160,6 +162,7 @@ static int parse_args(int argc, char **argv, query_opts *o)
 	    {"interval", required_argument, NULL, 'I'},
 	    {"pairs", required_argument, NULL, 'P'},
 	    {"filter-file", required_argument, NULL, OPT_FILTER_FILE},
+	    {"no-rollups", no_argument, NULL, OPT_NO_ROLLUPS},
 	    {NULL, 0, NULL, 0},
 	};
 	uint64_t now = ng_now_ms();
@@ -224,6 +227,7 @@ static int parse_args(int argc, char **argv, query_opts *o)
 			break;
 		case OPT_NO_HEADER: o->header = false; break;
 		case OPT_FILTER_FILE: o->filter_file = optarg; break;
+		case OPT_NO_ROLLUPS: o->base.no_rollup = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': fputs(query_help, stdout); return -1;
 		default: return ng_usage_error("query", c, argv);
