@@ -6,6 +6,7 @@
  *   --http-max-connections N    open connections at most (default 256)
  *   --http-max-per-client N     of one client address (default 32)
  *   --http-idle-timeout SECS    idle connections closed after (default 10)
+ *   --http-cache MIB            the query cache (store/framecache.h; default 256)
  */
 #ifndef NG_CLI_HTTP_OPTS_H
 #define NG_CLI_HTTP_OPTS_H
@@ -20,6 +21,7 @@ enum {
 	NG_OPT_HTTP_MAX_CONNECTIONS,
 	NG_OPT_HTTP_MAX_PER_CLIENT,
 	NG_OPT_HTTP_IDLE_TIMEOUT,
+	NG_OPT_HTTP_CACHE,
 };
 
 /* The struct option entries of the flags, for a command's table. */
@@ -28,7 +30,8 @@ enum {
 	{"http-allowed-host", required_argument, NULL, NG_OPT_HTTP_ALLOWED_HOST}, \
 	{"http-max-connections", required_argument, NULL, NG_OPT_HTTP_MAX_CONNECTIONS}, \
 	{"http-max-per-client", required_argument, NULL, NG_OPT_HTTP_MAX_PER_CLIENT}, \
-	{"http-idle-timeout", required_argument, NULL, NG_OPT_HTTP_IDLE_TIMEOUT}
+	{"http-idle-timeout", required_argument, NULL, NG_OPT_HTTP_IDLE_TIMEOUT}, \
+	{"http-cache", required_argument, NULL, NG_OPT_HTTP_CACHE}
 
 /* Their lines of a command's --help. */
 #define NG_HTTP_HELP \
@@ -36,13 +39,16 @@ enum {
 	"                          loopback names and addresses are always answered\n" \
 	"      --http-max-connections N  open connections at most (default 256)\n" \
 	"      --http-max-per-client N   of one client address (default 32)\n" \
-	"      --http-idle-timeout SECS  close connections idle this long (default 10)\n"
+	"      --http-idle-timeout SECS  close connections idle this long (default 10)\n" \
+	"      --http-cache MIB    inflated column blocks kept between queries\n" \
+	"                          (default 256; 0: none)\n"
 /* clang-format on */
 
 /* The flags as given: hosts joined with commas. */
 typedef struct ng_cli_http {
 	char hosts[1024];
 	ng_http_limits limits; /* allowed_hosts points into hosts when any */
+	bool cache_given;      /* --http-cache: limits.cache_mib is the flag's */
 } ng_cli_http;
 
 /* Takes one of the flags above (c, its getopt value; arg, its value)

@@ -131,6 +131,8 @@ int ng_cmd_serve(int argc, char **argv)
 	cfg.exporters = file_exporters;
 	cfg.exporters_arg = path;
 	cfg.limits = hopt.limits;
+	if (!hopt.cache_given)
+		cfg.limits.cache_mib = -1; /* the default */
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);

@@ -324,6 +324,13 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		return get_limit(x, v, key, 10000, &c->http_max_per_client);
 	if (!strcmp(key, "http_idle_timeout"))
 		return get_limit(x, v, key, 3600, &c->http_idle_timeout);
+	if (!strcmp(key, "http_cache")) {
+		if (get_uint(x, v, key, 65536, &u) < 0)
+			return fail(x, v, "http_cache: give MiB, 0 (none) to 65536");
+		c->http_cache_mib = (unsigned)u;
+		c->http_cache_set = true;
+		return 0;
+	}
 	if (!strcmp(key, "listen"))
 		return scalar(v) ? listen_item(x, v, c) : each_item(x, v, key, listen_item, c);
 	if (!strcmp(key, "stats_interval")) {
@@ -351,7 +358,7 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 	return fail(x, v,
 	            "collect: unknown key '%s' (store, listen, json, stats_interval, workers, "
 	            "http, http_token, http_allowed_hosts, http_max_connections, "
-	            "http_max_per_client, http_idle_timeout, max_past, max_future, "
+	            "http_max_per_client, http_idle_timeout, http_cache, max_past, max_future, "
 	            "implausible_time)",
 	            key);
 }

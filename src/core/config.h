@@ -55,8 +55,10 @@ typedef struct ng_config {
 	char *http_allowed_hosts; /* names accepted as Host besides loopback ones, comma
 	                           * separated; NULL: none (docs/security.md) */
 	unsigned http_max_connections, http_max_per_client, http_idle_timeout; /* 0: default */
-	uint64_t max_past_ms;   /* time window (docs/security.md); 0: not given */
-	uint64_t max_future_ms; /* when max_future_set */
+	unsigned http_cache_mib; /* MiB of the query cache (http.h cache_mib) ... */
+	bool http_cache_set;     /* ... when given (0 MiB: none) */
+	uint64_t max_past_ms;    /* time window (docs/security.md); 0: not given */
+	uint64_t max_future_ms;  /* when max_future_set */
 	bool max_future_set;
 	int implausible_time; /* 0 not given, NG_CFG_KEEP, NG_CFG_REJECT */
 	/* enrich */

@@ -28,6 +28,7 @@
 #include "sink/json.h"
 #include "store/counters.h"
 #include "store/exporters.h"
+#include "store/framecache.h"
 
 const double ng_http_buckets[NG_HTTP_NBUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.2,
                                                   0.5,   1,    2.5,   5,    10,  30};
@@ -1045,6 +1046,25 @@ static void api_metrics(ng_http_server *s, ng_http_resp *out)
 	        "nagare_store_stats_age_seconds %.3f\n",
 	        segs, bytes, damaged, quarantined, NG_HTTP_STORE_STATS_MS / 1000,
 	        (double)age / 1000);
+	ng_frame_cache_stats fc;
+	ng_frame_cache_get_stats(&fc);
+	fprintf(f,
+	        "# HELP nagare_query_cache_hits_total column blocks the query cache held "
+	        "(store/framecache.h)\n# TYPE nagare_query_cache_hits_total counter\n"
+	        "nagare_query_cache_hits_total %" PRIu64 "\n"
+	        "# HELP nagare_query_cache_misses_total column blocks inflated from the segment\n"
+	        "# TYPE nagare_query_cache_misses_total counter\n"
+	        "nagare_query_cache_misses_total %" PRIu64 "\n"
+	        "# HELP nagare_query_cache_evictions_total blocks evicted for newer ones\n"
+	        "# TYPE nagare_query_cache_evictions_total counter\n"
+	        "nagare_query_cache_evictions_total %" PRIu64 "\n"
+	        "# HELP nagare_query_cache_bytes inflated bytes held (of "
+	        "nagare_query_cache_max_bytes)\n# TYPE nagare_query_cache_bytes gauge\n"
+	        "nagare_query_cache_bytes %" PRIu64 "\n"
+	        "# HELP nagare_query_cache_max_bytes the bound (--http-cache; 0: off)\n"
+	        "# TYPE nagare_query_cache_max_bytes gauge\n"
+	        "nagare_query_cache_max_bytes %" PRIu64 "\n",
+	        fc.hits, fc.misses, fc.evictions, fc.bytes, fc.max_bytes);
 	metric_server(s, f);
 	fprintf(
 	    f,

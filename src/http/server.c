@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "http/http_int.h"
 #include "http/views.h"
+#include "store/framecache.h"
 
 /* Bytes a connection may hold (request line, headers): a longer URL is
  * refused by libmicrohttpd with 414/431 before it reaches us. */
@@ -532,6 +533,11 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		ng_http_stop(s);
 		return NULL;
 	}
+	/* the dashboards' queries reread the same segments: keep what they
+	 * inflated (store/framecache.h); the bound is the process's */
+	const int mib = cfg->limits.cache_mib < 0 ? NG_HTTP_CACHE_MIB : cfg->limits.cache_mib;
+	if (ng_frame_cache_configure((uint64_t)mib << 20) < 0)
+		ng_warn("out of memory for the query cache: queries inflate every block");
 	if (start_daemon(s, &ss, &lim) < 0) {
 		snprintf(err, errlen,
 		         "cannot listen for HTTP on %s (address in use, or not "

@@ -17,7 +17,7 @@
 #define NBUCKETS (1u << 16)
 
 struct entry {
-	struct entry *chain;      /* next in the bucket */
+	struct entry *chain;       /* next in the bucket */
 	struct entry *prev, *next; /* LRU list */
 	ng_frame_key key;
 	unsigned char data[];

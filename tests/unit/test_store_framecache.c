@@ -33,8 +33,14 @@ static ng_flow rows[N];
 
 static ng_frame_key key(uint32_t frame, uint64_t len)
 {
-	return (ng_frame_key){.dev = 1, .ino = 2, .size = 3, .mtime_ns = 4, .hsum = 5,
-	                      .column = 6, .frame = frame, .len = len};
+	return (ng_frame_key){.dev = 1,
+	                      .ino = 2,
+	                      .size = 3,
+	                      .mtime_ns = 4,
+	                      .hsum = 5,
+	                      .column = 6,
+	                      .frame = frame,
+	                      .len = len};
 }
 
 static void test_bound_and_lru(void **state)
@@ -167,9 +173,9 @@ static void test_scans_through_the_cache(void **state)
 	int col = r.col_of_field[NG_F_BYTES];
 	assert_true(col >= 0);
 	static uint8_t out[NG_SEG_BLOCK_ROWS * 16];
-	assert_int_equal(ng_seg_check_block(&r, (uint32_t)col, &ng_fields[NG_F_BYTES], 0, out, err,
-	                                    sizeof err),
-	                 0);
+	assert_int_equal(
+	    ng_seg_check_block(&r, (uint32_t)col, &ng_fields[NG_F_BYTES], 0, out, err, sizeof err),
+	    0);
 	uint64_t off = r.h.cols[col].offset + r.h.cols[col].stored - 8; /* in its last frame */
 	ng_seg_reader_free(&r);
 	struct stat st;
