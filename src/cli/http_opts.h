@@ -6,7 +6,8 @@
  *   --http-max-connections N    open connections at most (default 256)
  *   --http-max-per-client N     of one client address (default 32)
  *   --http-idle-timeout SECS    idle connections closed after (default 10)
- *   --http-cache MIB            the query cache (store/framecache.h; default 256)
+ *   --http-cache MIB            the query cache (store/framecache.h; default: an
+ *                               eighth of the memory, 64 MiB to 4 GiB)
  */
 #ifndef NG_CLI_HTTP_OPTS_H
 #define NG_CLI_HTTP_OPTS_H
@@ -41,7 +42,7 @@ enum {
 	"      --http-max-per-client N   of one client address (default 32)\n" \
 	"      --http-idle-timeout SECS  close connections idle this long (default 10)\n" \
 	"      --http-cache MIB    inflated column blocks kept between queries\n" \
-	"                          (default 256; 0: none)\n"
+	"                          (default: an eighth of the memory, 64 to 4096; 0: none)\n"
 /* clang-format on */
 
 /* The flags as given: hosts joined with commas. */

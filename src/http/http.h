@@ -61,14 +61,14 @@ typedef struct ng_http_limits {
 	unsigned idle_timeout_s;   /* a connection with no request in progress is
 	                            * closed after this many seconds; 0: 10 */
 	int cache_mib;             /* inflated column blocks kept between queries
-	                            * (store/framecache.h), MiB; 0: none; -1: 256 */
+	                            * (store/framecache.h), MiB; 0: none; -1: an
+	                            * eighth of the memory, 64 MiB to 4 GiB */
 } ng_http_limits;
 
 #define NG_HTTP_MAX_CONNECTIONS 256
 #define NG_HTTP_MAX_PER_CLIENT 32
 #define NG_HTTP_IDLE_TIMEOUT_S 10
-#define NG_HTTP_CACHE_MIB 256 /* the frame cache's default */
-#define NG_HTTP_TOKEN_MIN 16  /* characters of a configured token at least */
+#define NG_HTTP_TOKEN_MIN 16 /* characters of a configured token at least */
 
 typedef struct ng_http_config {
 	const char *store_dir;          /* the flow store queried */

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/json.h"
 #include "core/log.h"
@@ -535,8 +536,13 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	}
 	/* the dashboards' queries reread the same segments: keep what they
 	 * inflated (store/framecache.h); the bound is the process's */
-	const int mib = cfg->limits.cache_mib < 0 ? NG_HTTP_CACHE_MIB : cfg->limits.cache_mib;
-	if (ng_frame_cache_configure((uint64_t)mib << 20) < 0)
+	uint64_t cache = (uint64_t)cfg->limits.cache_mib << 20;
+	if (cfg->limits.cache_mib < 0) { /* an eighth of the memory, 64 MiB to 4 GiB */
+		long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+		cache = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 8 : 256u << 20;
+		cache = cache < (64u << 20) ? 64u << 20 : cache > (4ull << 30) ? 4ull << 30 : cache;
+	}
+	if (ng_frame_cache_configure(cache) < 0)
 		ng_warn("out of memory for the query cache: queries inflate every block");
 	if (start_daemon(s, &ss, &lim) < 0) {
 		snprintf(err, errlen,
