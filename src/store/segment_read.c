@@ -431,9 +431,9 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
                          size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
-	if (load_column(r, idx, err, errlen))
-		return -1;
-	/* a frame another query inflated already (framecache.h) */
+	/* a frame another query inflated already (framecache.h): then the
+	 * column's stored bytes are not even read (callers that use the
+	 * column's buffers load it themselves) */
 	const bool cache = !r->no_cache && ng_frame_cache_on();
 	const ng_frame_key key = {.dev = r->dev,
 	                          .ino = r->ino,
@@ -452,6 +452,8 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 		if (ng_frame_cache_get(&key, r->raw))
 			return 0;
 	}
+	if (load_column(r, idx, err, errlen))
+		return -1;
 	if (want > NG_SEG_BLOCK_ROWS * 16 &&
 	    ng_seg_reserve((uint8_t **)&r->raw, &r->rawcap, want)) {
 		ng_seg_errf(err, errlen, "out of memory");
