@@ -398,6 +398,9 @@ static ng_http_limits http_limits(const struct collect_opts *o)
 		l.max_per_client = c->http_max_per_client;
 	if (!l.idle_timeout_s)
 		l.idle_timeout_s = c->http_idle_timeout;
+	const char *ptr = getenv("NAGARE_PTR"); /* --ptr wins (query/ptr.h) */
+	if (!l.ptr && ptr && *ptr)
+		l.ptr = ptr;
 	return l;
 }
 
