@@ -39,6 +39,10 @@ def log(msg):
 
 def fail(msg):
     log("FAILED: " + msg)
+    for name in ("collect.log", "serve.log", "dnsmasq.log"):
+        p = os.path.join(WORK, name)
+        if os.path.exists(p):
+            print(f"---- {name}\n" + open(p).read()[-4000:])
     sys.exit(1)
 
 
@@ -77,7 +81,8 @@ def store_flows():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.sendto(v5_header(len(recs), 5000, now) + b"".join(recs), ("127.0.0.1", fport))
     time.sleep(0.5)
-    stop_checked(p, signal.SIGTERM, 30)
+    if stop_checked(p, signal.SIGTERM, 30):
+        fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
     return store
 
 
@@ -121,14 +126,16 @@ def main():
         fail(f"without --ptr resolve=1 should say off: {d}")
     if sorted(r["srcip"] for r in d["rows"]) != SOURCES:
         fail(f"top talkers: {d['rows']}")
-    stop_checked(p)
+    if stop_checked(p):
+        fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
 
     p, hport = serve(store, "--ptr", f"127.0.0.1:{dport}")
     d, secs = timed(hport, top + "&resolve=1")
     log(f"API top talkers names ({secs:.2f} s): {d.get('names')}")
     if d.get("resolve") != "on" or d.get("names") != want:
         fail(f"API names {d.get('names')}, dig says {want}")
-    stop_checked(p)
+    if stop_checked(p):
+        fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
 
     r = subprocess.run([NG, "query", "--store", store, "-s", "srcip", "--resolve", "-o", "json"],
                        capture_output=True, text=True, timeout=30,
@@ -160,7 +167,8 @@ def main():
     d, secs = timed(hport, top + "&resolve=1&resolve_ms=300")  # queued lookups still pending
     if secs - base > 0.3 + 0.25:
         fail(f"second request: {secs:.2f} s (budget 0.3 s)")
-    stop_checked(p)
+    if stop_checked(p):
+        fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
     log("passed")
 
 

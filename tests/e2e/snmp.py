@@ -260,7 +260,8 @@ def main():
         fail(f"v2c: after snmpd stopped the row should be failing with a timeout: {row}")
     send("127.0.0.1", fport, seq, flows(3000))
     time.sleep(0.5)
-    stop_checked(p, signal.SIGTERM, 30)
+    if stop_checked(p, signal.SIGTERM, 30):
+        fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
     check_flows(store, 2000, want, pairs)
     check_flows(store, 3000, want, pairs)  # the cached names, agent gone
 
@@ -300,7 +301,8 @@ def main():
     if bad["state"] != "failing" or "Authentication failure" not in bad["last_error"]:
         fail(f"v3: a wrong key should show net-snmp's authentication failure: {bad}")
     time.sleep(0.5)
-    stop_checked(p, signal.SIGTERM, 30)
+    if stop_checked(p, signal.SIGTERM, 30):
+        fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
     stop_checked(agent, signal.SIGTERM, 10)
     stop_checked(agent2, signal.SIGTERM, 10)
     check_flows(store, 6000, want, pairs)
