@@ -134,6 +134,10 @@ def main():
     log(f"API top talkers names ({secs:.2f} s): {d.get('names')}")
     if d.get("resolve") != "on" or d.get("names") != want:
         fail(f"API names {d.get('names')}, dig says {want}")
+    rs = d.get("resolver", {})
+    log(f"resolver: {rs}")
+    if rs.get("addresses") != 3 or rs.get("named") != 2 or rs.get("lookups") != 3:
+        fail(f"resolver counts: {rs} (3 addresses, 2 named, 3 lookups)")
     if stop_checked(p):
         fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
 
@@ -160,7 +164,7 @@ def main():
     d, secs = timed(hport, top + "&resolve=1&resolve_ms=300")
     log(f"dropping server: {secs:.2f} s with resolve=1&resolve_ms=300, {base:.2f} s without; "
         f"names {d.get('names')}")
-    if d.get("names") != {} or len(d["rows"]) != 3:
+    if d.get("names") != {} or len(d["rows"]) != 3 or d["resolver"]["named"] != 0:
         fail(f"a silent server gave names or lost rows: {d}")
     if secs - base > 0.3 + 0.25:
         fail(f"a silent server kept the answer {secs:.2f} s (budget 0.3 s)")
