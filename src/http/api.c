@@ -274,7 +274,8 @@ static void write_with_names(ng_http_server *s, const ng_http_req *r, FILE *f, c
 	uint8_t(*addrs)[16] = malloc(RESOLVE_MAX * sizeof *addrs);
 	char(*names)[NG_PTR_NAME_MAX] = malloc(RESOLVE_MAX * sizeof *names);
 	size_t n = addrs && names ? ng_ptr_addresses(q, res, addrs, RESOLVE_MAX) : 0;
-	size_t named = ng_ptr_resolve(s->ptr, (const uint8_t(*)[16])addrs, n, (unsigned)budget, names);
+	size_t named =
+	    ng_ptr_resolve(s->ptr, (const uint8_t(*)[16])addrs, n, (unsigned)budget, names);
 	uint64_t sent, ok, failed, refused;
 	ng_ptr_counts(s->ptr, &sent, &ok, &failed, &refused);
 	fprintf(f,
