@@ -172,7 +172,7 @@ static struct agent *agent_of(ng_snmp *p, const uint8_t ex[16])
 	if (p->nag >= p->max_exporters) {
 		if (!p->dropped_agents++)
 			ng_warn("SNMP: enrich.snmp.max_exporters (%u) reached: more exporters are "
-			        "not polled (counted in the status as exporters_dropped)",
+			        "not polled (counted: snmp_exporters_dropped in /api/v1/exporters)",
 			        p->max_exporters);
 		return NULL;
 	}
@@ -247,7 +247,7 @@ static void put_u64(FILE *f, const char *key, uint64_t v)
 void ng_snmp_put_json(ng_snmp *p, FILE *f)
 {
 	pthread_mutex_lock(&p->mu);
-	fputc('[', f);
+	fputs("\"snmp\":[", f);
 	for (size_t i = 0; i < p->nag; i++) {
 		const struct agent *a = &p->ag[i];
 		char addr[NG_ADDR_STRLEN];
@@ -277,7 +277,7 @@ void ng_snmp_put_json(ng_snmp *p, FILE *f)
 		ng_json_put_str(f, state);
 		fputc('}', f);
 	}
-	fputc(']', f);
+	fprintf(f, "],\"snmp_exporters_dropped\":%" PRIu64, p->dropped_agents);
 	pthread_mutex_unlock(&p->mu);
 }
 

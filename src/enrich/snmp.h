@@ -56,9 +56,11 @@ uint64_t ng_snmp_take(ng_snmp *p, uint64_t since,
                                  const char *name, const char *desc, uint64_t speed),
                       void *arg);
 
-/* The agents' state as a JSON array into f (docs/api.md "exporters":
- * exporter, agent, version, interfaces, polls, replies, failures,
- * timeouts, dropped, last_ok_ms, last_error_ms, last_error, state). */
+/* The agents' state as two JSON members into f (docs/api.md
+ * "exporters"): "snmp":[{exporter, agent, version, interfaces,
+ * interfaces_named, polls, replies, failures, timeouts,
+ * interfaces_dropped, last_ok_ms, last_error_ms, last_error, state}] and
+ * "snmp_exporters_dropped" (exporters past max_exporters, not polled). */
 void ng_snmp_put_json(ng_snmp *p, FILE *f);
 
 /* The interface speed in bits/s from ifSpeed and ifHighSpeed (RFC 2863:

@@ -754,7 +754,7 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 			fprintf(f, ",\"listen\":%s", s->flow_listen);
 		ng_exporters_put_workers(f, x.nworkers, x.workers);
 		if (s->snmp_json) { /* the SNMP poller's agents (docs/api.md) */
-			fputs(",\"snmp\":", f);
+			fputc(',', f);
 			s->snmp_json(s->snmp_arg, f);
 		}
 		put_exporter_rows(f, &x, limit, offset, now);

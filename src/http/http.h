@@ -87,9 +87,10 @@ typedef struct ng_http_config {
 	                                 * time limit (then 503) */
 	ng_http_exporters_fn exporters; /* may be NULL */
 	void *exporters_arg;
-	/* Writes the SNMP poller's agents as a JSON array into the FILE (the
-	 * collector's enrich/snmp.h ng_snmp_put_json), for /api/v1/exporters'
-	 * "snmp".  Called from server threads: thread-safe.  NULL: no "snmp". */
+	/* Writes the SNMP poller's members "snmp":[agents...] and
+	 * "snmp_exporters_dropped" into the FILE (the collector's
+	 * enrich/snmp.h ng_snmp_put_json), for /api/v1/exporters.  Called
+	 * from server threads: thread-safe.  NULL: no "snmp". */
 	void (*snmp_json)(void *arg, FILE *f);
 	void *snmp_arg;
 	/* Where the collector receives flows ("127.0.0.1:2055", ":6343",
