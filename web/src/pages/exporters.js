@@ -62,7 +62,8 @@ export default async function exportersPage(el, s, ctx) {
     { key: 'in', title: 'in', num: true, text: (r) => bytesOrBits(r.in) },
     { key: 'out', title: 'out', num: true, text: (r) => bytesOrBits(r.out) },
   ], 'if-table', { term: (r) => [termFor('exporter', r.exporter), termFor('if', r.ifindex)].filter((t) => t).join(' and ') || null, range: rangeOf(inif, s) }))}
-  ${x && x.snmp && x.snmp.length ? card('SNMP interface polling', snmpTable(x.snmp, s)) : ''}
+  ${x && x.snmp && x.snmp.length ? card('SNMP interface polling', snmpTable(x.snmp, s) +
+    (x.snmp_exporters_dropped ? `<p class="warn">${num(x.snmp_exporters_dropped)} interfaces of exporters past enrich.snmp.max_exporters were not polled</p>` : '')) : ''}
   ${last.size ? card('sFlow interface counters (latest sample)', table([...last.values()], [
     { key: 'agent', title: 'agent' }, { key: 'if_index', title: 'ifIndex', num: true },
     { key: 'if_speed', title: 'speed', num: true, text: (r) => inUnit(r.if_speed, { unit: 'bps' }) },
