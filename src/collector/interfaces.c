@@ -94,7 +94,14 @@ static void exchange_snmp(ng_collector *c)
 	size_t n;
 	while ((n = ng_iftab_take_new(c->ifs, ex, index, 256)) > 0)
 		ng_snmp_want(s, (const uint8_t(*)[16])ex, index, n);
+	/* a worker past the first changes its table under its mutex (see
+	 * receive.c's hand_on); lock order: that mutex, then the poller's */
+	pthread_mutex_t *mu = c->main ? &((ng_coll_worker *)c)->mu : NULL;
+	if (mu)
+		pthread_mutex_lock(mu);
 	c->snmp_gen = ng_snmp_take(s, c->snmp_gen, snmp_put, c);
+	if (mu)
+		pthread_mutex_unlock(mu);
 }
 
 void ng_coll_take_interfaces(ng_collector *c)

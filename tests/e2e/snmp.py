@@ -11,9 +11,9 @@
      127.0.0.1 naming those ifIndexes; once the API's exporters "snmp"
      says they are named, more flows; then snmpd is stopped: failures and
      timeouts are counted, and flows sent after keep the cached names.
-  3. v3 authPriv: the same with SHA/AES, and an exporter 127.0.0.2 whose
-     agent (a second snmpd, engineID of its own) is polled with a wrong
-     authentication key: its row says "failing" with net-snmp's
+  3. v3 authPriv, with two receive workers: the same with SHA/AES, and
+     an exporter 127.0.0.2 whose agent (a second snmpd, engineID of its
+     own) is polled with a wrong authentication key: its row says "failing" with net-snmp's
      "Authentication failure" message, its flows carry no names.
 Standard library only; loopback only.
 """
@@ -166,7 +166,7 @@ def snmp_row(hport, exporter):
     return None
 
 
-def collect(name, config):
+def collect(name, config, workers=1):
     fport, hport = free_port(), free_port(socket.SOCK_STREAM)
     cfg = os.path.join(WORK, name + ".yaml")
     with open(cfg, "w") as f:
@@ -174,7 +174,7 @@ def collect(name, config):
     store = os.path.join(WORK, "store-" + name)
     logf = open(os.path.join(WORK, f"collect-{name}.log"), "w")
     p = subprocess.Popen([NG, "collect", "--store", store, "--listen", f"127.0.0.1:{fport}",
-                          "--http", f"127.0.0.1:{hport}", "--config", cfg, "--workers", "1"],
+                          "--http", f"127.0.0.1:{hport}", "--config", cfg, "--workers", str(workers)],
                          stdout=logf, stderr=subprocess.STDOUT)
     procs.append(p)
     wait_for(lambda: api_ok(hport), 15, "the collector's API", p)
@@ -279,7 +279,7 @@ def main():
       snmp: {{agent: 127.0.0.1, port: {bport}, version: 3, user: {USER},
               auth_protocol: SHA, auth_key: wrong-auth-key, priv_protocol: AES,
               priv_key: {PRIV}}}
-""")
+""", workers=2)
     deadline = time.monotonic() + 15
     while not (named(hport, "127.0.0.1", 3) and
                (snmp_row(hport, "127.0.0.2") or {}).get("failures", 0) >= 1):
