@@ -239,21 +239,25 @@ static ng_output_opts json_opts(const params *p)
 /* At most this many addresses of an answer are named. */
 #define RESOLVE_MAX 1000
 
-/* The top answer with "names": {ADDR: NAME} of its address keys
+typedef int (*json_writer)(FILE *out, const ng_query *q, const ng_query_result *res,
+                           const ng_output_opts *o);
+
+/* The JSON answer `write` makes (the top N, or a page of flows) with
+ * "names": {ADDR: NAME} of its address keys or its flows' addresses
  * (query/ptr.h), looked up within resolve_ms (default 500, at most 5000)
  * and "resolve": "on" or "off"; when off (the server's default), no name
  * and a note saying how to turn it on. */
 static void write_with_names(ng_http_server *s, const ng_http_req *r, FILE *f, const ng_query *q,
-                             const ng_query_result *res, const ng_output_opts *o)
+                             const ng_query_result *res, const ng_output_opts *o, json_writer write)
 {
 	char *doc = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&doc, &len);
 	if (!m) {
-		ng_write_top(f, q, res, o);
+		write(f, q, res, o);
 		return;
 	}
-	ng_write_top(m, q, res, o);
+	write(m, q, res, o);
 	fclose(m);
 	while (len && (doc[len - 1] == '\n' || doc[len - 1] == ' '))
 		len--;
@@ -312,7 +316,7 @@ static void api_top(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 	if (f) {
 		const char *rv = r->arg(r->conn, "resolve");
 		if (rv && !strcmp(rv, "1"))
-			write_with_names(s, r, f, &p.q, &res, &o);
+			write_with_names(s, r, f, &p.q, &res, &o, ng_write_top);
 		else
 			ng_write_top(f, &p.q, &res, &o);
 		fclose(f);
@@ -516,8 +520,11 @@ static void api_flows(ng_http_server *s, const ng_http_req *r, ng_http_resp *out
 	if (f) {
 		ng_output_opts o = json_opts(&p);
 		o.fmt = ff;
+		const char *rv = r->arg(r->conn, "resolve");
 		if (ff == NG_FMT_NDJSON)
 			ng_json_write_flows(f, res.flows, res.nflows);
+		else if (ff == NG_FMT_JSON && rv && !strcmp(rv, "1"))
+			write_with_names(s, r, f, &p.q, &res, &o, ng_write_list);
 		else
 			ng_write_list(f, &p.q, &res, &o);
 		fclose(f);

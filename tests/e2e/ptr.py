@@ -134,6 +134,10 @@ def main():
     log(f"API top talkers names ({secs:.2f} s): {d.get('names')}")
     if d.get("resolve") != "on" or d.get("names") != want:
         fail(f"API names {d.get('names')}, dig says {want}")
+    fl = get(hport, "/api/v1/flows?from=-1d&resolve=1")
+    log(f"API flows names: {fl.get('names')}")
+    if fl.get("names") != want or len(fl.get("rows", [])) != 3:
+        fail(f"API flows resolve=1: {fl}")
     rs = d.get("resolver", {})
     log(f"resolver: {rs}")
     if rs.get("addresses") != 3 or rs.get("named") != 2 or rs.get("lookups") != 3:
