@@ -59,6 +59,20 @@ int ng_cli_http_opt(const char *cmd, int c, const char *arg, ng_cli_http *h)
 		h->cache_given = true;
 		return 1;
 	}
+	case NG_OPT_PTR:
+		if (!*arg || strlen(arg) >= sizeof h->ptr)
+			return ng_usage_fail(cmd, "--ptr '%s': give off, system or ADDR[:PORT]",
+			                     arg);
+		snprintf(h->ptr, sizeof h->ptr, "%s", arg);
+		l->ptr = h->ptr;
+		return 1;
 	default: return 0;
 	}
+}
+
+void ng_cli_http_env(ng_cli_http *h)
+{
+	const char *v = getenv("NAGARE_PTR");
+	if (!h->limits.ptr && v && *v)
+		h->limits.ptr = v;
 }

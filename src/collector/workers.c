@@ -163,6 +163,8 @@ static int worker_open(ng_collector *c, ng_coll_worker *wk, unsigned w, ng_liste
 	if (c->cfg->options_names && !(x->ifs = ng_iftab_new((size_t)c->wlimits.interfaces,
 	                                                     (size_t)c->wlimits.interface_names)))
 		return -1;
+	if (c->snmp && x->ifs)
+		ng_iftab_watch(x->ifs, ng_snmp_polled, c->snmp);
 	ng_coll_load_templates_of(x->dec, c->tpl_path, w, c->nworkers);
 	return 0;
 }

@@ -192,6 +192,14 @@ const ng_field ng_fields[NG_FIELD_COUNT] = {
     F(NG_F_APPLICATION, "application", "app", 96, NG_FT_STR, application,
       "application name (applicationName 96) that options data gave the record's "
       "applicationId (95): Cisco NBAR / AVC, FortiGate"),
+    F(NG_F_IN_IF_DESC, "in_if_desc", "inifdesc", 83, NG_FT_STR, in_if_desc,
+      "description of in_if (SNMP ifAlias, else interfaceDescription of options data)"),
+    F(NG_F_OUT_IF_DESC, "out_if_desc", "outifdesc", 83, NG_FT_STR, out_if_desc,
+      "description of out_if (SNMP ifAlias, else interfaceDescription of options data)"),
+    F(NG_F_IN_IF_SPEED, "in_if_speed", "inifspeed", 0, NG_FT_U64, in_if_speed,
+      "speed of in_if in bits/s (SNMP ifHighSpeed x 10^6, else ifSpeed; 0 unknown)"),
+    F(NG_F_OUT_IF_SPEED, "out_if_speed", "outifspeed", 0, NG_FT_U64, out_if_speed,
+      "speed of out_if in bits/s (SNMP ifHighSpeed x 10^6, else ifSpeed; 0 unknown)"),
 #ifdef NG_TEST_EXTRA_FIELDS
     TEST_TEN(),
 #if NG_TEST_EXTRA_FIELDS > 10
@@ -280,6 +288,8 @@ static const enum ng_field_id partners[][2] = {
     {NG_F_SRC_NET, NG_F_DST_NET},
     {NG_F_SRC_NET_ROLE, NG_F_DST_NET_ROLE},
     {NG_F_SRC_NET_SITE, NG_F_DST_NET_SITE},
+    {NG_F_IN_IF_DESC, NG_F_OUT_IF_DESC},
+    {NG_F_IN_IF_SPEED, NG_F_OUT_IF_SPEED},
 };
 
 int ng_field_partner(enum ng_field_id f)

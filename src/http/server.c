@@ -19,6 +19,7 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "query/ptr.h"
 #include "http/http_int.h"
 #include "http/views.h"
 #include "store/framecache.h"
@@ -518,10 +519,17 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	s->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
 	s->exporters = cfg->exporters;
 	s->exporters_arg = cfg->exporters_arg;
+	s->snmp_json = cfg->snmp_json;
+	s->snmp_arg = cfg->snmp_arg;
 	s->metrics_exporters = cfg->metrics_exporters ? cfg->metrics_exporters : 100;
 	sem_init(&s->qgate, 0, cfg->threads ? cfg->threads : 4u);
 	s->qgate_init = true;
 	if (ng_http_guard_init(s, cfg->limits.allowed_hosts, err, errlen) < 0) {
+		ng_http_stop(s);
+		return NULL;
+	}
+	if (cfg->limits.ptr && strcmp(cfg->limits.ptr, "off") &&
+	    !(s->ptr = ng_ptr_new(cfg->limits.ptr, err, errlen))) {
 		ng_http_stop(s);
 		return NULL;
 	}
@@ -607,6 +615,7 @@ void ng_http_stop(ng_http_server *s)
 	if (s->d)
 		MHD_stop_daemon(s->d);
 	ng_http_store_stats_stop(s);
+	ng_ptr_free(s->ptr);
 	if (s->conns_init)
 		ng_http_conns_destroy(s);
 	if (s->qgate_init)
