@@ -417,6 +417,11 @@ static ng_http_limits http_limits(const struct collect_opts *o)
 		l.max_per_client = c->http_max_per_client;
 	if (!l.idle_timeout_s)
 		l.idle_timeout_s = c->http_idle_timeout;
+	if (!o->http_opts.cache_given)
+		l.cache_mib = c->http_cache_set ? (int)c->http_cache_mib : -1; /* -1: the default */
+	const char *ptr = getenv("NAGARE_PTR"); /* --ptr wins (query/ptr.h) */
+	if (!l.ptr && ptr && *ptr)
+		l.ptr = ptr;
 	return l;
 }
 

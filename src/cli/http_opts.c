@@ -48,6 +48,31 @@ int ng_cli_http_opt(const char *cmd, int c, const char *arg, ng_cli_http *h)
 			return ng_usage_fail(
 			    cmd, "--http-idle-timeout '%s': give 1 to 3600 seconds", arg);
 		return 1;
+	case NG_OPT_HTTP_CACHE: {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(arg, &end, 10);
+		if (errno || *end || end == arg || arg[0] == '-' || v > 65536)
+			return ng_usage_fail(cmd, "--http-cache '%s': give MiB, 0 (none) to 65536",
+			                     arg);
+		l->cache_mib = (int)v;
+		h->cache_given = true;
+		return 1;
+	}
+	case NG_OPT_PTR:
+		if (!*arg || strlen(arg) >= sizeof h->ptr)
+			return ng_usage_fail(cmd, "--ptr '%s': give off, system or ADDR[:PORT]",
+			                     arg);
+		snprintf(h->ptr, sizeof h->ptr, "%s", arg);
+		l->ptr = h->ptr;
+		return 1;
 	default: return 0;
 	}
+}
+
+void ng_cli_http_env(ng_cli_http *h)
+{
+	const char *v = getenv("NAGARE_PTR");
+	if (!h->limits.ptr && v && *v)
+		h->limits.ptr = v;
 }

@@ -26,10 +26,12 @@
 #include "cli/cli.h"
 #include "cli/store_path.h"
 #include "cli/usage.h"
+#include "core/addr.h"
 #include "core/timefmt.h"
 #include "query/filter.h"
 #include "query/output.h"
 #include "query/pairs.h"
+#include "query/ptr.h"
 #include "query/query.h"
 #include "query/series.h"
 #include "sink/json.h"
@@ -66,6 +68,13 @@ static const char query_help[] =
     "                         query, rows, summary)\n"
     "      --filter-file FILE the filter from FILE (nfdump -f; '#' comments)\n"
     "      --no-header        no title or column header lines\n"
+    "      --no-rollups       read every segment's rows, never its rollups (same\n"
+    "                         answer, slower: to measure or check the row scan)\n"
+    "      --resolve          host names (PTR) of the addresses shown, looked up\n"
+    "                         within 2 s through $NAGARE_PTR (ADDR[:PORT] of an\n"
+    "                         IPv4 DNS server) or the system's resolvers: JSON\n"
+    "                         gains \"names\", the table a list after it (stderr\n"
+    "                         for csv and ndjson)\n"
     "  -q, --quiet            no summary\n"
     "  -h, --help             this help\n"
     "\n"
@@ -94,6 +103,7 @@ typedef struct query_opts {
 	enum ng_format fmt;
 	bool header, quiet;
 	bool order_given, bidir;
+	bool resolve; /* --resolve: host names (query/ptr.h) */
 	const char *aggregate, *pairs, *filter_file;
 	uint64_t interval_ms;
 	char *filter_text;
@@ -142,7 +152,7 @@ static int read_filter_file(query_opts *o)
 
 static int parse_args(int argc, char **argv, query_opts *o)
 {
-	enum { OPT_NO_HEADER = 256, OPT_FILTER_FILE };
+	enum { OPT_NO_HEADER = 256, OPT_FILTER_FILE, OPT_NO_ROLLUPS, OPT_RESOLVE };
 	/* short options follow nfdump where it has them (-A, -B, -O, -n, -o) */
 	static const struct option longopts[] = {
 	    {"store", required_argument, NULL, 'R'},
@@ -160,6 +170,8 @@ static int parse_args(int argc, char **argv, query_opts *o)
 	    {"interval", required_argument, NULL, 'I'},
 	    {"pairs", required_argument, NULL, 'P'},
 	    {"filter-file", required_argument, NULL, OPT_FILTER_FILE},
+	    {"no-rollups", no_argument, NULL, OPT_NO_ROLLUPS},
+	    {"resolve", no_argument, NULL, OPT_RESOLVE},
 	    {NULL, 0, NULL, 0},
 	};
 	uint64_t now = ng_now_ms();
@@ -224,6 +236,8 @@ static int parse_args(int argc, char **argv, query_opts *o)
 			break;
 		case OPT_NO_HEADER: o->header = false; break;
 		case OPT_FILTER_FILE: o->filter_file = optarg; break;
+		case OPT_NO_ROLLUPS: o->base.no_rollup = true; break;
+		case OPT_RESOLVE: o->resolve = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': fputs(query_help, stdout); return -1;
 		default: return ng_usage_error("query", c, argv);
@@ -290,6 +304,55 @@ static int cmp_first_seen(const void *a, const void *b)
 	return memcmp(x->key, y->key, sizeof x->key);
 }
 
+/* --resolve: the CLI waits longer than a page (it was asked for) */
+#define RESOLVE_BUDGET_MS 2000
+#define RESOLVE_MAX 1000
+
+/* --resolve: `doc` (the answer, len bytes) on stdout with the host names
+ * of res's addresses: a JSON document gains "names"; a table is followed
+ * by "Host names:" lines, which go to stderr after CSV and NDJSON.
+ * Returns 0, or 1 when the resolver cannot start. */
+static int with_names(const query_opts *o, const ng_query *q, const ng_query_result *res, char *doc,
+                      size_t len)
+{
+	char err[256];
+	const char *srv = getenv("NAGARE_PTR");
+	/* NAGARE_PTR=off keeps the pages from resolving; --resolve asks */
+	ng_ptr *p = ng_ptr_new(srv && *srv && strcmp(srv, "off") ? srv : "system", err, sizeof err);
+	if (!p) {
+		fwrite(doc, 1, len, stdout);
+		fprintf(stderr, "nagare query: --resolve: %s\n", err);
+		return 1;
+	}
+	uint8_t(*addrs)[16] = malloc(RESOLVE_MAX * sizeof *addrs);
+	char(*names)[NG_PTR_NAME_MAX] = malloc(RESOLVE_MAX * sizeof *names);
+	size_t n = addrs && names ? ng_ptr_addresses(q, res, addrs, RESOLVE_MAX) : 0;
+	size_t named = ng_ptr_resolve(p, (const uint8_t(*)[16])addrs, n, RESOLVE_BUDGET_MS, names);
+	ng_ptr_free(p);
+	if (o->fmt == NG_FMT_JSON) {
+		while (len && (doc[len - 1] == '\n' || doc[len - 1] == ' '))
+			len--;
+		if (len && doc[len - 1] == '}')
+			len--;
+		fwrite(doc, 1, len, stdout);
+		fputc(',', stdout);
+		ng_ptr_put_json(stdout, (const uint8_t(*)[16])addrs, names, n);
+		fputs("}\n", stdout);
+	} else {
+		fwrite(doc, 1, len, stdout);
+		FILE *f = o->fmt == NG_FMT_TABLE ? stdout : stderr;
+		fprintf(f, "\nHost names (%zu of %zu addresses):\n", named, n);
+		for (size_t i = 0; i < n; i++) {
+			char a[NG_ADDR_STRLEN];
+			if (names[i][0])
+				fprintf(f, "  %-39s %s\n", ng_addr_format(addrs[i], a), names[i]);
+		}
+	}
+	free(addrs);
+	free(names);
+	return 0;
+}
+
 /* kind: 's' top-N, 'A' aggregate, 'l' listing */
 static int run_one(const query_opts *o, ng_query *q, int kind)
 {
@@ -301,17 +364,31 @@ static int run_one(const query_opts *o, ng_query *q, int kind)
 	}
 	ng_output_opts oo = out_opts(o);
 	int rc;
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *out = o->resolve ? open_memstream(&doc, &len) : stdout;
+	if (!out) {
+		fprintf(stderr, "nagare query: out of memory\n");
+		ng_query_result_free(&res);
+		return 1;
+	}
 	if (kind == 'A') {
 		/* nfdump -A lists records in time order unless told otherwise */
 		if (!o->order_given && res.nrows)
 			qsort(res.rows, res.nrows, sizeof *res.rows, cmp_first_seen);
-		rc = ng_write_agg(stdout, q, &res, &oo);
+		rc = ng_write_agg(out, q, &res, &oo);
 	} else if (kind == 's') {
-		rc = ng_write_top(stdout, q, &res, &oo);
+		rc = ng_write_top(out, q, &res, &oo);
 	} else if (o->fmt == NG_FMT_NDJSON) {
-		rc = ng_json_write_flows(stdout, res.flows, res.nflows); /* the sink's records */
+		rc = ng_json_write_flows(out, res.flows, res.nflows); /* the sink's records */
 	} else {
-		rc = ng_write_list(stdout, q, &res, &oo);
+		rc = ng_write_list(out, q, &res, &oo);
+	}
+	if (o->resolve) {
+		fclose(out);
+		if (with_names(o, q, &res, doc, len) && !rc)
+			rc = 1;
+		free(doc);
 	}
 	rc = finish(o, &res, rc);
 	ng_query_result_free(&res);

@@ -130,7 +130,10 @@ int ng_cmd_serve(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/state/exporters.json", cfg.store_dir);
 	cfg.exporters = file_exporters;
 	cfg.exporters_arg = path;
+	ng_cli_http_env(&hopt);
 	cfg.limits = hopt.limits;
+	if (!hopt.cache_given)
+		cfg.limits.cache_mib = -1; /* the default */
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);

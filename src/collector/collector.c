@@ -152,6 +152,14 @@ static int open_all(ng_collector *c)
 		fprintf(stderr, "nagare collect: out of memory\n");
 		return -1;
 	}
+	/* SNMP interface names (enrich/snmp.h), with the options data's */
+	if (c->ifs && cfg->config && !(c->snmp = ng_snmp_start(cfg->config, err, sizeof err)) &&
+	    err[0]) {
+		fprintf(stderr, "nagare collect: %s\n", err);
+		return -1;
+	}
+	if (c->snmp)
+		ng_iftab_watch(c->ifs, ng_snmp_polled, c->snmp);
 	ng_decoder_config dc = {.limits = c->wlimits};
 	c->dec = ng_decoder_new(&dc);
 	if (!c->dec) {
@@ -219,6 +227,8 @@ static void close_all(ng_collector *c)
 	ng_counter_batch_free(&c->counters);
 	ng_enricher_free(atomic_exchange(&c->enrich.cur, NULL));
 	pthread_mutex_destroy(&c->enrich.hold);
+	ng_snmp_stop(c->snmp);
+	c->snmp = NULL;
 	ng_iftab_free(c->ifs);
 }
 
@@ -334,9 +344,10 @@ int ng_collector_run(const ng_collector_config *cfg)
 		ng_coll_stop_requested = 1; /* the workers started stop too */
 	}
 	ng_coll_service_stopping();
-	ng_coll_workers_join(&c); /* they drain their sockets */
-	ng_maint_stop(maint);     /* waits for a merge in progress */
-	ng_coll_http_stop(&c);    /* before the decoder and writers go */
+	ng_coll_workers_join(&c);    /* they drain their sockets */
+	ng_coll_save_interfaces(&c); /* every worker's, now final */
+	ng_maint_stop(maint);        /* waits for a merge in progress */
+	ng_coll_http_stop(&c);       /* before the decoder and writers go */
 	atomic_store(&c.enrich.closed, true);
 	ng_reloader_stop(c.reloader);
 	ng_coll_flusher_stop(&c);

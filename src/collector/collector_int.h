@@ -20,6 +20,7 @@
 #include "decode/decoder.h"
 #include "enrich/enrich.h"
 #include "enrich/interfaces.h"
+#include "enrich/snmp.h"
 #include "http/http.h"
 #include "net/listener.h"
 #include "store/counters.h"
@@ -77,6 +78,10 @@ typedef struct ng_collector {
 	ng_coll_timecheck tc;              /* the time window (timecheck.c) */
 	uint64_t tpl_hash;                 /* of the template state last handed on */
 	uint64_t tpl_next_ms;              /* when to look at the template state again */
+	/* SNMP (interfaces.c): worker 0's poller (enrich/snmp.h), NULL none;
+	 * the other workers use main->snmp */
+	ng_snmp *snmp;
+	uint64_t snmp_gen; /* the poller's generation last taken into ifs */
 	/* appended to by the receive thread, flushed by the flush thread:
 	 * each takes its own lock (store.h, counters.h) */
 	ng_store_writer *w;
@@ -251,9 +256,11 @@ void ng_coll_doctor(const ng_collector_config *cfg);
 /* ---- interfaces.c ----------------------------------------------------- */
 
 /* Receive thread: takes the interface names the decoder learnt from
- * options data into c->ifs (logged when new or changed). */
+ * options data into c->ifs (logged when new or changed); with SNMP, hands
+ * the interfaces flows named to the poller and takes what it learnt. */
 void ng_coll_take_interfaces(ng_collector *c);
-/* Receive thread: writes STORE/state/interfaces.tsv. */
+/* Worker 0's thread: writes STORE/state/interfaces.tsv, with every
+ * worker's names (taken under each one's mutex). */
 void ng_coll_save_interfaces(ng_collector *c);
 
 /* ---- enrichment.c ----------------------------------------------------- */

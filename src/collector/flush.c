@@ -15,12 +15,14 @@
  * alone may read the decoder's counters, copies them into a snapshot and
  * hands it over in `pending`; the file (with its fsync) is written here.
  * A newer snapshot replaces one not yet written.  The template state
- * (STORE/state/templates) goes the same way: the receive thread copies
- * the decoder's state into an image when it changed, this thread writes
- * it (ng_coll_save_templates).
+ * (STORE/state/templates, templates.W of worker W) goes the same way:
+ * each receive worker copies its decoder's state into an image when it
+ * changed, this thread writes it (ng_coll_save_templates), so that no
+ * receive thread waits for an fsync.
  *
  * What crosses, under c->mu (with c->cv to wake the thread):
- * flush_wanted and pending from the receive thread, flusher_stop from
+ * flush_wanted and pending from the receive thread, each worker's
+ * tpl_img (in its own collector, under worker 0's mu), flusher_stop from
  * the stopping thread.  The writer and counter store are touched
  * through their own locks only.
  */
@@ -35,6 +37,22 @@
 #include "core/thread.h"
 #include "core/log.h"
 #include "core/timefmt.h"
+
+/* Writes the template image worker x handed over (ng_coll_save_templates),
+ * if any, to its file; x's image is taken under c->mu (c: worker 0). */
+static void write_templates(ng_collector *c, ng_collector *x)
+{
+	pthread_mutex_lock(&c->mu);
+	uint8_t *tpl = x->tpl_img;
+	size_t tpl_len = x->tpl_len;
+	x->tpl_img = NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (!tpl)
+		return;
+	if (ng_decoder_write_state(x->tpl_path, tpl, tpl_len) < 0)
+		ng_error("cannot save templates to %s: %s", x->tpl_path, strerror(errno));
+	free(tpl);
+}
 
 static void *flush_main(void *arg)
 {
@@ -56,17 +74,10 @@ static void *flush_main(void *arg)
 		if (c->flusher_stop)
 			break;
 		ng_exporters_file *counters = c->pending;
-		uint8_t *tpl = c->tpl_img;
-		size_t tpl_len = c->tpl_len;
 		c->pending = NULL;
-		c->tpl_img = NULL;
 		pthread_mutex_unlock(&c->mu);
-		if (tpl) {
-			if (ng_decoder_write_state(c->tpl_path, tpl, tpl_len) < 0)
-				ng_error("cannot save templates to %s: %s", c->tpl_path,
-				         strerror(errno));
-			free(tpl);
-		}
+		for (unsigned w = 0; w < c->nworkers && (!w || c->workers); w++)
+			write_templates(c, w ? &c->workers[w - 1].c : c);
 		if (counters) {
 			ng_coll_save_counters(c->exp_path, counters);
 			ng_exporters_free(counters);
@@ -111,8 +122,11 @@ void ng_coll_flusher_stop(ng_collector *c)
 		free(c->pending);
 		c->pending = NULL;
 	}
-	free(c->tpl_img); /* superseded too */
-	c->tpl_img = NULL;
+	for (unsigned w = 0; w < c->nworkers && (!w || c->workers); w++) { /* superseded too */
+		ng_collector *x = w ? &c->workers[w - 1].c : c;
+		free(x->tpl_img);
+		x->tpl_img = NULL;
+	}
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 }
@@ -155,17 +169,14 @@ void ng_coll_save_templates(ng_collector *c, uint64_t now)
 		return;
 	}
 	c->tpl_hash = h;
-	if (c->main) { /* a worker past the first writes its own (small) file */
-		if (ng_decoder_write_state(c->tpl_path, img, len) < 0)
-			ng_error("cannot save templates to %s: %s", c->tpl_path, strerror(errno));
-		free(img);
-		return;
-	}
-	pthread_mutex_lock(&c->mu);
+	/* a worker past the first hands its image to the same flush thread,
+	 * for its own file: no receive thread waits on a disk */
+	ng_collector *m = c->main ? c->main : c;
+	pthread_mutex_lock(&m->mu);
 	uint8_t *old = c->tpl_img;
 	c->tpl_img = img;
 	c->tpl_len = len;
-	pthread_cond_signal(&c->cv);
-	pthread_mutex_unlock(&c->mu);
+	pthread_cond_signal(&m->cv);
+	pthread_mutex_unlock(&m->mu);
 	free(old); /* the flush thread is behind: the newer image wins */
 }

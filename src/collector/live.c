@@ -74,6 +74,12 @@ static int live_exporters(void *arg, ng_http_exporters *out, char *err, size_t e
 	return rc;
 }
 
+/* ng_http_config.snmp_json, on a server thread: the poller's agents. */
+static void live_snmp(void *arg, FILE *f)
+{
+	ng_snmp_put_json(arg, f);
+}
+
 /* The server's threads are created with the stop signals (and SIGHUP)
  * blocked.  The default address being taken only warns: the collector
  * runs on without HTTP. */
@@ -109,6 +115,8 @@ int ng_coll_http_start(ng_collector *c)
 	                     .token = token,
 	                     .exporters = live_exporters,
 	                     .exporters_arg = c,
+	                     .snmp_json = c->snmp ? live_snmp : NULL,
+	                     .snmp_arg = c->snmp,
 	                     .limits = cfg->http_limits,
 	                     .metrics_exporters = (size_t)c->limits.metrics_exporters,
 	                     .attribution_dbip = live_dbip(c)};

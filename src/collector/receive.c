@@ -72,8 +72,17 @@ static void hand_on(ng_collector *c, ng_enricher *e)
 		return;
 	if (e && !c->enrich_at_flush)
 		ng_enricher_apply(e, c->batch.flows, c->batch.n);
-	/* names from options data; configured names win, before or after */
+	/* names from options data and SNMP; configured names win, before or
+	 * after.  With SNMP, apply adds the interfaces records name to the
+	 * table: a worker past the first does that under its mutex, which
+	 * worker 0 takes to read the table (interfaces.c; uncontended but
+	 * once a stats interval) */
+	pthread_mutex_t *ifmu = c->main && c->main->snmp ? &((ng_coll_worker *)c)->mu : NULL;
+	if (ifmu)
+		pthread_mutex_lock(ifmu);
 	ng_iftab_apply(c->ifs, c->batch.flows, c->batch.n);
+	if (ifmu)
+		pthread_mutex_unlock(ifmu);
 	int rc = ng_store_writer_append(c->w, c->batch.flows, c->batch.n);
 	if (rc >= 0)
 		c->rx_records += c->batch.n;
@@ -179,9 +188,7 @@ static void drain(ng_collector *c)
 	}
 	take_counters(c);
 	ng_coll_timecheck_log(c, UINT64_MAX); /* what is not logged yet, now */
-	ng_coll_take_interfaces(c);
-	if (!c->main)
-		ng_coll_save_interfaces(c);
+	ng_coll_take_interfaces(c);           /* worker 0 saves them after the others stop */
 }
 
 int ng_coll_receive_loop(ng_collector *c)

@@ -18,8 +18,9 @@
  * What worker 0 alone does, for all: the counter reports, exporters.json,
  * the live snapshot for the API (ng_coll_snapshot merges each worker's
  * rows: a worker publishes a snapshot of its decoder and listener under
- * its own mutex once a second), STORE/state/interfaces.tsv (with the
- * names of its own exporters only, for now), TCP and SCTP (the streams
+ * its own mutex once a second), STORE/state/interfaces.tsv (every
+ * worker's names: interfaces.c reads the others' tables under their
+ * mutex), TCP and SCTP (the streams
  * stay on worker 0's listener).  Interface names from options data are
  * learnt and applied by each worker for its own exporters (an exporter's
  * options data and its records reach the same worker), in a table of
@@ -162,6 +163,8 @@ static int worker_open(ng_collector *c, ng_coll_worker *wk, unsigned w, ng_liste
 	if (c->cfg->options_names && !(x->ifs = ng_iftab_new((size_t)c->wlimits.interfaces,
 	                                                     (size_t)c->wlimits.interface_names)))
 		return -1;
+	if (c->snmp && x->ifs)
+		ng_iftab_watch(x->ifs, ng_snmp_polled, c->snmp);
 	ng_coll_load_templates_of(x->dec, c->tpl_path, w, c->nworkers);
 	return 0;
 }

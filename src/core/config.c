@@ -173,6 +173,152 @@ static int iface_item(struct ctx *x, yaml_node_t *n, void *arg)
 	return 0;
 }
 
+/* ---- SNMP (enrich.snmp, exporters[].snmp) ----------------------------- */
+
+/* True when `s` is one of the NULL-terminated names (case-insensitive). */
+static bool one_of(const char *s, const char *const *names)
+{
+	for (; *names; names++)
+		if (!strcasecmp(s, *names))
+			return true;
+	return false;
+}
+
+static int snmp_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	static const char *const auths[] = {"MD5",     "SHA",     "SHA-224", "SHA-256",
+	                                    "SHA-384", "SHA-512", NULL};
+	static const char *const privs[] = {"DES", "AES", NULL};
+	ng_cfg_snmp *s = arg;
+	uint64_t u;
+	if (!strcmp(key, "agent"))
+		return get_str(x, v, key, &s->agent);
+	if (!strcmp(key, "port")) {
+		if (get_uint(x, v, key, 65535, &u) < 0)
+			return -1;
+		if (!u)
+			return fail(x, v, "snmp: port 0: give the agent's UDP port (default 161)");
+		s->port = (unsigned)u;
+		return 0;
+	}
+	if (!strcmp(key, "version")) {
+		const char *t = scalar(v);
+		if (t && (!strcasecmp(t, "2c") || !strcmp(t, "2")))
+			s->version = 2;
+		else if (t && !strcmp(t, "3"))
+			s->version = 3;
+		else
+			return fail(x, v, "snmp: version '%s': give 2c or 3", t ? t : "");
+		return 0;
+	}
+	if (!strcmp(key, "community"))
+		return get_str(x, v, key, &s->community);
+	if (!strcmp(key, "user"))
+		return get_str(x, v, key, &s->user);
+	if (!strcmp(key, "auth_protocol")) {
+		if (get_str(x, v, key, &s->auth_proto) < 0)
+			return -1;
+		if (!one_of(s->auth_proto, auths))
+			return fail(x, v,
+			            "snmp: auth_protocol '%s': give MD5, SHA, SHA-224, SHA-256, "
+			            "SHA-384 or SHA-512",
+			            s->auth_proto);
+		return 0;
+	}
+	if (!strcmp(key, "priv_protocol")) {
+		if (get_str(x, v, key, &s->priv_proto) < 0)
+			return -1;
+		if (!one_of(s->priv_proto, privs))
+			return fail(x, v, "snmp: priv_protocol '%s': give DES or AES",
+			            s->priv_proto);
+		return 0;
+	}
+	if (!strcmp(key, "auth_key"))
+		return get_str(x, v, key, &s->auth_key);
+	if (!strcmp(key, "priv_key"))
+		return get_str(x, v, key, &s->priv_key);
+	return fail(x, v,
+	            "snmp: unknown key '%s' (agent, port, version, community, user, "
+	            "auth_protocol, auth_key, priv_protocol, priv_key)",
+	            key);
+}
+
+/* One snmp: mapping into a new *dst, checked whole: what each version
+ * needs, keys of 8 characters at least (RFC 3414 §11.2). */
+static int get_snmp(struct ctx *x, yaml_node_t *v, ng_cfg_snmp **dst)
+{
+	if (*dst)
+		return fail(x, v, "snmp: given twice");
+	if (!(*dst = calloc(1, sizeof **dst)))
+		return fail(x, v, "out of memory");
+	ng_cfg_snmp *s = *dst;
+	if (each_pair(x, v, "snmp", snmp_pair, s) < 0)
+		return -1;
+	if (!s->version)
+		s->version = s->user ? 3 : 2;
+	if (s->version == 2 && !s->community)
+		return fail(x, v, "snmp: version 2c needs a community");
+	if (s->version == 3 && !s->user)
+		return fail(x, v, "snmp: version 3 needs a user");
+	if (s->version == 2 && (s->user || s->auth_key || s->priv_key))
+		return fail(x, v, "snmp: user, auth_key and priv_key are for version 3");
+	if (s->priv_key && !s->auth_key)
+		return fail(x, v, "snmp: priv_key needs an auth_key (authPriv, RFC 3414)");
+	if ((s->auth_key && strlen(s->auth_key) < 8) || (s->priv_key && strlen(s->priv_key) < 8))
+		return fail(x, v,
+		            "snmp: auth_key and priv_key need 8 characters at least "
+		            "(RFC 3414 section 11.2)");
+	return 0;
+}
+
+static int snmp_poll_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_cfg_snmp_poll *p = arg;
+	static const struct {
+		const char *key;
+		size_t off;
+		uint64_t max;
+	} nums[] = {
+	    {"refresh", offsetof(ng_cfg_snmp_poll, refresh_s), 86400},
+	    {"timeout", offsetof(ng_cfg_snmp_poll, timeout_ms), 60000},
+	    {"retries", offsetof(ng_cfg_snmp_poll, retries), 10},
+	    {"max_exporters", offsetof(ng_cfg_snmp_poll, max_exporters), 65536},
+	    {"max_interfaces", offsetof(ng_cfg_snmp_poll, max_interfaces), 1000000},
+	};
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+		if (strcmp(key, nums[i].key))
+			continue;
+		uint64_t u;
+		if (get_uint(x, v, key, nums[i].max, &u) < 0)
+			return -1;
+		if (!u && strcmp(key, "retries"))
+			return fail(x, v, "snmp: %s: give a positive value", key);
+		*(unsigned *)(void *)((char *)p + nums[i].off) = (unsigned)u;
+		p->retries_set |= !strcmp(key, "retries");
+		return 0;
+	}
+	if (!strcmp(key, "default"))
+		return get_snmp(x, v, &p->fallback);
+	return fail(x, v,
+	            "snmp: unknown key '%s' (refresh, timeout, retries, max_exporters, "
+	            "max_interfaces, default)",
+	            key);
+}
+
+static void free_snmp(ng_cfg_snmp *s)
+{
+	if (!s)
+		return;
+	free(s->agent);
+	free(s->community);
+	free(s->user);
+	free(s->auth_proto);
+	free(s->auth_key);
+	free(s->priv_proto);
+	free(s->priv_key);
+	free(s);
+}
+
 static int exporter_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
 {
 	ng_cfg_exporter *e = arg;
@@ -187,7 +333,9 @@ static int exporter_pair(struct ctx *x, const char *key, yaml_node_t *v, void *a
 		return get_str(x, v, key, &e->name);
 	if (!strcmp(key, "interfaces"))
 		return each_item(x, v, "interfaces", iface_item, e);
-	return fail(x, v, "exporters: unknown key '%s' (address, name, interfaces)", key);
+	if (!strcmp(key, "snmp"))
+		return get_snmp(x, v, &e->snmp);
+	return fail(x, v, "exporters: unknown key '%s' (address, name, interfaces, snmp)", key);
 }
 
 static int exporter_item(struct ctx *x, yaml_node_t *n, void *arg)
@@ -470,6 +618,13 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 		return get_limit(x, v, key, 10000, &c->http_max_per_client);
 	if (!strcmp(key, "http_idle_timeout"))
 		return get_limit(x, v, key, 3600, &c->http_idle_timeout);
+	if (!strcmp(key, "http_cache")) {
+		if (get_uint(x, v, key, 65536, &u) < 0)
+			return fail(x, v, "http_cache: give MiB, 0 (none) to 65536");
+		c->http_cache_mib = (unsigned)u;
+		c->http_cache_set = true;
+		return 0;
+	}
 	if (!strcmp(key, "listen"))
 		return scalar(v) ? listen_item(x, v, c) : each_item(x, v, key, listen_item, c);
 	if (!strcmp(key, "stats_interval")) {
@@ -497,7 +652,7 @@ static int collect_pair(struct ctx *x, const char *key, yaml_node_t *v, void *ar
 	return fail(x, v,
 	            "collect: unknown key '%s' (store, listen, json, stats_interval, workers, "
 	            "http, http_token, http_allowed_hosts, http_max_connections, "
-	            "http_max_per_client, http_idle_timeout, max_past, max_future, "
+	            "http_max_per_client, http_idle_timeout, http_cache, max_past, max_future, "
 	            "implausible_time)",
 	            key);
 }
@@ -524,13 +679,15 @@ static int enrich_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg
 		return each_item(x, v, key, network_item, c);
 	if (!strcmp(key, "exporters"))
 		return each_item(x, v, key, exporter_item, c);
+	if (!strcmp(key, "snmp"))
+		return each_pair(x, v, key, snmp_poll_pair, &c->snmp);
 	if (!strcmp(key, "classify"))
 		return each_item(x, v, key, rule_item, c);
 	if (!strcmp(key, "sampling"))
 		return each_item(x, v, key, sampling_item, c);
 	return fail(x, v,
 	            "enrich: unknown key '%s' (geoip_db, asn_db, geoip_optional, language, "
-	            "services, networks, exporters, classify, sampling)",
+	            "services, networks, exporters, snmp, classify, sampling)",
 	            key);
 }
 
@@ -697,8 +854,10 @@ void ng_config_free(ng_config *c)
 		}
 		free(c->exps[i].ifs);
 		free(c->exps[i].name);
+		free_snmp(c->exps[i].snmp);
 	}
 	free(c->exps);
+	free_snmp(c->snmp.fallback);
 	for (size_t i = 0; i < c->nrules; i++) {
 		free(c->rules[i].exporter_name);
 		free(c->rules[i].if_name);

@@ -25,11 +25,40 @@ typedef struct ng_cfg_iface {
 	uint64_t speed; /* bits per second, 0 unknown */
 } ng_cfg_iface;
 
+/* How to poll one exporter's SNMP agent for its interface names
+ * (enrich/snmp.h, docs/enrichment.md "SNMP").  The security level of v3
+ * follows from the keys given: none noAuthNoPriv, auth_key authNoPriv,
+ * both authPriv. */
+typedef struct ng_cfg_snmp {
+	char *agent;      /* host name or address; NULL: the exporter's address */
+	unsigned port;    /* UDP port; 0: 161 */
+	unsigned version; /* 2 (v2c) or 3 */
+	char *community;  /* v2c community */
+	char *user;       /* v3 securityName (RFC 3414) */
+	char *auth_proto; /* v3: "MD5", "SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512" */
+	char *auth_key;   /* v3 authentication passphrase (8 characters at least) */
+	char *priv_proto; /* v3: "DES" or "AES" (AES-128, RFC 3826) */
+	char *priv_key;   /* v3 privacy passphrase (8 characters at least) */
+} ng_cfg_snmp;
+
+/* enrich.snmp: the poller's bounds and timing; 0 where the file gives
+ * none (the defaults of enrich/snmp.h apply). */
+typedef struct ng_cfg_snmp_poll {
+	unsigned refresh_s;  /* seconds between two polls of an interface */
+	unsigned timeout_ms; /* per request */
+	unsigned retries;    /* per request, after the first try; set: retries_set */
+	bool retries_set;
+	unsigned max_exporters;  /* agents polled at most */
+	unsigned max_interfaces; /* interfaces polled per exporter at most */
+	ng_cfg_snmp *fallback;   /* enrich.snmp.default: for exporters without their own */
+} ng_cfg_snmp_poll;
+
 typedef struct ng_cfg_exporter {
 	uint8_t addr[16]; /* IPv4-mapped */
 	char *name;
 	ng_cfg_iface *ifs;
 	size_t nifs;
+	ng_cfg_snmp *snmp; /* NULL: not polled (unless enrich.snmp.default) */
 } ng_cfg_exporter;
 
 typedef struct ng_cfg_network {
@@ -98,8 +127,10 @@ typedef struct ng_config {
 	char *http_allowed_hosts; /* names accepted as Host besides loopback ones, comma
 	                           * separated; NULL: none (docs/security.md) */
 	unsigned http_max_connections, http_max_per_client, http_idle_timeout; /* 0: default */
-	uint64_t max_past_ms;   /* time window (docs/security.md); 0: not given */
-	uint64_t max_future_ms; /* when max_future_set */
+	unsigned http_cache_mib; /* MiB of the query cache (http.h cache_mib) ... */
+	bool http_cache_set;     /* ... when given (0 MiB: none) */
+	uint64_t max_past_ms;    /* time window (docs/security.md); 0: not given */
+	uint64_t max_future_ms;  /* when max_future_set */
 	bool max_future_set;
 	int implausible_time; /* 0 not given, NG_CFG_KEEP, NG_CFG_REJECT */
 	/* enrich */
@@ -112,7 +143,8 @@ typedef struct ng_config {
 	size_t nnets;
 	ng_cfg_exporter *exps;
 	size_t nexps;
-	ng_cfg_rule *rules; /* enrich.classify, in order */
+	ng_cfg_snmp_poll snmp; /* enrich.snmp */
+	ng_cfg_rule *rules;    /* enrich.classify, in order */
 	size_t nrules;
 	ng_cfg_sampling *samplings; /* enrich.sampling */
 	size_t nsamplings;

@@ -112,6 +112,12 @@ enum ng_field_id {
 	NG_F_MPLS_LABEL10,
 	NG_F_MPLS_DEPTH,
 	NG_F_APPLICATION,
+	/* interface descriptions and speeds (SNMP ifAlias, ifHighSpeed /
+	 * ifSpeed; options data; enrich/snmp.c, enrich/interfaces.c) */
+	NG_F_IN_IF_DESC,
+	NG_F_OUT_IF_DESC,
+	NG_F_IN_IF_SPEED,
+	NG_F_OUT_IF_SPEED,
 	NG_F_EXPORTER_GROUP,
 	NG_F_EXPORTER_ROLE,
 	NG_F_EXPORTER_SITE,

@@ -147,6 +147,12 @@ typedef struct ng_flow {
 	 * applicationId (Cisco NBAR / AVC; decode/apps.c): interned string, 0
 	 * none */
 	uint32_t application;
+	/* the interfaces' descriptions (IE 83 interfaceDescription: SNMP
+	 * ifAlias, RFC 2863, else options data) as interned strings, 0 none,
+	 * and their speeds in bits/s (ifHighSpeed x 10^6 when ifSpeed is
+	 * saturated at 2^32 - 1, else ifSpeed; 0 unknown): enrich/snmp.c */
+	uint32_t in_if_desc, out_if_desc;
+	uint64_t in_if_speed, out_if_speed;
 	/* classification rules (enrich/classify.c, docs/configuration.md
 	 * "Classification"), evaluated once per exporter and per interface
 	 * when its names change: interned strings, 0 = not classified */

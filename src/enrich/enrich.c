@@ -124,7 +124,7 @@ struct cls_exp_memo {
 };
 struct cls_if_memo {
 	uint64_t a, b;
-	uint32_t ename, index, name, desc;
+	uint32_t ename, index, name, desc, rdesc;
 	bool used;
 	ng_class_if v;
 };
@@ -603,20 +603,22 @@ static inline void sample_conf(const ng_enrich_view *v, size_t i, const ng_class
 static inline void classify_if(ng_enricher *e, const ng_enrich_view *v, size_t i,
                                const struct exporter *x, const uint8_t *exp, uint64_t ea,
                                uint64_t eb, uint32_t ename, enum ng_field_id fidx,
-                               enum ng_field_id fname, const enum ng_field_id out[3])
+                               enum ng_field_id fname, enum ng_field_id fdesc,
+                               const enum ng_field_id out[3])
 {
 	uint32_t index = get_u32(v, fidx, i);
 	if (!index)
 		return;
 	uint32_t name = get_u32(v, fname, i);
+	uint32_t rdesc = get_u32(v, fdesc, i); /* SNMP ifAlias, options data IE 83 */
 	struct cls_if_memo *m =
 	    &e->cif[(ng_mix32((uint32_t)(eb >> 32) ^ index) & (CLS_IF_MEMO - 1))];
-	/* the description is the configuration's, fixed for (exporter,
-	 * index) in this set: the memo's key need not look it up */
-	if (!(m->used && m->index == index && m->name == name && m->a == ea && m->b == eb &&
-	      m->ename == ename)) {
-		const struct ifname *cf = x ? if_conf(x, index) : NULL;
-		uint32_t desc = cf ? cf->desc : 0;
+	/* the record's description, else the configuration's (fixed for
+	 * (exporter, index) in this set: the memo's key need not look it up) */
+	if (!(m->used && m->index == index && m->name == name && m->rdesc == rdesc && m->a == ea &&
+	      m->b == eb && m->ename == ename)) {
+		const struct ifname *cf = x && !rdesc ? if_conf(x, index) : NULL;
+		uint32_t desc = rdesc ? rdesc : cf ? cf->desc : 0;
 		*m = (struct cls_if_memo){
 		    .a = ea,
 		    .b = eb,
@@ -624,6 +626,7 @@ static inline void classify_if(ng_enricher *e, const ng_enrich_view *v, size_t i
 		    .index = index,
 		    .name = name,
 		    .desc = desc,
+		    .rdesc = rdesc,
 		    .used = true,
 		    .v = *ng_classify_if_cached(e->cls, exp, ename, index, name, desc)};
 	}
@@ -666,8 +669,10 @@ static inline void classify(ng_enricher *e, const ng_enrich_view *v, size_t i,
 			sample_conf(v, i, ce);
 	}
 	if (e->cls_if) {
-		classify_if(e, v, i, x, exp, ea, eb, ename, NG_F_IN_IF, NG_F_IN_IF_NAME, in_f);
-		classify_if(e, v, i, x, exp, ea, eb, ename, NG_F_OUT_IF, NG_F_OUT_IF_NAME, out_f);
+		classify_if(e, v, i, x, exp, ea, eb, ename, NG_F_IN_IF, NG_F_IN_IF_NAME,
+		            NG_F_IN_IF_DESC, in_f);
+		classify_if(e, v, i, x, exp, ea, eb, ename, NG_F_OUT_IF, NG_F_OUT_IF_NAME,
+		            NG_F_OUT_IF_DESC, out_f);
 	}
 }
 
@@ -882,12 +887,13 @@ ng_colset ng_enricher_fields(const ng_enricher *e)
 	static const ng_colset cls_if =
 	    NG_COLSET(NG_F_IN_IF_BOUNDARY, NG_F_OUT_IF_BOUNDARY, NG_F_IN_IF_CONNECTIVITY,
 	              NG_F_OUT_IF_CONNECTIVITY, NG_F_IN_IF_PROVIDER, NG_F_OUT_IF_PROVIDER);
+	static const ng_colset if_desc = NG_COLSET(NG_F_IN_IF_DESC, NG_F_OUT_IF_DESC);
 	static const ng_colset samp =
 	    NG_COLSET(NG_F_SAMPLING_RATE, NG_F_SAMPLING_SOURCE, NG_F_BYTES, NG_F_PACKETS,
 	              NG_F_BYTES_RAW, NG_F_PACKETS_RAW);
 	ng_colset m = always;
 	if (e->cls) /* reads the exporter, its name and the interfaces' */
-		m = ng_colset_union(m, exporter);
+		m = ng_colset_union(ng_colset_union(m, exporter), if_desc);
 	if (e->cls_exp)
 		m = ng_colset_union(m, cls_exp);
 	if (e->cls_if)

@@ -19,6 +19,7 @@
 #include "core/timefmt.h"
 #include "http/assets.h"
 #include "http/http_int.h"
+#include "query/ptr.h"
 #include "query/filter.h"
 #include "query/output.h"
 #include "query/pairs.h"
@@ -28,6 +29,7 @@
 #include "sink/json.h"
 #include "store/counters.h"
 #include "store/exporters.h"
+#include "store/framecache.h"
 
 const double ng_http_buckets[NG_HTTP_NBUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.2,
                                                   0.5,   1,    2.5,   5,    10,  30};
@@ -233,6 +235,65 @@ static ng_output_opts json_opts(const params *p)
 	    .fmt = NG_FMT_JSON, .header = true, .summary = true, .filter = p->filter_text};
 }
 
+/* ---- host names (resolve=1) ------------------------------------------- */
+
+/* At most this many addresses of an answer are named. */
+#define RESOLVE_MAX 1000
+
+typedef int (*json_writer)(FILE *out, const ng_query *q, const ng_query_result *res,
+                           const ng_output_opts *o);
+
+/* The JSON answer `write` makes (the top N, or a page of flows) with
+ * "names": {ADDR: NAME} of its address keys or its flows' addresses
+ * (query/ptr.h), looked up within resolve_ms (default 500, at most 5000)
+ * and "resolve": "on" or "off"; when off (the server's default), no name
+ * and a note saying how to turn it on. */
+static void write_with_names(ng_http_server *s, const ng_http_req *r, FILE *f, const ng_query *q,
+                             const ng_query_result *res, const ng_output_opts *o, json_writer write)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&doc, &len);
+	if (!m) {
+		write(f, q, res, o);
+		return;
+	}
+	write(m, q, res, o);
+	fclose(m);
+	while (len && (doc[len - 1] == '\n' || doc[len - 1] == ' '))
+		len--;
+	if (len && doc[len - 1] == '}')
+		len--;
+	fwrite(doc, 1, len, f);
+	free(doc);
+	if (!s->ptr) {
+		fputs(",\"resolve\":\"off\",\"names\":{},\"resolve_note\":\"host names are off: "
+		      "start nagare with --ptr system (or --ptr ADDR:PORT, NAGARE_PTR)\"}\n",
+		      f);
+		return;
+	}
+	const char *ms = r->arg(r->conn, "resolve_ms");
+	size_t budget = NG_PTR_BUDGET_MS;
+	if (ms && (!parse_count(ms, &budget) || budget > NG_PTR_BUDGET_MAX_MS))
+		budget = NG_PTR_BUDGET_MS;
+	uint8_t(*addrs)[16] = malloc(RESOLVE_MAX * sizeof *addrs);
+	char(*names)[NG_PTR_NAME_MAX] = malloc(RESOLVE_MAX * sizeof *names);
+	size_t n = addrs && names ? ng_ptr_addresses(q, res, addrs, RESOLVE_MAX) : 0;
+	size_t named =
+	    ng_ptr_resolve(s->ptr, (const uint8_t(*)[16])addrs, n, (unsigned)budget, names);
+	uint64_t sent, ok, failed, refused;
+	ng_ptr_counts(s->ptr, &sent, &ok, &failed, &refused);
+	fprintf(f,
+	        ",\"resolve\":\"on\",\"resolver\":{\"addresses\":%zu,\"named\":%zu,"
+	        "\"lookups\":%" PRIu64 ",\"answered\":%" PRIu64 ",\"failed\":%" PRIu64
+	        ",\"refused\":%" PRIu64 "},",
+	        n, named, sent, ok, failed, refused);
+	ng_ptr_put_json(f, (const uint8_t(*)[16])addrs, names, n);
+	fputs("}\n", f);
+	free(addrs);
+	free(names);
+}
+
 /* ---- endpoints -------------------------------------------------------- */
 
 static void api_top(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
@@ -254,7 +315,11 @@ static void api_top(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 	FILE *f = body(out, "application/json");
 	ng_output_opts o = json_opts(&p);
 	if (f) {
-		ng_write_top(f, &p.q, &res, &o);
+		const char *rv = r->arg(r->conn, "resolve");
+		if (rv && !strcmp(rv, "1"))
+			write_with_names(s, r, f, &p.q, &res, &o, ng_write_top);
+		else
+			ng_write_top(f, &p.q, &res, &o);
 		fclose(f);
 	}
 	ng_query_result_free(&res);
@@ -456,8 +521,11 @@ static void api_flows(ng_http_server *s, const ng_http_req *r, ng_http_resp *out
 	if (f) {
 		ng_output_opts o = json_opts(&p);
 		o.fmt = ff;
+		const char *rv = r->arg(r->conn, "resolve");
 		if (ff == NG_FMT_NDJSON)
 			ng_json_write_flows(f, res.flows, res.nflows);
+		else if (ff == NG_FMT_JSON && rv && !strcmp(rv, "1"))
+			write_with_names(s, r, f, &p.q, &res, &o, ng_write_list);
 		else
 			ng_write_list(f, &p.q, &res, &o);
 		fclose(f);
@@ -693,6 +761,10 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 		if (s->flow_listen)
 			fprintf(f, ",\"listen\":%s", s->flow_listen);
 		ng_exporters_put_workers(f, x.nworkers, x.workers);
+		if (s->snmp_json) { /* the SNMP poller's agents (docs/api.md) */
+			fputc(',', f);
+			s->snmp_json(s->snmp_arg, f);
+		}
 		put_exporter_rows(f, &x, limit, offset, now);
 		fclose(f);
 	}
@@ -1057,6 +1129,25 @@ static void api_metrics(ng_http_server *s, ng_http_resp *out)
 	        "nagare_store_stats_age_seconds %.3f\n",
 	        segs, bytes, damaged, quarantined, NG_HTTP_STORE_STATS_MS / 1000,
 	        (double)age / 1000);
+	ng_frame_cache_stats fc;
+	ng_frame_cache_get_stats(&fc);
+	fprintf(f,
+	        "# HELP nagare_query_cache_hits_total column blocks the query cache held "
+	        "(store/framecache.h)\n# TYPE nagare_query_cache_hits_total counter\n"
+	        "nagare_query_cache_hits_total %" PRIu64 "\n"
+	        "# HELP nagare_query_cache_misses_total column blocks inflated from the segment\n"
+	        "# TYPE nagare_query_cache_misses_total counter\n"
+	        "nagare_query_cache_misses_total %" PRIu64 "\n"
+	        "# HELP nagare_query_cache_evictions_total blocks evicted for newer ones\n"
+	        "# TYPE nagare_query_cache_evictions_total counter\n"
+	        "nagare_query_cache_evictions_total %" PRIu64 "\n"
+	        "# HELP nagare_query_cache_bytes inflated bytes held (of "
+	        "nagare_query_cache_max_bytes)\n# TYPE nagare_query_cache_bytes gauge\n"
+	        "nagare_query_cache_bytes %" PRIu64 "\n"
+	        "# HELP nagare_query_cache_max_bytes the bound (--http-cache; 0: off)\n"
+	        "# TYPE nagare_query_cache_max_bytes gauge\n"
+	        "nagare_query_cache_max_bytes %" PRIu64 "\n",
+	        fc.hits, fc.misses, fc.evictions, fc.bytes, fc.max_bytes);
 	metric_server(s, f);
 	fprintf(
 	    f,

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "decode/decoder.h"
 #include "net/listener.h"
@@ -60,6 +61,15 @@ typedef struct ng_http_limits {
 	unsigned max_per_client;   /* of one client address; 0: 32 */
 	unsigned idle_timeout_s;   /* a connection with no request in progress is
 	                            * closed after this many seconds; 0: 10 */
+	int cache_mib;             /* inflated column blocks kept between queries
+	                            * (store/framecache.h), MiB; 0: none; -1: an
+	                            * eighth of the memory, 64 MiB to 4 GiB */
+	/* Host names of addresses (resolve=1; query/ptr.h): NULL or "off":
+	 * none (the default: lookups tell a DNS server which addresses are
+	 * looked at); "system", or an IPv4 DNS server "ADDR[:PORT]".  A
+	 * setting of the server beside its limits, as it comes from the same
+	 * flags of collect and serve (cli/http_opts.h). */
+	const char *ptr;
 } ng_http_limits;
 
 #define NG_HTTP_MAX_CONNECTIONS 256
@@ -80,6 +90,12 @@ typedef struct ng_http_config {
 	                                 * time limit (then 503) */
 	ng_http_exporters_fn exporters; /* may be NULL */
 	void *exporters_arg;
+	/* Writes the SNMP poller's members "snmp":[agents...] and
+	 * "snmp_exporters_dropped" into the FILE (the collector's
+	 * enrich/snmp.h ng_snmp_put_json), for /api/v1/exporters.  Called
+	 * from server threads: thread-safe.  NULL: no "snmp". */
+	void (*snmp_json)(void *arg, FILE *f);
+	void *snmp_arg;
 	/* Where the collector receives flows ("127.0.0.1:2055", ":6343",
 	 * "tcp://[::]:4739", as given to --listen), nflow_listen of them, for
 	 * /api/v1/exporters' "listen" (the dashboards' empty states); copied.

@@ -76,6 +76,9 @@ struct ng_http_server {
 	unsigned timeout_ms;
 	ng_http_exporters_fn exporters;
 	void *exporters_arg;
+	void (*snmp_json)(void *arg, FILE *f); /* ng_http_config's */
+	void *snmp_arg;
+	struct ng_ptr *ptr; /* host names (query/ptr.h); NULL: off */
 	size_t metrics_exporters;
 	bool attribution_dbip; /* ng_http_config's */
 	uint16_t port;

@@ -15,11 +15,14 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/json.h"
 #include "core/log.h"
+#include "query/ptr.h"
 #include "http/http_int.h"
 #include "http/views.h"
+#include "store/framecache.h"
 
 /* Bytes a connection may hold (request line, headers): a longer URL is
  * refused by libmicrohttpd with 414/431 before it reaches us. */
@@ -517,10 +520,17 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	s->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
 	s->exporters = cfg->exporters;
 	s->exporters_arg = cfg->exporters_arg;
+	s->snmp_json = cfg->snmp_json;
+	s->snmp_arg = cfg->snmp_arg;
 	s->metrics_exporters = cfg->metrics_exporters ? cfg->metrics_exporters : 100;
 	sem_init(&s->qgate, 0, cfg->threads ? cfg->threads : 4u);
 	s->qgate_init = true;
 	if (ng_http_guard_init(s, cfg->limits.allowed_hosts, err, errlen) < 0) {
+		ng_http_stop(s);
+		return NULL;
+	}
+	if (cfg->limits.ptr && strcmp(cfg->limits.ptr, "off") &&
+	    !(s->ptr = ng_ptr_new(cfg->limits.ptr, err, errlen))) {
 		ng_http_stop(s);
 		return NULL;
 	}
@@ -533,6 +543,16 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		ng_http_stop(s);
 		return NULL;
 	}
+	/* the dashboards' queries reread the same segments: keep what they
+	 * inflated (store/framecache.h); the bound is the process's */
+	uint64_t cache = (uint64_t)cfg->limits.cache_mib << 20;
+	if (cfg->limits.cache_mib < 0) { /* an eighth of the memory, 64 MiB to 4 GiB */
+		long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+		cache = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 8 : 256u << 20;
+		cache = cache < (64u << 20) ? 64u << 20 : cache > (4ull << 30) ? 4ull << 30 : cache;
+	}
+	if (ng_frame_cache_configure(cache) < 0)
+		ng_warn("out of memory for the query cache: queries inflate every block");
 	if (start_daemon(s, &ss, &lim) < 0) {
 		snprintf(err, errlen,
 		         "cannot listen for HTTP on %s (address in use, or not "
@@ -596,6 +616,7 @@ void ng_http_stop(ng_http_server *s)
 	if (s->d)
 		MHD_stop_daemon(s->d);
 	ng_http_store_stats_stop(s);
+	ng_ptr_free(s->ptr);
 	if (s->conns_init)
 		ng_http_conns_destroy(s);
 	if (s->qgate_init)

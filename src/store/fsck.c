@@ -241,6 +241,7 @@ int ng_store_fsck(const char *dir, const ng_fsck_opts *o, ng_fsck_stats *st)
 		return -1;
 	fsck_ctx c = {.dir = dir, .o = o, .st = st};
 	ng_seg_reader_init(&c.rd);
+	c.rd.no_cache = true; /* framecache.h: the file's own bytes */
 	int lock = ng_store_maint_lock(dir);
 	ng_tree_hours(root, 0, UINT64_MAX, fsck_hour, &c);
 	ng_store_maint_unlock(lock);

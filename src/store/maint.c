@@ -445,6 +445,7 @@ int ng_store_compact(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsig
 		return -1;
 	compact_ctx c = {.now = now_ms, .settle = settle_ms, .max_groups = max_groups, .st = st};
 	ng_seg_reader_init(&c.rd);
+	c.rd.no_cache = true; /* framecache.h: background reads */
 	if (!(c.enc = ng_seg_encoder_new(3))) {
 		st->errors++;
 		return 0;
@@ -604,6 +605,7 @@ int ng_store_retention_until(const char *dir, uint64_t max_age_ms, uint64_t max_
 		return -1;
 	ret_ctx r = {.now = now_ms, .st = st, .stop = stop, .stop_arg = stop_arg};
 	ng_seg_reader_init(&r.rd);
+	r.rd.no_cache = true; /* framecache.h: background reads */
 	int lock = ng_store_maint_lock(dir);
 	r.locked = lock >= 0;
 	ng_tree_hours(root, 0, UINT64_MAX, list_hour, &r);

@@ -737,6 +737,7 @@ int ng_store_rollup(const char *dir, uint64_t now_ms, uint64_t settle_ms, unsign
 	               .merging_too = merging_too,
 	               .st = st};
 	ng_seg_reader_init(&c.rd);
+	c.rd.no_cache = true; /* framecache.h: background reads */
 	if (!(c.enc = ng_seg_encoder_new(3))) {
 		st->errors++;
 		return 0;

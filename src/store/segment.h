@@ -148,6 +148,12 @@ typedef struct ng_seg_reader {
 		uint64_t gen;
 	} ref[NG_SEG_MAX_DIFF_DEPTH];
 	void *dctx; /* ZSTD_DCtx */
+	/* the open file, for the frame cache's keys (framecache.h) */
+	uint64_t dev, ino, mtime_ns, hsum;
+	/* set after ng_seg_reader_init: never use the frame cache (the
+	 * checks, compaction, rollups: they read the file's own bytes, and
+	 * what they read is not what queries read next) */
+	bool no_cache;
 } ng_seg_reader;
 
 /* Zeroes a reader; call once before the first ng_seg_open. */

@@ -56,6 +56,7 @@
 #include "core/strtab.h"
 #include "store/keymap.h"
 #include "store/segment.h"
+#include "store/framecache.h"
 #include "store/segment_int.h"
 #include "store/shuffle.h"
 
@@ -130,6 +131,9 @@ int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen)
 		goto fail;
 	}
 	r->file_size = (uint64_t)st.st_size;
+	r->dev = (uint64_t)st.st_dev;
+	r->ino = (uint64_t)st.st_ino;
+	r->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 	uint8_t fixed[NG_SEG_FIXED_SIZE];
 	if (r->file_size < NG_SEG_FIXED_SIZE || read_at(r->fd, fixed, sizeof fixed, 0)) {
 		ng_seg_errf(err, errlen, "truncated: %llu bytes, shorter than the 64-byte header",
@@ -137,6 +141,7 @@ int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen)
 		goto fail;
 	}
 	uint32_t hsize = ng_get_le32(fixed + 12);
+	r->hsum = ng_get_le64(fixed + 56); /* the header checksum */
 	if (memcmp(fixed, NG_SEG_MAGIC, 8) || hsize < NG_SEG_FIXED_SIZE || hsize > r->file_size ||
 	    hsize > NG_SEG_FIXED_SIZE + NG_SEG_ENTRY_SIZE * NG_SEG_MAX_COLUMNS) {
 		/* let the parser name the fault */
@@ -426,6 +431,27 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
                          size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
+	/* a frame another query inflated already (framecache.h): then the
+	 * column's stored bytes are not even read (callers that use the
+	 * column's buffers load it themselves) */
+	const bool cache = !r->no_cache && ng_frame_cache_on();
+	const ng_frame_key key = {.dev = r->dev,
+	                          .ino = r->ino,
+	                          .size = r->file_size,
+	                          .mtime_ns = r->mtime_ns,
+	                          .hsum = r->hsum,
+	                          .column = idx,
+	                          .frame = (uint32_t)b,
+	                          .len = want};
+	if (cache) {
+		if (ng_seg_reserve((uint8_t **)&r->raw, &r->rawcap,
+		                   want > NG_SEG_BLOCK_ROWS * 16 ? want : NG_SEG_BLOCK_ROWS * 16)) {
+			ng_seg_errf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (ng_frame_cache_get(&key, r->raw))
+			return 0;
+	}
 	if (load_column(r, idx, err, errlen))
 		return -1;
 	if (want > NG_SEG_BLOCK_ROWS * 16 &&
@@ -457,6 +483,8 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 		            ZSTD_isError(z) ? ZSTD_getErrorName(z) : "short zstd frame");
 		return -1;
 	}
+	if (cache)
+		ng_frame_cache_put(&key, r->raw);
 	return 0;
 }
 
@@ -844,10 +872,15 @@ int ng_seg_check_block(ng_seg_reader *r, uint32_t idx, const ng_field *f, size_t
                        char *err, size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
-	if (c->encoding == NG_ENC_PLAIN || c->encoding == NG_ENC_DIFF || c->encoding == NG_ENC_V4)
-		return inflate_frame(r, idx, b, ng_seg_block_rows(r, b) * ng_seg_stored_width(c),
-		                     err, errlen);
-	return ng_seg_read_entry(r, idx, f, b, out, err, errlen);
+	const bool no_cache = r->no_cache;
+	r->no_cache = true; /* a check reads the file's own bytes */
+	int rc =
+	    c->encoding == NG_ENC_PLAIN || c->encoding == NG_ENC_DIFF || c->encoding == NG_ENC_V4
+	        ? inflate_frame(r, idx, b, ng_seg_block_rows(r, b) * ng_seg_stored_width(c), err,
+	                        errlen)
+	        : ng_seg_read_entry(r, idx, f, b, out, err, errlen);
+	r->no_cache = no_cache;
+	return rc;
 }
 
 /* segment.h.  A column the segment lacks, or holds with another type,

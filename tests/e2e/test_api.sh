@@ -292,15 +292,8 @@ PY
 echo "test_api: NG_BIN=$NG_BIN work=$work${NG_E2E_NETNS:+ (private network namespace)}"
 "$here/make_traffic.sh" "$work/traffic.pcap" >"$work/make_traffic.log" 2>&1
 
-# URL printed by collect/serve in its log, waited for
-wait_url() {
-	for _ in $(seq 100); do
-		u=$(grep -o 'http://[^ ]*/' "$1" | head -1 || true)
-		[ -n "$u" ] && { echo "$u"; return 0; }
-		sleep 0.1
-	done
-	echo "test_api: no URL in $1:" >&2; cat "$1" >&2; return 1
-}
+# wait_url LOG: the URL collect/serve printed (_http.sh)
+. "$here/_http.sh"
 
 udp=29000
 store=$work/store

@@ -20,14 +20,8 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$work/store"
 
-wait_url() {
-	for _ in $(seq 100); do
-		u=$(grep -o 'http://[^ ]*/' "$1" | head -1 || true)
-		[ -n "$u" ] && { echo "$u"; return 0; }
-		sleep 0.1
-	done
-	echo "test_views: no URL in $1:" >&2; cat "$1" >&2; return 1
-}
+# wait_url LOG: the URL collect/serve printed (_http.sh)
+. "$here/_http.sh"
 
 "$NG_BIN" serve --store "$work/store" --http 127.0.0.1:0 >"$work/serve.log" 2>&1 &
 pids+=($!)

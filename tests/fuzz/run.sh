@@ -33,6 +33,20 @@ EOF
 mkdir -p "$work/views"
 printf 'nagare-views/1\nbusy hour\t/?v=1&from=-1h&tz=utc\ndns\t/top?v=1&field=dstport\n' >"$work/views/file.txt"
 printf '{"name":"busy hour","state":"\\/?v=1\\u0026from=-1h"}' >"$work/views/body.json"
+# DNS answers to PTR questions (query/ptr.c): a name behind a compression
+# pointer, an NXDOMAIN, a pointer loop
+mkdir -p "$work/ptr"
+python3 - "$work/ptr" <<'PY'
+import struct, sys
+q = b"".join(bytes([len(l)]) + l for l in b"1.2.0.10.in-addr.arpa".split(b".")) + b"\0"
+name = b"\x06host-a\x04test\x03lan\x00"
+ans = (struct.pack("!6H", 1, 0x8580, 1, 1, 0, 0) + q + struct.pack("!HH", 12, 1) +
+       b"\xc0\x0c" + struct.pack("!HHIH", 12, 1, 300, len(name)) + name)
+open(sys.argv[1] + "/answer.bin", "wb").write(ans)
+open(sys.argv[1] + "/nxdomain.bin", "wb").write(struct.pack("!6H", 2, 0x8583, 1, 0, 0, 0) + q +
+                                                 struct.pack("!HH", 12, 1))
+open(sys.argv[1] + "/loop.bin", "wb").write(ans[:-len(name)] + b"\xc0" + bytes([len(ans) - len(name)]))
+PY
 # ASN CSV ranges (enrich/geocsv.c): rows as ip-location-db writes them
 mkdir -p "$work/geocsv"
 printf '1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."\n2.26.200.0,2.26.215.255,201907,"LLC ""SPUTNIK"""\r\n2001:200::,2001:200:1b9:ffff:ffff:ffff:ffff:ffff,2500,WIDE Project\n' >"$work/geocsv/asn.csv"
@@ -48,6 +62,7 @@ for bin in "$build"/fuzz_*; do
 	fuzz_templates) seeds=$work/templates ;;
 	fuzz_exporters) seeds=$work/exporters ;;
 	fuzz_views) seeds=$work/views ;;
+	fuzz_ptr) seeds=$work/ptr ;;
 	fuzz_geocsv) seeds=$work/geocsv ;;
 	*) seeds=$work/other_$name ;;
 	esac

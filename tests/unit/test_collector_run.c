@@ -32,6 +32,8 @@
 
 #include "collector/collector.h"
 #include "decode/decoder.h"
+#include "net/reuseport.h"
+#include "core/addr.h"
 #include "core/bytes.h"
 #include "core/field.h"
 #include "core/strtab.h"
@@ -239,6 +241,97 @@ static void test_run_templates_saved_while_running(void **state)
 	free(dir);
 }
 
+/* An IPFIX message (RFC 7011 §3) from exporter 127.0.0.`k` naming its
+ * interface 5 "if-k" (description "desc k") in options data: an options
+ * template set (3) of template 300 scoped by ingressInterface (IE 10),
+ * interfaceName (82) and interfaceDescription (83) of 16 bytes each, and
+ * its data record. */
+static void send_ipfix_ifname(uint16_t port, unsigned k)
+{
+	uint8_t d[16 + 4 + 6 + 12 + 4 + 4 + 32] = {0};
+	ng_put_be16(d, 10);
+	ng_put_be16(d + 2, sizeof d);
+	ng_put_be32(d + 4, (uint32_t)time(NULL));
+	ng_put_be32(d + 12, 1); /* observation domain */
+	uint8_t *t = d + 16;
+	ng_put_be16(t, 3);
+	ng_put_be16(t + 2, 4 + 6 + 12);
+	ng_put_be16(t + 4, 300); /* template ID */
+	ng_put_be16(t + 6, 3);   /* field count */
+	ng_put_be16(t + 8, 1);   /* scope field count */
+	ng_put_be16(t + 10, 10), ng_put_be16(t + 12, 4);
+	ng_put_be16(t + 14, 82), ng_put_be16(t + 16, 16);
+	ng_put_be16(t + 18, 83), ng_put_be16(t + 20, 16);
+	uint8_t *s = t + 22;
+	ng_put_be16(s, 300);
+	ng_put_be16(s + 2, 4 + 4 + 32);
+	ng_put_be32(s + 4, 5);
+	snprintf((char *)s + 8, 16, "if-%u", k);
+	snprintf((char *)s + 24, 16, "desc %u", k);
+	eu_send_udp(0x7f000000u | k, port, d, sizeof d);
+}
+
+/* With two receive workers, STORE/state/interfaces.tsv lists the names
+ * options data gave on either worker (before, worker 0 wrote its own
+ * exporters' names only): 8 exporters, which the reuseport program
+ * shares between the two. */
+static void test_run_workers_interfaces(void **state)
+{
+	(void)state;
+	char *dir = ts_make_store("collector_ifs");
+	char store[300], listen[64], path[400];
+	snprintf(store, sizeof store, "%s/store", dir);
+	uint16_t port = eu_free_port(SOCK_DGRAM);
+	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
+	const char *listens[] = {listen};
+	ng_config conf = {0};
+	ng_collector_config cfg = {.store = store,
+	                           .listen = listens,
+	                           .nlisten = 1,
+	                           .stats_interval = 1,
+	                           .config = &conf,
+	                           .workers = 2,
+	                           .options_names = true};
+	unsigned on[2] = {0, 0};
+	for (unsigned k = 10; k < 18; k++) {
+		uint8_t a[16];
+		char s[32];
+		snprintf(s, sizeof s, "127.0.0.%u", k);
+		assert_true(ng_addr_parse(s, a));
+		on[ng_reuseport_worker(a, 2)]++;
+	}
+	assert_true(on[0] && on[1]); /* both workers have exporters */
+	struct run r = {.cfg = &cfg, .rc = -1};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, run_main, &r), 0);
+	snprintf(path, sizeof path, "%s/state/interfaces.tsv", store);
+	assert_true(wait_file(path, 10000)); /* the first report: the loop runs */
+	for (unsigned k = 10; k < 18; k++)
+		send_ipfix_ifname(port, k);
+	/* worker 1's templates reach its file while it runs: through the
+	 * flush thread (the receive workers never write files) */
+	snprintf(path, sizeof path, "%s/state/templates.1", store);
+	uint64_t n = 0;
+	for (long t = 0; t < NG_TEMPLATE_SAVE_MS + 3000 && !(n = saved_templates(path)); t += 100)
+		eu_sleep_ms(100);
+	assert_int_equal(n, on[1]); /* one options template per exporter */
+	eu_sleep_ms(1100);          /* a second: each worker takes its names */
+	assert_int_equal(kill(getpid(), SIGTERM), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(r.rc, 0);
+	snprintf(path, sizeof path, "%s/state/interfaces.tsv", store);
+	const char *tsv = eu_slurp(path, NULL);
+	assert_non_null(tsv);
+	for (unsigned k = 10; k < 18; k++) {
+		char line[96];
+		snprintf(line, sizeof line, "127.0.0.%u\t5\tif-%u\tdesc %u\toptions\n", k, k, k);
+		if (!strstr(tsv, line))
+			fail_msg("interfaces.tsv lacks \"%s\":\n%s", line, tsv);
+	}
+	ts_rm_rf(dir);
+	free(dir);
+}
+
 static void test_run_start_errors(void **state)
 {
 	(void)state;
@@ -261,6 +354,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_run_store_reload_stop),
 	    cmocka_unit_test(test_run_templates_saved_while_running),
+	    cmocka_unit_test(test_run_workers_interfaces),
 	    cmocka_unit_test(test_run_start_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

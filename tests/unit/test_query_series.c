@@ -24,6 +24,7 @@
 #include "query/series.h"
 #include "store/store.h"
 #include "test_rng.h"
+#include "test_store_helpers.h"
 
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z, a multiple of 1 h */
 #define MIN UINT64_C(60000)
@@ -63,37 +64,18 @@ static int setup(void **state)
 		r->bytes = r->packets * (40 + rnd() % 1460);
 		r->in_if = (uint32_t)(rnd() % 4);
 	}
-	char err[256];
-	ng_store_writer *w = ng_store_writer_open(store, err, sizeof err);
-	assert_non_null(w);
-	for (size_t i = 0; i < N; i += 5000) {
-		assert_int_equal(ng_store_writer_append(w, rows + i, 5000), 0);
-		assert_int_equal(ng_store_writer_flush(w), 0);
-	}
-	assert_int_equal(ng_store_writer_close(w), 0);
+	ts_write_rows(store, rows, N, 5000);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", store);
-	return system(cmd);
+	ts_rm_rf(store);
+	return 0;
 }
 
-typedef struct sums {
-	uint64_t flows, packets, bytes;
-} sums;
-
-static void add(sums *s, const ng_flow *r)
-{
-	s->flows++;
-	s->packets += r->packets;
-	s->bytes += r->bytes;
-}
-
-static void same(const sums *want, uint64_t flows, uint64_t packets, uint64_t bytes)
+static void same(const ts_sums *want, uint64_t flows, uint64_t packets, uint64_t bytes)
 {
 	assert_int_equal(flows, want->flows);
 	assert_int_equal(packets, want->packets);
@@ -113,9 +95,9 @@ static void test_series_total(void **state)
 {
 	(void)state;
 	enum { B = SPAN_MIN / 5 + 1 };
-	sums want[B] = {{0}};
+	ts_sums want[B] = {{0}};
 	for (size_t i = 0; i < N; i++)
-		add(&want[(rows[i].flow_start - T0) / (5 * MIN)], &rows[i]);
+		ts_sums_add(&want[(rows[i].flow_start - T0) / (5 * MIN)], &rows[i]);
 	ng_query q = {.to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .limit = 5};
 	ng_series s;
 	char err[256];
@@ -140,11 +122,11 @@ static void test_series_top_other(void **state)
 {
 	(void)state;
 	enum { B = SPAN_MIN / 10 + 1 };
-	sums per[6] = {{0}}, cell[B][6] = {{{0}}};
+	ts_sums per[6] = {{0}}, cell[B][6] = {{{0}}};
 	for (size_t i = 0; i < N; i++) {
 		int k = port_index(rows[i].dst_port);
-		add(&per[k], &rows[i]);
-		add(&cell[(rows[i].flow_start - T0) / (10 * MIN)][k], &rows[i]);
+		ts_sums_add(&per[k], &rows[i]);
+		ts_sums_add(&cell[(rows[i].flow_start - T0) / (10 * MIN)][k], &rows[i]);
 	}
 	/* reference top 3 by bytes (no ties in this data: checked) */
 	int order[6] = {0, 1, 2, 3, 4, 5};
@@ -172,14 +154,14 @@ static void test_series_top_other(void **state)
 	}
 	size_t points = 0;
 	for (size_t b = 0; b < B; b++) {
-		sums other = {0};
+		ts_sums other = {0};
 		for (int k = 3; k < 6; k++) {
 			other.flows += cell[b][order[k]].flows;
 			other.packets += cell[b][order[k]].packets;
 			other.bytes += cell[b][order[k]].bytes;
 		}
 		for (int k = 0; k < 4; k++) {
-			const sums *w = k < 3 ? &cell[b][order[k]] : &other;
+			const ts_sums *w = k < 3 ? &cell[b][order[k]] : &other;
 			if (!w->flows)
 				continue;
 			const ng_series_point *p = NULL;
@@ -204,9 +186,9 @@ static void test_series_top_other(void **state)
 static void test_pairs(void **state)
 {
 	(void)state;
-	sums edge[4][6] = {{{0}}};
+	ts_sums edge[4][6] = {{{0}}};
 	for (size_t i = 0; i < N; i++)
-		add(&edge[rows[i].in_if][port_index(rows[i].dst_port)], &rows[i]);
+		ts_sums_add(&edge[rows[i].in_if][port_index(rows[i].dst_port)], &rows[i]);
 	ng_query q = {.to_ms = UINT64_MAX, .order = NG_ORDER_FLOWS, .limit = 5};
 	char err[256];
 	assert_int_equal(ng_pairs_parse(&q, "inif,dstport", err, sizeof err), 0);
@@ -215,7 +197,7 @@ static void test_pairs(void **state)
 	ng_pairs p;
 	assert_int_equal(ng_pairs_run(store, &q, &p, err, sizeof err), 0);
 	assert_int_equal(p.res.nrows, 5);
-	sums top = {0}, all = {0};
+	ts_sums top = {0}, all = {0};
 	uint64_t prev = UINT64_MAX;
 	for (size_t i = 0; i < 5; i++) {
 		const ng_agg_row *r = &p.res.rows[i];
@@ -223,7 +205,7 @@ static void test_pairs(void **state)
 		uint16_t port;
 		memcpy(&inif, r->key, 4);
 		memcpy(&port, r->key + 4, 2);
-		const sums *w = &edge[inif][port_index(port)];
+		const ts_sums *w = &edge[inif][port_index(port)];
 		same(w, r->flows, r->packets, r->bytes);
 		assert_true(r->flows <= prev);
 		prev = r->flows;
@@ -248,7 +230,7 @@ static void test_pairs(void **state)
 			if (!in_top)
 				assert_true(edge[a][b].flows <= prev);
 		}
-	sums other = {all.flows - top.flows, all.packets - top.packets, all.bytes - top.bytes};
+	ts_sums other = {all.flows - top.flows, all.packets - top.packets, all.bytes - top.bytes};
 	assert_true(p.has_other);
 	same(&other, p.other.flows, p.other.packets, p.other.bytes);
 	assert_int_equal(all.flows, N);
@@ -279,7 +261,7 @@ static void test_sankey(void **state)
 	assert_int_equal(ng_sankey_run(store, &q, &sk, err, sizeof err), 0);
 	assert_int_equal(sk.nstages, 3);
 	/* the stage values of each record, as node indices (other: the last) */
-	sums node[3][3] = {{{0}}}, link[2][3][3] = {{{{0}}}}, vals[3][256] = {{{0}}};
+	ts_sums node[3][3] = {{{0}}}, link[2][3][3] = {{{{0}}}}, vals[3][256] = {{{0}}};
 	for (size_t i = 0; i < N; i++) {
 		const ng_flow *r = &rows[i];
 		uint32_t inif = r->in_if;
@@ -290,10 +272,11 @@ static void test_sankey(void **state)
 		             sk_node(sk.nodes[2], sk.nnodes[2], &proto, 1)};
 		for (int j = 0; j < 3; j++)
 			ix[j] = ix[j] < 0 ? 2 : ix[j];
-		add(&vals[0][inif], r), add(&vals[1][port_index(port)], r), add(&vals[2][proto], r);
+		ts_sums_add(&vals[0][inif], r), ts_sums_add(&vals[1][port_index(port)], r),
+		    ts_sums_add(&vals[2][proto], r);
 		for (int j = 0; j < 3; j++)
-			add(&node[j][ix[j]], r);
-		add(&link[0][ix[0]][ix[1]], r), add(&link[1][ix[1]][ix[2]], r);
+			ts_sums_add(&node[j][ix[j]], r);
+		ts_sums_add(&link[0][ix[0]][ix[1]], r), ts_sums_add(&link[1][ix[1]][ix[2]], r);
 	}
 	/* 4 interfaces, 6 ports: 2 kept and other; 2 protocols: both kept */
 	assert_int_equal(sk.nnodes[0], 3);
@@ -333,13 +316,13 @@ static void test_bidir(void **state)
 {
 	(void)state;
 	/* A = 10.0.x.y (18 hosts), B = 192.0.2.z (5 hosts) */
-	sums ab[3][6][5] = {{{{0}}}}, ba[3][6][5] = {{{{0}}}};
+	ts_sums ab[3][6][5] = {{{{0}}}}, ba[3][6][5] = {{{{0}}}};
 	for (size_t i = 0; i < N; i++) {
 		const ng_flow *r = &rows[i];
 		bool fwd = r->src_addr[12] == 10;
 		const uint8_t *a = fwd ? r->src_addr : r->dst_addr,
 		              *b = fwd ? r->dst_addr : r->src_addr;
-		add(fwd ? &ab[a[14]][a[15]][b[15]] : &ba[a[14]][a[15]][b[15]], r);
+		ts_sums_add(fwd ? &ab[a[14]][a[15]][b[15]] : &ba[a[14]][a[15]][b[15]], r);
 	}
 	ng_query q = {.to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .limit = 0};
 	char err[256];
@@ -357,8 +340,8 @@ static void test_bidir(void **state)
 		const uint8_t *h10 = fwd ? a : c, *h192 = fwd ? c : a;
 		assert_int_equal(h10[12], 10);
 		assert_int_equal(h192[12], 192);
-		const sums *s1 = &ab[h10[14]][h10[15]][h192[15]],
-		           *s2 = &ba[h10[14]][h10[15]][h192[15]];
+		const ts_sums *s1 = &ab[h10[14]][h10[15]][h192[15]],
+		              *s2 = &ba[h10[14]][h10[15]][h192[15]];
 		same(fwd ? s1 : s2, r->ab.flows, r->ab.packets, r->ab.bytes);
 		same(fwd ? s2 : s1, r->ba.flows, r->ba.packets, r->ba.bytes);
 		assert_true(r->ab.flows >= r->ba.flows);
@@ -385,14 +368,14 @@ static void test_bidir(void **state)
 static void test_prefix_agg(void **state)
 {
 	(void)state;
-	sums want[256] = {{0}}; /* by the 3rd byte of the /24: 10.0.X.0 or 192.0.2.0 */
-	sums v192 = {0};
+	ts_sums want[256] = {{0}}; /* by the 3rd byte of the /24: 10.0.X.0 or 192.0.2.0 */
+	ts_sums v192 = {0};
 	for (size_t i = 0; i < N; i++) {
 		const uint8_t *a = rows[i].src_addr;
 		if (a[12] == 10)
-			add(&want[a[14]], &rows[i]);
+			ts_sums_add(&want[a[14]], &rows[i]);
 		else
-			add(&v192, &rows[i]);
+			ts_sums_add(&v192, &rows[i]);
 	}
 	ng_query q = {.to_ms = UINT64_MAX, .order = NG_ORDER_FLOWS, .limit = 0};
 	char err[256];
@@ -405,7 +388,7 @@ static void test_prefix_agg(void **state)
 	for (size_t i = 0; i < res.nrows; i++) {
 		const uint8_t *k = res.rows[i].key;
 		assert_int_equal(k[15], 0); /* host bits cleared */
-		const sums *w = k[12] == 10 ? &want[k[14]] : &v192;
+		const ts_sums *w = k[12] == 10 ? &want[k[14]] : &v192;
 		same(w, res.rows[i].flows, res.rows[i].packets, res.rows[i].bytes);
 	}
 	ng_query_result_free(&res);

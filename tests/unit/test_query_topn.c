@@ -21,6 +21,7 @@
 #include "query/query.h"
 #include "store/store.h"
 #include "test_rng.h"
+#include "test_store_helpers.h"
 
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
 #define HOUR UINT64_C(3600000)
@@ -69,24 +70,15 @@ static int setup(void **state)
 		rows[i] = rows[j];
 		rows[j] = t;
 	}
-	char err[256];
-	ng_store_writer *w = ng_store_writer_open(store, err, sizeof err);
-	assert_non_null(w);
-	for (size_t i = 0; i < N; i += 7000) {
-		assert_int_equal(ng_store_writer_append(w, rows + i, N - i < 7000 ? N - i : 7000),
-		                 0);
-		assert_int_equal(ng_store_writer_flush(w), 0);
-	}
-	assert_int_equal(ng_store_writer_close(w), 0);
+	ts_write_rows(store, rows, N, 7000);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", store);
-	return system(cmd);
+	ts_rm_rf(store);
+	return 0;
 }
 
 /* ---- the reference --------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include "query/series.h"
 #include "store/store.h"
 #include "test_rng.h"
+#include "test_store_helpers.h"
 
 #define T0 UINT64_C(1764460800000) /* 2025-11-30T00:00:00Z */
 #define MIN UINT64_C(60000)
@@ -60,31 +61,15 @@ static int setup(void **state)
 		r->packets = 1 + ts_xorshift64(&rng) % 100;
 		r->bytes = r->packets * (40 + ts_xorshift64(&rng) % 1400);
 	}
-	char err[256];
-	ng_store_writer *w = ng_store_writer_open(store, err, sizeof err);
-	assert_non_null(w);
-	assert_int_equal(ng_store_writer_append(w, rows, N), 0);
-	assert_int_equal(ng_store_writer_close(w), 0);
+	ts_write_rows(store, rows, N, 0);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", store);
-	return system(cmd);
-}
-
-typedef struct sums {
-	uint64_t flows, packets, bytes;
-} sums;
-
-static void add(sums *s, const ng_flow *r)
-{
-	s->flows++;
-	s->packets += r->packets;
-	s->bytes += r->bytes;
+	ts_rm_rf(store);
+	return 0;
 }
 
 static int port_index(uint16_t p)
@@ -106,7 +91,7 @@ static const ng_series_point *point(const ng_series *s, uint64_t t, size_t k)
 
 /* Every cell of want[bucket][port] is the point of that port's series at
  * t0 + bucket × 5 min (none when empty), and there are no others. */
-static void same_cells(const ng_series *s, sums want[B][5], uint64_t t0)
+static void same_cells(const ng_series *s, ts_sums want[B][5], uint64_t t0)
 {
 	size_t cells = 0;
 	for (size_t k = 0; k < s->nseries; k++) {
@@ -135,16 +120,16 @@ static void same_cells(const ng_series *s, sums want[B][5], uint64_t t0)
 static void test_reverse(void **state)
 {
 	(void)state;
-	sums fwd[B][5] = {{{0}}}, rev[B][5] = {{{0}}};
+	ts_sums fwd[B][5] = {{{0}}}, rev[B][5] = {{{0}}};
 	for (size_t i = 0; i < N; i++) {
 		const ng_flow *r = &rows[i];
 		if (r->flow_start < T0 + DAY)
 			continue;
 		size_t b = (r->flow_start - T0 - DAY) / (5 * MIN);
 		if (r->src_as == 100 && r->in_if == 1)
-			add(&fwd[b][port_index(r->dst_port)], r);
+			ts_sums_add(&fwd[b][port_index(r->dst_port)], r);
 		if (r->dst_as == 100 && r->out_if == 1)
-			add(&rev[b][port_index(r->src_port)], r);
+			ts_sums_add(&rev[b][port_index(r->src_port)], r);
 	}
 	const char *text = "src as 100 and in if 1";
 	char err[256];
@@ -205,10 +190,10 @@ static void test_filter_reverse(void **state)
 static void test_previous(void **state)
 {
 	(void)state;
-	sums day0[B] = {{0}};
+	ts_sums day0[B] = {{0}};
 	for (size_t i = 0; i < N; i++)
 		if (rows[i].flow_start < T0 + DAY)
-			add(&day0[(rows[i].flow_start - T0) / (5 * MIN)], &rows[i]);
+			ts_sums_add(&day0[(rows[i].flow_start - T0) / (5 * MIN)], &rows[i]);
 	ng_query q = {.from_ms = T0 + DAY,
 	              .to_ms = T0 + DAY + SPAN_MIN * MIN,
 	              .order = NG_ORDER_BYTES,

@@ -59,7 +59,9 @@ static const char EMPTY_LINE[] =
     "\"orig_start\":\"1970-01-01T00:00:00.000Z\",\"orig_end\":\"1970-01-01T00:00:00.000Z\","
     "\"sampling_raw\":0,\"mpls_label2\":0,\"mpls_label3\":0,\"mpls_label4\":0,"
     "\"mpls_label5\":0,\"mpls_label6\":0,\"mpls_label7\":0,\"mpls_label8\":0,"
-    "\"mpls_label9\":0,\"mpls_label10\":0,\"mpls_depth\":0,\"application\":\"\","
+    "\"mpls_label9\":0,\"mpls_label10\":0,\"mpls_depth\":0,\"application\":\"\",\"in_if_desc\":"
+    "\"\","
+    "\"out_if_desc\":\"\",\"in_if_speed\":0,\"out_if_speed\":0,"
     "\"exporter_group\":\"\",\"exporter_role\":\"\",\"exporter_site\":\"\","
     "\"exporter_region\":\"\",\"exporter_tenant\":\"\",\"in_if_boundary\":\"\","
     "\"out_if_boundary\":\"\",\"in_if_connectivity\":\"\",\"out_if_connectivity\":\"\","
@@ -223,6 +225,10 @@ static const struct expect FULL[] = {
     {"mpls_label10", "1048575"},
     {"mpls_depth", "10"},
     {"application", "\"ms-teams\""},
+    {"in_if_desc", "\"Transit: Cogent [1234]\""},
+    {"out_if_desc", "\"\""},
+    {"in_if_speed", "10000000000"},
+    {"out_if_speed", "18446744073709551615"},
     {"exporter_group", "\"edge\""},
     {"exporter_role", "\"\""},
     {"exporter_site", "\"fra\""},
@@ -311,6 +317,9 @@ static ng_flow full_record(void)
 	r.mpls_label10 = 1048575;
 	r.mpls_depth = 10;
 	r.application = ng_intern_cstr("ms-teams");
+	r.in_if_desc = ng_intern_cstr("Transit: Cogent [1234]");
+	r.in_if_speed = UINT64_C(10000000000);
+	r.out_if_speed = UINT64_MAX;
 	r.exporter_group = ng_intern_cstr("edge");
 	r.exporter_site = ng_intern_cstr("fra");
 	r.in_if_boundary = ng_intern_cstr("external");

@@ -12,8 +12,8 @@ export default async function exportersPage(el, s, ctx) {
   let x = null, xerr = null;
   try { x = await api('exporters'); } catch (e) { xerr = e; }
   const [inif, outif, ctr] = await Promise.all([
-    api('top', { ...p, field: 'exporter,inif,inifname', limit: 50, order: 'bytes' }),
-    api('top', { ...p, field: 'exporter,outif,outifname', limit: 50, order: 'bytes' }),
+    api('top', { ...p, field: 'exporter,inif,inifname,inifdesc,inifspeed', limit: 50, order: 'bytes' }),
+    api('top', { ...p, field: 'exporter,outif,outifname,outifdesc,outifspeed', limit: 50, order: 'bytes' }),
     api('counters', { ...p, limit: 1000 }).catch(() => null),
   ]);
   if (!ctx.fresh()) return;
@@ -22,11 +22,13 @@ export default async function exportersPage(el, s, ctx) {
   // in and out per (exporter, ifindex)
   const ifs = new Map();
   const add = (d, dir) => {
-    const [e, i, n] = d.query.keys;
+    const [e, i, n, de, sp] = d.query.keys;
     for (const r of d.rows) {
       const k = r[e] + '/' + r[i];
-      const o = ifs.get(k) || { exporter: r[e], ifindex: r[i], name: '', in: 0, out: 0 };
+      const o = ifs.get(k) || { exporter: r[e], ifindex: r[i], name: '', desc: '', speed: 0, in: 0, out: 0 };
       o.name = o.name || r[n];
+      o.desc = o.desc || r[de];
+      o.speed = o.speed || r[sp];
       o[dir] += r.bytes;
       ifs.set(k, o);
     }
@@ -55,9 +57,13 @@ export default async function exportersPage(el, s, ctx) {
       ], 'exporters-table', { term: (r) => termFor('exporter', r.exporter), range: rangeOf(inif, s) })))}
   ${card('Interfaces', ifs.size === 0 ? '<div class="empty">No interface traffic in this range.</div>' : table([...ifs.values()].sort((a, b) => b.in + b.out - a.in - a.out), [
     { key: 'exporter', title: 'exporter' }, { key: 'ifindex', title: 'ifIndex', num: true }, { key: 'name', title: 'name' },
+    { key: 'desc', title: 'description' },
+    { key: 'speed', title: 'speed', num: true, text: (r) => r.speed ? inUnit(r.speed, { unit: 'bps' }) : '–' },
     { key: 'in', title: 'in', num: true, text: (r) => bytesOrBits(r.in) },
     { key: 'out', title: 'out', num: true, text: (r) => bytesOrBits(r.out) },
   ], 'if-table', { term: (r) => [termFor('exporter', r.exporter), termFor('if', r.ifindex)].filter((t) => t).join(' and ') || null, range: rangeOf(inif, s) }))}
+  ${x && x.snmp && x.snmp.length ? card('SNMP interface polling', snmpTable(x.snmp, s) +
+    (x.snmp_exporters_dropped ? `<p class="warn">${num(x.snmp_exporters_dropped)} interfaces of exporters past enrich.snmp.max_exporters were not polled</p>` : '')) : ''}
   ${last.size ? card('sFlow interface counters (latest sample)', table([...last.values()], [
     { key: 'agent', title: 'agent' }, { key: 'if_index', title: 'ifIndex', num: true },
     { key: 'if_speed', title: 'speed', num: true, text: (r) => inUnit(r.if_speed, { unit: 'bps' }) },
@@ -68,6 +74,21 @@ export default async function exportersPage(el, s, ctx) {
     { key: 'time', title: 'time', text: (r) => timeText(r.time, { tz: s.tz }) || r.time },
   ], 'counters-table')) : ''}`;
   wireClicks(el, s);
+}
+
+// The SNMP poller's agents (API exporters' "snmp", docs/api.md): polls,
+// failures and timeouts, and the last error in full where it failed.
+export function snmpTable(rows, s) {
+  return table(rows, [
+    { key: 'exporter', title: 'exporter' }, { key: 'agent', title: 'agent' }, { key: 'version', title: 'version' },
+    { key: 'interfaces_named', title: 'interfaces named', num: true, text: (r) => `${num(r.interfaces_named)} of ${num(r.interfaces)}` },
+    { key: 'polls', title: 'requests', num: true, text: (r) => num(r.polls) },
+    { key: 'failures', title: 'failures', num: true, html: (r) => r.failures ? `<span class="warn">${num(r.failures)}</span>` : '0' },
+    { key: 'timeouts', title: 'timeouts', num: true, html: (r) => r.timeouts ? `<span class="warn">${num(r.timeouts)}</span>` : '0' },
+    { key: 'last_ok_ms', title: 'last reply', text: (r) => r.last_ok_ms ? timeText(r.last_ok_ms, { tz: s.tz }) : '–' },
+    { key: 'state', title: 'state', html: (r) => `<span class="badge ${r.state === 'ok' ? 'ok' : r.state === 'failing' ? 'degraded' : 'silent'}">${esc(r.state)}</span>` +
+      (r.state === 'failing' ? ` <span class="snmp-error warn">${esc(r.last_error)}</span>` : '') },
+  ], 'snmp-table');
 }
 
 // Per-exporter counters of implausible values (flagged in the records,

@@ -41,10 +41,10 @@ export default async function overview(el, s, ctx) {
       .then((d) => chart(el.querySelector('#by-proto'), seriesOption(d, unit, { label: protoName })).on('click', seriesClick('proto', d))),
     api('series', { ...p, interval: iv + 's', field: 'service', limit: 6, order: orderOf(unit) })
       .then((d) => chart(el.querySelector('#by-service'), seriesOption(d, unit)).on('click', seriesClick('service', d))),
-    ...TOPS.map(([, f]) => api('top', { ...p, field: f, limit: 5, order: orderOf(unit) }).then((d) => {
+    ...TOPS.map(([, f]) => api('top', { ...p, field: f, limit: 5, order: orderOf(unit), resolve: 1 }).then((d) => {
       const keys = d.query.keys;
       el.querySelector(`.top5[data-field="${f}"]`).innerHTML = d.rows.length ? table(d.rows, [
-        { key: keys[0], title: keys[0], text: (r) => topLabel(r, keys) },
+        { key: keys[0], title: keys[0], text: (r) => topLabel(r, keys, d.names) },
         { key: 'bytes', title: unit === 'bps' ? 'bits/s' : unit, num: true, text: (r) => traffic(r, { unit, secs }) },
       ], 'compact', { term: (r) => rowTerm(keys, r), range: rangeOf(d, s) }) : '<div class="muted">none</div>';
     })),
@@ -65,11 +65,13 @@ export default async function overview(el, s, ctx) {
   await Promise.all(jobs);
 }
 
-// A top row's label: the key and its name (AS 15169 GOOGLE), "(unknown)"
-// for none, AS 0 as private/unknown.
-function topLabel(r, keys) {
+// A top row's label: the key and its name (AS 15169 GOOGLE, or an
+// address's host name from the API's "names"), "(unknown)" for none, AS 0
+// as private/unknown.
+function topLabel(r, keys, names) {
   const v = r[keys[0]];
   if (keys[1] && r[keys[1]]) return `${v} ${r[keys[1]]}`;
+  if (names && names[v]) return `${v} (${names[v]})`; // host name (resolve=1)
   if (v === '') return '(unknown)';
   return keys[0] === 'srcas' && Number(v) === 0 ? '0 (private/unknown)' : String(v);
 }

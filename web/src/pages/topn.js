@@ -17,11 +17,13 @@ export const FIELDS = [
 export default async function topn(el, s, ctx) {
   const field = s.field && FIELDS.some(([f]) => f === s.field) ? s.field : 'srcip';
   const n = Math.min(Math.max(parseInt(s.n, 10) || 10, 1), 100);
-  const d = await api('top', { ...baseParams(s), field, limit: n, order: orderOf(s.unit) });
+  // resolve=1: host names of the addresses when the server has --ptr (docs/api.md)
+  const d = await api('top', { ...baseParams(s), field, limit: n, order: orderOf(s.unit), resolve: 1 });
   if (!ctx.fresh()) return;
   const secs = Math.max(1, (Date.parse(d.query.to) - Date.parse(d.query.from)) / 1000);
   const keys = d.query.keys;
-  const label = (r) => keys.map((k) => r[k] === '' ? '(unknown)' : k === 'proto' ? protoName(r[k]) : r[k]).join(' ↔ ');
+  const named = (v) => (d.names && d.names[v] ? `${v} (${d.names[v]})` : v);
+  const label = (r) => keys.map((k) => r[k] === '' ? '(unknown)' : k === 'proto' ? protoName(r[k]) : named(r[k])).join(' ↔ ');
   el.innerHTML = `
   <div class="toolbar">
     <label>Top <select id="n">${[5, 10, 20, 50, 100].map((x) => `<option ${x === n ? 'selected' : ''}>${x}</option>`).join('')}</select></label>
