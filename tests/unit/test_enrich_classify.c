@@ -7,7 +7,9 @@
  * them; the exporters' attributes; the configured sampling rates
  * (default and override, the longest prefix); the same answers through
  * the enricher (records, their fields, copied from the cache: one
- * evaluation per interface however many records); refused rules.
+ * evaluation per interface however many records; the description a flow
+ * carries, SNMP's ifAlias or options data's, before the configured one);
+ * refused rules.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -202,6 +204,11 @@ static void test_records(void **state)
 		f[i].packets_raw = f[i].packets = 2;
 		f[i].sampling_rate = i % 3 == 2 ? 50 : 1;
 		f[i].sampling_source = i % 3 == 2 ? NG_SAMPLING_RECORD : NG_SAMPLING_NONE;
+		if (i % 3 == 2) { /* not configured: a name and a description on the
+		                   * flow, as SNMP (ifAlias) or options data give them */
+			f[i].in_if_name = ng_intern_cstr("et-9/0/0");
+			f[i].in_if_desc = ng_intern_cstr("IX: AMS-IX");
+		}
 	}
 	ng_enricher_apply(e, f, N);
 	for (size_t i = 0; i < N; i++) {
@@ -209,7 +216,9 @@ static void test_records(void **state)
 		if (i % 3 == 2) { /* 192.0.2.9: not configured: no names, rate overridden */
 			assert_string_equal(s(r->exporter_name), "");
 			assert_string_equal(s(r->exporter_region), "eu");
-			assert_string_equal(s(r->in_if_provider), "");
+			assert_string_equal(s(r->in_if_provider), "AMS-IX");
+			assert_string_equal(s(r->in_if_connectivity), "ix");
+			assert_string_equal(s(r->out_if_provider), ""); /* index 3: no name here */
 			assert_int_equal(r->sampling_rate, 10);
 			assert_int_equal(r->sampling_source, NG_SAMPLING_CONFIG);
 			assert_int_equal(r->bytes, 1000);
