@@ -18,5 +18,6 @@ int ng_cmd_serve(int argc, char **argv);    /* src/cli/serve.c: HTTP API and das
 int ng_cmd_compact(int argc, char **argv);  /* src/cli/compact.c: store maintenance now */
 int ng_cmd_fsck(int argc, char **argv);     /* src/cli/fsck.c: check a store, quarantine */
 int ng_cmd_doctor(int argc, char **argv);   /* src/cli/doctor.c: check machine and store */
+int ng_cmd_clickhouse(int argc, char **argv); /* src/cli/clickhouse.c: schema init */
 
 #endif

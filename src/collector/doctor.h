@@ -37,6 +37,8 @@ typedef struct ng_doctor_opts {
 	bool http_token;      /* a token is configured */
 	bool ports;           /* check the listen ports are free */
 	bool state;           /* read the store's state: limits, drops */
+	const char *clickhouse; /* ClickHouse URL to check; NULL: cfg's clickhouse.url */
+	bool clickhouse_off;    /* no ClickHouse check (collect's start: the sink checks) */
 } ng_doctor_opts;
 
 /* One finding: `check` names it, `what` says what was found, `fix` what to
@@ -49,7 +51,7 @@ typedef void (*ng_doctor_fn)(ng_doc_level level, const char *check, const char *
  * kernel (sysctls, the receive buffer a socket is granted), clock, store
  * (file system, free space), state (limits hit, kernel drops, time
  * window, quarantine: from STORE/state/exporters.json), ports, databases,
- * HTTP.  When a sysctl is below what nagare needs, *sysctl_lines (when
+ * HTTP, ClickHouse (reachable, schema current, inserts keeping up).  When a sysctl is below what nagare needs, *sysctl_lines (when
  * not NULL) gets the malloc'ed text of NG_DOCTOR_SYSCTL_FILE that fixes
  * them all (owned by the caller), else NULL.  Returns the worst level.
  */
