@@ -7,9 +7,9 @@
  * statement travels in the URL's `query` parameter when the body is data
  * (ClickHouse docs, "HTTP Interface": "the query is in the URL, the data
  * for INSERT in the body"); otherwise the statement is the body.  The
- * user and password go as X-ClickHouse-User / X-ClickHouse-Key headers on
- * servers that know them and are ignored by the others, and always as
- * HTTP basic authentication, which every version takes.
+ * user and password go as HTTP basic authentication, which every version
+ * takes (18.16 refuses it together with the X-ClickHouse-User/-Key
+ * headers: code 194, so those are not sent).
  */
 #include "clickhouse/client.h"
 
@@ -147,11 +147,6 @@ ng_ch_client *ng_ch_open(const ng_ch_conn *conn, char *err, size_t errlen)
 		c->conn.timeout_ms = 30000;
 	if (!c->conn.connect_timeout_ms)
 		c->conn.connect_timeout_ms = 3000;
-	char h[400];
-	snprintf(h, sizeof h, "X-ClickHouse-User: %s", c->user);
-	c->hdrs = curl_slist_append(c->hdrs, h);
-	snprintf(h, sizeof h, "X-ClickHouse-Key: %s", c->password);
-	c->hdrs = curl_slist_append(c->hdrs, h);
 	c->hdrs = curl_slist_append(c->hdrs, "Expect:"); /* no 100-continue round trip */
 	return c;
 fail:
@@ -311,7 +306,9 @@ int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len,
 	    strspn(query_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
 	        strlen(query_id))
 		snprintf(qid, sizeof qid, "&query_id=%s", query_id);
-	snprintf(url, ulen, "%s/?database=%s&%s%s%s%s", c->base, c->db, params, qid,
+	/* no database= parameter: the statements name their tables whole, and
+	 * the database may not exist yet (CREATE DATABASE) */
+	snprintf(url, ulen, "%s/?%s%s%s%s", c->base, params, qid,
 	         q ? "&query=" : "", q ? q : "");
 	curl_free(q);
 	const void *data = body ? body : sql;
@@ -371,6 +368,9 @@ int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len,
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
 	if (r->status != 200) {
 		char t[400];
+		/* 18.16 sends the code in the body only: "Code: N, e.displayText() …" */
+		if (!r->exception && r->body && !strncmp(r->body, "Code: ", 6))
+			r->exception = atoi(r->body + 6);
 		r->outcome = NG_CH_REFUSED;
 		snprintf(r->err, sizeof r->err, "ClickHouse at %s: HTTP %ld, code %d: %s", c->base,
 		         r->status, r->exception, ng_ch_error_text(r->body, r->len, t, sizeof t));
