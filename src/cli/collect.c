@@ -421,7 +421,11 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	 * service's or the per-user store; kept in the configuration so that a
 	 * reload (which reads it again without the default) keeps it */
 	char dbuf[4096];
-	o->store_given = o->cfg.store != NULL;
+	/* a store named: --store or collect.store; NAGARE_STORE only moves
+	 * the default store, which --clickhouse alone keeps its state in */
+	const char *env_store = getenv("NAGARE_STORE");
+	o->store_given = o->store || (o->cfg.store && !(env_store && *env_store &&
+	                                                 !strcmp(env_store, o->cfg.store)));
 	const char *dir = ng_cli_store("collect", o->cfg.store, true, dbuf, sizeof dbuf);
 	if (!dir)
 		return 2;

@@ -26,9 +26,10 @@
  * are kept), counted and logged.  At stop, what memory holds goes to the
  * spool; at start the spool's files are queued first.
  *
- * No batch twice: a batch's attempt is "may have been committed" unless
- * the connection was refused (client.h: NG_CH_NOT_SENT).  Before sending
- * such a batch again, the sender counts its rows in ClickHouse
+ * No batch twice: every failed attempt is "may have been committed",
+ * even a refused connection (see send_batch: libcurl's replay on a fresh
+ * connection).  Before sending such a batch again, the sender waits until
+ * no query of the batch's id runs on the server and counts its rows
  *
  *   SELECT count() FROM DB.flows WHERE flow_start BETWEEN tmin AND tmax
  *          AND batch_id = ID
@@ -692,13 +693,11 @@ static int send_batch(ng_ch_sink *s, chb *b, char *err, size_t errlen)
 		         strerror(errno));
 		return FAILED;
 	}
-	const bool was = b->attempted;
 	b->attempted = true;
 	size_t ql = strlen(b->collist) + 128;
 	char *q = malloc(ql);
 	if (!q) {
 		snprintf(err, errlen, "out of memory");
-		b->attempted = was;
 		return FAILED;
 	}
 	snprintf(q, ql, "INSERT INTO %s.flows (%s) FORMAT RowBinary", ng_ch_database(s->cl),
@@ -717,18 +716,21 @@ static int send_batch(ng_ch_sink *s, chb *b, char *err, size_t errlen)
 		return SENT;
 	}
 	snprintf(err, errlen, "%s", r.err);
-	if (r.outcome == NG_CH_NOT_SENT) {
-		b->attempted = was;
+	/* Every failed insert stays "attempted", even a refused connection:
+	 * libcurl sends a request again on a fresh connection when the
+	 * reused one turns out dead, so "could not connect" may follow a
+	 * first send that a stopping server took in and committed (seen
+	 * here: a SIGTERM'd 18.16 commits, closes without an answer, and the
+	 * retry's connect is refused).  The check costs one count. */
+	pthread_mutex_lock(&s->mu);
+	s->st.ambiguous += r.outcome != NG_CH_NOT_SENT;
+	pthread_mutex_unlock(&s->mu);
+	if (r.outcome == NG_CH_NOT_SENT)
 		s->ready = false; /* the server may come back another version */
-	} else {
-		pthread_mutex_lock(&s->mu);
-		s->st.ambiguous++;
-		pthread_mutex_unlock(&s->mu);
-		/* 16 NO_SUCH_COLUMN_IN_TABLE, 60 UNKNOWN_TABLE, 81 UNKNOWN_DATABASE:
-		 * the schema went away or is older: init again */
-		if (r.exception == 16 || r.exception == 60 || r.exception == 81)
-			s->ready = false;
-	}
+	/* 16 NO_SUCH_COLUMN_IN_TABLE, 60 UNKNOWN_TABLE, 81 UNKNOWN_DATABASE:
+	 * the schema went away or is older: init again */
+	if (r.exception == 16 || r.exception == 60 || r.exception == 81)
+		s->ready = false;
 	ng_ch_reply_free(&r);
 	return FAILED;
 }

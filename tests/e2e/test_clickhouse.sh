@@ -44,7 +44,7 @@ cleanup() {
 		echo "--- collector logs" >&2
 		tail -30 "$work"/collect*.log >&2 2>/dev/null || true
 	fi
-	rm -rf "$work"
+	[ -n "${NG_KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
 fails=0
@@ -52,8 +52,7 @@ check() { # check COND-STATUS WHAT
 	if [ "$1" = 0 ]; then echo "ok: $2"; else echo "FAIL: $2"; fails=$((fails + 1)); fi
 }
 eq() { # eq A B WHAT
-	[ "$1" = "$2" ]
-	check $? "$3 ($1 = $2)"
+	if [ "$1" = "$2" ]; then check 0 "$3 ($1 = $2)"; else check 1 "$3 ($1 != $2)"; fi
 }
 
 ch_start "$work/ch"
@@ -77,14 +76,14 @@ eq "$ncols" "$((nfields + 2))" "flows: one column per field, date and batch_id"
 q 'ALTER TABLE nagare.flows DROP COLUMN application'
 doc=$("$NG_BIN" doctor --no-http --clickhouse "$url" 2>&1 | grep 'clickhouse schema' || true)
 echo "$doc"
-echo "$doc" | grep -q 'warn.*1 columns missing (application)'
-check $? "doctor: the dropped column is reported"
+echo "$doc" | grep -q 'warn.*1 columns missing (application)' && r=0 || r=1
+check $r "doctor: the dropped column is reported"
 "$NG_BIN" clickhouse init "$url" >/dev/null 2>"$work/init3.err"
 eq "$(q "SELECT type FROM system.columns WHERE database = 'nagare' AND table = 'flows' AND name = 'application'")" \
 	"$(q "SELECT type FROM system.columns WHERE database = 'nagare' AND table = 'flows' AND name = 'service'")" \
 	"init adds the column back, typed as the other strings"
-grep -q 'lacks column application' "$work/init3.err"
-check $? "init says what it added"
+grep -q 'lacks column application' "$work/init3.err" && r=0 || r=1
+check $r "init says what it added"
 
 # ---- 2. nothing lost, nothing doubled ---------------------------------------
 port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -150,17 +149,17 @@ if [ "$roll" = "$ch" ]; then echo "ok: flows_1m sums = flows ($roll)"; else
 	echo "note: flows_1m $roll != flows $ch: the SIGKILL fell between the part and its view's (docs/clickhouse.md)"; fi
 "$NG_BIN" status --store "$work/store" >"$work/status.out"
 grep clickhouse: "$work/status.out"
-grep -q 'clickhouse: [1-9][0-9]* rows in' "$work/status.out"
-check $? "status shows the rows sent"
+grep -q 'clickhouse: [1-9][0-9]* rows in' "$work/status.out" && r=0 || r=1
+check $r "status shows the rows sent"
 retries=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clickhouse"]["retries"])' "$work/store/state/exporters.json")
-[ "$retries" -gt 0 ]
-check $? "retries counted ($retries)"
+[ "$retries" -gt 0 ] && r=0 || r=1
+check $r "retries counted ($retries)"
 
 # ---- 3. a spool that fills up ------------------------------------------------
 ch_stop
 url2="http://127.0.0.1:$CH_HTTP/spooltest"
 export NAGARE_STORE="$work/only"
-NAGARE_CH_BATCH_MS=500 NAGARE_CH_MEMORY_MAX=1 NAGARE_CH_SPOOL_MAX=3000000 \
+NAGARE_CH_BATCH_MS=500 NAGARE_CH_MEMORY_MAX=1 NAGARE_CH_SPOOL_MAX=12000000 \
 	"$NG_BIN" collect --clickhouse "$url2" --listen "127.0.0.1:$port" --no-http --workers 1 \
 	>"$work/collect2.log" 2>&1 &
 cpid=$!
@@ -171,15 +170,15 @@ sent2=$(sed -n 's/.*sent records=\([0-9]*\).*/\1/p' "$work/gen2.out")
 sleep 6
 kill -TERM "$cpid"
 wait "$cpid" && rc=0 || rc=$?
-[ "$rc" = 1 ]
-check $? "collect exits 1 when rows were dropped (exit $rc)"
+[ "$rc" = 1 ] && r=0 || r=1
+check $r "collect exits 1 when rows were dropped (exit $rc)"
 dropped=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clickhouse"]["dropped_rows"])' "$work/only/state/exporters.json")
-[ "$dropped" -gt 0 ]
-check $? "the full spool counted what it dropped ($dropped rows)"
-grep -q 'the spool is full' "$work/collect2.log"
-check $? "and logged it"
-[ -z "$(find "$work/only/flows" -name '*.seg' | head -1)" ]
-check $? "--clickhouse alone writes no segment"
+[ "$dropped" -gt 0 ] && r=0 || r=1
+check $r "the full spool counted what it dropped ($dropped rows)"
+grep -q 'the spool is full' "$work/collect2.log" && r=0 || r=1
+check $r "and logged it"
+[ -z "$(find "$work/only/flows" -name '*.seg' | head -1)" ] && r=0 || r=1
+check $r "--clickhouse alone writes no segment"
 ch_restart
 NAGARE_CH_BATCH_MS=500 "$NG_BIN" collect --clickhouse "$url2" --listen "127.0.0.1:$port" --no-http \
 	--workers 1 >"$work/collect3.log" 2>&1 &
