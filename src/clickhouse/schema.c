@@ -225,7 +225,7 @@ static void rollup_ddl(sb *b, const char *db, const ng_ch_server *sv, bool hourl
 	ng_colset d = ng_ch_rollup_dims(hourly), left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
 		sb_add(b, ", %s %s", ng_fields[f].name, ng_ch_column_type(&ng_fields[f], sv, t, sizeof t));
-	sb_add(b, ", bytes UInt64, packets UInt64, flows UInt64) ENGINE = "
+	sb_add(b, ", batch_id UInt64, bytes UInt64, packets UInt64, flows UInt64) ENGINE = "
 	          "SummingMergeTree((bytes, packets, flows)) PARTITION BY date ORDER BY (time");
 	left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
@@ -235,23 +235,97 @@ static void rollup_ddl(sb *b, const char *db, const ng_ch_server *sv, bool hourl
 		sb_add(b, " TTL date + toIntervalDay(%" PRIu64 ")", o->rollup_retention_days);
 }
 
-static void rollup_view(sb *b, const char *db, bool hourly)
+/* The SELECT of a rollup from DB.flows (the view's, and the repair's
+ * with `where` a condition, else NULL): date, time, the dimensions, the
+ * batch id, the sums. */
+static void rollup_select(sb *b, const char *db, bool hourly, const char *where)
 {
-	const char *name = hourly ? "flows_1h" : "flows_1m";
 	const unsigned long long ms = hourly ? 3600000ull : 60000ull;
-	sb_add(b,
-	       "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv TO %s.%s AS SELECT " DAY_EXPR(
-	           "flow_start") " AS date, intDiv(flow_start, %llu) * %llu AS time",
-	       db, name, db, name, ms, ms);
+	sb_add(b, "SELECT " DAY_EXPR("flow_start") " AS date, intDiv(flow_start, %llu) * %llu AS time",
+	       ms, ms);
 	ng_colset d = ng_ch_rollup_dims(hourly), left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
 		sb_add(b, ", %s", ng_fields[f].name);
-	sb_add(b, ", sum(bytes) AS bytes, sum(packets) AS packets, count() AS flows FROM %s.flows "
-	          "GROUP BY date, time",
-	       db);
+	/* the repair's condition in a subquery: the select's aliases (batch_id
+	 * is any(batch_id)) would stand for the columns in its own WHERE */
+	sb_add(b, ", any(batch_id) AS batch_id, sum(bytes) AS bytes, sum(packets) AS packets, "
+	          "count() AS flows FROM %s%s.flows%s%s%s GROUP BY date, time",
+	       where ? "(SELECT * FROM " : "", db, where ? " WHERE " : "", where ? where : "",
+	       where ? ")" : "");
 	left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
 		sb_add(b, ", %s", ng_fields[f].name);
+}
+
+static void rollup_view(sb *b, const char *db, bool hourly)
+{
+	const char *name = hourly ? "flows_1h" : "flows_1m";
+	sb_add(b, "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv TO %s.%s AS ", db, name, db, name);
+	rollup_select(b, db, hourly, NULL);
+}
+
+/* The marks: rows of each batch a rollup took in, from the rollup's own
+ * inserts (a view on the rollup table, so a mark is written only after
+ * the rollup's part). */
+static void marks_ddl(sb *b, const char *db)
+{
+	sb_add(b,
+	       "CREATE TABLE IF NOT EXISTS %s.batch_marks (date Date, batch_id UInt64, level "
+	       "String, rows UInt64) ENGINE = SummingMergeTree((rows)) PARTITION BY date "
+	       "ORDER BY (batch_id, level)",
+	       db);
+}
+
+static void marks_view(sb *b, const char *db, bool hourly)
+{
+	const char *l = hourly ? "1h" : "1m";
+	sb_add(b,
+	       "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.marks_%s_mv TO %s.batch_marks AS SELECT "
+	       "any(date) AS date, batch_id, '%s' AS level, sum(flows) AS rows FROM %s.flows_%s "
+	       "GROUP BY batch_id",
+	       db, l, db, l, db, l);
+}
+
+int ng_ch_rollup_repair(ng_ch_client *c, uint64_t id, uint64_t tmin, uint64_t tmax, char *err,
+                        size_t errlen)
+{
+	const char *db = ng_ch_database(c);
+	int repaired = 0;
+	sb b = {0};
+	for (int h = 0; h < 2; h++) {
+		char q[256], out[32];
+		snprintf(q, sizeof q,
+		         "SELECT sum(rows) FROM %s.batch_marks WHERE batch_id = %" PRIu64
+		         " AND level = '%s'",
+		         db, id, h ? "1h" : "1m");
+		if (ng_ch_query(c, q, out, sizeof out, err, errlen) < 0) {
+			repaired = -1;
+			break;
+		}
+		if (strcmp(out, "0"))
+			continue;
+		char where[160];
+		snprintf(where, sizeof where,
+		         "flow_start >= %" PRIu64 " AND flow_start <= %" PRIu64 " AND batch_id = %" PRIu64,
+		         tmin, tmax, id);
+		sb_reset(&b);
+		sb_add(&b, "INSERT INTO %s.%s (date, time", db, h ? "flows_1h" : "flows_1m");
+		ng_colset left = ng_ch_rollup_dims(h);
+		for (int f; (f = ng_colset_pop(&left)) >= 0;)
+			sb_add(&b, ", %s", ng_fields[f].name);
+		sb_add(&b, ", batch_id, bytes, packets, flows) ");
+		rollup_select(&b, db, h, where);
+		ng_info("clickhouse: batch %016" PRIx64 " is in %s.flows but not in flows_%s (the "
+		        "server stopped during its insert): adding it there",
+		        id, db, h ? "1h" : "1m");
+		if (run(c, &b, err, errlen) < 0) {
+			repaired = -1;
+			break;
+		}
+		repaired++;
+	}
+	free(b.p);
+	return repaired;
 }
 
 static void exporters_ddl(sb *b, const char *db, const ng_ch_server *sv)
@@ -300,8 +374,9 @@ static void meta_view(sb *b, const char *db, int i)
 	       db, side, db, side, side, db);
 }
 
-static const char *const views[] = {"flows_1m_mv", "flows_1h_mv", "exporters_mv",
-                                    "interfaces_in_mv", "interfaces_out_mv"};
+static const char *const views[] = {"flows_1m_mv",      "flows_1h_mv",      "marks_1m_mv",
+                                    "marks_1h_mv",      "exporters_mv",     "interfaces_in_mv",
+                                    "interfaces_out_mv"};
 
 /* The version in DB.schema_version, 0 when none; -1 on error. */
 static int schema_version(ng_ch_client *c, char *err, size_t errlen)
@@ -415,6 +490,10 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 			goto out;
 	}
 	sb_reset(&b);
+	marks_ddl(&b, db);
+	if (run(c, &b, err, errlen) < 0)
+		goto out;
+	sb_reset(&b);
 	exporters_ddl(&b, db, sv);
 	if (run(c, &b, err, errlen) < 0)
 		goto out;
@@ -431,6 +510,12 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 				goto out;
 		}
 	for (int h = 0; h < 2; h++) {
+		/* the marks' view first: the rollup's view then never fills the
+		 * table without it */
+		sb_reset(&b);
+		marks_view(&b, db, h);
+		if (run(c, &b, err, errlen) < 0)
+			goto out;
 		sb_reset(&b);
 		rollup_view(&b, db, h);
 		if (run(c, &b, err, errlen) < 0)
@@ -524,8 +609,8 @@ int ng_ch_drop_old(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t now_ms,
 	snprintf(q, sizeof q,
 	         "SELECT DISTINCT table, partition_id FROM system.parts WHERE database = '%s' AND "
 	         "active AND ((table = 'flows' AND max_date < toDate(toUInt16(%" PRIu64 "))) OR "
-	         "(table IN ('flows_1m', 'flows_1h') AND max_date < toDate(toUInt16(%" PRIu64
-	         ")))) FORMAT TabSeparated",
+	         "(table IN ('flows_1m', 'flows_1h', 'batch_marks') AND max_date < "
+	         "toDate(toUInt16(%" PRIu64 ")))) FORMAT TabSeparated",
 	         db, fcut ? fcut : 0, rcut ? rcut : 0);
 	ng_ch_reply r;
 	if (ng_ch_exec(c, q, NULL, 0, NULL, &r) < 0) {
@@ -561,9 +646,9 @@ int ng_ch_partition_line(const char *s, size_t len, char *table, size_t tlen, ch
 	if (!tab || tlen < 16 || plen < 9)
 		return -1;
 	size_t tl = (size_t)(tab - s), pl = len - tl - 1;
-	static const char *const known[] = {"flows", "flows_1m", "flows_1h"};
+	static const char *const known[] = {"flows", "flows_1m", "flows_1h", "batch_marks"};
 	int k = -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (tl == strlen(known[i]) && !memcmp(s, known[i], tl))
 			k = i;
 	if (k < 0 || pl != 8)

@@ -86,6 +86,7 @@
 #define HDR 64
 #define MAGIC "NGCHSPL1"
 #define LOG_EVERY_MS 60000
+#define FAIL_LOG_MS 10000 /* failures are logged at most this often */
 
 typedef struct chb {
 	struct chb *next;
@@ -676,8 +677,13 @@ static int send_batch(ng_ch_sink *s, chb *b, char *err, size_t errlen)
 		int64_t have = count_batch(s, b, err, errlen);
 		if (have < 0)
 			return FAILED;
-		if ((uint64_t)have == b->rows)
+		if ((uint64_t)have == b->rows) {
+			/* in flows: the rollups may lack it (a server stopped
+			 * between the parts): filled from flows, else retried */
+			if (ng_ch_rollup_repair(s->cl, b->id, b->tmin, b->tmax, err, errlen) < 0)
+				return FAILED;
 			return DUPLICATE;
+		}
 		if (have) {
 			/* not reached: a batch is one part (see the top).  Sending
 			 * again would double what is there; it is left, counted as
@@ -818,7 +824,7 @@ static void *sender_main(void *arg)
 			if (backoff > s->cfg.max_backoff_ms)
 				backoff = s->cfg.max_backoff_ms;
 			next_try = ng_now_ms() + backoff;
-			if (ng_now_ms() - s->logged_ms >= LOG_EVERY_MS) {
+			if (ng_now_ms() - s->logged_ms >= FAIL_LOG_MS) {
 				ng_warn("clickhouse: %s; %" PRIu64 " rows wait (%" PRIu64
 				        " spooled batches, %" PRIu64 " bytes), retrying",
 				        err, s->st.queued_rows, s->st.spool_files, s->st.spool_bytes);
