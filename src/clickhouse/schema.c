@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/log.h"
 
@@ -264,68 +265,58 @@ static void rollup_view(sb *b, const char *db, bool hourly)
 	rollup_select(b, db, hourly, NULL);
 }
 
-/* The marks: rows of each batch a rollup took in, from the rollup's own
- * inserts (a view on the rollup table, so a mark is written only after
- * the rollup's part). */
-static void marks_ddl(sb *b, const char *db)
+/* Waits (up to 60 s) until DB.table has no mutation left to do. */
+static int wait_mutations(ng_ch_client *c, const char *table, char *err, size_t errlen)
 {
-	sb_add(b,
-	       "CREATE TABLE IF NOT EXISTS %s.batch_marks (date Date, batch_id UInt64, level "
-	       "String, rows UInt64) ENGINE = SummingMergeTree((rows)) PARTITION BY date "
-	       "ORDER BY (batch_id, level)",
-	       db);
+	char q[256], out[32];
+	snprintf(q, sizeof q,
+	         "SELECT count() FROM system.mutations WHERE database = '%s' AND table = '%s' AND "
+	         "is_done = 0",
+	         ng_ch_database(c), table);
+	for (int i = 0; i < 600; i++) {
+		if (ng_ch_query(c, q, out, sizeof out, err, errlen) < 0)
+			return -1;
+		if (!strcmp(out, "0"))
+			return 0;
+		struct timespec ts = {0, 100000000};
+		nanosleep(&ts, NULL);
+	}
+	snprintf(err, errlen, "ClickHouse: the deletion in %s.%s did not end within 60 s",
+	         ng_ch_database(c), table);
+	return -1;
 }
 
-static void marks_view(sb *b, const char *db, bool hourly)
-{
-	const char *l = hourly ? "1h" : "1m";
-	sb_add(b,
-	       "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.marks_%s_mv TO %s.batch_marks AS SELECT "
-	       "any(date) AS date, batch_id, '%s' AS level, sum(flows) AS rows FROM %s.flows_%s "
-	       "GROUP BY batch_id",
-	       db, l, db, l, db, l);
-}
-
-int ng_ch_rollup_repair(ng_ch_client *c, uint64_t id, uint64_t tmin, uint64_t tmax, char *err,
-                        size_t errlen)
+int ng_ch_rollup_repair(ng_ch_client *c, uint64_t tmin, uint64_t tmax, char *err, size_t errlen)
 {
 	const char *db = ng_ch_database(c);
-	int repaired = 0;
 	sb b = {0};
-	for (int h = 0; h < 2; h++) {
-		char q[256], out[32];
-		snprintf(q, sizeof q,
-		         "SELECT sum(rows) FROM %s.batch_marks WHERE batch_id = %" PRIu64
-		         " AND level = '%s'",
-		         db, id, h ? "1h" : "1m");
-		if (ng_ch_query(c, q, out, sizeof out, err, errlen) < 0) {
-			repaired = -1;
-			break;
-		}
-		if (strcmp(out, "0"))
-			continue;
-		char where[160];
-		snprintf(where, sizeof where,
-		         "flow_start >= %" PRIu64 " AND flow_start <= %" PRIu64 " AND batch_id = %" PRIu64,
-		         tmin, tmax, id);
+	int rc = 0;
+	for (int h = 0; h < 2 && !rc; h++) {
+		const char *t = h ? "flows_1h" : "flows_1m";
+		const uint64_t ms = h ? 3600000 : 60000, lo = tmin / ms * ms, hi = tmax / ms * ms + ms;
 		sb_reset(&b);
-		sb_add(&b, "INSERT INTO %s.%s (date, time", db, h ? "flows_1h" : "flows_1m");
+		sb_add(&b, "ALTER TABLE %s.%s DELETE WHERE time >= %" PRIu64 " AND time < %" PRIu64, db,
+		       t, lo, hi);
+		if ((rc = run(c, &b, err, errlen)) < 0 || (rc = wait_mutations(c, t, err, errlen)) < 0)
+			break;
+		char where[128];
+		snprintf(where, sizeof where, "flow_start >= %" PRIu64 " AND flow_start < %" PRIu64, lo,
+		         hi);
+		sb_reset(&b);
+		sb_add(&b, "INSERT INTO %s.%s (date, time", db, t);
 		ng_colset left = ng_ch_rollup_dims(h);
 		for (int f; (f = ng_colset_pop(&left)) >= 0;)
 			sb_add(&b, ", %s", ng_fields[f].name);
 		sb_add(&b, ", batch_id, bytes, packets, flows) ");
 		rollup_select(&b, db, h, where);
-		ng_info("clickhouse: batch %016" PRIx64 " is in %s.flows but not in flows_%s (the "
-		        "server stopped during its insert): adding it there",
-		        id, db, h ? "1h" : "1m");
-		if (run(c, &b, err, errlen) < 0) {
-			repaired = -1;
-			break;
-		}
-		repaired++;
+		rc = run(c, &b, err, errlen);
 	}
 	free(b.p);
-	return repaired;
+	if (!rc)
+		ng_info("clickhouse: %s.flows_1m and flows_1h recomputed from flows over the buckets "
+		        "of %" PRIu64 "..%" PRIu64 " (a batch found in flows after a failed insert)",
+		        db, tmin, tmax);
+	return rc;
 }
 
 static void exporters_ddl(sb *b, const char *db, const ng_ch_server *sv)
@@ -374,9 +365,8 @@ static void meta_view(sb *b, const char *db, int i)
 	       db, side, db, side, side, db);
 }
 
-static const char *const views[] = {"flows_1m_mv",      "flows_1h_mv",      "marks_1m_mv",
-                                    "marks_1h_mv",      "exporters_mv",     "interfaces_in_mv",
-                                    "interfaces_out_mv"};
+static const char *const views[] = {"flows_1m_mv", "flows_1h_mv", "exporters_mv",
+                                    "interfaces_in_mv", "interfaces_out_mv"};
 
 /* The version in DB.schema_version, 0 when none; -1 on error. */
 static int schema_version(ng_ch_client *c, char *err, size_t errlen)
@@ -490,10 +480,6 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 			goto out;
 	}
 	sb_reset(&b);
-	marks_ddl(&b, db);
-	if (run(c, &b, err, errlen) < 0)
-		goto out;
-	sb_reset(&b);
 	exporters_ddl(&b, db, sv);
 	if (run(c, &b, err, errlen) < 0)
 		goto out;
@@ -510,12 +496,6 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 				goto out;
 		}
 	for (int h = 0; h < 2; h++) {
-		/* the marks' view first: the rollup's view then never fills the
-		 * table without it */
-		sb_reset(&b);
-		marks_view(&b, db, h);
-		if (run(c, &b, err, errlen) < 0)
-			goto out;
 		sb_reset(&b);
 		rollup_view(&b, db, h);
 		if (run(c, &b, err, errlen) < 0)
@@ -609,7 +589,7 @@ int ng_ch_drop_old(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t now_ms,
 	snprintf(q, sizeof q,
 	         "SELECT DISTINCT table, partition_id FROM system.parts WHERE database = '%s' AND "
 	         "active AND ((table = 'flows' AND max_date < toDate(toUInt16(%" PRIu64 "))) OR "
-	         "(table IN ('flows_1m', 'flows_1h', 'batch_marks') AND max_date < "
+	         "(table IN ('flows_1m', 'flows_1h') AND max_date < "
 	         "toDate(toUInt16(%" PRIu64 ")))) FORMAT TabSeparated",
 	         db, fcut ? fcut : 0, rcut ? rcut : 0);
 	ng_ch_reply r;
@@ -646,9 +626,9 @@ int ng_ch_partition_line(const char *s, size_t len, char *table, size_t tlen, ch
 	if (!tab || tlen < 16 || plen < 9)
 		return -1;
 	size_t tl = (size_t)(tab - s), pl = len - tl - 1;
-	static const char *const known[] = {"flows", "flows_1m", "flows_1h", "batch_marks"};
+	static const char *const known[] = {"flows", "flows_1m", "flows_1h"};
 	int k = -1;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 3; i++)
 		if (tl == strlen(known[i]) && !memcmp(s, known[i], tl))
 			k = i;
 	if (k < 0 || pl != 8)

@@ -18,11 +18,6 @@
  *                       dimensions (NG_CH_ROLLUP_*), sums of bytes,
  *                       packets and `flows` (rows); filled by the views
  *                       DB.flows_1m_mv and DB.flows_1h_mv
- *   DB.batch_marks      rows of each batch each rollup took in (views
- *                       on the rollup tables): after a failed insert
- *                       whose batch is found in DB.flows, a rollup
- *                       without its mark is filled from DB.flows
- *                       (ng_ch_rollup_repair)
  *   DB.exporters        ReplacingMergeTree(last_seen) by exporter, from
  *                       DB.exporters_mv
  *   DB.interfaces       ReplacingMergeTree(last_seen) by (exporter,
@@ -103,13 +98,16 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 int ng_ch_schema_check(ng_ch_client *c, unsigned *version, unsigned *nmissing, char *missing,
                        size_t mlen, char *err, size_t errlen);
 
-/* After a failed insert of batch `id` (flow_start in [tmin, tmax]) that
- * is found whole in DB.flows: each rollup that has no mark of it (the
- * server stopped between the flows' part and the view's) gets the
- * batch's groups from DB.flows.  Returns the rollups filled (0, 1, 2), or
+/* After a failed insert of a batch (flow_start in [tmin, tmax]) that is
+ * found whole in DB.flows, when the rollups may or may not hold it (the
+ * server stopped between the flows' part and a view's): the rollup rows
+ * of the minutes and hours that range touches are deleted (ALTER TABLE
+ * … DELETE, waited for) and computed again from DB.flows.  Idempotent:
+ * an interrupted repair is run again whole.  Exact while no other
+ * collector inserts into those buckets meanwhile (one writer per
+ * database: issue 17 part 4 revisits this for clusters).  Returns 0, or
  * -1 with the cause (the caller tries again later). */
-int ng_ch_rollup_repair(ng_ch_client *c, uint64_t id, uint64_t tmin, uint64_t tmax, char *err,
-                        size_t errlen);
+int ng_ch_rollup_repair(ng_ch_client *c, uint64_t tmin, uint64_t tmax, char *err, size_t errlen);
 
 /* Where TTL is not supported: drops the partitions (days) of DB.flows
  * older than retention_days, and of the rollups older than
@@ -120,7 +118,7 @@ int ng_ch_drop_old(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t now_ms,
 
 /* One line "TABLE\tPARTITION_ID" of system.parts (len bytes at s, no
  * newline) into table[tlen] (at least 16) and part[plen] (at least 9):
- * only flows, flows_1m, flows_1h, batch_marks and an 8-digit day id (YYYYMMDD, a Date
+ * only flows, flows_1m, flows_1h and an 8-digit day id (YYYYMMDD, a Date
  * partition's) are taken.  Returns 0, or -1 for anything else.  Bytes
  * from a server: fuzzed (tests/fuzz/fuzz_ch_reply.c). */
 int ng_ch_partition_line(const char *s, size_t len, char *table, size_t tlen, char *part,

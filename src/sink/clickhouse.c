@@ -678,9 +678,10 @@ static int send_batch(ng_ch_sink *s, chb *b, char *err, size_t errlen)
 		if (have < 0)
 			return FAILED;
 		if ((uint64_t)have == b->rows) {
-			/* in flows: the rollups may lack it (a server stopped
-			 * between the parts): filled from flows, else retried */
-			if (ng_ch_rollup_repair(s->cl, b->id, b->tmin, b->tmax, err, errlen) < 0)
+			/* in flows: the rollups may or may not hold it (a server
+			 * stopped between the parts): recomputed from flows over
+			 * its buckets, else tried again */
+			if (ng_ch_rollup_repair(s->cl, b->tmin, b->tmax, err, errlen) < 0)
 				return FAILED;
 			return DUPLICATE;
 		}
@@ -795,7 +796,9 @@ static void *sender_main(void *arg)
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		const uint64_t now = ng_now_ms();
-		if (s->stop && (!s->head || now >= s->drain_until))
+		/* stopping: send what waits for up to drain_ms, unless ClickHouse
+		 * is failing already (the spool keeps it for the next start) */
+		if (s->stop && (!s->head || now >= s->drain_until || backoff))
 			break;
 		pthread_mutex_unlock(&s->mu);
 		if (!s->stop && pthread_mutex_trylock(&s->enc_mu) == 0) {
