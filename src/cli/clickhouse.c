@@ -60,9 +60,9 @@ int ng_cmd_clickhouse(int argc, char **argv)
 		case 'R':
 		case 'r':
 			if (!ng_parse_duration_ms(optarg, c == 'R' ? &ret : &rret))
-				return ng_usage_fail("clickhouse", "--%s '%s': give an age such as 30d",
-				                     c == 'R' ? "retention" : "rollup-retention",
-				                     optarg);
+				return ng_usage_fail(
+				    "clickhouse", "--%s '%s': give an age such as 30d",
+				    c == 'R' ? "retention" : "rollup-retention", optarg);
 			break;
 		case 'h': fputs(clickhouse_help, stdout); return 0;
 		default: return ng_usage_error("clickhouse", c, argv);
@@ -96,9 +96,11 @@ int ng_cmd_clickhouse(int argc, char **argv)
 	                   .ca_file = h->ca_file,
 	                   .cert_file = h->cert_file,
 	                   .key_file = h->key_file,
-	                   .timeout_ms = (unsigned)(h->timeout_ms > 600000 ? 600000 : h->timeout_ms)};
+	                   .timeout_ms =
+	                       (unsigned)(h->timeout_ms > 600000 ? 600000 : h->timeout_ms)};
 	ng_ch_schema_opts so = {.retention_days = days_of(ret ? ret : h->retention_ms),
-	                        .rollup_retention_days = days_of(rret ? rret : h->rollup_retention_ms)};
+	                        .rollup_retention_days =
+	                            days_of(rret ? rret : h->rollup_retention_ms)};
 	int rc = 1;
 	ng_ch_client *cl = ng_ch_open(&conn, err, sizeof err);
 	ng_ch_server sv;

@@ -129,7 +129,7 @@ struct collect_opts {
 	bool store_given;                    /* --store, collect.store or NAGARE_STORE */
 	ng_ch_sink_config ch;                /* resolved when ClickHouse is on */
 	char ch_spool[4096];
-	ng_config cfg;                       /* file + environment + flags */
+	ng_config cfg; /* file + environment + flags */
 };
 
 /* The configuration: the file (--config or NAGARE_CONFIG), then the
@@ -424,8 +424,9 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	/* a store named: --store or collect.store; NAGARE_STORE only moves
 	 * the default store, which --clickhouse alone keeps its state in */
 	const char *env_store = getenv("NAGARE_STORE");
-	o->store_given = o->store || (o->cfg.store && !(env_store && *env_store &&
-	                                                 !strcmp(env_store, o->cfg.store)));
+	o->store_given =
+	    o->store ||
+	    (o->cfg.store && !(env_store && *env_store && !strcmp(env_store, o->cfg.store)));
 	const char *dir = ng_cli_store("collect", o->cfg.store, true, dbuf, sizeof dbuf);
 	if (!dir)
 		return 2;
@@ -496,9 +497,9 @@ static ng_collector_config collector_config(const struct collect_opts *o)
 	    .clickhouse = o->ch.spool_dir ? &o->ch : NULL,
 	    /* --clickhouse alone: ClickHouse only; with a store named (or
 	     * clickhouse.store: true) both */
-	    .no_segments = o->ch.spool_dir && !(o->cfg.clickhouse.store_set
-	                                            ? o->cfg.clickhouse.store_too
-	                                            : o->store_given),
+	    .no_segments =
+	        o->ch.spool_dir &&
+	        !(o->cfg.clickhouse.store_set ? o->cfg.clickhouse.store_too : o->store_given),
 	    .reload = reload_config,
 	    .reload_arg = (void *)o,
 	};

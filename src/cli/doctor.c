@@ -66,20 +66,24 @@ typedef struct doctor_args {
 	const char *listen[32];
 	size_t nlisten;
 	bool no_http, quiet;
-	const char *proc_root; /* --proc-root (tests): a fake proc/ tree */
+	const char *proc_root;  /* --proc-root (tests): a fake proc/ tree */
 	const char *clickhouse; /* --clickhouse URL */
 } doctor_args;
 
 /* Returns -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, doctor_args *a)
 {
-	static const struct option opts[] = {
-	    {"store", required_argument, NULL, 's'},  {"config", required_argument, NULL, 'c'},
-	    {"listen", required_argument, NULL, 'l'}, {"http", required_argument, NULL, 'H'},
-	    {"no-http", no_argument, NULL, 'N'},      {"proc-root", required_argument, NULL, 'P'},
-	    {"quiet", no_argument, NULL, 'q'},        {"sysctl-conf", no_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},         {"clickhouse", required_argument, NULL, 'C'},
-	    {0}};
+	static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+	                                     {"config", required_argument, NULL, 'c'},
+	                                     {"listen", required_argument, NULL, 'l'},
+	                                     {"http", required_argument, NULL, 'H'},
+	                                     {"no-http", no_argument, NULL, 'N'},
+	                                     {"proc-root", required_argument, NULL, 'P'},
+	                                     {"quiet", no_argument, NULL, 'q'},
+	                                     {"sysctl-conf", no_argument, NULL, 'S'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"clickhouse", required_argument, NULL, 'C'},
+	                                     {0}};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:c:l:qh", opts, NULL)) != -1) {

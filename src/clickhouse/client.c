@@ -60,8 +60,8 @@ static int split_url(ng_ch_client *c, const char *url, const char *dbover, char 
 {
 	const char *p = strstr(url, "://");
 	if (!p || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))) {
-		snprintf(err, el, "ClickHouse URL '%s': give http://HOST:PORT/DATABASE or https://…",
-		         url);
+		snprintf(err, el,
+		         "ClickHouse URL '%s': give http://HOST:PORT/DATABASE or https://…", url);
 		return -1;
 	}
 	const char *auth = p + 3, *slash = strchr(auth, '/');
@@ -95,7 +95,8 @@ static int split_url(ng_ch_client *c, const char *url, const char *dbover, char 
 	if (!db && slash && slash[1]) {
 		size_t l = strcspn(slash + 1, "/");
 		if (l >= sizeof path || slash[1 + l + (slash[1 + l] == '/')]) {
-			snprintf(err, el, "ClickHouse URL '%s': the path is one database name", url);
+			snprintf(err, el, "ClickHouse URL '%s': the path is one database name",
+			         url);
 			return -1;
 		}
 		memcpy(path, slash + 1, l);
@@ -123,7 +124,8 @@ ng_ch_client *ng_ch_open(const ng_ch_conn *conn, char *err, size_t errlen)
 	pthread_mutex_unlock(&init_mu);
 	ng_ch_client *c = calloc(1, sizeof *c);
 	if (!c || !inited) {
-		snprintf(err, errlen, "%s", c ? "libcurl could not be initialised" : "out of memory");
+		snprintf(err, errlen, "%s",
+		         c ? "libcurl could not be initialised" : "out of memory");
 		free(c);
 		return NULL;
 	}
@@ -274,8 +276,8 @@ static size_t gzip_body(ng_ch_client *c, const void *body, size_t len)
 	return out;
 }
 
-int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len,
-               const char *query_id, ng_ch_reply *r)
+int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len, const char *query_id,
+               ng_ch_reply *r)
 {
 	memset(r, 0, sizeof *r);
 	c->r = r;
@@ -308,8 +310,7 @@ int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len,
 		snprintf(qid, sizeof qid, "&query_id=%s", query_id);
 	/* no database= parameter: the statements name their tables whole, and
 	 * the database may not exist yet (CREATE DATABASE) */
-	snprintf(url, ulen, "%s/?%s%s%s%s", c->base, params, qid,
-	         q ? "&query=" : "", q ? q : "");
+	snprintf(url, ulen, "%s/?%s%s%s%s", c->base, params, qid, q ? "&query=" : "", q ? q : "");
 	curl_free(q);
 	const void *data = body ? body : sql;
 	size_t dlen = body ? len : strlen(sql);

@@ -61,11 +61,11 @@ enum ng_ch_outcome {
 
 typedef struct ng_ch_reply {
 	enum ng_ch_outcome outcome;
-	long status;    /* HTTP status; 0 when none */
-	int exception;  /* X-ClickHouse-Exception-Code; 0 when none */
-	char *body;     /* malloc'd, NUL-terminated; NULL when empty */
-	size_t len;     /* bytes of body */
-	bool truncated; /* more than NG_CH_REPLY_MAX came */
+	long status;             /* HTTP status; 0 when none */
+	int exception;           /* X-ClickHouse-Exception-Code; 0 when none */
+	char *body;              /* malloc'd, NUL-terminated; NULL when empty */
+	size_t len;              /* bytes of body */
+	bool truncated;          /* more than NG_CH_REPLY_MAX came */
 	char err[NG_CH_ERR_MAX]; /* a sentence for the log when outcome != OK */
 } ng_ch_reply;
 
@@ -90,8 +90,8 @@ const char *ng_ch_base_url(const ng_ch_client *c);
  * server makes one; ClickHouse refuses a query whose id is running).
  * Fills *r (free it with ng_ch_reply_free) and returns 0 when the server
  * answered 200, else -1 (r->outcome, r->err say why). */
-int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len,
-               const char *query_id, ng_ch_reply *r);
+int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len, const char *query_id,
+               ng_ch_reply *r);
 
 /* ng_ch_exec of a statement without data; the reply's body is copied
  * into out[outlen] (NUL-terminated, trailing newline removed) when out

@@ -129,14 +129,13 @@ const char *ng_ch_column_type(const ng_field *f, const ng_ch_server *sv, char *b
 
 ng_colset ng_ch_rollup_dims(bool hourly)
 {
-	ng_colset d =
-	    NG_COLSET(C(SRC_COUNTRY), C(DST_COUNTRY), C(SRC_CONTINENT), C(DST_CONTINENT), C(PROTOCOL),
-	              C(IP_VERSION), C(SRC_NET), C(DST_NET), C(SRC_NET_ROLE), C(DST_NET_ROLE),
-	              C(SRC_NET_SITE), C(DST_NET_SITE), C(SRC_AS), C(DST_AS), C(SRC_AS_NAME),
-	              C(DST_AS_NAME), C(AS_SOURCE), C(EXPORTER), C(EXPORTER_NAME),
-	              C(OBSERVATION_DOMAIN), C(IN_IF), C(OUT_IF), C(IN_IF_NAME), C(OUT_IF_NAME),
-	              C(DIRECTION), C(SAMPLING_RATE), C(SAMPLING_SOURCE), C(FLOW_VERSION),
-	              C(SAMPLE_KIND), C(SERVICE));
+	ng_colset d = NG_COLSET(
+	    C(SRC_COUNTRY), C(DST_COUNTRY), C(SRC_CONTINENT), C(DST_CONTINENT), C(PROTOCOL),
+	    C(IP_VERSION), C(SRC_NET), C(DST_NET), C(SRC_NET_ROLE), C(DST_NET_ROLE),
+	    C(SRC_NET_SITE), C(DST_NET_SITE), C(SRC_AS), C(DST_AS), C(SRC_AS_NAME), C(DST_AS_NAME),
+	    C(AS_SOURCE), C(EXPORTER), C(EXPORTER_NAME), C(OBSERVATION_DOMAIN), C(IN_IF), C(OUT_IF),
+	    C(IN_IF_NAME), C(OUT_IF_NAME), C(DIRECTION), C(SAMPLING_RATE), C(SAMPLING_SOURCE),
+	    C(FLOW_VERSION), C(SAMPLE_KIND), C(SERVICE));
 	if (hourly)
 		ng_colset_add(&d, NG_F_DST_PORT);
 	return d;
@@ -209,7 +208,8 @@ static void flows_ddl(sb *b, const char *db, const ng_ch_server *sv, const ng_ch
 	sb_add(b, "CREATE TABLE IF NOT EXISTS %s.flows (date Date DEFAULT " DAY_EXPR("flow_start"),
 	       db);
 	for (size_t i = 0; i < NG_FIELD_COUNT; i++)
-		sb_add(b, ", %s %s", ng_fields[i].name, ng_ch_column_type(&ng_fields[i], sv, t, sizeof t));
+		sb_add(b, ", %s %s", ng_fields[i].name,
+		       ng_ch_column_type(&ng_fields[i], sv, t, sizeof t));
 	sb_add(b, ", batch_id UInt64) ENGINE = MergeTree PARTITION BY date "
 	          "ORDER BY (flow_start, exporter)");
 	if (sv->ttl && o->retention_days)
@@ -225,7 +225,8 @@ static void rollup_ddl(sb *b, const char *db, const ng_ch_server *sv, bool hourl
 	sb_add(b, "CREATE TABLE IF NOT EXISTS %s.%s (date Date, time UInt64", db, name);
 	ng_colset d = ng_ch_rollup_dims(hourly), left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
-		sb_add(b, ", %s %s", ng_fields[f].name, ng_ch_column_type(&ng_fields[f], sv, t, sizeof t));
+		sb_add(b, ", %s %s", ng_fields[f].name,
+		       ng_ch_column_type(&ng_fields[f], sv, t, sizeof t));
 	sb_add(b, ", batch_id UInt64, bytes UInt64, packets UInt64, flows UInt64) ENGINE = "
 	          "SummingMergeTree((bytes, packets, flows)) PARTITION BY date ORDER BY (time");
 	left = d;
@@ -242,15 +243,17 @@ static void rollup_ddl(sb *b, const char *db, const ng_ch_server *sv, bool hourl
 static void rollup_select(sb *b, const char *db, bool hourly, const char *where)
 {
 	const unsigned long long ms = hourly ? 3600000ull : 60000ull;
-	sb_add(b, "SELECT " DAY_EXPR("flow_start") " AS date, intDiv(flow_start, %llu) * %llu AS time",
+	sb_add(b,
+	       "SELECT " DAY_EXPR("flow_start") " AS date, intDiv(flow_start, %llu) * %llu AS time",
 	       ms, ms);
 	ng_colset d = ng_ch_rollup_dims(hourly), left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
 		sb_add(b, ", %s", ng_fields[f].name);
 	/* the repair's condition in a subquery: the select's aliases (batch_id
 	 * is any(batch_id)) would stand for the columns in its own WHERE */
-	sb_add(b, ", any(batch_id) AS batch_id, sum(bytes) AS bytes, sum(packets) AS packets, "
-	          "count() AS flows FROM %s%s.flows%s%s%s GROUP BY date, time",
+	sb_add(b,
+	       ", any(batch_id) AS batch_id, sum(bytes) AS bytes, sum(packets) AS packets, "
+	       "count() AS flows FROM %s%s.flows%s%s%s GROUP BY date, time",
 	       where ? "(SELECT * FROM " : "", db, where ? " WHERE " : "", where ? where : "",
 	       where ? ")" : "");
 	left = d;
@@ -261,7 +264,8 @@ static void rollup_select(sb *b, const char *db, bool hourly, const char *where)
 static void rollup_view(sb *b, const char *db, bool hourly)
 {
 	const char *name = hourly ? "flows_1h" : "flows_1m";
-	sb_add(b, "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv TO %s.%s AS ", db, name, db, name);
+	sb_add(b, "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv TO %s.%s AS ", db, name, db,
+	       name);
 	rollup_select(b, db, hourly, NULL);
 }
 
@@ -293,15 +297,17 @@ int ng_ch_rollup_repair(ng_ch_client *c, uint64_t tmin, uint64_t tmax, char *err
 	int rc = 0;
 	for (int h = 0; h < 2 && !rc; h++) {
 		const char *t = h ? "flows_1h" : "flows_1m";
-		const uint64_t ms = h ? 3600000 : 60000, lo = tmin / ms * ms, hi = tmax / ms * ms + ms;
+		const uint64_t ms = h ? 3600000 : 60000, lo = tmin / ms * ms,
+		               hi = tmax / ms * ms + ms;
 		sb_reset(&b);
-		sb_add(&b, "ALTER TABLE %s.%s DELETE WHERE time >= %" PRIu64 " AND time < %" PRIu64, db,
-		       t, lo, hi);
-		if ((rc = run(c, &b, err, errlen)) < 0 || (rc = wait_mutations(c, t, err, errlen)) < 0)
+		sb_add(&b, "ALTER TABLE %s.%s DELETE WHERE time >= %" PRIu64 " AND time < %" PRIu64,
+		       db, t, lo, hi);
+		if ((rc = run(c, &b, err, errlen)) < 0 ||
+		    (rc = wait_mutations(c, t, err, errlen)) < 0)
 			break;
 		char where[128];
-		snprintf(where, sizeof where, "flow_start >= %" PRIu64 " AND flow_start < %" PRIu64, lo,
-		         hi);
+		snprintf(where, sizeof where, "flow_start >= %" PRIu64 " AND flow_start < %" PRIu64,
+		         lo, hi);
 		sb_reset(&b);
 		sb_add(&b, "INSERT INTO %s.%s (date, time", db, t);
 		ng_colset left = ng_ch_rollup_dims(h);
@@ -313,9 +319,10 @@ int ng_ch_rollup_repair(ng_ch_client *c, uint64_t tmin, uint64_t tmax, char *err
 	}
 	free(b.p);
 	if (!rc)
-		ng_info("clickhouse: %s.flows_1m and flows_1h recomputed from flows over the buckets "
-		        "of %" PRIu64 "..%" PRIu64 " (a batch found in flows after a failed insert)",
-		        db, tmin, tmax);
+		ng_info(
+		    "clickhouse: %s.flows_1m and flows_1h recomputed from flows over the buckets "
+		    "of %" PRIu64 "..%" PRIu64 " (a batch found in flows after a failed insert)",
+		    db, tmin, tmax);
 	return rc;
 }
 
@@ -378,8 +385,8 @@ static int schema_version(ng_ch_client *c, char *err, size_t errlen)
 	char *end;
 	unsigned long n = strtoul(v, &end, 10);
 	if (end == v || *end || n > 1000000) {
-		snprintf(err, errlen, "ClickHouse: %s.schema_version holds '%.20s'", ng_ch_database(c),
-		         v);
+		snprintf(err, errlen, "ClickHouse: %s.schema_version holds '%.20s'",
+		         ng_ch_database(c), v);
 		return -1;
 	}
 	return (int)n;
@@ -435,8 +442,9 @@ static int add_missing(ng_ch_client *c, const ng_ch_server *sv, sb *b, char *err
 		sb_add(b, "ALTER TABLE %s.flows ADD COLUMN %s %s", db, name,
 		       i < NG_FIELD_COUNT ? ng_ch_column_type(&ng_fields[i], sv, t, sizeof t)
 		                          : "UInt64");
-		ng_info("clickhouse: %s.flows lacks column %s (an older nagare's schema): adding it",
-		        db, name);
+		ng_info(
+		    "clickhouse: %s.flows lacks column %s (an older nagare's schema): adding it",
+		    db, name);
 		rc = run(c, b, err, errlen);
 	}
 	free(have);
@@ -517,8 +525,8 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 	if (sv->ttl && o->rollup_retention_days)
 		for (int h = 0; h < 2; h++) {
 			sb_reset(&b);
-			sb_add(&b, "ALTER TABLE %s.%s MODIFY TTL date + toIntervalDay(%" PRIu64 ")", db,
-			       h ? "flows_1h" : "flows_1m", o->rollup_retention_days);
+			sb_add(&b, "ALTER TABLE %s.%s MODIFY TTL date + toIntervalDay(%" PRIu64 ")",
+			       db, h ? "flows_1h" : "flows_1m", o->rollup_retention_days);
 			if (run(c, &b, err, errlen) < 0)
 				goto out;
 		}
@@ -566,8 +574,8 @@ int ng_ch_schema_check(ng_ch_client *c, unsigned *version, unsigned *nmissing, c
 		if (has_line(have, name))
 			continue;
 		if (off < mlen)
-			off += (size_t)snprintf(missing + off, mlen - off, "%s%s", *nmissing ? " " : "",
-			                        name);
+			off += (size_t)snprintf(missing + off, mlen - off, "%s%s",
+			                        *nmissing ? " " : "", name);
 		(*nmissing)++;
 	}
 	free(have);
@@ -579,7 +587,8 @@ int ng_ch_drop_old(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t now_ms,
 {
 	const char *db = ng_ch_database(c);
 	const uint64_t today = now_ms / 86400000;
-	uint64_t fcut = o->retention_days && o->retention_days < today ? today - o->retention_days : 0;
+	uint64_t fcut =
+	    o->retention_days && o->retention_days < today ? today - o->retention_days : 0;
 	uint64_t rcut = o->rollup_retention_days && o->rollup_retention_days < today
 	                    ? today - o->rollup_retention_days
 	                    : 0;

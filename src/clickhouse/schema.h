@@ -67,7 +67,7 @@ int ng_ch_detect(ng_ch_client *c, ng_ch_server *out, char *err, size_t errlen);
 
 /* The ClickHouse type of field f's column on server sv into buf (at
  * least 64 bytes): UInt8/16/32/64, UInt64 for times (ms since the
- * epoch), FixedString(16) or IPv6 for addresses (IPv4-mapped), 
+ * epoch), FixedString(16) or IPv6 for addresses (IPv4-mapped),
  * FixedString(6) for MACs, String or LowCardinality(String). */
 const char *ng_ch_column_type(const ng_field *f, const ng_ch_server *sv, char *buf, size_t len);
 

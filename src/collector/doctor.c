@@ -685,7 +685,8 @@ static void check_clickhouse(doc *d)
 			    x->spool_files, x->spool_bytes, x->lag_ms / 1000);
 		else
 			say(d, NG_DOC_OK, "clickhouse inserts", NULL,
-			    "keeping up: %" PRIu64 " rows sent, lag %" PRIu64 " ms, nothing spooled",
+			    "keeping up: %" PRIu64 " rows sent, lag %" PRIu64
+			    " ms, nothing spooled",
 			    x->rows_sent, x->lag_ms);
 	}
 	ng_exporters_free(&f);

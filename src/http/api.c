@@ -854,8 +854,9 @@ static void metric_exporters(ng_http_server *s, FILE *f, ng_http_exporters *x)
 #define X(name, kind, doc)                                                                         \
 	if (x->has_clickhouse)                                                                     \
 		fprintf(f,                                                                         \
-		        "# HELP nagare_clickhouse_%s%s " doc "\n# TYPE nagare_clickhouse_%s%s " #kind  \
-		        "\nnagare_clickhouse_%s%s %" PRIu64 "\n",                                    \
+		        "# HELP nagare_clickhouse_%s%s " doc                                       \
+		        "\n# TYPE nagare_clickhouse_%s%s " #kind                                   \
+		        "\nnagare_clickhouse_%s%s %" PRIu64 "\n",                                  \
 		        #name, !strcmp(#kind, "counter") ? "_total" : "", #name,                   \
 		        !strcmp(#kind, "counter") ? "_total" : "", #name,                          \
 		        !strcmp(#kind, "counter") ? "_total" : "", x->clickhouse.name);

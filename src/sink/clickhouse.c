@@ -363,7 +363,8 @@ static int spool_load(ng_ch_sink *s, char *err, size_t errlen)
 {
 	DIR *d = opendir(s->spool);
 	if (!d) {
-		snprintf(err, errlen, "cannot read spool directory %s: %s", s->spool, strerror(errno));
+		snprintf(err, errlen, "cannot read spool directory %s: %s", s->spool,
+		         strerror(errno));
 		return -1;
 	}
 	uint64_t *seqs = NULL;
@@ -391,7 +392,8 @@ static int spool_load(ng_ch_sink *s, char *err, size_t errlen)
 		}
 	}
 	closedir(d);
-	qsort(seqs, n, sizeof *seqs, by_seq);
+	if (n)
+		qsort(seqs, n, sizeof *seqs, by_seq);
 	uint64_t rows = 0;
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];
@@ -448,7 +450,8 @@ static void enqueue(ng_ch_sink *s, chb *b)
 	if (s->mem_bytes + b->len > s->cfg.memory_max_bytes) {
 		if (s->st.spool_bytes + b->len + HDR + 4096 > s->cfg.spool_max_bytes ||
 		    spool_write(s, b) < 0) {
-			bool full = s->st.spool_bytes + b->len + HDR + 4096 > s->cfg.spool_max_bytes;
+			bool full =
+			    s->st.spool_bytes + b->len + HDR + 4096 > s->cfg.spool_max_bytes;
 			if (!full)
 				s->st.spool_errors++;
 			s->st.dropped_rows += b->rows;
@@ -456,11 +459,12 @@ static void enqueue(ng_ch_sink *s, chb *b)
 			s->unlogged_drops += b->rows;
 			uint64_t now = ng_now_ms();
 			if (now - s->drop_logged_ms >= LOG_EVERY_MS) {
-				ng_error("clickhouse: %s: %" PRIu64 " rows dropped since the last such "
-				         "line (%" PRIu64 " in all; clickhouse.spool_max is %" PRIu64
-				         " bytes)",
-				         full ? "the spool is full" : "the spool cannot be written",
-				         s->unlogged_drops, s->st.dropped_rows, s->cfg.spool_max_bytes);
+				ng_error(
+				    "clickhouse: %s: %" PRIu64 " rows dropped since the last such "
+				    "line (%" PRIu64 " in all; clickhouse.spool_max is %" PRIu64
+				    " bytes)",
+				    full ? "the spool is full" : "the spool cannot be written",
+				    s->unlogged_drops, s->st.dropped_rows, s->cfg.spool_max_bytes);
 				s->drop_logged_ms = now;
 				s->unlogged_drops = 0;
 			}
@@ -535,7 +539,8 @@ void ng_ch_sink_put(ng_ch_sink *s, const uint8_t *const *cols, size_t n)
 		size_t np = 0;
 		ng_colset left = b->cols;
 		for (int f; (f = ng_colset_pop(&left)) >= 0;)
-			p[np++] = (plan){cols[f], ng_fields[f].size, ng_fields[f].type == NG_FT_STR};
+			p[np++] =
+			    (plan){cols[f], ng_fields[f].size, ng_fields[f].type == NG_FT_STR};
 		const size_t rmax = row_max(b->cols);
 		size_t take = n - r;
 		if (take > s->cfg.batch_rows - b->rows)
@@ -559,7 +564,8 @@ void ng_ch_sink_put(ng_ch_sink *s, const uint8_t *const *cols, size_t n)
 					if (c->src)
 						memcpy(&id, c->src + i * 4, 4);
 					size_t l = id ? ng_str_len(id) : 0;
-					if (l < 0x80) { /* NG_STR_MAX 255: one or two LEB128 bytes */
+					if (l <
+					    0x80) { /* NG_STR_MAX 255: one or two LEB128 bytes */
 						*o++ = (uint8_t)l;
 					} else {
 						*o++ = (uint8_t)(l | 0x80);
@@ -830,7 +836,8 @@ static void *sender_main(void *arg)
 			if (ng_now_ms() - s->logged_ms >= FAIL_LOG_MS) {
 				ng_warn("clickhouse: %s; %" PRIu64 " rows wait (%" PRIu64
 				        " spooled batches, %" PRIu64 " bytes), retrying",
-				        err, s->st.queued_rows, s->st.spool_files, s->st.spool_bytes);
+				        err, s->st.queued_rows, s->st.spool_files,
+				        s->st.spool_bytes);
 				s->logged_ms = ng_now_ms();
 			}
 			continue;
@@ -979,7 +986,8 @@ int ng_ch_sink_close(ng_ch_sink *s, unsigned drain_ms, ng_sink_stats *final)
 		chb_free(b);
 	}
 	if (kept)
-		ng_info("clickhouse: %" PRIu64 " batches (%" PRIu64 " rows) not yet sent are in %s: "
+		ng_info("clickhouse: %" PRIu64 " batches (%" PRIu64
+		        " rows) not yet sent are in %s: "
 		        "the next start sends them",
 		        kept, kept_rows, s->spool);
 	int rc = 0;

@@ -66,10 +66,9 @@ void ng_ch_sink_get_stats(ng_ch_sink *s, ng_sink_stats *st);
 
 /*
  * Closes the current batch, lets the sender go on for up to drain_ms to
- * send what is queued (not when its last attempt failed), then writes what is left in memory to the spool
- * (the next start sends it) and frees the sink; the final counters go
- * to *final when it is not NULL.  Returns 0, or -1 when rows were lost
- * this run (spool full or failing: logged).
+ * send what is queued (not when its last attempt failed), then writes what is left in memory to the
+ * spool (the next start sends it) and frees the sink; the final counters go to *final when it is
+ * not NULL.  Returns 0, or -1 when rows were lost this run (spool full or failing: logged).
  */
 int ng_ch_sink_close(ng_ch_sink *s, unsigned drain_ms, ng_sink_stats *final);
 

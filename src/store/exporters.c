@@ -131,7 +131,7 @@ void ng_exporters_put_clickhouse(FILE *f, const ng_sink_stats *s)
 	const char *sep = "";
 	fputs("\"clickhouse\":{", f);
 #define X(name, kind, doc)                                                                         \
-	fprintf(f, "%s\"" #name "\":%" PRIu64, sep, s->name);                                       \
+	fprintf(f, "%s\"" #name "\":%" PRIu64, sep, s->name);                                      \
 	sep = ",";
 	NG_CH_SINK_COUNTERS(X)
 #undef X

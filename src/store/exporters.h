@@ -79,9 +79,9 @@ typedef struct ng_exporters_file {
 	size_t n;
 	ng_listener_stats listener;
 	ng_store_writer_stats store;
-	bool has_clickhouse;       /* "clickhouse":{…}: the collector writes to ClickHouse */
+	bool has_clickhouse;      /* "clickhouse":{…}: the collector writes to ClickHouse */
 	ng_sink_stats clickhouse; /* NG_CH_SINK_COUNTERS (core/sinkstats.h) */
-	ng_limit_stats limits; /* the decoder's bounds (NG_LIMIT_COUNTERS) */
+	ng_limit_stats limits;    /* the decoder's bounds (NG_LIMIT_COUNTERS) */
 	uint64_t started_ms, updated_ms;
 	unsigned nworkers; /* 0 or 1: one receive thread, no "workers" */
 	ng_worker_stats workers[NG_EXPORTERS_WORKERS_MAX];

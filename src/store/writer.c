@@ -115,7 +115,7 @@ struct ng_store_writer {
 	void *derive_arg;
 	ng_store_tap_fn tap; /* and its argument: ng_store_writer_set_tap */
 	void *tap_arg;
-	bool no_segments; /* the tap only: no segment is written */
+	bool no_segments;         /* the tap only: no segment is written */
 	uint64_t defer_logged_ms; /* when a deferral was last logged */
 	uint64_t defer_unlogged;  /* rows deferred since */
 };

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	char table[32], part[16];
 	if (ng_ch_partition_line(s, size, table, sizeof table, part, sizeof part) == 0) {
-		if (strcmp(table, "flows") && strcmp(table, "flows_1m") && strcmp(table, "flows_1h"))
+		if (strcmp(table, "flows") && strcmp(table, "flows_1m") &&
+		    strcmp(table, "flows_1h"))
 			abort();
 		if (strlen(part) != 8 || strspn(part, "0123456789") != 8)
 			abort();

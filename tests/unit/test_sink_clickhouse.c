@@ -47,6 +47,16 @@ static const char *sh(const char *cmd)
 	return out;
 }
 
+/* A test that aborts (a sanitizer's report, a failed assertion's
+ * longjmp past the teardown) takes the server with it. */
+static void on_abort(int sig)
+{
+	if (server_pid > 0)
+		kill(server_pid, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static int start_server(void **state)
 {
 	(void)state;
@@ -58,10 +68,12 @@ static int start_server(void **state)
 		return -1;
 	char cmd[8192];
 	snprintf(cmd, sizeof cmd,
-	         ". '%s' && ch_start '%s/ch' >&2 && echo \"$CH_HTTP $CH_TCP $CH_PID\"", helper, dir);
+	         ". '%s' && ch_start '%s/ch' >&2 && echo \"$CH_HTTP $CH_TCP $CH_PID\"", helper,
+	         dir);
 	const char *o = sh(cmd);
 	if (sscanf(o, "%u %u %d", &http_port, &tcp_port, &server_pid) != 3)
 		return -1;
+	signal(SIGABRT, on_abort);
 	return 0;
 }
 
@@ -108,7 +120,8 @@ static void rowbinary_read_by_clickhouse(void **state)
 	    {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
 	    {0},
 	};
-	uint8_t src_mac[ROWS][6] = {{0x00, 0x11, 0x22, 0x33, 0x44, 0x55}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {0}};
+	uint8_t src_mac[ROWS][6] = {
+	    {0x00, 0x11, 0x22, 0x33, 0x44, 0x55}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {0}};
 	char city[201];
 	memset(city, 'a', 200);
 	city[200] = 0;
@@ -140,16 +153,18 @@ static void rowbinary_read_by_clickhouse(void **state)
 	assert_int_equal(st.rows_sent, ROWS);
 	assert_int_equal(st.batches_sent, 1);
 
-	const char *got = client("SELECT time_received, flow_start, bytes, in_if, dst_port, protocol, "
-	             "IPv6NumToString(src_addr), hex(src_mac), length(src_city), "
-	             "substring(src_city, 1, 2), service, out_if, toString(date) "
-	             "FROM unit.flows ORDER BY flow_start FORMAT TSV");
+	const char *got =
+	    client("SELECT time_received, flow_start, bytes, in_if, dst_port, protocol, "
+	           "IPv6NumToString(src_addr), hex(src_mac), length(src_city), "
+	           "substring(src_city, 1, 2), service, out_if, toString(date) "
+	           "FROM unit.flows ORDER BY flow_start FORMAT TSV");
 	const char *want =
 	    "1796293230123\t1796293230000\t18446744073709551615\t4294967295\t65535\t6\t"
 	    "::ffff:192.0.2.1\t001122334455\t200\t\xc3\xa9\thttps\t0\t2026-12-03\n"
 	    "1796293231000\t1796293230001\t0\t1\t443\t17\t2001:db8::1\tFFFFFFFFFFFF\t2\tJP\t\t0\t"
 	    "2026-12-03\n"
-	    "1796293232000\t1796293231999\t1500\t0\t0\t255\t::\t000000000000\t0\t\t\xe6\xb5\x81\t0\t"
+	    "1796293232000\t1796293231999\t1500\t0\t0\t255\t::"
+	    "\t000000000000\t0\t\t\xe6\xb5\x81\t0\t"
 	    "2026-12-03\n";
 	assert_string_equal(got, want);
 	assert_string_equal(client("SELECT uniqExact(batch_id), min(batch_id) != 0 FROM unit.flows "
