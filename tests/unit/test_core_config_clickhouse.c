@@ -66,11 +66,14 @@ static void test_errors(void **state)
 	} bad[] = {
 	    {"clickhouse:\n  urll: x\n", ":2: clickhouse: unknown key 'urll' (url, database"},
 	    {"clickhouse:\n  spool_max: lots\n", ":2: clickhouse: spool_max: give a size"},
-	    {"clickhouse:\n  batch_rows: 0\n", ":2: clickhouse: batch_rows: give rows, 1 to 1000000"},
-	    {"clickhouse:\n  timeout: soon\n", ":2: clickhouse: timeout: give a duration such as 30s"},
+	    {"clickhouse:\n  batch_rows: 0\n",
+	     ":2: clickhouse: batch_rows: give rows, 1 to 1000000"},
+	    {"clickhouse:\n  timeout: soon\n",
+	     ":2: clickhouse: timeout: give a duration such as 30s"},
 	    {"clickhouse:\n  compression: lz4\n", ":2: clickhouse: compression: give none or gzip"},
 	    {"clickhouse:\n  store: maybe\n", ":2: clickhouse: store: give true or false"},
-	    {"clickhous:\n  url: x\n", "unknown section 'clickhous' (collect, enrich, limits, clickhouse)"},
+	    {"clickhous:\n  url: x\n",
+	     "unknown section 'clickhous' (collect, enrich, limits, clickhouse)"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		ng_config c;
