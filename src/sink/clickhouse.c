@@ -576,7 +576,16 @@ void ng_ch_sink_put(ng_ch_sink *s, const uint8_t *const *cols, size_t n)
 						o += l;
 					}
 				} else if (c->src) {
-					memcpy(o, c->src + i * c->size, c->size);
+					/* fixed sizes: each copy is one move, not a call */
+					const uint8_t *v = c->src + i * c->size;
+					switch (c->size) {
+					case 1: *o = *v; break;
+					case 2: memcpy(o, v, 2); break;
+					case 4: memcpy(o, v, 4); break;
+					case 8: memcpy(o, v, 8); break;
+					case 16: memcpy(o, v, 16); break;
+					default: memcpy(o, v, c->size); break;
+					}
 					o += c->size;
 				} else {
 					memset(o, 0, c->size);
