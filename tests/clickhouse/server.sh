@@ -44,7 +44,7 @@ ch_write_config() {
     <interserver_http_port>$CH_INTER</interserver_http_port>
     <listen_host>127.0.0.1</listen_host>
     <max_connections>256</max_connections>
-    <keep_alive_timeout>10</keep_alive_timeout>
+    <keep_alive_timeout>2</keep_alive_timeout>
     <max_concurrent_queries>50</max_concurrent_queries>
     <uncompressed_cache_size>67108864</uncompressed_cache_size>
     <mark_cache_size>67108864</mark_cache_size>

@@ -90,8 +90,8 @@ port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DG
 # bench/clickhouse-outage runs this part at the issue's 200 000 records/s
 # for 120 s with a 60 s outage (NG_CH_RATE, NG_CH_SECONDS, NG_CH_OUTAGE)
 rate=${NG_CH_RATE:-20000}
-secs=${NG_CH_SECONDS:-20}
-outage=${NG_CH_OUTAGE:-6}
+secs=${NG_CH_SECONDS:-16}
+outage=${NG_CH_OUTAGE:-5}
 NAGARE_CH_BATCH_MS=1000 "$NG_BIN" collect --store "$work/store" --clickhouse "$url" \
 	--listen "127.0.0.1:$port" --no-http --workers 1 --stats-interval 1 >"$work/collect.log" 2>&1 &
 cpid=$!
@@ -100,14 +100,15 @@ for _ in $(seq 100); do grep -q 'listening on' "$work/collect.log" && break; sle
 "$NG_NFGEN" --port "$port" --rate "$rate" --seconds "$secs" --sources 4 >"$work/gen.out" 2>&1 &
 gpid=$!
 pids+=("$gpid")
-sleep 6
+sleep 5
+t0=$SECONDS
 ch_stop
-echo "ClickHouse stopped at 6 s"
+echo "ClickHouse stopped at 5 s (its stop took $((SECONDS - t0)) s)"
 sleep "$outage"
 ch_restart
-echo "ClickHouse started again at $((6 + outage)) s"
+echo "ClickHouse started again"
 # SIGKILL while an INSERT of nagare's runs
-sleep 2
+sleep 1
 killed=0
 for _ in $(seq 400); do
 	if curl -s "http://127.0.0.1:$CH_HTTP/" --data-binary \
@@ -119,7 +120,7 @@ for _ in $(seq 400); do
 	sleep 0.01
 done
 check $((1 - killed)) "ClickHouse killed (SIGKILL) during an insert"
-sleep 2
+sleep 1
 ch_restart
 echo "ClickHouse started again after the kill"
 wait "$gpid" || true
@@ -156,7 +157,9 @@ retries=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["click
 check $r "retries counted ($retries)"
 
 # ---- 3. a spool that fills up ------------------------------------------------
+t0=$SECONDS
 ch_stop
+echo "ClickHouse stopped (its stop took $((SECONDS - t0)) s)"
 url2="http://127.0.0.1:$CH_HTTP/spooltest"
 export NAGARE_STORE="$work/only"
 NAGARE_CH_BATCH_MS=500 NAGARE_CH_MEMORY_MAX=1 NAGARE_CH_SPOOL_MAX=12000000 \
@@ -166,6 +169,7 @@ cpid=$!
 pids+=("$cpid")
 for _ in $(seq 100); do grep -q 'listening on' "$work/collect2.log" && break; sleep 0.1; done
 "$NG_NFGEN" --port "$port" --rate 20000 --seconds 4 --sources 2 >"$work/gen2.out" 2>&1
+echo "phase 3: generator done at $SECONDS s"
 sent2=$(sed -n 's/.*sent records=\([0-9]*\).*/\1/p' "$work/gen2.out")
 sleep 6
 kill -TERM "$cpid"
