@@ -10,7 +10,9 @@
 #   2. nothing lost, nothing doubled: bench/nfgen sends NetFlow v9 at a
 #      fixed rate to `collect --store DIR --clickhouse URL` (both); in the
 #      middle ClickHouse is stopped and started again, then killed with
-#      SIGKILL while an INSERT runs.  After the stop, count() and
+#      SIGKILL while an INSERT runs, then frozen (SIGSTOP) during an insert
+#      past nagare's 2 s time-out and let go (SIGCONT): it commits the
+#      insert nagare gave up on.  After the stop, count() and
 #      sum(bytes) in ClickHouse equal the store's (`nagare query`) and the
 #      count equals what the generator sent; the per-minute rollup sums
 #      the same; `nagare status` shows the retries.
@@ -90,10 +92,13 @@ port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DG
 # bench/clickhouse-outage runs this part at the issue's 200 000 records/s
 # for 120 s with a 60 s outage (NG_CH_RATE, NG_CH_SECONDS, NG_CH_OUTAGE)
 rate=${NG_CH_RATE:-20000}
-secs=${NG_CH_SECONDS:-16}
+secs=${NG_CH_SECONDS:-14}
 outage=${NG_CH_OUTAGE:-5}
+# a 2 s request time-out, for the SIGSTOP below
+printf 'clickhouse:\n  timeout: 2s\n' >"$work/ch.yaml"
 NAGARE_CH_BATCH_MS=1000 "$NG_BIN" collect --store "$work/store" --clickhouse "$url" \
-	--listen "127.0.0.1:$port" --no-http --workers 1 --stats-interval 1 >"$work/collect.log" 2>&1 &
+	--config "$work/ch.yaml" --listen "127.0.0.1:$port" --no-http --workers 1 \
+	--stats-interval 1 >"$work/collect.log" 2>&1 &
 cpid=$!
 pids+=("$cpid")
 for _ in $(seq 100); do grep -q 'listening on' "$work/collect.log" && break; sleep 0.1; done
@@ -123,6 +128,24 @@ check $((1 - killed)) "ClickHouse killed (SIGKILL) during an insert"
 sleep 1
 ch_restart
 echo "ClickHouse started again after the kill"
+# a time-out after ClickHouse may have committed: SIGSTOP during an
+# insert (nagare's request times out after 2 s), SIGCONT 4 s later (the
+# server ends the insert and commits it): the check before the resend
+# must find the batch there and not send it again
+sleep 1
+stopped=0
+for _ in $(seq 400); do
+	if curl -s "http://127.0.0.1:$CH_HTTP/" --data-binary \
+		"SELECT count() FROM system.processes WHERE query LIKE 'INSERT INTO nagare.flows (%'" | grep -q '^[1-9]'; then
+		kill -STOP "$CH_PID"
+		stopped=1
+		break
+	fi
+	sleep 0.01
+done
+check $((1 - stopped)) "ClickHouse stopped (SIGSTOP) during an insert"
+sleep 4
+kill -CONT "$CH_PID"
 wait "$gpid" || true
 echo "generator: $(cat "$work/gen.out")"
 sent=$(sed -n 's/.*sent records=\([0-9]*\).*/\1/p' "$work/gen.out")
@@ -155,6 +178,9 @@ check $r "status shows the rows sent"
 retries=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clickhouse"]["retries"])' "$work/store/state/exporters.json")
 [ "$retries" -gt 0 ] && r=0 || r=1
 check $r "retries counted ($retries)"
+dedup=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["clickhouse"]["deduplicated"])' "$work/store/state/exporters.json")
+[ "$dedup" -gt 0 ] && r=0 || r=1
+check $r "the batch committed after the time-out was found there, not sent again (deduplicated $dedup)"
 
 # ---- 3. a spool that fills up ------------------------------------------------
 t0=$SECONDS
