@@ -94,10 +94,11 @@ port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DG
 rate=${NG_CH_RATE:-20000}
 secs=${NG_CH_SECONDS:-14}
 outage=${NG_CH_OUTAGE:-5}
+hport=$(ch_free_port)
 # a 2 s request time-out, for the SIGSTOP below
 printf 'clickhouse:\n  timeout: 2s\n' >"$work/ch.yaml"
 NAGARE_CH_BATCH_MS=1000 "$NG_BIN" collect --store "$work/store" --clickhouse "$url" \
-	--config "$work/ch.yaml" --listen "127.0.0.1:$port" --no-http --workers 1 \
+	--config "$work/ch.yaml" --listen "127.0.0.1:$port" --http "127.0.0.1:$hport" --workers 1 \
 	--stats-interval 1 >"$work/collect.log" 2>&1 &
 cpid=$!
 pids+=("$cpid")
@@ -156,6 +157,10 @@ for _ in $(seq 600); do
 		"$work/store/state/exporters.json" 2>/dev/null && break
 	sleep 0.1
 done
+sleep 1.5 # the live counters: published once a second
+metrics=$(curl -s "http://127.0.0.1:$hport/metrics" | grep '^nagare_clickhouse_rows_sent_total ' || true)
+echo "$metrics"
+api=$(curl -s "http://127.0.0.1:$hport/api/v1/exporters" | python3 -c 'import json,sys; print(json.load(sys.stdin)["clickhouse"]["rows_sent"])' || true)
 kill -TERM "$cpid"
 wait "$cpid" || true
 tail -3 "$work/collect.log"
@@ -167,6 +172,9 @@ print("%d\t%d" % (d["flows"], d["bytes"]))')
 echo "generator: $sent records; store: $store; ClickHouse: $ch"
 eq "$ch" "$store" "ClickHouse count() and sum(bytes) = the store's"
 eq "${ch%%	*}" "$sent" "ClickHouse count() = records sent"
+eq "$metrics" "nagare_clickhouse_rows_sent_total $api" "/metrics and /api/v1/exporters agree on the rows sent"
+[ "${api:-0}" -gt 0 ] && r=0 || r=1
+check $r "/api/v1/exporters: clickhouse.rows_sent ${api:-none}"
 eq "$(q 'SELECT count() FROM (SELECT batch_id, flow_start, exporter, src_addr, dst_addr, src_port, dst_port, bytes, count() AS c FROM nagare.flows GROUP BY batch_id, flow_start, exporter, src_addr, dst_addr, src_port, dst_port, bytes HAVING c > 1)')" 0 \
 	"no row twice within a batch"
 eq "$(q 'SELECT sum(flows), sum(bytes) FROM nagare.flows_1m FORMAT TSV')" "$ch" "flows_1m sums = flows"
