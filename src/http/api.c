@@ -757,6 +757,10 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 		fputc(',', f);
 		ng_exporters_put_store(f, &x.store);
 		fputc(',', f);
+		if (x.has_clickhouse) {
+			ng_exporters_put_clickhouse(f, &x.clickhouse);
+			fputc(',', f);
+		}
 		ng_exporters_put_limits(f, &x.limits);
 		if (s->flow_listen)
 			fprintf(f, ",\"listen\":%s", s->flow_listen);
@@ -918,6 +922,18 @@ static void metric_exporters(ng_http_server *s, FILE *f, ng_http_exporters *x)
 		metric_counter(f, x, id);
 	metric_limits(f, &x->limits);
 	metric_workers(f, x);
+	/* ClickHouse (core/sinkstats.h): counters end in _total */
+#define X(name, kind, doc)                                                                         \
+	if (x->has_clickhouse)                                                                     \
+		fprintf(f,                                                                         \
+		        "# HELP nagare_clickhouse_%s%s " doc                                       \
+		        "\n# TYPE nagare_clickhouse_%s%s " #kind                                   \
+		        "\nnagare_clickhouse_%s%s %" PRIu64 "\n",                                  \
+		        #name, !strcmp(#kind, "counter") ? "_total" : "", #name,                   \
+		        !strcmp(#kind, "counter") ? "_total" : "", #name,                          \
+		        !strcmp(#kind, "counter") ? "_total" : "", x->clickhouse.name);
+	NG_CH_SINK_COUNTERS(X)
+#undef X
 	/* TCP/SCTP connections (the other listener counters keep their names
 	 * below) */
 #define X(field, doc)                                                                              \
