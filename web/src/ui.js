@@ -7,6 +7,7 @@ import { esc, inUnit, num, metric, traffic } from './format.js';
 import { api } from './api.js';
 import { getState, setState, isoSec } from './state.js';
 import { flowsLink } from './clicks.js';
+import { isDark, palette } from './theme.js';
 
 echarts.use([LineChart, BarChart, SankeyChart, MapChart, GridComponent, TooltipComponent,
   LegendComponent, VisualMapComponent, TitleComponent, BrushComponent, CanvasRenderer, SVGRenderer]);
@@ -33,7 +34,10 @@ export function disposeCharts({ detached = false } = {}) {
   }
 }
 
-// An ECharts instance on element `el` with option `opt`.  A time axis
+// An ECharts instance on element `el` with option `opt`, in the page's
+// theme (theme.js: ECharts' dark theme on a transparent background when
+// dark) and with the colour-blind-safe palette unless opt.color says
+// otherwise.  A time axis
 // is drawn in the state's time zone (tz=utc: UTC, else the browser's),
 // and dragging across it selects a span that becomes the page's range.
 // `renderer` 'svg' draws the labels as SVG text (the Sankey: the browser
@@ -48,7 +52,9 @@ export function chart(el, opt, { renderer = 'canvas' } = {}) {
     opt.brush = { xAxisIndex: 'all', brushType: 'lineX', brushMode: 'single', transformable: false,
       brushStyle: { color: 'rgba(59,130,196,0.18)', borderColor: '#3b82c4', borderWidth: 1 }, throttleType: 'debounce' };
   }
-  const c = echarts.init(el, null, { renderer });
+  if (!opt.color) opt.color = palette();
+  if (opt.backgroundColor === undefined) opt.backgroundColor = 'transparent';
+  const c = echarts.init(el, isDark() ? 'dark' : null, { renderer });
   c.setOption(opt);
   if (timeAxis) zoomable(c);
   el._ngChart = c; // for the browser tests (tests/web)
@@ -206,6 +212,6 @@ export function barOption(rows, label, unit, secs) {
     grid: { left: 8, right: 24, top: 8, bottom: 8, containLabel: true },
     xAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (x) => num(x) } },
     yAxis: { type: 'category', inverse: true, data: rows.map(label), axisLabel: { width: 160, overflow: 'truncate' } },
-    series: [{ type: 'bar', data: v, itemStyle: { color: '#3b82c4' } }],
+    series: [{ type: 'bar', data: v, itemStyle: { color: palette()[0] } }],
   };
 }

@@ -14,6 +14,7 @@ import { api } from '../api.js';
 import { baseParams, intervalFor, setState, VIS_DEFAULTS } from '../state.js';
 import { card, chart, table, NO_FLOWS } from '../ui.js';
 import { esc, num, orderOf, protoName } from '../format.js';
+import { palette, OTHER } from '../theme.js';
 
 export const GRAPHS = [['stacked', 'stacked areas'], ['lines', 'lines'], ['multiples', 'small multiples'], ['sankey', 'Sankey'], ['table', 'table']];
 // The page's units: a rate per second over each bucket, or bytes a bucket.
@@ -124,13 +125,13 @@ function wire(el, st) {
 }
 
 const AXIS = { hideOverlap: true };
-// Okabe-Ito first (colour-blind safe), then more distinct hues; "other"
-// is grey.  A reverse series has its forward series' colour.
-const PALETTE = ['#0072b2', '#e69f00', '#009e73', '#cc79a7', '#56b4e9', '#d55e00', '#f0e442', '#332288', '#88ccee', '#44aa99', '#999933', '#aa4499', '#882255', '#117733'];
+// The colour-blind-safe palette of every chart (theme.js: Okabe-Ito
+// first); "other" is grey.  A reverse series has its forward series'
+// colour.
 function colors(keys) {
-  const m = new Map();
-  keys.filter((k) => k !== 'other').forEach((k, i) => m.set(k, PALETTE[i % PALETTE.length]));
-  m.set('other', '#a0a7b0');
+  const m = new Map(), pal = palette();
+  keys.filter((k) => k !== 'other').forEach((k, i) => m.set(k, pal[i % pal.length]));
+  m.set('other', OTHER);
   return m;
 }
 const PREV_STYLE = { type: 'dashed', width: 1.5, color: '#6b7785' };
