@@ -7,7 +7,7 @@ import { esc, inUnit, num, metric, traffic } from './format.js';
 import { api } from './api.js';
 import { getState, setState, isoSec } from './state.js';
 import { flowsLink } from './clicks.js';
-import { isDark, palette } from './theme.js';
+import { isDark, palette, OTHER } from './theme.js';
 
 echarts.use([LineChart, BarChart, SankeyChart, MapChart, GridComponent, TooltipComponent,
   LegendComponent, VisualMapComponent, TitleComponent, BrushComponent, CanvasRenderer, SVGRenderer]);
@@ -26,11 +26,16 @@ window.addEventListener('resize', () => {
 });
 
 // Disposes the charts (`detached`: only those no longer on the page).
+// A full re-render disposes them a tick later: it may be running inside
+// one of their own event handlers (a click-through on a series, at
+// mouseup), and ECharts' other mouseup handlers (the brush's) must not
+// find their chart gone under them.
 export function disposeCharts({ detached = false } = {}) {
   for (const c of charts) {
     if (detached && !c.isDisposed() && c.getDom().isConnected) continue;
-    c.dispose();
     charts.delete(c);
+    if (detached) c.dispose();
+    else setTimeout(() => { if (!c.isDisposed()) c.dispose(); }, 0);
   }
 }
 
@@ -199,6 +204,7 @@ export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
     yAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (v) => num(v) } },
     series: keys.map((k) => ({
       name: name(k), type: 'line', stack: stack ? 'all' : undefined, areaStyle: stack ? {} : undefined,
+      ...(k === 'other' ? { color: OTHER } : {}), // grey, as on Visualize
       showSymbol: false, sampling: 'lttb', triggerLineEvent: true, data: times.map((t) => [t, by.get(k).get(t) || 0]),
     })),
   };
