@@ -10,8 +10,11 @@
 // for the reverse direction and the previous period in the same answer
 // (the Sankey: one GET /api/v1/pairs of the first two dimensions).  The
 // per-series statistics are computed here, from the answer's buckets.
-import { api } from '../api.js';
-import { baseParams, intervalFor, setState, VIS_DEFAULTS } from '../state.js';
+// Over an absolute range, switching the graph type (stacked, lines,
+// small multiples, table) draws again from the same answer: the one
+// call is not asked again (seriesOf).
+import { api, apiUrl } from '../api.js';
+import { baseParams, intervalFor, isLive, setState, VIS_DEFAULTS } from '../state.js';
 import { card, chart, table, NO_FLOWS } from '../ui.js';
 import { esc, num, orderOf, protoName } from '../format.js';
 import { palette, OTHER } from '../theme.js';
@@ -228,6 +231,18 @@ function dataTable(g, st) {
   return table(rows, cols, 'vis-data');
 }
 
+// The last series answer and its API URL, kept for an absolute range
+// only (one ending at "now" moves, and is always asked again): the same
+// URL (the graph type is not in it) gets the same answer.
+let lastSeries = { url: '', d: null };
+async function seriesOf(params, s) {
+  const url = apiUrl('series', params);
+  if (!isLive(s) && lastSeries.url === url) return lastSeries.d;
+  const d = await api('series', params);
+  lastSeries = { url: isLive(s) ? '' : url, d };
+  return d;
+}
+
 export default async function visualize(el, s, ctx) {
   const st = visState(s);
   const all = await fields();
@@ -243,8 +258,8 @@ export default async function visualize(el, s, ctx) {
   }
   const range = (Date.parse(s.to === 'now' || !s.to ? new Date() : s.to) || Date.now()) - (Date.parse(s.from) || 0);
   const iv = intervalFor(/^-/.test(s.from) ? rangeOf(s.from) : range);
-  const d = await api('series', { ...baseParams(s), interval: iv + 's', field: st.dims.join(','), limit: st.n,
-    order: orderOf(TOTAL_OF[st.vunit]), bidirectional: st.bidir ? 1 : '', previous: st.prev });
+  const d = await seriesOf({ ...baseParams(s), interval: iv + 's', field: st.dims.join(','), limit: st.n,
+    order: orderOf(TOTAL_OF[st.vunit]), bidirectional: st.bidir ? 1 : '', previous: st.prev }, s);
   if (!ctx.fresh()) return;
   const body = el.querySelector('#vis-body');
   if (!d.rows.length && !(d.reverse && d.reverse.rows.length)) { body.innerHTML = NO_FLOWS; return; }
