@@ -140,12 +140,16 @@ export async function axisOverlaps(page, sel) {
       if (!(el.type === 'text' || el.type === 'tspan') || el.ignore || el.invisible || !el.style || !el.style.text) continue;
       const r = el.getBoundingRect().clone();
       r.applyTransform(el.getComputedTransform());
-      if (r.y > h - 30 && r.width > 0) boxes.push([r.x, r.x + r.width, el.style.text]);
+      if (r.y > h - 30 && r.width > 0) boxes.push([r.x, r.x + r.width, el.style.text, r.y, r.y + r.height]);
     }
     boxes.sort((a, b) => a[0] - b[0]);
     if (boxes.length < 2) return [`only ${boxes.length} time label(s) found`];
+    // two labels overlap when their boxes do, across and down (the value
+    // axis' "0" sits beside the first time label, a row higher)
     const bad = [];
-    for (let i = 1; i < boxes.length; i++) if (boxes[i][0] < boxes[i - 1][1]) bad.push(`${boxes[i - 1][2]}/${boxes[i][2]}`);
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length && boxes[j][0] < boxes[i][1]; j++)
+        if (boxes[j][3] < boxes[i][4] && boxes[i][3] < boxes[j][4]) bad.push(`${boxes[i][2]}/${boxes[j][2]}`);
     return bad;
   });
 }
