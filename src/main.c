@@ -31,13 +31,14 @@ static const struct {
     {"compact", ng_cmd_compact, "merge small segments and write rollups of a flow store now"},
     {"fsck", ng_cmd_fsck, "check every segment and rollup, move damaged ones to quarantine/"},
     {"doctor", ng_cmd_doctor, "check kernel tuning, clock, store, ports, databases, limits hit"},
+    {"clickhouse", ng_cmd_clickhouse, "create or upgrade nagare's schema in ClickHouse (init)"},
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: nagare COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].doc);
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].doc);
 	fprintf(out,
 	        "\n'nagare COMMAND --help' for a command's options; see docs/ and man nagare.\n");
 }

@@ -37,6 +37,7 @@ static const char collect_help[] =
     "                      [--retention AGE] [--max-size SIZE]\n"
     "                      [--max-past AGE] [--max-future AGE]\n"
     "                      [--implausible-time keep|reject]\n"
+    "                      [--clickhouse URL]\n"
     "\n"
     "Receives NetFlow v1/v5/v7/v9, IPFIX and sFlow on UDP, decodes every record\n"
     "and appends it to the flow store DIR (created when absent).  Segments are\n"
@@ -101,6 +102,12 @@ static const char collect_help[] =
     "                              flagged (anomaly time), its times in\n"
     "                              orig_start/orig_end; reject: drop it\n"
     "                              (docs/security.md, \"Time-hostile input\")\n"
+    "      --clickhouse URL        write the flows to ClickHouse over HTTP, e.g.\n"
+    "                              http://127.0.0.1:8123/nagare (the path is the\n"
+    "                              database; created with its tables when\n"
+    "                              absent). Alone: ClickHouse only (state and\n"
+    "                              spool in the default store directory); with\n"
+    "                              --store DIR: both (docs/clickhouse.md)\n"
     "  -h, --help                  this help\n"
     "\n"
     "SIGHUP, or a database or configuration file being replaced, reloads the\n"
@@ -127,7 +134,11 @@ struct collect_opts {
 	uint64_t max_past_ms, max_future_ms; /* resolved by parse_opts */
 	bool max_past_set, max_future_set;   /* given as flags */
 	int implausible;                     /* 0 not given, NG_CFG_KEEP, NG_CFG_REJECT */
-	ng_config cfg;                       /* file + environment + flags */
+	const char *clickhouse;              /* --clickhouse URL */
+	bool store_given;                    /* --store, collect.store or NAGARE_STORE */
+	ng_ch_sink_config ch;                /* resolved when ClickHouse is on */
+	char ch_spool[4096];
+	ng_config cfg; /* file + environment + flags */
 };
 
 /* The configuration: the file (--config or NAGARE_CONFIG), then the
@@ -259,6 +270,54 @@ static int window_opt(int c, const char *arg, struct collect_opts *o)
 	return -1;
 }
 
+/* ClickHouse: --clickhouse, else clickhouse.url, into o->ch (strings
+ * borrowed from o->cfg and argv).  Returns 0, or -1 after the usage
+ * message. */
+static int resolve_clickhouse(struct collect_opts *o)
+{
+	const ng_cfg_clickhouse *h = &o->cfg.clickhouse;
+	const char *url = o->clickhouse ? o->clickhouse : h->url;
+	if (!url)
+		return 0;
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		ng_usage_fail("collect",
+		              "--clickhouse '%s': give the HTTP interface's URL, such as "
+		              "http://127.0.0.1:8123/nagare",
+		              url);
+		return -1;
+	}
+	snprintf(o->ch_spool, sizeof o->ch_spool, "%s/spool/clickhouse", o->store);
+	uint64_t days = h->retention_ms ? h->retention_ms : o->retention_ms;
+	o->ch = (ng_ch_sink_config){
+	    .conn = {.url = url,
+	             .database = h->database,
+	             .user = h->user,
+	             .password = h->password,
+	             .ca_file = h->ca_file,
+	             .cert_file = h->cert_file,
+	             .key_file = h->key_file,
+	             .timeout_ms = (unsigned)(h->timeout_ms > 600000 ? 600000 : h->timeout_ms),
+	             .gzip = h->gzip},
+	    .spool_dir = o->ch_spool,
+	    .spool_max_bytes = h->spool_max,
+	    .batch_rows = h->batch_rows,
+	    .schema = {.retention_days = days ? (days + 86399999) / 86400000 : 0,
+	               .rollup_retention_days = (h->rollup_retention_ms + 86399999) / 86400000},
+	};
+	/* hidden knobs of the tests (tests/e2e/test_clickhouse.sh): a small
+	 * spool, a short batch age */
+	const char *e = getenv("NAGARE_CH_SPOOL_MAX");
+	if (e && *e)
+		o->ch.spool_max_bytes = strtoull(e, NULL, 10);
+	e = getenv("NAGARE_CH_BATCH_MS");
+	if (e && *e)
+		o->ch.batch_ms = (unsigned)strtoul(e, NULL, 10);
+	e = getenv("NAGARE_CH_MEMORY_MAX");
+	if (e && *e)
+		o->ch.memory_max_bytes = strtoull(e, NULL, 10);
+	return 0;
+}
+
 /* Parses argv into *o (o->listen has room for argc + 64 addresses) and
  * loads the configuration into o->cfg, which the caller frees whatever
  * this returns.  Returns the exit status when the command ends here (0
@@ -303,6 +362,7 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	    {"max-past", required_argument, NULL, 'P'},
 	    {"max-future", required_argument, NULL, 'F'},
 	    {"implausible-time", required_argument, NULL, 'K'},
+	    {"clickhouse", required_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    NG_HTTP_LONG_OPTS,
 	    {0, 0, 0, 0},
@@ -360,6 +420,7 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 				return rc;
 			break;
 		}
+		case 'C': o->clickhouse = optarg; break;
 		case 'h': fputs(collect_help, stdout); return 0;
 		default: {
 			int r = ng_cli_http_opt("collect", c, optarg, &o->http_opts);
@@ -379,6 +440,12 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	 * service's or the per-user store; kept in the configuration so that a
 	 * reload (which reads it again without the default) keeps it */
 	char dbuf[4096];
+	/* a store named: --store or collect.store; NAGARE_STORE only moves
+	 * the default store, which --clickhouse alone keeps its state in */
+	const char *env_store = getenv("NAGARE_STORE");
+	o->store_given =
+	    o->store ||
+	    (o->cfg.store && !(env_store && *env_store && !strcmp(env_store, o->cfg.store)));
 	const char *dir = ng_cli_store("collect", o->cfg.store, true, dbuf, sizeof dbuf);
 	if (!dir)
 		return 2;
@@ -395,6 +462,8 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 	if (resolve_workers(o) < 0)
 		return 2;
 	resolve_window(o);
+	if (resolve_clickhouse(o) < 0)
+		return 2;
 	return -1; /* go on */
 }
 
@@ -449,6 +518,12 @@ static ng_collector_config collector_config(const struct collect_opts *o)
 	    .max_past_ms = o->max_past_ms,
 	    .max_future_ms = o->max_future_ms,
 	    .reject_implausible = o->implausible == NG_CFG_REJECT,
+	    .clickhouse = o->ch.spool_dir ? &o->ch : NULL,
+	    /* --clickhouse alone: ClickHouse only; with a store named (or
+	     * clickhouse.store: true) both */
+	    .no_segments =
+	        o->ch.spool_dir &&
+	        !(o->cfg.clickhouse.store_set ? o->cfg.clickhouse.store_too : o->store_given),
 	    .reload = reload_config,
 	    .reload_arg = (void *)o,
 	};

@@ -20,7 +20,7 @@
 
 static const char doctor_help[] =
     "usage: nagare doctor [--store DIR] [--config FILE] [--listen ADDR:PORT]...\n"
-    "                     [--http ADDR:PORT | --no-http]\n"
+    "                     [--http ADDR:PORT | --no-http] [--clickhouse URL]\n"
     "\n"
     "Checks what stands between this machine and a collector that loses nothing, one\n"
     "line a check, ok / warn / fail with what to do: the kernel's UDP buffer and\n"
@@ -37,6 +37,8 @@ static const char doctor_help[] =
     "                           the configuration's, else :2055 :4739 :6343 :9995)\n"
     "      --http ADDR:PORT     the HTTP address to check (default 127.0.0.1:8080)\n"
     "      --no-http            no HTTP server\n"
+    "      --clickhouse URL     the ClickHouse to check: it answers, the schema is\n"
+    "                           current, inserts keep up (default: clickhouse.url)\n"
     "  -q, --quiet              print warnings and failures only\n"
     "      --sysctl-conf        print the sysctl.d file of the values checked (the\n"
     "                           package's /usr/lib/sysctl.d/60-nagare.conf) and exit\n"
@@ -65,18 +67,24 @@ typedef struct doctor_args {
 	const char *listen[32];
 	size_t nlisten;
 	bool no_http, quiet;
-	const char *proc_root; /* --proc-root (tests): a fake proc/ tree */
+	const char *proc_root;  /* --proc-root (tests): a fake proc/ tree */
+	const char *clickhouse; /* --clickhouse URL */
 } doctor_args;
 
 /* Returns -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, doctor_args *a)
 {
-	static const struct option opts[] = {
-	    {"store", required_argument, NULL, 's'},  {"config", required_argument, NULL, 'c'},
-	    {"listen", required_argument, NULL, 'l'}, {"http", required_argument, NULL, 'H'},
-	    {"no-http", no_argument, NULL, 'N'},      {"proc-root", required_argument, NULL, 'P'},
-	    {"quiet", no_argument, NULL, 'q'},        {"sysctl-conf", no_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},         {0}};
+	static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+	                                     {"config", required_argument, NULL, 'c'},
+	                                     {"listen", required_argument, NULL, 'l'},
+	                                     {"http", required_argument, NULL, 'H'},
+	                                     {"no-http", no_argument, NULL, 'N'},
+	                                     {"proc-root", required_argument, NULL, 'P'},
+	                                     {"quiet", no_argument, NULL, 'q'},
+	                                     {"sysctl-conf", no_argument, NULL, 'S'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"clickhouse", required_argument, NULL, 'C'},
+	                                     {0}};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:c:l:qh", opts, NULL)) != -1) {
@@ -91,6 +99,7 @@ static int parse(int argc, char **argv, doctor_args *a)
 		case 'H': a->http = optarg; break;
 		case 'N': a->no_http = true; break;
 		case 'P': a->proc_root = optarg; break;
+		case 'C': a->clickhouse = optarg; break;
 		case 'q': a->quiet = true; break;
 		case 'S': {
 			char buf[4096];
@@ -143,7 +152,8 @@ int ng_cmd_doctor(int argc, char **argv)
 	                    .http_off = a.no_http,
 	                    .http_token = cfg.http_token && *cfg.http_token,
 	                    .ports = true,
-	                    .state = true};
+	                    .state = true,
+	                    .clickhouse = a.clickhouse};
 	out so = {.quiet = a.quiet};
 	char *lines = NULL;
 	ng_doc_level worst = ng_doctor_run(&o, print, &so, &lines);

@@ -67,6 +67,8 @@ static int file_exporters(void *arg, ng_http_exporters *out, char *err, size_t e
 	out->n = f.n;
 	out->listener = f.listener;
 	out->store = f.store;
+	out->has_clickhouse = f.has_clickhouse;
+	out->clickhouse = f.clickhouse;
 	out->limits = f.limits;
 	out->nworkers = f.nworkers;
 	memcpy(out->workers, f.workers, sizeof out->workers);

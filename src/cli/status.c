@@ -305,6 +305,19 @@ static void print_table(const ng_exporters_file *f)
 		printf("store: %" PRIu64 " flow records dropped: the store could not take them "
 		       "(flushes fell behind or failed; see the collector's log)\n",
 		       f->store.dropped);
+	if (f->has_clickhouse) {
+		const ng_sink_stats *h = &f->clickhouse;
+		printf("clickhouse: %" PRIu64 " rows in %" PRIu64 " batches sent, %" PRIu64
+		       " rows waiting (%" PRIu64 " batches, %" PRIu64
+		       " bytes spooled), lag %" PRIu64 " ms, %" PRIu64 " retries, %" PRIu64
+		       " failures (%" PRIu64 " ambiguous, %" PRIu64
+		       " batches found already inserted), %" PRIu64
+		       " rows dropped (spool full), schema version %" PRIu64 ", %s\n",
+		       h->rows_sent, h->batches_sent, h->queued_rows, h->spool_files,
+		       h->spool_bytes, h->lag_ms, h->retries, h->failures, h->ambiguous,
+		       h->deduplicated, h->dropped_rows, h->schema_version,
+		       h->connected ? "connected" : "not reachable at the last attempt");
+	}
 	char t1[80], t2[80];
 	printf("counters updated %s, counting since %s\n", ago(f->updated_ms, now, t1, sizeof t1),
 	       ago(f->started_ms, now, t2, sizeof t2));

@@ -69,6 +69,26 @@
 #include "core/timefmt.h"
 #include "net/reuseport.h"
 
+/* The store writer's tap: the rows a flush made durable, to ClickHouse. */
+static void to_clickhouse(void *arg, const uint8_t *const *cols, size_t n)
+{
+	ng_ch_sink_put(arg, cols, n);
+}
+
+/* The ClickHouse sink, fed by the store's flush (sink/clickhouse.h).
+ * Returns 0, or -1 with the cause on stderr. */
+static int open_clickhouse(ng_collector *c)
+{
+	char err[NG_CH_ERR_MAX + 128];
+	c->ch = ng_ch_sink_open(c->cfg->clickhouse, err, sizeof err);
+	if (!c->ch) {
+		fprintf(stderr, "nagare collect: clickhouse: %s\n", err);
+		return -1;
+	}
+	ng_store_writer_set_tap(c->w, to_clickhouse, c->ch, !c->cfg->no_segments);
+	return 0;
+}
+
 /* The store writer, the counter store and the state files' paths.
  * Returns 0, or -1 with the cause on stderr. */
 static int open_store(ng_collector *c)
@@ -90,6 +110,8 @@ static int open_store(ng_collector *c)
 		        strerror(errno));
 		return -1;
 	}
+	if (c->cfg->clickhouse && open_clickhouse(c) < 0)
+		return -1;
 	snprintf(c->tpl_path, sizeof c->tpl_path, "%s/templates", state);
 	snprintf(c->exp_path, sizeof c->exp_path, "%s/exporters.json", state);
 	snprintf(c->ifs_path, sizeof c->ifs_path, "%s/interfaces.tsv", state);
@@ -203,7 +225,9 @@ static void announce(const ng_collector *c, char *status, size_t len)
 		off += (size_t)snprintf(names + off, sizeof names - off, "%s%s%s", i ? ", " : "",
 		                        strstr(n, "://") ? "" : "udp ", n);
 	}
-	snprintf(status, len, "listening on %s; storing flows in %s%s%s", names, c->cfg->store,
+	snprintf(status, len, "listening on %s; %s %s%s%s%s", names,
+	         c->cfg->no_segments ? "flows to ClickHouse, state in" : "storing flows in",
+	         c->cfg->store, c->ch && !c->cfg->no_segments ? " and ClickHouse" : "",
 	         c->json ? "; NDJSON to " : "", c->json ? c->json_name : "");
 	ng_info("%s", status);
 }
@@ -214,6 +238,8 @@ static void close_all(ng_collector *c)
 {
 	if (c->w)
 		ng_store_writer_close(c->w);
+	if (c->ch)
+		ng_ch_sink_close(c->ch, 0, NULL);
 	ng_counter_store_close(c->cs);
 	if (c->json && c->json != stdout)
 		fclose(c->json);
@@ -269,10 +295,30 @@ static int finish(ng_collector *c)
 	ng_coll_save_counters(c->exp_path, &f); /* first: counters survive a failing disk */
 	ng_exporters_free(&f);
 	int rc = 0;
-	if (ng_store_writer_flush(c->w) < 0) {
-		ng_error("final store flush failed: the records received since the last "
-		         "segment are lost");
-		rc = 1;
+	/* every row, however many hours they span (each flush writes at most
+	 * NG_FLUSH_MAX_HOURS): ClickHouse gets them through the tap before it
+	 * closes */
+	ng_store_writer_stats ws;
+	uint64_t before;
+	do {
+		ng_store_writer_get_stats(c->w, &ws);
+		before = ws.rows;
+		if (ng_store_writer_flush(c->w) < 0) {
+			ng_error("final store flush failed: the records received since the last "
+			         "segment are lost");
+			rc = 1;
+			break;
+		}
+		ng_store_writer_get_stats(c->w, &ws);
+	} while (ws.rows != before);
+	if (c->ch) { /* after the flush, which hands it the last rows */
+		if (ng_ch_sink_close(c->ch, 10000, &c->ch_final) < 0)
+			rc = 1; /* logged */
+		c->ch = NULL;
+		c->ch_closed = true;
+		/* rows a failed flush kept go to segments at the close, not to
+		 * the closed sink */
+		ng_store_writer_set_tap(c->w, NULL, NULL, true);
 	}
 	ng_coll_log_enrichment(c); /* after the flush: it may enrich (enrich_columns) */
 	ng_coll_snapshot(c, &f);   /* again, with the final store counts */

@@ -21,6 +21,7 @@
 
 #include "core/config.h"
 #include "http/http.h"
+#include "sink/clickhouse.h"
 
 /* Reads the configuration again for a reload (SIGHUP, or a database or
  * configuration file replaced), into *cfg (the callee fills it; the
@@ -77,6 +78,12 @@ typedef struct ng_collector_config {
 	 * NG_COLL_MAX_FUTURE_LIMIT_MS; max_past_ms 0: both defaults */
 	uint64_t max_past_ms, max_future_ms;
 	bool reject_implausible;
+	/* ClickHouse (sink/clickhouse.h, docs/clickhouse.md): the rows each
+	 * store flush makes durable also go there; NULL: no ClickHouse.  With
+	 * no_segments the store writes no segment (ClickHouse alone: the
+	 * store directory keeps the state and the spool) */
+	const ng_ch_sink_config *clickhouse;
+	bool no_segments;
 	ng_collector_reload_fn reload; /* NULL: `config` again, as it is */
 	void *reload_arg;
 } ng_collector_config;

@@ -86,6 +86,11 @@ typedef struct ng_collector {
 	 * each takes its own lock (store.h, counters.h) */
 	ng_store_writer *w;
 	ng_counter_store *cs;
+	/* ClickHouse: fed by the flush thread through the writer's tap, its
+	 * own sender thread; NULL: none (worker 0's only) */
+	ng_ch_sink *ch;
+	ng_sink_stats ch_final; /* its counters once closed (ch_closed) */
+	bool ch_closed;
 	/* flush thread (flush.c); the fields below `mu` are under it */
 	pthread_t flusher;
 	pthread_mutex_t mu;

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clickhouse/schema.h"
 #include "collector/collector.h"
 #include "core/timefmt.h"
 #include "enrich/enrich.h"
@@ -624,6 +625,89 @@ static void check_http(doc *d)
 		    addr);
 }
 
+/* ClickHouse (docs/clickhouse.md): the server answers, the schema is
+ * this nagare's, and (from the last collector's state) inserts keep up. */
+static void check_clickhouse(doc *d)
+{
+	const ng_config *cfg = d->o->cfg;
+	if (d->o->clickhouse_off)
+		return;
+	const char *url = d->o->clickhouse ? d->o->clickhouse : cfg ? cfg->clickhouse.url : NULL;
+	if (!url)
+		return;
+	const ng_cfg_clickhouse *h = cfg ? &cfg->clickhouse : NULL;
+	ng_ch_conn conn = {.url = url,
+	                   .database = h ? h->database : NULL,
+	                   .user = h ? h->user : NULL,
+	                   .password = h ? h->password : NULL,
+	                   .ca_file = h ? h->ca_file : NULL,
+	                   .cert_file = h ? h->cert_file : NULL,
+	                   .key_file = h ? h->key_file : NULL,
+	                   .timeout_ms = 5000};
+	char err[NG_CH_ERR_MAX + 64];
+	ng_ch_client *c = ng_ch_open(&conn, err, sizeof err);
+	if (!c) {
+		say(d, NG_DOC_FAIL, "clickhouse", "fix clickhouse.url or --clickhouse", "%s", err);
+		return;
+	}
+	ng_ch_server sv;
+	if (ng_ch_detect(c, &sv, err, sizeof err) < 0) {
+		say(d, NG_DOC_FAIL, "clickhouse",
+		    "start clickhouse-server, or check the URL, user and password", "%s", err);
+		ng_ch_close(c);
+		return;
+	}
+	say(d, NG_DOC_OK, "clickhouse", NULL, "%s answers, version %s", ng_ch_base_url(c),
+	    sv.version);
+	unsigned v, nmiss;
+	char miss[256];
+	if (ng_ch_schema_check(c, &v, &nmiss, miss, sizeof miss, err, sizeof err) < 0)
+		say(d, NG_DOC_FAIL, "clickhouse schema", "check the user's rights", "%s", err);
+	else if (v == 0)
+		say(d, NG_DOC_WARN, "clickhouse schema",
+		    "run `nagare clickhouse init` (collect makes it at start too)",
+		    "database %s has no nagare schema yet", ng_ch_database(c));
+	else if (v > NG_CH_SCHEMA_VERSION)
+		say(d, NG_DOC_FAIL, "clickhouse schema", "upgrade nagare",
+		    "database %s has schema version %u, newer than this nagare's %d",
+		    ng_ch_database(c), v, NG_CH_SCHEMA_VERSION);
+	else if (v < NG_CH_SCHEMA_VERSION || nmiss)
+		say(d, NG_DOC_WARN, "clickhouse schema",
+		    "run `nagare clickhouse init` (collect upgrades it at start too)",
+		    "database %s: schema version %u, %u columns missing (%s)", ng_ch_database(c), v,
+		    nmiss, miss);
+	else
+		say(d, NG_DOC_OK, "clickhouse schema", NULL, "database %s: version %u, current",
+		    ng_ch_database(c), v);
+	ng_ch_close(c);
+	if (!d->o->store)
+		return;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/state/exporters.json", d->o->store);
+	ng_exporters_file f;
+	if (ng_exporters_load(path, &f, err, sizeof err) < 0)
+		return;
+	if (f.has_clickhouse) {
+		const ng_sink_stats *x = &f.clickhouse;
+		if (x->dropped_rows)
+			say(d, NG_DOC_FAIL, "clickhouse inserts",
+			    "raise clickhouse.spool_max, or see why ClickHouse refused (the log)",
+			    "%" PRIu64 " rows were dropped with the spool full", x->dropped_rows);
+		else if (x->spool_files || x->lag_ms > 60000)
+			say(d, NG_DOC_WARN, "clickhouse inserts",
+			    "ClickHouse is down or slower than the flows: see the collector's log",
+			    "behind: %" PRIu64 " batches spooled (%" PRIu64 " bytes), lag %" PRIu64
+			    " s",
+			    x->spool_files, x->spool_bytes, x->lag_ms / 1000);
+		else
+			say(d, NG_DOC_OK, "clickhouse inserts", NULL,
+			    "keeping up: %" PRIu64 " rows sent, lag %" PRIu64
+			    " ms, nothing spooled",
+			    x->rows_sent, x->lag_ms);
+	}
+	ng_exporters_free(&f);
+}
+
 ng_doc_level ng_doctor_run(const ng_doctor_opts *o, ng_doctor_fn fn, void *arg, char **sysctl_lines)
 {
 	doc d = {.o = o, .fn = fn, .arg = arg};
@@ -638,6 +722,7 @@ ng_doc_level ng_doctor_run(const ng_doctor_opts *o, ng_doctor_fn fn, void *arg, 
 		check_ports(&d);
 	check_dbs(&d);
 	check_http(&d);
+	check_clickhouse(&d);
 	if (sysctl_lines)
 		*sysctl_lines = d.nlines ? strdup(d.lines) : NULL;
 	return d.worst;

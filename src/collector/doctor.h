@@ -31,12 +31,14 @@ typedef struct ng_doctor_opts {
 	const char *store;         /* NULL: no store checks */
 	const char *const *listen; /* the collector's addresses; NULL: defaults */
 	size_t nlisten;
-	const ng_config *cfg; /* databases, HTTP; NULL: none configured */
-	const char *http;     /* HTTP address (flag or configuration); NULL: */
-	bool http_off;        /* ... the default, unless off */
-	bool http_token;      /* a token is configured */
-	bool ports;           /* check the listen ports are free */
-	bool state;           /* read the store's state: limits, drops */
+	const ng_config *cfg;   /* databases, HTTP; NULL: none configured */
+	const char *http;       /* HTTP address (flag or configuration); NULL: */
+	bool http_off;          /* ... the default, unless off */
+	bool http_token;        /* a token is configured */
+	bool ports;             /* check the listen ports are free */
+	bool state;             /* read the store's state: limits, drops */
+	const char *clickhouse; /* ClickHouse URL to check; NULL: cfg's clickhouse.url */
+	bool clickhouse_off;    /* no ClickHouse check (collect's start: the sink checks) */
 } ng_doctor_opts;
 
 /* One finding: `check` names it, `what` says what was found, `fix` what to
@@ -49,9 +51,9 @@ typedef void (*ng_doctor_fn)(ng_doc_level level, const char *check, const char *
  * kernel (sysctls, the receive buffer a socket is granted), clock, store
  * (file system, free space), state (limits hit, kernel drops, time
  * window, quarantine: from STORE/state/exporters.json), ports, databases,
- * HTTP.  When a sysctl is below what nagare needs, *sysctl_lines (when
- * not NULL) gets the malloc'ed text of NG_DOCTOR_SYSCTL_FILE that fixes
- * them all (owned by the caller), else NULL.  Returns the worst level.
+ * HTTP, ClickHouse (reachable, schema current, inserts keeping up).  When a sysctl is below what
+ * nagare needs, *sysctl_lines (when not NULL) gets the malloc'ed text of NG_DOCTOR_SYSCTL_FILE that
+ * fixes them all (owned by the caller), else NULL.  Returns the worst level.
  */
 ng_doc_level ng_doctor_run(const ng_doctor_opts *o, ng_doctor_fn fn, void *arg,
                            char **sysctl_lines);

@@ -67,6 +67,13 @@ void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f)
 	ng_decoder_foreach_stats(c->dec, add_row, &g);
 	ng_listener_get_stats(c->lis, &f->listener);
 	ng_store_writer_get_stats(c->w, &f->store);
+	if (c->ch || c->ch_closed) { /* ClickHouse (sink/clickhouse.h) */
+		f->has_clickhouse = true;
+		if (c->ch)
+			ng_ch_sink_get_stats(c->ch, &f->clickhouse);
+		else
+			f->clickhouse = c->ch_final;
+	}
 	ng_decoder_limit_stats(c->dec, &f->limits);
 	f->limits.interfaces_dropped = c->ifs_dropped;
 	f->limits.interface_names_refused = c->ifnames_refused;
@@ -269,7 +276,8 @@ void ng_coll_doctor(const ng_collector_config *cfg)
 	                    .cfg = cfg->config,
 	                    .http = cfg->http_listen,
 	                    .http_off = !cfg->http,
-	                    .http_token = cfg->http_token && *cfg->http_token};
+	                    .http_token = cfg->http_token && *cfg->http_token,
+	                    .clickhouse_off = true};
 	char *lines = NULL;
 	ng_doctor_run(&o, log_finding, NULL, &lines);
 	if (!lines)

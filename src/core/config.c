@@ -744,15 +744,84 @@ static int limit_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
 	return fail(x, v, "limits: unknown key '%s' (%s)", key, keys);
 }
 
+static int clickhouse_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_cfg_clickhouse *h = &((ng_config *)arg)->clickhouse;
+	uint64_t u;
+	static const struct {
+		const char *key;
+		size_t off;
+	} strs[] = {
+	    {"url", offsetof(ng_cfg_clickhouse, url)},
+	    {"database", offsetof(ng_cfg_clickhouse, database)},
+	    {"user", offsetof(ng_cfg_clickhouse, user)},
+	    {"password", offsetof(ng_cfg_clickhouse, password)},
+	    {"ca_file", offsetof(ng_cfg_clickhouse, ca_file)},
+	    {"cert_file", offsetof(ng_cfg_clickhouse, cert_file)},
+	    {"key_file", offsetof(ng_cfg_clickhouse, key_file)},
+	};
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+		if (!strcmp(key, strs[i].key))
+			return get_str(x, v, key, (char **)(void *)((char *)h + strs[i].off));
+	const char *s = scalar(v);
+	if (!strcmp(key, "timeout") || !strcmp(key, "retention") ||
+	    !strcmp(key, "rollup_retention")) {
+		uint64_t ms;
+		if (!s || !ng_parse_duration_ms(s, &ms) || !ms)
+			return fail(x, v, "clickhouse: %s: give a duration such as %s", key,
+			            key[0] == 't' ? "30s" : "30d");
+		if (key[0] == 't')
+			h->timeout_ms = ms;
+		else if (key[0] == 'r' && key[1] == 'e')
+			h->retention_ms = ms;
+		else
+			h->rollup_retention_ms = ms;
+		return 0;
+	}
+	if (!strcmp(key, "spool_max")) {
+		if (!s || !parse_bytes(s, &h->spool_max) || !h->spool_max)
+			return fail(x, v, "clickhouse: spool_max: give a size such as 1G or 500M");
+		return 0;
+	}
+	if (!strcmp(key, "batch_rows")) {
+		if (get_uint(x, v, key, 1000000, &u) < 0 || u < 1)
+			return fail(x, v, "clickhouse: batch_rows: give rows, 1 to 1000000");
+		h->batch_rows = (unsigned)u;
+		return 0;
+	}
+	if (!strcmp(key, "compression")) {
+		if (s && (!strcmp(s, "none") || !strcmp(s, "gzip"))) {
+			h->gzip = !strcmp(s, "gzip");
+			return 0;
+		}
+		return fail(x, v, "clickhouse: compression: give none or gzip");
+	}
+	if (!strcmp(key, "store")) {
+		if (s && (!strcmp(s, "true") || !strcmp(s, "false"))) {
+			h->store_too = !strcmp(s, "true");
+			h->store_set = true;
+			return 0;
+		}
+		return fail(x, v, "clickhouse: store: give true or false");
+	}
+	return fail(x, v,
+	            "clickhouse: unknown key '%s' (url, database, user, password, ca_file, "
+	            "cert_file, key_file, timeout, spool_max, batch_rows, retention, "
+	            "rollup_retention, compression, store)",
+	            key);
+}
+
 static int top_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
 {
+	if (!strcmp(key, "clickhouse"))
+		return each_pair(x, v, key, clickhouse_pair, arg);
 	if (!strcmp(key, "collect"))
 		return each_pair(x, v, key, collect_pair, arg);
 	if (!strcmp(key, "enrich"))
 		return each_pair(x, v, key, enrich_pair, arg);
 	if (!strcmp(key, "limits"))
 		return each_pair(x, v, key, limit_pair, arg);
-	return fail(x, v, "unknown section '%s' (collect, enrich, limits)", key);
+	return fail(x, v, "unknown section '%s' (collect, enrich, limits, clickhouse)", key);
 }
 
 int ng_config_load(const char *path, ng_config *c, char *err, size_t errlen)
@@ -858,6 +927,13 @@ void ng_config_free(ng_config *c)
 	}
 	free(c->exps);
 	free_snmp(c->snmp.fallback);
+	free(c->clickhouse.url);
+	free(c->clickhouse.database);
+	free(c->clickhouse.user);
+	free(c->clickhouse.password);
+	free(c->clickhouse.ca_file);
+	free(c->clickhouse.cert_file);
+	free(c->clickhouse.key_file);
 	for (size_t i = 0; i < c->nrules; i++) {
 		free(c->rules[i].exporter_name);
 		free(c->rules[i].if_name);

@@ -109,6 +109,22 @@ typedef struct ng_cfg_sampling {
 	uint32_t rate; /* packets per sample, 1 to 2^31 */
 	bool override;
 } ng_cfg_sampling;
+/* The clickhouse: section (docs/clickhouse.md, docs/configuration.md). */
+typedef struct ng_cfg_clickhouse {
+	char *url;      /* http[s]://HOST:PORT/DATABASE; NULL: no ClickHouse */
+	char *database; /* NULL: the URL's path */
+	char *user, *password;
+	char *ca_file, *cert_file, *key_file; /* TLS; NULL: none */
+	uint64_t timeout_ms;                  /* a request; 0: 30 s */
+	uint64_t spool_max;                   /* bytes; 0: 1 GiB */
+	uint64_t retention_ms;                /* flows; 0: keep (or collect --retention) */
+	uint64_t rollup_retention_ms;         /* flows_1m, flows_1h; 0: keep */
+	unsigned batch_rows;                  /* 0: 50 000 */
+	bool gzip;                            /* compression: gzip */
+	bool store_too; /* store: true: also the embedded store (the default with a
+	                 * --store or collect.store) */
+	bool store_set; /* store: given */
+} ng_cfg_clickhouse;
 
 /* collect.implausible_time */
 enum { NG_CFG_KEEP = 1, NG_CFG_REJECT = 2 };
@@ -148,6 +164,7 @@ typedef struct ng_config {
 	size_t nrules;
 	ng_cfg_sampling *samplings; /* enrich.sampling */
 	size_t nsamplings;
+	ng_cfg_clickhouse clickhouse;
 	/* limits: (core/limits.h); 0 where the file gives none (the default
 	 * applies: ng_limits_fill) */
 	ng_limits limits;

@@ -328,6 +328,58 @@ done:
 	ng_filter_free(p.q.filter);
 }
 
+/* The completion of filter values (docs/api.md "Completion"): the top
+ * `limit` values of one group-by `field` (or a few: "srcas,srcasname",
+ * the first completed, the others its labels) over the range and filter
+ * whose text starts with `prefix`, ASCII case-insensitive: a top-N of
+ * the query model with q.key_prefix (top.c).  Bounded: a prefix of at
+ * most COMPLETE_PREFIX_MAX bytes, at most COMPLETE_LIMIT_MAX values. */
+#define COMPLETE_PREFIX_MAX 64
+#define COMPLETE_LIMIT_MAX 100
+static void api_complete(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
+{
+	params p;
+	if (!read_params(s, r, &p, 10, out))
+		return;
+	const char *field = r->arg(r->conn, "field"), *prefix = r->arg(r->conn, "prefix");
+	char err[512];
+	if (!field || !*field) {
+		ng_api_error(out, 400, "missing 'field'",
+		             "the field whose values to complete, e.g. field=src_country "
+		             "(/api/v1/fields)");
+		goto done;
+	}
+	if (prefix && strlen(prefix) > COMPLETE_PREFIX_MAX) {
+		ng_api_error(out, 400, "'prefix' too long",
+		             "at most 64 bytes: the start of the value being typed");
+		goto done;
+	}
+	if (p.limit > COMPLETE_LIMIT_MAX) {
+		ng_api_error(out, 400, "bad 'limit'", "at most 100 values to complete");
+		goto done;
+	}
+	if (ng_query_parse_keys(&p.q, field, err, sizeof err)) {
+		field_error(out, err);
+		goto done;
+	}
+	p.q.key_prefix = prefix;
+	ng_query_result res;
+	if (ng_query_run(s->store_dir, &p.q, &res, err, sizeof err)) {
+		run_error(s, out, err, errno == ETIMEDOUT);
+		goto done;
+	}
+	FILE *f = body(out, "application/json");
+	ng_output_opts o = json_opts(&p);
+	if (f) {
+		ng_write_top(f, &p.q, &res, &o);
+		fclose(f);
+	}
+	ng_query_result_free(&res);
+	ng_http_observe(s, (mono_ms() - p.t0) * 1000);
+done:
+	ng_filter_free(p.q.filter);
+}
+
 /* previous=1d|1w (or none) as ms into *ms; false when bad. */
 static bool parse_previous(const char *v, uint64_t *ms)
 {
@@ -757,6 +809,10 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 		fputc(',', f);
 		ng_exporters_put_store(f, &x.store);
 		fputc(',', f);
+		if (x.has_clickhouse) {
+			ng_exporters_put_clickhouse(f, &x.clickhouse);
+			fputc(',', f);
+		}
 		ng_exporters_put_limits(f, &x.limits);
 		if (s->flow_listen)
 			fprintf(f, ",\"listen\":%s", s->flow_listen);
@@ -797,6 +853,17 @@ static void api_fields(ng_http_server *s, ng_http_resp *out)
 		fprintf(f, ",\"type\":\"%s\",\"doc\":", type_name(x->type));
 		ng_json_put_str(f, x->doc ? x->doc : "");
 		fputc('}', f);
+	}
+	/* the words that start a filter term, for the filter box's completion */
+	fputs("],\"filter\":[", f);
+	const char *doc, *w;
+	bool sided;
+	for (size_t i = 0; (w = ng_filter_keyword(i, &doc, &sided)); i++) {
+		fprintf(f, "%s{\"word\":", i ? "," : "");
+		ng_json_put_str(f, w);
+		fputs(",\"doc\":", f);
+		ng_json_put_str(f, doc ? doc : "");
+		fprintf(f, ",\"sided\":%s}", sided ? "true" : "false");
 	}
 	fputs("],\"either\":[\"ip\",\"port\",\"as\",\"if\",\"mask\",\"vlan\",\"provider\","
 	      "\"boundary\",\"connectivity\"],"
@@ -930,6 +997,18 @@ static void metric_exporters(ng_http_server *s, FILE *f, ng_http_exporters *x)
 		metric_counter(f, x, id);
 	metric_limits(f, &x->limits);
 	metric_workers(f, x);
+	/* ClickHouse (core/sinkstats.h): counters end in _total */
+#define X(name, kind, doc)                                                                         \
+	if (x->has_clickhouse)                                                                     \
+		fprintf(f,                                                                         \
+		        "# HELP nagare_clickhouse_%s%s " doc                                       \
+		        "\n# TYPE nagare_clickhouse_%s%s " #kind                                   \
+		        "\nnagare_clickhouse_%s%s %" PRIu64 "\n",                                  \
+		        #name, !strcmp(#kind, "counter") ? "_total" : "", #name,                   \
+		        !strcmp(#kind, "counter") ? "_total" : "", #name,                          \
+		        !strcmp(#kind, "counter") ? "_total" : "", x->clickhouse.name);
+	NG_CH_SINK_COUNTERS(X)
+#undef X
 	/* TCP/SCTP connections (the other listener counters keep their names
 	 * below) */
 #define X(field, doc)                                                                              \
@@ -1244,8 +1323,9 @@ static bool enter_gate(ng_http_server *s, ng_http_resp *out)
 
 static bool is_query(const char *p)
 {
-	static const char *q[] = {"/api/v1/top",   "/api/v1/series",  "/api/v1/pairs",
-	                          "/api/v1/flows", "/api/v1/summary", "/api/v1/counters"};
+	static const char *q[] = {"/api/v1/top",     "/api/v1/series",  "/api/v1/pairs",
+	                          "/api/v1/flows",   "/api/v1/summary", "/api/v1/counters",
+	                          "/api/v1/complete"};
 	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
 		if (!strcmp(p, q[i]))
 			return true;
@@ -1278,6 +1358,8 @@ static void dispatch(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 		api_metrics(s, out);
 	} else if (!strcmp(p, "/api/v1/top")) {
 		api_top(s, r, out);
+	} else if (!strcmp(p, "/api/v1/complete")) {
+		api_complete(s, r, out);
 	} else if (!strcmp(p, "/api/v1/series")) {
 		api_series(s, r, out);
 	} else if (!strcmp(p, "/api/v1/pairs")) {
@@ -1295,8 +1377,8 @@ static void dispatch(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 	} else if (!strncmp(p, "/api/", 5)) {
 		ng_api_error(
 		    out, 404, "unknown endpoint",
-		    "top, series, pairs, flows, summary, counters, exporters, fields, views "
-		    "under /api/v1/ (docs/api.md)");
+		    "top, complete, series, pairs, flows, summary, counters, exporters, fields, "
+		    "views under /api/v1/ (docs/api.md)");
 	} else {
 		serve_static(r, out);
 	}

@@ -40,6 +40,8 @@ typedef struct ng_http_exporters {
 	size_t n;
 	ng_listener_stats listener;
 	ng_store_writer_stats store;
+	bool has_clickhouse;             /* the collector writes to ClickHouse */
+	ng_sink_stats clickhouse;        /* its counters (core/sinkstats.h) */
 	ng_limit_stats limits;           /* the decoder's bounds (NG_LIMIT_COUNTERS) */
 	uint64_t started_ms, updated_ms; /* 0 when unknown */
 	bool live;                       /* from the running collector (else a file) */

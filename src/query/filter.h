@@ -79,6 +79,19 @@ void ng_filter_reverse(ng_filter *f);
 /* Columns the filter reads. */
 ng_colset ng_filter_columns(const ng_filter *f);
 
+/*
+ * The words that start a filter term, for completion (the dashboards'
+ * filter box, through GET /api/v1/fields): the i-th (0-based) of the
+ * keyword table's spellings ("any", "proto", "src", …) then the words
+ * that take a side ("host", "ip", "net", "port", "as", "mask", "vlan",
+ * "mac"), straight from filter_terms.c's tables, so the list is the
+ * parser's.  *doc (when non-NULL) gets the term's one-line syntax
+ * ("proto [op] tcp|udp|…|N: the IP protocol"), *sided whether the word
+ * is one of those taking src/dst before it.  Static strings; NULL past
+ * the last word.
+ */
+const char *ng_filter_keyword(size_t i, const char **doc, bool *sided);
+
 /* Of those, the columns a batch may give as dictionary codes
  * (ng_column_batch.codes): read only by terms on one column's value
  * (comparisons, sets, nets, hosts), which are then evaluated once per

@@ -985,6 +985,27 @@ static const term_kw *term_kw_at(const parser *p)
 	return NULL;
 }
 
+const char *ng_filter_keyword(size_t i, const char **doc, bool *sided)
+{
+	for (size_t r = 0; r < sizeof terms / sizeof terms[0]; r++)
+		for (const char *const *w = terms[r].words; *w; w++)
+			if (i-- == 0) {
+				if (doc)
+					*doc = terms[r].doc;
+				if (sided)
+					*sided = false;
+				return *w;
+			}
+	if (i < sizeof side_terms / sizeof side_terms[0]) {
+		if (doc)
+			*doc = side_terms[i].doc;
+		if (sided)
+			*sided = true;
+		return side_terms[i].word;
+	}
+	return NULL;
+}
+
 /* FIELD [op] VALUE for a field of core/field.c by name or short name
  * ('-' read as '_'), or a paired field named without src/dst, on either
  * side ("country JP"); else the keyword is unknown. */

@@ -481,6 +481,10 @@ static void json_begin(FILE *out, const char *kind, const ng_query *q, const ng_
 		ng_json_put_str(out, q->keys[j].label);
 	}
 	fprintf(out, "],\"order\":\"%s\",\"limit\":%zu", ng_order_name(q->order), q->limit);
+	if (q->key_prefix && *q->key_prefix) {
+		fputs(",\"prefix\":", out);
+		ng_json_put_str(out, q->key_prefix);
+	}
 	if (interval_ms)
 		fprintf(out, ",\"interval_s\":%" PRIu64, interval_ms / 1000);
 	fprintf(out, "},\"rows\":[");

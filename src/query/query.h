@@ -85,6 +85,14 @@ typedef struct ng_query {
 	 * none.  Borrowed. */
 	const struct ng_query_fold *folds;
 	size_t nfolds;
+	/* group-by: only the groups whose first key, as the machine formats
+	 * write it (ng_format_key, names off: "DE", "15169", "10.1.2.3"),
+	 * starts with this text, ASCII case-insensitive, are ranked and
+	 * answered; res->groups counts those.  The completion of filter
+	 * values (GET /api/v1/complete).  NULL or "": every group.  A query
+	 * with one is never answered from top rollups (their proof is over
+	 * every group).  Borrowed. */
+	const char *key_prefix;
 	/* the segments to read (store.h, ng_store_snapshot_take for a range
 	 * covering [from_ms, to_ms)): every query of one command or API
 	 * request is given the same one, so that all its tables and totals

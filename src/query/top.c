@@ -18,10 +18,20 @@
  * ng_finish_top also serves the top-N from top rollups (toprollup.c):
  * there the groups seen are only those the rollups listed, and the chosen
  * N are handed to ng_top_proved before they become the answer.
+ *
+ * A key prefix (q->key_prefix: the completion of filter values) leaves
+ * out the groups whose first key, as text, does not start with it: their
+ * metric becomes -1, below every real one (metrics are never negative),
+ * so the heap keeps only matching groups, and the answer holds at most
+ * as many as match.  The text is the machine formats' (ng_format_key
+ * with names off), the one the API answers and a filter takes back.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <strings.h>
+
+#include "query/output.h"
 #include "query/query_int.h"
 
 /* Candidates for a top-N: each one's order metric, and its key for ties
@@ -105,16 +115,67 @@ static void select_top(const top_ctx *t, size_t n, size_t keep, size_t *h)
 	qsort_r(h, hn, sizeof *h, cmp_rank, (void *)t);
 }
 
+/* True when q has no key prefix, or key 0 of q at key bytes k, as text,
+ * starts with it (ASCII case-insensitive). */
+static bool prefix_ok(const ng_query *q, const uint8_t *k)
+{
+	const char *p = q->key_prefix;
+	if (!p || !*p)
+		return true;
+	char buf[128];
+	ng_format_key(q, 0, k, false, buf);
+	return strncasecmp(buf, p, strlen(p)) == 0;
+}
+
+/* With a key prefix: sets met[i] to -1 for the n groups whose key fails
+ * it (key(i) gives group i's key bytes) and returns how many pass; n
+ * without one. */
+static size_t drop_unprefixed(const ng_query *q, double *met, size_t n,
+                              const uint8_t *(*key)(const void *arg, size_t i, uint8_t *tmp),
+                              const void *arg)
+{
+	if (!q->key_prefix || !*q->key_prefix)
+		return n;
+	size_t m = 0;
+	uint8_t tmp[NG_QUERY_KEY_MAX];
+	for (size_t i = 0; i < n; i++) {
+		if (prefix_ok(q, key(arg, i, tmp)))
+			m++;
+		else
+			met[i] = -1;
+	}
+	return m;
+}
+
+/* Group i's key bytes: a generic row's; an IPv4 number's, v4-mapped. */
+static const uint8_t *row_key(const void *arg, size_t i, uint8_t *tmp)
+{
+	(void)tmp;
+	return ((const ng_agg_row *)arg)[i].key;
+}
+static const uint8_t *k32_key(const void *arg, size_t i, uint8_t *tmp)
+{
+	uint32_t be = __builtin_bswap32(((const uint32_t *)arg)[i]);
+	memset(tmp, 0, 16);
+	tmp[10] = tmp[11] = 0xff;
+	memcpy(tmp + 12, &be, 4);
+	return tmp;
+}
+
 int ng_finish_top(ng_run_ctx *c, ng_top_cover *cv)
 {
 	const ng_query *q = c->q;
-	size_t n = c->t.n, keep = q->limit && q->limit < n ? q->limit : n;
-	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
+	size_t n = c->t.n;
 	double *met = malloc((n ? n : 1) * sizeof *met);
-	ng_agg_row *out = malloc((keep ? keep : 1) * sizeof *out);
-	int rc = h && met && out ? 0 : -1;
-	for (size_t i = 0; rc == 0 && i < n; i++)
+	if (!met)
+		return -1;
+	for (size_t i = 0; i < n; i++)
 		met[i] = ng_row_metric(&c->t.rows[i], q->order);
+	size_t m = drop_unprefixed(q, met, n, row_key, c->t.rows);
+	size_t keep = q->limit && q->limit < m ? q->limit : m;
+	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
+	ng_agg_row *out = malloc((keep ? keep : 1) * sizeof *out);
+	int rc = h && out ? 0 : -1;
 	top_ctx t = {.met = met, .rows = c->t.rows, .klen = ng_query_key_len(q)};
 	if (rc == 0)
 		select_top(&t, n, keep, h);
@@ -130,7 +191,7 @@ int ng_finish_top(ng_run_ctx *c, ng_top_cover *cv)
 	}
 	c->res->rows = out;
 	c->res->nrows = keep;
-	c->res->groups = n;
+	c->res->groups = m;
 	c->res->groups_exact = !cv || ng_top_exact(cv);
 	return 0;
 }
@@ -139,18 +200,22 @@ int ng_finish_top32(ng_run_ctx *c)
 {
 	const ng_query *q = c->q;
 	const ng_agg32 *t32 = &c->t32;
-	size_t n = t32->n, keep = q->limit && q->limit < n ? q->limit : n;
-	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
+	size_t n = t32->n;
 	double *met = malloc((n ? n : 1) * sizeof *met);
+	if (!met)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		met[i] = ng_vals_metric(&t32->v[i], q->order);
+	size_t m = drop_unprefixed(q, met, n, k32_key, t32->keys);
+	size_t keep = q->limit && q->limit < m ? q->limit : m;
+	size_t *h = malloc((keep ? keep : 1) * sizeof *h);
 	ng_agg_row *out = calloc(keep ? keep : 1, sizeof *out);
-	if (!h || !met || !out) {
+	if (!h || !out) {
 		free(h);
 		free(met);
 		free(out);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		met[i] = ng_vals_metric(&t32->v[i], q->order);
 	top_ctx t = {.met = met, .k32 = t32->keys};
 	select_top(&t, n, keep, h);
 	for (size_t i = 0; i < keep; i++) {
@@ -168,7 +233,7 @@ int ng_finish_top32(ng_run_ctx *c)
 	free(met);
 	c->res->rows = out;
 	c->res->nrows = keep;
-	c->res->groups = n;
+	c->res->groups = m;
 	c->res->groups_exact = true;
 	return 0;
 }

@@ -133,13 +133,14 @@ static bool passes_all(const ng_query *q)
 	                      ng_filter_match_flow(q->filter, &f));
 }
 
-/* One address key (no prefix, no either), no filter, ordered by flows,
- * packets or bytes, a limit the rollups can hold, and a whole hour in
- * the range (see "When it applies"). */
+/* One address key (no prefix, no either), no filter, no key_prefix,
+ * ordered by flows, packets or bytes, a limit the rollups can hold, and
+ * a whole hour in the range (see "When it applies"). */
 int ng_top_set_for(const ng_query *q)
 {
 	if (q->no_rollup || !passes_all(q) || q->nfold || q->nfolds || q->nkeys != 1 ||
-	    q->order > NG_ORDER_BYTES || !q->limit || q->limit >= NG_ROLLUP_TOP_K)
+	    (q->key_prefix && *q->key_prefix) || q->order > NG_ORDER_BYTES || !q->limit ||
+	    q->limit >= NG_ROLLUP_TOP_K)
 		return -1;
 	const ng_group_key *g = &q->keys[0];
 	uint64_t a, b;

@@ -126,6 +126,18 @@ void ng_exporters_put_store(FILE *f, const ng_store_writer_stats *w)
 	        w->rows, w->segments, w->bytes, w->errors, w->dropped, w->deferred);
 }
 
+void ng_exporters_put_clickhouse(FILE *f, const ng_sink_stats *s)
+{
+	const char *sep = "";
+	fputs("\"clickhouse\":{", f);
+#define X(name, kind, doc)                                                                         \
+	fprintf(f, "%s\"" #name "\":%" PRIu64, sep, s->name);                                      \
+	sep = ",";
+	NG_CH_SINK_COUNTERS(X)
+#undef X
+	fputc('}', f);
+}
+
 void ng_exporters_put_limits(FILE *f, const ng_limit_stats *l)
 {
 	fputs("\"limits\":{", f);
@@ -160,6 +172,10 @@ static void put_file(FILE *f, const ng_exporters_file *x)
 	fputs(",\n", f);
 	ng_exporters_put_store(f, &x->store);
 	fputs(",\n", f);
+	if (x->has_clickhouse) {
+		ng_exporters_put_clickhouse(f, &x->clickhouse);
+		fputs(",\n", f);
+	}
 	ng_exporters_put_limits(f, &x->limits);
 	ng_exporters_put_workers(f, x->nworkers, x->workers);
 	fputs(",\n\"exporters\":[", f);
@@ -358,6 +374,18 @@ static bool store_member(struct rd *r, const char *k, void *arg)
 	return v ? u64(r, v) : skip_value(r, 0);
 }
 
+static bool clickhouse_member(struct rd *r, const char *k, void *arg)
+{
+	ng_sink_stats *s = arg;
+	uint64_t *v = NULL;
+#define X(name, kind, doc)                                                                         \
+	if (!v && !strcmp(k, #name))                                                               \
+		v = &s->name;
+	NG_CH_SINK_COUNTERS(X)
+#undef X
+	return v ? u64(r, v) : skip_value(r, 0);
+}
+
 static bool limits_member(struct rd *r, const char *k, void *arg)
 {
 	ng_limit_stats *l = arg;
@@ -530,6 +558,10 @@ static bool top_member(struct rd *r, const char *k, void *arg)
 		return members(r, store_member, &f->store);
 	if (!strcmp(k, "limits"))
 		return members(r, limits_member, &f->limits);
+	if (!strcmp(k, "clickhouse")) {
+		f->has_clickhouse = true;
+		return members(r, clickhouse_member, &f->clickhouse);
+	}
 	if (!strcmp(k, "updated_ms"))
 		return u64(r, &f->updated_ms);
 	if (!strcmp(k, "started_ms"))

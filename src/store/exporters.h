@@ -13,6 +13,8 @@
  *    "started":"…","started_ms":…,
  *    "listener":{"datagrams":…,"bytes":…,"drops":…,"truncated":…,"errors":…},
  *    "store":{"rows":…,"segments":…,"bytes":…,"errors":…,"dropped":…,"deferred":…},
+ *    "clickhouse":{"rows_sent":…, …every NG_CH_SINK_COUNTERS name…},
+ *                 (only when collect writes to ClickHouse)
  *    "limits":{"exporters_evicted":…, …every NG_LIMIT_COUNTERS name…},
  *    "exporters":[{ROW}, …]}
  *
@@ -60,6 +62,7 @@
 #include "decode/decoder.h"
 #include "net/listener.h"
 #include "store/store.h"
+#include "core/sinkstats.h"
 
 /* One receive worker's counters this run (collect --workers): records
  * it handed to the store, its sockets' datagrams and kernel drops
@@ -76,7 +79,9 @@ typedef struct ng_exporters_file {
 	size_t n;
 	ng_listener_stats listener;
 	ng_store_writer_stats store;
-	ng_limit_stats limits; /* the decoder's bounds (NG_LIMIT_COUNTERS) */
+	bool has_clickhouse;      /* "clickhouse":{…}: the collector writes to ClickHouse */
+	ng_sink_stats clickhouse; /* NG_CH_SINK_COUNTERS (core/sinkstats.h) */
+	ng_limit_stats limits;    /* the decoder's bounds (NG_LIMIT_COUNTERS) */
 	uint64_t started_ms, updated_ms;
 	unsigned nworkers; /* 0 or 1: one receive thread, no "workers" */
 	ng_worker_stats workers[NG_EXPORTERS_WORKERS_MAX];
@@ -102,6 +107,9 @@ void ng_exporters_put_row(FILE *f, const ng_exporter_stats *s, unsigned flags);
  * counters, beside the rows in the file and in the API. */
 void ng_exporters_put_listener(FILE *f, const ng_listener_stats *l);
 void ng_exporters_put_store(FILE *f, const ng_store_writer_stats *w);
+
+/* Writes "clickhouse":{…} (format above). */
+void ng_exporters_put_clickhouse(FILE *f, const ng_sink_stats *s);
 
 /* Writes ,"workers":[…] (format above; nothing with fewer than two). */
 void ng_exporters_put_workers(FILE *f, unsigned n, const ng_worker_stats *w);

@@ -118,6 +118,23 @@ typedef int (*ng_store_derive_fn)(void *arg, ng_store_cols *c);
  * Call before the first flush; `arg` must outlive the writer's close. */
 void ng_store_writer_set_derive(ng_store_writer *w, ng_store_derive_fn fn, void *arg);
 
+/* Hands the columns of rows a flush has just made durable to another
+ * output (the ClickHouse sink, sink/clickhouse.h): cols[f] is field f's
+ * column, n values of ng_fields[f].size bytes in the segment's order,
+ * NULL when no row holds the field; what the derive function filled is
+ * in them.  The rows lie in one hour of flow_start.  Called on the
+ * thread that flushes, after the segment is published (so a flush that
+ * fails and is retried hands no row twice); the columns are valid during
+ * the call only.  Must not fail: the output owns its own buffering. */
+typedef void (*ng_store_tap_fn)(void *arg, const uint8_t *const *cols, size_t n);
+
+/* Sets w's tap (NULL: none, the default).  With `segments` false the
+ * flush writes no segment: it sorts, derives and hands the rows to the
+ * tap only (collect with ClickHouse alone), and counts them in
+ * stats.rows.  Call before the first flush; `arg` must outlive the
+ * writer's close. */
+void ng_store_writer_set_tap(ng_store_writer *w, ng_store_tap_fn fn, void *arg, bool segments);
+
 /* Flushes every buffered row (as many flushes as their hours take) and
  * frees.  Returns the last flush's result. */
 int ng_store_writer_close(ng_store_writer *w);

@@ -113,6 +113,9 @@ struct ng_store_writer {
 	size_t sort_cap;
 	ng_store_derive_fn derive; /* and its argument: ng_store_writer_set_derive */
 	void *derive_arg;
+	ng_store_tap_fn tap; /* and its argument: ng_store_writer_set_tap */
+	void *tap_arg;
+	bool no_segments;         /* the tap only: no segment is written */
 	uint64_t defer_logged_ms; /* when a deferral was last logged */
 	uint64_t defer_unlogged;  /* rows deferred since */
 };
@@ -534,6 +537,13 @@ static int permute(ng_store_writer *w, size_t f, bool constant, size_t lo, size_
 	return 0;
 }
 
+void ng_store_writer_set_tap(ng_store_writer *w, ng_store_tap_fn fn, void *arg, bool segments)
+{
+	w->tap = fn;
+	w->tap_arg = arg;
+	w->no_segments = fn && !segments;
+}
+
 void ng_store_writer_set_derive(ng_store_writer *w, ng_store_derive_fn fn, void *arg)
 {
 	w->derive = fn;
@@ -580,6 +590,11 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 			ng_error("store: out of memory deriving columns of %zu rows", b - a);
 			return -1;
 		}
+		if (w->no_segments) { /* collect with ClickHouse alone */
+			w->tap(w->tap_arg, cols, b - a);
+			*done += b - a;
+			continue;
+		}
 		const uint8_t *img;
 		size_t len;
 		char err[256];
@@ -591,6 +606,8 @@ static int write_run(ng_store_writer *w, size_t lo, size_t hi, size_t *done, uin
 		if (write_segment(w, img, len, row_start(w, w->order[a]),
 		                  row_start(w, w->order[b - 1])))
 			return -1;
+		if (w->tap) /* durable now: a retry will not hand these rows again */
+			w->tap(w->tap_arg, cols, b - a);
 		*done += b - a;
 		*segments += 1;
 		*bytes += len;

@@ -222,6 +222,26 @@ check(st == 200 and json.loads(body)["total"] == 0, "counters: none (NetFlow sen
 st, body, _ = api("api/v1/fields")
 names = [f["name"] for f in json.loads(body)["fields"]]
 check(st == 200 and "src_addr" in names and "bytes" in names, f"fields: {len(names)} fields")
+words = [k["word"] for k in json.loads(body).get("filter", [])]
+check({"proto", "src", "dst", "port", "host", "exporter", "anomaly"} <= set(words)
+      and [k["word"] for k in json.loads(body)["filter"] if k["sided"]] == ["host", "ip", "net", "port", "as", "mask", "vlan", "mac"],
+      f"fields: the filter's {len(words)} keywords, the sided ones host … mac")
+
+# complete: the values of -s FIELD -n 0 whose text starts with the prefix
+def complete_check(field, prefix, limit):
+    st, body, _ = api("api/v1/complete", field=field, prefix=prefix, limit=limit)
+    d = json.loads(body)
+    every = json.loads(cli("-s", field, "-n", "0", "--format", "json"))
+    k = every["query"]["keys"][0]
+    want = [r for r in every["rows"] if str(r[k]).lower().startswith(prefix.lower())]
+    key = lambda r: (str(r[k]), r["flows"], r["bytes"])
+    check(st == 200 and len(want) > 0 and [key(r) for r in d["rows"]] == [key(r) for r in want[:limit]]
+          and d["summary"]["groups"] == len(want) and d["query"]["prefix"] == prefix,
+          f"complete {field} '{prefix}': {len(d.get('rows', []))} of the {len(want)} values of -s {field} -n 0 that start with it")
+complete_check("dstport", "4", 3)
+complete_check("srcip", "127.", 10)
+complete_check("dstip", ":", 5)  # ::1 beside 127.0.0.1: the generic table
+complete_check("proto", "1", 10)
 
 # bad input: 4xx with a JSON error
 def bad(params, path, code, word, what):
@@ -257,6 +277,9 @@ bad({"previous": "1d", "interval": "7m"}, "api/v1/series", 400, "whole number of
 bad({"bidirectional": "yes"}, "api/v1/series", 400, "bad 'bidirectional'", "bidirectional not 0/1")
 bad({"interval": "1m", "limit": "50", "bidirectional": "1"}, "api/v1/series", 400, "too many points", "bidirectional doubles the points (1500 × 51 fits alone)")
 bad({"interval": "1s", "from": str(now - 30 * 86400)}, "api/v1/series", 400, "too many points", "series with millions of points")
+bad({"field": "dstport", "prefix": "1" * 65}, "api/v1/complete", 400, "too long", "a completion prefix of 65 bytes")
+bad({"field": "dstport", "limit": 101}, "api/v1/complete", 400, "bad 'limit'", "a completion of 101 values")
+bad({"prefix": "4"}, "api/v1/complete", 400, "missing 'field'", "a completion without a field")
 bad({}, "api/v1/nothing", 404, "unknown endpoint", "unknown endpoint")
 req = urllib.request.Request(a.url + "api/v1/top", data=b"x=1", method="POST")
 try:

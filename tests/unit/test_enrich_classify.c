@@ -205,7 +205,7 @@ static void test_records(void **state)
 		f[i].sampling_rate = i % 3 == 2 ? 50 : 1;
 		f[i].sampling_source = i % 3 == 2 ? NG_SAMPLING_RECORD : NG_SAMPLING_NONE;
 		if (i % 3 == 2) { /* not configured: a name and a description on the
-		                   * flow, as SNMP (ifAlias) or options data give them */
+			           * flow, as SNMP (ifAlias) or options data give them */
 			f[i].in_if_name = ng_intern_cstr("et-9/0/0");
 			f[i].in_if_desc = ng_intern_cstr("IX: AMS-IX");
 		}

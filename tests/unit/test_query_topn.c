@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/addr.h"
 #include "query/filter.h"
+#include "query/output.h"
 #include "query/query.h"
 #include "store/store.h"
 #include "test_rng.h"
@@ -247,6 +249,57 @@ static void test_top_inif_pps(void **s)
 	check_top("inif", NG_ORDER_PPS, 4, "dst net 2001:db8::/32", 0, UINT64_MAX);
 }
 
+/* A key prefix (the completion of filter values, GET /api/v1/complete):
+ * the answer is the reference's groups whose first key's text starts
+ * with `prefix` (ASCII case-insensitive), in the same order, at most
+ * `limit`; groups counts those. */
+static void check_prefix(const char *keys, const char *prefix, size_t limit)
+{
+	ng_query q = {.to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .limit = limit};
+	char err[512], buf[128];
+	assert_int_equal(ng_query_parse_keys(&q, keys, err, sizeof err), 0);
+	ng_agg_row *all;
+	size_t na = reference(&q, &all), nw = 0;
+	for (size_t i = 0; i < na; i++)
+		if (!strncasecmp(ng_format_key(&q, 0, all[i].key, false, buf), prefix,
+		                 strlen(prefix)))
+			all[nw++] = all[i];
+	q.key_prefix = prefix;
+	ng_query_result res;
+	assert_int_equal(ng_query_run(store, &q, &res, err, sizeof err), 0);
+	assert_true(nw > 0);
+	assert_int_equal(res.groups, nw);
+	assert_int_equal(res.nrows, limit && limit < nw ? limit : nw);
+	size_t klen = ng_query_key_len(&q);
+	for (size_t i = 0; i < res.nrows; i++) {
+		if (memcmp(res.rows[i].key, all[i].key, klen))
+			fail_msg("-s %s prefix '%s': row %zu has another key", keys, prefix, i);
+		assert_int_equal(res.rows[i].bytes, all[i].bytes);
+	}
+	free(all);
+	ng_query_result_free(&res);
+}
+
+static void test_top_key_prefix(void **s)
+{
+	(void)s;
+	check_prefix("srcip", "10.0.1.", 5);    /* IPv4 only: the IPv4 table */
+	check_prefix("dstip", "2001:DB8::", 3); /* mixed: the generic table; case */
+	check_prefix("dstip", "192.0.2.3", 0);  /* no limit: all that match */
+	check_prefix("dstport", "8", 10);       /* fewer match than the limit */
+	check_prefix("srcport,dstport", "10", 7);
+	/* a prefix nothing has: no rows, no groups */
+	ng_query q = {.to_ms = UINT64_MAX, .limit = 10, .key_prefix = "zz"};
+	char err[512];
+	assert_int_equal(ng_query_parse_keys(&q, "srcip", err, sizeof err), 0);
+	ng_query_result res;
+	assert_int_equal(ng_query_run(store, &q, &res, err, sizeof err), 0);
+	assert_int_equal(res.nrows, 0);
+	assert_int_equal(res.groups, 0);
+	assert_int_equal(res.flows_total, N);
+	ng_query_result_free(&res);
+}
+
 static int cmp_start(const void *a, const void *b)
 {
 	const ng_flow *x = a, *y = b;
@@ -317,6 +370,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_top_srcip_bytes),
+	    cmocka_unit_test(test_top_key_prefix),
 	    cmocka_unit_test(test_top_dstip_packets),
 	    cmocka_unit_test(test_top_dstport_flows),
 	    cmocka_unit_test(test_top_ip_either),

@@ -10,120 +10,25 @@
 // world map draw something; a bad filter shows its error and column; a
 // copied URL reopens the same view.  Screenshots of every page, at laptop
 // and phone widths, go to DIR.  Exit 0: all passed; 1: a check failed.
-import { createRequire } from 'node:module';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import * as h from './harness.mjs';
+import { FROM, TO, RANGE, check, inked, axisOverlaps, cells, shot } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../../web/package.json'));
-const { chromium } = require('playwright-core');
-
-const args = Object.fromEntries(process.argv.slice(2).reduce((a, v, i, all) => (i % 2 ? a : [...a, [v.replace(/^--/, ''), all[i + 1]]]), []));
-for (const k of ['url', 'bin', 'store', 'out'])
-  if (!args[k]) { console.error(`usage: dashboards.mjs --url URL --bin NAGARE --store DIR --out DIR (missing --${k})`); process.exit(2); }
-const base = args.url.replace(/\/$/, '');
-mkdirSync(args.out, { recursive: true });
-
-// An absolute range around the fixture: the same for the CLI and the pages.
-const now = Date.now();
-const FROM = new Date(now - 86400e3).toISOString().slice(0, 19) + 'Z';
-const TO = new Date(now + 3600e3).toISOString().slice(0, 19) + 'Z';
-const RANGE = `from=${encodeURIComponent(FROM)}&to=${encodeURIComponent(TO)}`;
-
-let fails = 0;
-function check(cond, what, detail) {
-  console.log((cond ? 'ok: ' : 'FAIL: ') + what + (detail && !cond ? `\n  ${detail}` : ''));
-  if (!cond) fails++;
-}
-
-function cli(...a) {
-  const out = execFileSync(args.bin, ['query', '--store', args.store, '--from', FROM, '--to', TO, ...a, '--format', 'json'], { encoding: 'utf8' });
-  return JSON.parse(out);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.NG_CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-
-// Opens path in a fresh page; collects console errors, page errors and
-// requests that leave the machine.
-async function open(rel, { width = 1366, height = 900 } = {}) {
-  const ctx = await browser.newContext({ viewport: { width, height } });
-  const page = await ctx.newPage();
-  const errors = [], outside = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(String(e.stack || e)));
-  page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('data:')) outside.push(r.url()); });
-  await page.goto(base + rel);
-  await ready(page);
-  return { page, ctx, errors, outside };
-}
-
-async function ready(page) {
-  await page.waitForSelector('#page[data-ready="1"]', { timeout: 15000 });
-  await page.waitForTimeout(700); // charts' animations
-}
-
-// Pixels of the canvases under `sel` that are not background.
-async function inked(page, sel) {
-  return page.evaluate(async (sel) => {
-    let n = 0;
-    const count = (c) => {
-      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235)) n++;
-    };
-    for (const c of document.querySelectorAll(sel + ' canvas')) count(c);
-    // an SVG chart (the Sankey): drawn onto a canvas first
-    for (const s of document.querySelectorAll(sel + ' svg')) {
-      const img = new Image();
-      img.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(new XMLSerializer().serializeToString(s));
-      await img.decode();
-      const c = document.createElement('canvas');
-      c.width = s.clientWidth;
-      c.height = s.clientHeight;
-      c.getContext('2d').drawImage(img, 0, 0);
-      count(c);
-    }
-    return n;
-  }, sel);
-}
-
-// Overlapping label pairs of the time axis of the chart at `sel` (null:
-// no time axis): ECharts' drawn text elements, their screen boxes.
-async function axisOverlaps(page, sel) {
-  return page.$eval(sel, (e) => {
-    const c = e._ngChart;
-    const opt = c && c.getOption();
-    if (!opt || !opt.xAxis || !opt.xAxis.some((a) => a.type === 'time')) return null;
-    const h = e.clientHeight, boxes = [];
-    for (const el of c.getZr().storage.getDisplayList()) {
-      if (!(el.type === 'text' || el.type === 'tspan') || el.ignore || el.invisible || !el.style || !el.style.text) continue;
-      const r = el.getBoundingRect().clone();
-      r.applyTransform(el.getComputedTransform());
-      if (r.y > h - 30 && r.width > 0) boxes.push([r.x, r.x + r.width, el.style.text]);
-    }
-    boxes.sort((a, b) => a[0] - b[0]);
-    if (boxes.length < 2) return [`only ${boxes.length} time label(s) found`];
-    const bad = [];
-    for (let i = 1; i < boxes.length; i++) if (boxes[i][0] < boxes[i - 1][1]) bad.push(`${boxes[i - 1][2]}/${boxes[i][2]}`);
-    return bad;
-  });
-}
+h.init('dashboards.mjs');
+const { args } = h;
+const base = h.base;
+const cli = (...a) => h.cli(a);
+const browser = await h.launch();
+const open = (rel, o) => h.open(browser, rel, o);
+const ready = (page) => h.ready(page, { timeout: 15000 });
 
 // Protocols by name (IANA), as a user reads them.
 const PROTO = { 1: 'ICMP', 6: 'TCP', 17: 'UDP', 41: 'IPv6', 47: 'GRE', 50: 'ESP', 58: 'ICMPv6', 89: 'OSPF', 132: 'SCTP' };
 const protoLabel = (v) => PROTO[v] ? `${PROTO[v]} (${v})` : String(v);
 
-const cells = (page, sel, col = 0) => page.$$eval(`${sel} tbody tr`, (trs, col) => trs.map((tr) => tr.children[col].textContent.trim()), col);
-
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(args.out, name + '.png'), fullPage: true });
-}
 
 const sum = cli('-s', 'proto', '-n', '1').summary;
 console.log(`fixture: ${sum.flows} flows, ${sum.packets} packets, ${sum.bytes} bytes in [${FROM}, ${TO})`);
@@ -134,8 +39,8 @@ const PAGES = ['/', '/top', '/flows', '/geo', '/as', '/exporters', '/explorer'];
 // error box anywhere (panels too), every chart drawn (the store has data
 // for each), the time axis labels apart at phone width.
 for (const p of PAGES) {
-  for (const [w, h, tag] of [[1366, 900, 'laptop'], [390, 844, 'phone']]) {
-    const { page, ctx, errors, outside } = await open(`${p}?${RANGE}`, { width: w, height: h });
+  for (const [w, ht, tag] of [[1366, 900, 'laptop'], [390, 844, 'phone']]) {
+    const { page, ctx, errors, outside } = await open(`${p}?${RANGE}`, { width: w, height: ht });
     const name = (p === '/' ? 'overview' : p.slice(1)) + '-' + tag;
     await shot(page, name);
     check(errors.length === 0, `${name}: no console error`, errors.join('\n  '));
@@ -472,6 +377,4 @@ await emptyStore('collect', ['--listen', '127.0.0.1:29056', '--listen', '127.0.0
   await again.ctx.close();
 }
 
-await browser.close();
-console.log(fails ? `dashboards: ${fails} check(s) FAILED; screenshots in ${args.out}` : `dashboards: PASS; screenshots in ${args.out}`);
-process.exit(fails ? 1 : 0);
+await h.finish(browser, 'dashboards', `; screenshots in ${args.out}`);

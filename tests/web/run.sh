@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # run.sh — the browser tests of the dashboards (dashboards.mjs, time.mjs,
-# sankey.mjs: the Sankey and click-through, filterterm.mjs first; then the
-# Visualize page: visualize.mjs) against `nagare collect` holding a store
-# of known flows (fixture.sh).
+# sankey.mjs: the Sankey and click-through, filterterm.mjs first;
+# complete.mjs: the filter box; theme.mjs: themes, palette, keyboard;
+# then the Visualize page: visualize.mjs) against `nagare collect`
+# holding a store of known flows (fixture.sh).  Their shared harness is
+# harness.mjs.
 #
 # NG_BIN: the nagare binary, built with the dashboards embedded (web/dist
 # present when cmake ran).  NG_WEB_OUT: where screenshots go (default
@@ -62,6 +64,10 @@ node "$here/dashboards.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" -
 # time: drag-zoom, step, zones, auto-refresh; saved and shared views
 node "$here/time.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 node "$here/sankey.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
+# the filter box (completion, recent filters, the bad column in the box)
+# and GET /api/v1/complete; themes, palette, keyboard, widths
+node "$here/complete.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
+node "$here/theme.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 # the Visualize page (it adds flows of a day earlier: after dashboards.mjs)
 NG_WEB_UDP=${NG_WEB_UDP:-29055} node "$here/visualize.mjs" --url "$url" --bin "$NG_BIN" --store "$work/store" --out "$out"
 keep=0

@@ -15,38 +15,15 @@
 // data), and the "flows" links open the explorer on as many flows as the
 // aggregate.  No console errors.  Screenshots DIR/sankey-*.png.
 // Exit 0: all passed; 1: a check failed.
-import { createRequire } from 'node:module';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import * as h from './harness.mjs';
+import { RANGE, FROM, TO, check } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../../web/package.json'));
-const { chromium } = require('playwright-core');
-
-const args = Object.fromEntries(process.argv.slice(2).reduce((a, v, i, all) => (i % 2 ? a : [...a, [v.replace(/^--/, ''), all[i + 1]]]), []));
-for (const k of ['url', 'bin', 'store', 'out'])
-  if (!args[k]) { console.error(`usage: sankey.mjs --url URL --bin NAGARE --store DIR --out DIR (missing --${k})`); process.exit(2); }
-const base = args.url.replace(/\/$/, '');
-mkdirSync(args.out, { recursive: true });
-
-const now = Date.now();
-const FROM = new Date(now - 86400e3).toISOString().slice(0, 19) + 'Z';
-const TO = new Date(now + 3600e3).toISOString().slice(0, 19) + 'Z';
-const RANGE = `from=${encodeURIComponent(FROM)}&to=${encodeURIComponent(TO)}`;
+h.init('sankey.mjs');
+const { args } = h;
+const base = h.base;
 const N = 10;
-
-let fails = 0;
-function check(cond, what, detail) {
-  console.log((cond ? 'ok: ' : 'FAIL: ') + what + (detail && !cond ? `\n  ${detail}` : ''));
-  if (!cond) fails++;
-}
-
-function cli(...a) {
-  const out = execFileSync(args.bin, ['query', '--store', args.store, '--from', FROM, '--to', TO, ...a, '--format', 'json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  return JSON.parse(out);
-}
+const cli = (...a) => h.cli(a);
 const flowsOf = (filter) => cli('-s', 'proto', '-n', '1', ...(filter ? [filter] : [])).summary.flows;
 
 async function api(rel) {
@@ -54,29 +31,9 @@ async function api(rel) {
   return { status: r.status, body: await r.json() };
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.NG_CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const allErrors = [];
-
-async function open(rel, { width = 1366, height = 900 } = {}) {
-  const ctx = await browser.newContext({ viewport: { width, height } });
-  const page = await ctx.newPage();
-  const errors = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(String(e.stack || e)));
-  await page.goto(base + rel);
-  await ready(page);
-  allErrors.push(errors);
-  return { page, ctx, errors };
-}
-
-async function ready(page) {
-  await page.waitForFunction(() => document.querySelector('#page[data-ready="1"]'), null, { timeout: 20000 });
-  await page.waitForTimeout(900); // charts' animations
-}
+const browser = await h.launch();
+const open = (rel, o) => h.open(browser, rel, { settle: 900, ...o });
+const ready = (page) => h.ready(page, { settle: 900 });
 
 // The page shows data: no error box, no filter error, some table row or chart.
 async function showsData(page) {
@@ -347,6 +304,4 @@ for (const [p, sel, re] of ROWS) {
   await ctx.close();
 }
 
-await browser.close();
-console.log(fails ? `sankey: ${fails} check(s) FAILED` : 'sankey: PASS');
-process.exit(fails ? 1 : 0);
+await h.finish(browser, 'sankey');

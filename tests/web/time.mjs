@@ -14,48 +14,26 @@
 // opened from another page gives the same URL and controls; an old
 // unversioned URL opens.  No console error anywhere.  Screenshots
 // time-*.png into DIR.  Exit 0: all passed; 1: a check failed.
-import { createRequire } from 'node:module';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import * as h from './harness.mjs';
+import { check } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../../web/package.json'));
-const { chromium } = require('playwright-core');
-
-const args = Object.fromEntries(process.argv.slice(2).reduce((a, v, i, all) => (i % 2 ? a : [...a, [v.replace(/^--/, ''), all[i + 1]]]), []));
-for (const k of ['url', 'out'])
-  if (!args[k]) { console.error(`usage: time.mjs --url URL --bin NAGARE --store DIR --out DIR (missing --${k})`); process.exit(2); }
-const base = args.url.replace(/\/$/, '');
-mkdirSync(args.out, { recursive: true });
+h.init('time.mjs', ['url', 'out']);
+h.label('time: ');
+const base = h.base;
 const TZ = 'Asia/Tokyo';
-
-let fails = 0;
-function check(cond, what, detail) {
-  console.log((cond ? 'ok: ' : 'FAIL: ') + 'time: ' + what + (detail && !cond ? `\n  ${detail}` : ''));
-  if (!cond) fails++;
-}
 const isoSec = (ms) => new Date(Math.round(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 // "HH:MM" of ms in zone tz, independently of the page (Intl)
 const hhmm = (ms, tz) => new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(ms);
 
-const browser = await chromium.launch({
-  executablePath: process.env.NG_CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await h.launch();
 const ctx = await browser.newContext({ viewport: { width: 1366, height: 900 }, timezoneId: TZ });
 const errors = [];
 async function newPage() {
   const page = await ctx.newPage();
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(String(e.stack || e)));
+  h.watch(page, errors);
   return page;
 }
-async function ready(page) {
-  await page.waitForSelector('#page[data-ready="1"]', { timeout: 20000 });
-  await page.waitForTimeout(600);
-}
+const ready = (page) => h.ready(page, { settle: 600 });
 const query = (page) => Object.fromEntries(new URL(page.url()).searchParams);
 // The x-axis extent of the chart in `sel` and its labels [{value, text}].
 const axis = (page, sel) => page.evaluate((sel) => {
@@ -63,7 +41,7 @@ const axis = (page, sel) => page.evaluate((sel) => {
   const ax = c.getModel().getComponent('xAxis', 0).axis;
   return { extent: ax.scale.getExtent(), labels: ax.getViewLabels().map((l) => ({ value: l.tick ? l.tick.value : l.tickValue, text: l.formattedLabel })) };
 }, sel);
-const shot = (page, name) => page.screenshot({ path: path.join(args.out, `time-${name}.png`), fullPage: false });
+const shot = (page, name) => h.shot(page, `time-${name}`, { fullPage: false });
 
 const page = await newPage();
 
@@ -210,6 +188,43 @@ await p2.click(`.view-open:text-is("${name}") + .view-del`);
 await p2.waitForFunction((n) => document.querySelector('#views-msg').textContent.includes('deleted'), name, { timeout: 5000 });
 check(!(await p2.$$eval('.view-open', (b) => b.map((x) => x.textContent))).includes(name), 'deleted from the menu');
 
+// ---- on one chart, a drag is a zoom and a click a click-through ----
+// (the brush is always on: a press that moves selects a span, one that
+// does not is a click on the series under it)
+{
+  const p3 = await newPage();
+  await p3.goto(base + '/as?v=1&from=-1h');
+  await ready(p3);
+  const pt = await p3.$eval('#as-series', (e) => {
+    const c = e._ngChart, s = c.getOption().series[0], r = e.getBoundingClientRect();
+    let best = 0;
+    s.data.forEach((d, i) => { if (d[1] > s.data[best][1]) best = i; });
+    const [x, y] = c.convertToPixel({ seriesIndex: 0 }, [s.data[best][0], s.data[best][1] / 2]);
+    return { x: r.left + x, y: r.top + y, name: s.name, mid: r.left + r.width / 2 };
+  });
+  const to = pt.x > pt.mid ? pt.x - 150 : pt.x + 150;
+  await p3.mouse.move(pt.x, pt.y);
+  await p3.mouse.down();
+  await p3.mouse.move((pt.x + to) / 2, pt.y, { steps: 5 });
+  await p3.mouse.move(to, pt.y, { steps: 5 });
+  await p3.mouse.up();
+  await p3.waitForFunction(() => new URL(location.href).searchParams.get('to') !== null, null, { timeout: 10000 }).catch(() => {});
+  await ready(p3);
+  const qd = query(p3);
+  check(/^\d{4}-/.test(qd.from || '') && /^\d{4}-/.test(qd.to || '') && qd.filter === undefined,
+    `a drag across series AS ${pt.name}: a zoom (${qd.from} → ${qd.to}), no filter term`, JSON.stringify(qd));
+  await p3.goBack();
+  await ready(p3);
+  check(query(p3).from === '-1h' && query(p3).to === undefined, 'back: the live range again');
+  await p3.mouse.click(pt.x, pt.y);
+  await p3.waitForFunction(() => new URL(location.href).searchParams.get('filter') !== null, null, { timeout: 10000 }).catch(() => {});
+  await ready(p3);
+  const qc = query(p3);
+  check(qc.filter === `src as ${pt.name}` && qc.from === '-1h' && qc.to === undefined,
+    `a click on the same point of series AS ${pt.name}: filter "${qc.filter}", the range unchanged (${qc.from})`, JSON.stringify(qc));
+  await p3.close();
+}
+
 // ---- phone width: the controls wrap, the axis labels do not overlap ----
 await page.setViewportSize({ width: 390, height: 844 });
 await page.goto(base + '/?v=1&from=-1h&tz=utc');
@@ -217,6 +232,4 @@ await ready(page);
 await shot(page, 'phone');
 
 check(errors.length === 0, 'no console errors', errors.slice(0, 5).join('\n  '));
-await browser.close();
-console.log(fails ? `time: ${fails} check(s) failed` : 'time: all passed');
-process.exit(fails ? 1 : 0);
+await h.finish(browser, 'time');

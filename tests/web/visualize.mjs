@@ -16,27 +16,15 @@
 // interface speed" is offered disabled; the state survives a reload; no
 // console error or unhandled rejection.  Screenshots (visualize-*.png) at
 // 1366 and 390 px go to DIR.  Exit 0: all passed; 1: a check failed.
-import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import * as h from './harness.mjs';
+import { check, inked, axisOverlaps } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, '../../web/package.json'));
-const { chromium } = require('playwright-core');
-
-const args = Object.fromEntries(process.argv.slice(2).reduce((a, v, i, all) => (i % 2 ? a : [...a, [v.replace(/^--/, ''), all[i + 1]]]), []));
-for (const k of ['url', 'bin', 'store', 'out'])
-  if (!args[k]) { console.error(`usage: visualize.mjs --url URL --bin NAGARE --store DIR --out DIR (missing --${k})`); process.exit(2); }
-const base = args.url.replace(/\/$/, '');
-mkdirSync(args.out, { recursive: true });
-
-let fails = 0;
-function check(cond, what, detail) {
-  console.log((cond ? 'ok: ' : 'FAIL: ') + what + (detail && !cond ? `\n  ${detail}` : ''));
-  if (!cond) fails++;
-}
+h.init('visualize.mjs');
+const { args } = h;
+const base = h.base;
 
 // The last 70 minutes, absolute (minutes): the page and the API calls
 // here ask for the same range.
@@ -73,42 +61,22 @@ if (existsSync(gen)) {
   check(got === want, `flows of a day earlier stored (${got - before} of 100000)`);
 } else check(false, `${gen} missing: cmake --build BUILD --target flowgen`);
 
-const browser = await chromium.launch({
-  executablePath: process.env.NG_CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await h.launch();
 
 // Opens the Visualize page with query `q` and waits for it; keeps the
 // page's /api/v1/series answer (the one call the graph is drawn from).
 async function open(q, { width = 1366, height = 900 } = {}) {
-  const ctx = await browser.newContext({ viewport: { width, height } });
-  const page = await ctx.newPage();
-  const errors = [], calls = [];
+  const calls = [];
   let series = null;
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(String(e.stack || e)));
-  page.on('response', async (r) => {
-    const u = new URL(r.url());
-    if (!u.pathname.startsWith('/api/v1/') || u.pathname === '/api/v1/fields') return;
-    calls.push(u.pathname + u.search);
-    if (u.pathname === '/api/v1/series') series = await r.json().catch(() => null);
+  const v = await h.open(browser, `/visualize?${RANGE}&${q}`, {
+    width, height, settle: 800, init: (page) => page.on('response', async (r) => {
+      const u = new URL(r.url());
+      if (!u.pathname.startsWith('/api/v1/') || u.pathname === '/api/v1/fields') return;
+      calls.push(u.pathname + u.search);
+      if (u.pathname === '/api/v1/series') series = await r.json().catch(() => null);
+    }),
   });
-  await page.goto(`${base}/visualize?${RANGE}&${q}`);
-  await page.waitForSelector('#page[data-ready="1"]', { timeout: 20000 });
-  await page.waitForTimeout(800); // animations
-  return { page, ctx, errors, calls, series: () => series };
-}
-
-async function inked(page, sel) {
-  return page.evaluate((sel) => {
-    let n = 0;
-    for (const c of document.querySelectorAll(sel + ' canvas')) {
-      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235)) n++;
-    }
-    return n;
-  }, sel);
+  return { ...v, calls, series: () => series };
 }
 
 // The chart's legend names and, per series, its smallest value.
@@ -124,37 +92,35 @@ const statRows = (page) => page.$$eval('.vis-stats tbody tr', (trs) => trs.map((
   name: tr.children[0].textContent.trim(), total: Number(tr.querySelector('[data-total]').dataset.total),
   cells: [...tr.children].slice(1, 5).map((td) => td.textContent.trim()) })));
 
-// Overlapping time-axis labels (as dashboards.mjs checks them).
-const axisOverlaps = (page, sel) => page.$eval(sel, (e) => {
-  const c = e._ngChart, h = e.clientHeight, boxes = [];
-  for (const el of c.getZr().storage.getDisplayList()) {
-    if (!(el.type === 'text' || el.type === 'tspan') || el.ignore || el.invisible || !el.style || !el.style.text) continue;
-    const r = el.getBoundingRect().clone();
-    r.applyTransform(el.getComputedTransform());
-    if (r.y > h - 30 && r.width > 0) boxes.push([r.x, r.x + r.width, el.style.text]);
-  }
-  boxes.sort((a, b) => a[0] - b[0]);
-  const bad = [];
-  for (let i = 1; i < boxes.length; i++) if (boxes[i][0] < boxes[i - 1][1]) bad.push(`${boxes[i - 1][2]}/${boxes[i][2]}`);
-  return boxes.length < 2 ? ['fewer than 2 time labels'] : bad;
-});
-
-const shot = (page, name) => page.screenshot({ path: path.join(args.out, `visualize-${name}.png`), fullPage: true });
+const shot = (page, name) => h.shot(page, `visualize-${name}`);
 const N = 5;
 
 // ---- each graph type, at both widths -------------------------------------
-for (const [w, h, tag] of [[1366, 900, 'laptop'], [390, 844, 'phone']]) {
+// The time-series graphs of one width share a page: the first is opened,
+// the others chosen in its Graph selector, drawn from the same answer
+// (an absolute range: not asked again); the Sankey is opened on its own.
+for (const [w, ht, tag] of [[1366, 900, 'laptop'], [390, 844, 'phone']]) {
   // at 390 px the graphs whose layout changes with the width
+  let v = null;
   for (const graph of tag === 'laptop' ? ['stacked', 'lines', 'multiples', 'table', 'sankey'] : ['stacked', 'multiples', 'sankey']) {
     const dims = graph === 'sankey' ? 'srcas,dstas' : 'dstport';
-    const v = await open(`dims=${dims}&n=${N}&graph=${graph}&vunit=bytes`, { width: w, height: h });
+    const switched = v !== null && graph !== 'sankey';
+    if (switched) {
+      v.calls.length = 0;
+      await v.page.selectOption('#graph', graph);
+      await h.ready(v.page, { settle: 800 });
+    } else {
+      if (v) await v.ctx.close();
+      v = await open(`dims=${dims}&n=${N}&graph=${graph}&vunit=bytes`, { width: w, height: ht });
+    }
     const { page } = v;
     const name = `${graph}-${tag}`;
     await shot(page, name);
     check(v.errors.length === 0, `${name}: no console error`, v.errors.join('\n  '));
     check(await page.$$eval('.error', (e) => e.length) === 0, `${name}: no error box`);
     const data = v.calls.filter((c) => !c.startsWith('/api/v1/exporters') && !c.startsWith('/api/v1/summary'));
-    check(data.length === 1, `${name}: one API call draws it (${data.map((c) => c.split('?')[0]).join(', ')})`);
+    if (switched) check(data.length === 0 && new URL(page.url()).searchParams.get('graph') === graph, `${name}: chosen in the Graph selector, drawn from the same answer (${data.length} more API calls)`);
+    else check(data.length === 1, `${name}: one API call draws it (${data.map((c) => c.split('?')[0]).join(', ')})`);
     if (graph === 'stacked' || graph === 'lines') {
       check(await inked(page, '#vis-chart') > 2000, `${name}: the chart is drawn`);
       const info = await chartInfo(page, '#vis-chart');
@@ -196,13 +162,13 @@ for (const [w, h, tag] of [[1366, 900, 'laptop'], [390, 844, 'phone']]) {
       const first = d.rows.filter((r) => r.key === wantKeys[0]).map((r) => r.bytes);
       check(first.length > 0 && rows[0].cells[2] !== '–', `${name}: ${wantKeys[0]}: ${first.length} buckets of ${iv} s (min ${rows[0].cells[0]}, avg ${rows[0].cells[1]}, max ${rows[0].cells[2]}, p95 ${rows[0].cells[3]})`);
     }
-    await v.ctx.close();
   }
+  await v.ctx.close();
 }
 
 // ---- bidirectional and the previous period ---------------------------------
-for (const [w, h, tag] of [[1366, 900, 'laptop'], [390, 844, 'phone']]) {
-  const v = await open(`dims=srcas&n=${N}&bidir=1&prev=1d&vunit=bps`, { width: w, height: h });
+for (const [w, ht, tag] of [[1366, 900, 'laptop'], [390, 844, 'phone']]) {
+  const v = await open(`dims=srcas&n=${N}&bidir=1&prev=1d&vunit=bps`, { width: w, height: ht });
   const { page } = v;
   await shot(page, `bidir-previous-${tag}`);
   check(v.errors.length === 0, `bidir ${tag}: no console error`, v.errors.join('\n  '));
@@ -253,6 +219,4 @@ async function page$text(page, sel) {
   return e ? (await e.textContent()) : '';
 }
 
-await browser.close();
-console.log(fails ? `visualize: ${fails} check(s) FAILED; screenshots in ${args.out}` : `visualize: PASS; screenshots in ${args.out}`);
-process.exit(fails ? 1 : 0);
+await h.finish(browser, 'visualize', `; screenshots in ${args.out}`);

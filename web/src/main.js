@@ -13,6 +13,8 @@ import as from './pages/as.js';
 import exporters from './pages/exporters.js';
 import explorer from './pages/explorer.js';
 import visualize from './pages/visualize.js';
+import { wireFilterBox, markError, rememberFilter } from './filterbox.js';
+import { wireTheme } from './theme.js';
 
 const PAGES = [
   { path: '/', title: 'Overview', render: overview },
@@ -76,12 +78,17 @@ function buildControls() {
         <div id="views-msg" class="muted" role="status"></div>
       </div></details>
     <div class="filter-row">
-      <input id="filter" type="text" spellcheck="false" placeholder="nfdump filter, e.g. proto tcp and dst port 443">
+      <div class="filter-wrap">
+        <div id="filter-mark" class="filter-mark" aria-hidden="true" hidden></div>
+        <input id="filter" type="text" spellcheck="false" autocomplete="off" aria-label="filter" aria-describedby="filter-error" placeholder="nfdump filter, e.g. proto tcp and dst port 443 (/ to focus; ↓ for completions)">
+        <ul id="filter-list" class="filter-list" role="listbox" aria-label="completions" hidden></ul>
+      </div>
       <button type="submit">Apply</button>
     </div>
     <div id="filter-error" class="filter-error" role="alert"></div>
   </form>`;
   const $ = (id) => document.getElementById(id);
+  wireFilterBox();
   $('ctl').addEventListener('submit', (e) => { e.preventDefault(); setState({ filter: $('filter').value.trim(), offset: '' }); });
   $('unit').addEventListener('change', (e) => setState({ unit: e.target.value }));
   $('tz').addEventListener('change', (e) => setState({ tz: e.target.value }));
@@ -204,6 +211,7 @@ setInterval(refreshText, 1000);
 export function showFilterError(e) {
   const box = document.getElementById('filter-error');
   if (!box) return;
+  markError(e);
   if (!e) { box.innerHTML = ''; return; }
   const col = e.column || 1;
   const msg = String(e.message).split('\n')[0];
@@ -243,6 +251,7 @@ async function render({ refresh = false } = {}) {
   try {
     await p.render(el, s, { fresh: () => my === gen, filterError: showFilterError });
     if (my === gen) await fillEmpty(el, s);
+    if (my === gen && s.filter) rememberFilter(s.filter); // the API took it
   } catch (e) {
     if (my !== gen) return;
     if (e.column) { showFilterError(e); el.innerHTML = '<div class="empty">Fix the filter above to see the data.</div>'; }
@@ -270,10 +279,27 @@ function refreshNow() {
 window.addEventListener('ng-refresh', refreshNow);
 
 document.addEventListener('click', (e) => {
+  if (e.target.closest('a.skip')) { e.preventDefault(); document.getElementById('page').focus(); return; }
   const a = e.target.closest('a[data-path]');
   if (a && !e.ctrlKey && !e.metaKey && e.button === 0) { e.preventDefault(); go(a.dataset.path); }
 });
 window.addEventListener('popstate', () => render());
+// a theme change redraws the charts in the new colours
+window.addEventListener('ng-theme', () => render({ refresh: true }));
+// Keyboard: "/" puts the focus in the filter box (when not typing
+// elsewhere); Escape closes the views menu.
+document.addEventListener('keydown', (e) => {
+  const t = e.target;
+  const typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+  if (e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    e.preventDefault();
+    document.getElementById('filter').focus();
+  } else if (e.key === 'Escape') {
+    const m = document.getElementById('views-menu');
+    if (m && m.open) { m.open = false; m.querySelector('summary').focus(); }
+  }
+});
+wireTheme();
 window.addEventListener('ng-state', () => render());
 render();
 

@@ -7,6 +7,7 @@ import { esc, inUnit, num, metric, traffic } from './format.js';
 import { api } from './api.js';
 import { getState, setState, isoSec } from './state.js';
 import { flowsLink } from './clicks.js';
+import { isDark, palette, OTHER } from './theme.js';
 
 echarts.use([LineChart, BarChart, SankeyChart, MapChart, GridComponent, TooltipComponent,
   LegendComponent, VisualMapComponent, TitleComponent, BrushComponent, CanvasRenderer, SVGRenderer]);
@@ -25,15 +26,23 @@ window.addEventListener('resize', () => {
 });
 
 // Disposes the charts (`detached`: only those no longer on the page).
+// A full re-render disposes them a tick later: it may be running inside
+// one of their own event handlers (a click-through on a series, at
+// mouseup), and ECharts' other mouseup handlers (the brush's) must not
+// find their chart gone under them.
 export function disposeCharts({ detached = false } = {}) {
   for (const c of charts) {
     if (detached && !c.isDisposed() && c.getDom().isConnected) continue;
-    c.dispose();
     charts.delete(c);
+    if (detached) c.dispose();
+    else setTimeout(() => { if (!c.isDisposed()) c.dispose(); }, 0);
   }
 }
 
-// An ECharts instance on element `el` with option `opt`.  A time axis
+// An ECharts instance on element `el` with option `opt`, in the page's
+// theme (theme.js: ECharts' dark theme on a transparent background when
+// dark) and with the colour-blind-safe palette unless opt.color says
+// otherwise.  A time axis
 // is drawn in the state's time zone (tz=utc: UTC, else the browser's),
 // and dragging across it selects a span that becomes the page's range.
 // `renderer` 'svg' draws the labels as SVG text (the Sankey: the browser
@@ -48,7 +57,9 @@ export function chart(el, opt, { renderer = 'canvas' } = {}) {
     opt.brush = { xAxisIndex: 'all', brushType: 'lineX', brushMode: 'single', transformable: false,
       brushStyle: { color: 'rgba(59,130,196,0.18)', borderColor: '#3b82c4', borderWidth: 1 }, throttleType: 'debounce' };
   }
-  const c = echarts.init(el, null, { renderer });
+  if (!opt.color) opt.color = palette();
+  if (opt.backgroundColor === undefined) opt.backgroundColor = 'transparent';
+  const c = echarts.init(el, isDark() ? 'dark' : null, { renderer });
   c.setOption(opt);
   if (timeAxis) zoomable(c);
   el._ngChart = c; // for the browser tests (tests/web)
@@ -193,6 +204,7 @@ export function seriesOption(doc, unit, { stack = true, label = null } = {}) {
     yAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (v) => num(v) } },
     series: keys.map((k) => ({
       name: name(k), type: 'line', stack: stack ? 'all' : undefined, areaStyle: stack ? {} : undefined,
+      ...(k === 'other' ? { color: OTHER } : {}), // grey, as on Visualize
       showSymbol: false, sampling: 'lttb', triggerLineEvent: true, data: times.map((t) => [t, by.get(k).get(t) || 0]),
     })),
   };
@@ -206,6 +218,6 @@ export function barOption(rows, label, unit, secs) {
     grid: { left: 8, right: 24, top: 8, bottom: 8, containLabel: true },
     xAxis: { type: 'value', axisLabel: { ...AXIS_LABEL, formatter: (x) => num(x) } },
     yAxis: { type: 'category', inverse: true, data: rows.map(label), axisLabel: { width: 160, overflow: 'truncate' } },
-    series: [{ type: 'bar', data: v, itemStyle: { color: '#3b82c4' } }],
+    series: [{ type: 'bar', data: v, itemStyle: { color: palette()[0] } }],
   };
 }

@@ -9,6 +9,7 @@ import { card, chart, table, valueCols, NO_FLOWS } from '../ui.js';
 import { orderOf, inUnit, metric, esc, protoName } from '../format.js';
 import { termFor } from '../filterterm.js';
 import { addTerm, rangeOf, wireClicks } from '../clicks.js';
+import { cssVar } from '../theme.js';
 
 // The fields a stage can be, with their titles.
 export const STAGE_FIELDS = [
@@ -159,7 +160,7 @@ function sankeyOption(width, nstages, nodes, links, info, unit) {
         },
       })), links, emphasis: { focus: 'adjacency' }, nodeGap: 8, nodeWidth, nodeAlign: 'justify',
       left: side, right: side, top: 8, bottom: 8, layoutIterations: 32, draggable: false,
-      label: { formatter: (p) => text(p.name), fontSize: 12, textBorderColor: '#fff', textBorderWidth: 2 },
+      label: { formatter: (p) => text(p.name), fontSize: 12, textBorderColor: cssVar('--card') || '#fff', textBorderWidth: 2 },
       lineStyle: { color: 'gradient', opacity: 0.45 },
     }],
   };

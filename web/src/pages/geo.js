@@ -10,6 +10,7 @@ import { card, chart, echarts, table, valueCols, NO_FLOWS } from '../ui.js';
 import { orderOf, inUnit, metric } from '../format.js';
 import { termFor } from '../filterterm.js';
 import { rangeOf, wireClicks } from '../clicks.js';
+import { cssVar, isDark } from '../theme.js';
 
 countries.registerLocale(en);
 let registered = false;
@@ -63,9 +64,9 @@ export default async function geoPage(el, s, ctx) {
   el.querySelector('#side').addEventListener('change', (e) => setState({ side: e.target.value }));
   const c = chart(el.querySelector('#map'), {
     tooltip: { trigger: 'item', formatter: (p) => `${countries.getName(p.name, 'en') || p.name}: ${Number.isFinite(p.value) ? inUnit(p.value, { unit: s.unit }) : 'no traffic'}` },
-    visualMap: { min: 0, max, left: 8, bottom: 8, calculable: true, formatter: (v) => inUnit(v, { unit: s.unit }), inRange: { color: ['#dbeafe', '#1d4ed8'] } },
+    visualMap: { min: 0, max, left: 8, bottom: 8, calculable: true, formatter: (v) => inUnit(v, { unit: s.unit }), inRange: { color: isDark() ? ['#1e3a8a', '#93c5fd'] : ['#dbeafe', '#1d4ed8'] } },
     series: [{ type: 'map', map: 'world', roam: true, emphasis: { label: { show: false } },
-      itemStyle: { areaColor: '#eef0f3', borderColor: '#9aa3ad' },
+      itemStyle: { areaColor: cssVar('--map-land') || '#eef0f3', borderColor: cssVar('--map-border') || '#9aa3ad' },
       data: known.map((r) => ({ name: r.code, value: val(r) })) }],
   });
   c.on('click', (p) => {

@@ -10,10 +10,14 @@
 // for the reverse direction and the previous period in the same answer
 // (the Sankey: one GET /api/v1/pairs of the first two dimensions).  The
 // per-series statistics are computed here, from the answer's buckets.
-import { api } from '../api.js';
-import { baseParams, intervalFor, setState, VIS_DEFAULTS } from '../state.js';
+// Over an absolute range, switching the graph type (stacked, lines,
+// small multiples, table) draws again from the same answer: the one
+// call is not asked again (seriesOf).
+import { api, apiUrl } from '../api.js';
+import { baseParams, intervalFor, isLive, setState, VIS_DEFAULTS } from '../state.js';
 import { card, chart, table, NO_FLOWS } from '../ui.js';
 import { esc, num, orderOf, protoName } from '../format.js';
+import { palette, OTHER } from '../theme.js';
 
 export const GRAPHS = [['stacked', 'stacked areas'], ['lines', 'lines'], ['multiples', 'small multiples'], ['sankey', 'Sankey'], ['table', 'table']];
 // The page's units: a rate per second over each bucket, or bytes a bucket.
@@ -124,13 +128,13 @@ function wire(el, st) {
 }
 
 const AXIS = { hideOverlap: true };
-// Okabe-Ito first (colour-blind safe), then more distinct hues; "other"
-// is grey.  A reverse series has its forward series' colour.
-const PALETTE = ['#0072b2', '#e69f00', '#009e73', '#cc79a7', '#56b4e9', '#d55e00', '#f0e442', '#332288', '#88ccee', '#44aa99', '#999933', '#aa4499', '#882255', '#117733'];
+// The colour-blind-safe palette of every chart (theme.js: Okabe-Ito
+// first); "other" is grey.  A reverse series has its forward series'
+// colour.
 function colors(keys) {
-  const m = new Map();
-  keys.filter((k) => k !== 'other').forEach((k, i) => m.set(k, PALETTE[i % PALETTE.length]));
-  m.set('other', '#a0a7b0');
+  const m = new Map(), pal = palette();
+  keys.filter((k) => k !== 'other').forEach((k, i) => m.set(k, pal[i % pal.length]));
+  m.set('other', OTHER);
   return m;
 }
 const PREV_STYLE = { type: 'dashed', width: 1.5, color: '#6b7785' };
@@ -227,6 +231,18 @@ function dataTable(g, st) {
   return table(rows, cols, 'vis-data');
 }
 
+// The last series answer and its API URL, kept for an absolute range
+// only (one ending at "now" moves, and is always asked again): the same
+// URL (the graph type is not in it) gets the same answer.
+let lastSeries = { url: '', d: null };
+async function seriesOf(params, s) {
+  const url = apiUrl('series', params);
+  if (!isLive(s) && lastSeries.url === url) return lastSeries.d;
+  const d = await api('series', params);
+  lastSeries = { url: isLive(s) ? '' : url, d };
+  return d;
+}
+
 export default async function visualize(el, s, ctx) {
   const st = visState(s);
   const all = await fields();
@@ -242,8 +258,8 @@ export default async function visualize(el, s, ctx) {
   }
   const range = (Date.parse(s.to === 'now' || !s.to ? new Date() : s.to) || Date.now()) - (Date.parse(s.from) || 0);
   const iv = intervalFor(/^-/.test(s.from) ? rangeOf(s.from) : range);
-  const d = await api('series', { ...baseParams(s), interval: iv + 's', field: st.dims.join(','), limit: st.n,
-    order: orderOf(TOTAL_OF[st.vunit]), bidirectional: st.bidir ? 1 : '', previous: st.prev });
+  const d = await seriesOf({ ...baseParams(s), interval: iv + 's', field: st.dims.join(','), limit: st.n,
+    order: orderOf(TOTAL_OF[st.vunit]), bidirectional: st.bidir ? 1 : '', previous: st.prev }, s);
   if (!ctx.fresh()) return;
   const body = el.querySelector('#vis-body');
   if (!d.rows.length && !(d.reverse && d.reverse.rows.length)) { body.innerHTML = NO_FLOWS; return; }
