@@ -24,7 +24,9 @@
 #include "cli/usage.h"
 #include "collector/collector.h"
 #include "core/config.h"
+#include "core/log.h"
 #include "core/timefmt.h"
+#include "enrich/geodata.h"
 #include "net/reuseport.h"
 #include "store/store.h"
 
@@ -62,9 +64,16 @@ static const char collect_help[] =
     "                              online cores, at most 64; 1 with --json)\n"
     "  -c, --config FILE           YAML configuration (docs/configuration.md);\n"
     "                              flags and NAGARE_* variables override it\n"
-    "      --geoip-db FILE         MaxMind-format country/city database\n"
-    "      --asn-db FILE           MaxMind-format ASN database (may be the same\n"
-    "                              file, e.g. IPinfo lite)\n"
+    "      --geoip-db FILE[,FILE]  MaxMind-format country/city database (one\n"
+    "                              file, or one per family: IPV4,IPV6); none:\n"
+    "                              off.  Default: DB-IP Lite city from the data\n"
+    "                              directory (NAGARE_DATA_DIR, else\n"
+    "                              /usr/share/nagare/ip-location-db, else the\n"
+    "                              source tree's data/; docs/enrichment.md)\n"
+    "      --asn-db FILE[,FILE]    ASN database: MaxMind format (may be the same\n"
+    "                              file, e.g. IPinfo lite) or ip-location-db\n"
+    "                              CSV ranges (asn-ipv4.csv,asn-ipv6.csv, the\n"
+    "                              default, from the same directory); none: off\n"
     "      --geoip-optional        run on without a database that cannot be\n"
     "                              opened (logged); default: refuse to start\n"
     "      --enrich / --no-enrich  enrichment on even with nothing configured\n"
@@ -153,6 +162,16 @@ static int load_config(const struct collect_opts *o, ng_config *cfg, char *err, 
 		cfg->stats_interval = o->stats_interval;
 	if (o->geoip_optional >= 0)
 		cfg->geoip_optional = o->geoip_optional;
+	/* what no source named: the default databases (enrich/geodata.h) */
+	ng_geodata gd;
+	if (o->enrich != 0 && ng_geodata_apply(cfg, &gd) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (o->enrich != 0) {
+		char d[PATH_MAX + 160];
+		ng_info("enrichment: %s", ng_geodata_describe(&gd, d, sizeof d));
+	}
 	return 0;
 fail:
 	ng_config_free(cfg);

@@ -16,6 +16,7 @@
 #include "cli/store_path.h"
 #include "cli/usage.h"
 #include "collector/doctor.h"
+#include "enrich/geodata.h"
 
 static const char doctor_help[] =
     "usage: nagare doctor [--store DIR] [--config FILE] [--listen ADDR:PORT]...\n"
@@ -127,6 +128,12 @@ int ng_cmd_doctor(int argc, char **argv)
 	if ((path && *path && ng_config_load(path, &cfg, err, sizeof err) < 0) ||
 	    ng_config_env(&cfg, err, sizeof err) < 0) {
 		fprintf(stderr, "nagare doctor: %s\n", err);
+		ng_config_free(&cfg);
+		return 1;
+	}
+	/* the databases collect would use, the default ones included */
+	if (ng_geodata_apply(&cfg, NULL) < 0) {
+		fprintf(stderr, "nagare doctor: out of memory\n");
 		ng_config_free(&cfg);
 		return 1;
 	}

@@ -569,8 +569,22 @@ static void check_db(doc *d, const char *what, const char *path)
 	time_t t = (time_t)built;
 	strftime(when, sizeof when, "%Y-%m-%d", gmtime(&t));
 	say(d, days > DB_OLD_DAYS ? NG_DOC_WARN : NG_DOC_OK, check,
-	    "download a newer release of the database (docs/enrichment.md)",
+	    "download a newer release of the database (the default ones: run scripts/setup "
+	    "or /usr/share/nagare/fetch-ip-location-db again; docs/enrichment.md)",
 	    "%s: %s, built %s (%" PRIu64 " days ago)", path, type, when, days);
+}
+
+/* Each file of the list `l` ("A,B": one per address family). */
+static void check_db_list(doc *d, const char *what, const char *l)
+{
+	char one[4096];
+	for (const char *p = l; *p;) {
+		const char *c = strchr(p, ',');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		snprintf(one, sizeof one, "%.*s", (int)n, p);
+		check_db(d, what, one);
+		p += n + (c ? 1 : 0);
+	}
 }
 
 static void check_dbs(doc *d)
@@ -578,13 +592,15 @@ static void check_dbs(doc *d)
 	const ng_config *c = d->o->cfg;
 	if (!c || (!c->geoip_db && !c->asn_db)) {
 		say(d, NG_DOC_OK, "databases", NULL,
-		    "none configured (no GeoIP or ASN enrichment)");
+		    "none configured and no default ones installed (no GeoIP or ASN "
+		    "enrichment; scripts/setup or /usr/share/nagare/fetch-ip-location-db "
+		    "installs DB-IP Lite city and the ip-location-db ASN ranges)");
 		return;
 	}
 	if (c->geoip_db)
-		check_db(d, "geoip", c->geoip_db);
+		check_db_list(d, "geoip", c->geoip_db);
 	if (c->asn_db && (!c->geoip_db || strcmp(c->asn_db, c->geoip_db)))
-		check_db(d, "asn", c->asn_db);
+		check_db_list(d, "asn", c->asn_db);
 }
 
 static void check_http(doc *d)

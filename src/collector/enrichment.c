@@ -139,6 +139,11 @@ void ng_coll_log_enrichment(ng_collector *c)
 		        st.records, probes,
 		        probes ? 100.0 * (double)st.cache_hits / (double)probes : 0.0,
 		        st.lookup_errors);
+		if (st.class_evals)
+			ng_info("enrichment: classification rules evaluated %" PRIu64
+			        " times (exporters and interfaces), caches emptied %" PRIu64
+			        " times",
+			        st.class_evals, st.class_resets);
 	}
 	ng_enrich_leave(&c->enrich);
 }

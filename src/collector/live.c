@@ -85,6 +85,16 @@ static void live_snmp(void *arg, FILE *f)
 /* The server's threads are created with the stop signals (and SIGHUP)
  * blocked.  The default address being taken only warns: the collector
  * runs on without HTTP. */
+/* Whether the enrichment tables at start use DB-IP data (the
+ * dashboards' attribution, enrich.h ng_enricher_dbip). */
+static bool live_dbip(ng_collector *c)
+{
+	ng_enricher *e = ng_enrich_hold(&c->enrich);
+	bool dbip = e && ng_enricher_dbip(e);
+	ng_enrich_release(&c->enrich);
+	return dbip;
+}
+
 int ng_coll_http_start(ng_collector *c)
 {
 	const ng_collector_config *cfg = c->cfg;
@@ -110,7 +120,8 @@ int ng_coll_http_start(ng_collector *c)
 	                     .snmp_json = c->snmp ? live_snmp : NULL,
 	                     .snmp_arg = c->snmp,
 	                     .limits = cfg->http_limits,
-	                     .metrics_exporters = (size_t)c->limits.metrics_exporters};
+	                     .metrics_exporters = (size_t)c->limits.metrics_exporters,
+	                     .attribution_dbip = live_dbip(c)};
 	sigset_t old;
 	ng_signals_block(&old); /* for the server's threads (core/thread.h) */
 	char err[512];

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <regex.h>
 #include <yaml.h>
 
 #include "core/addr.h"
@@ -389,6 +390,151 @@ static int network_item(struct ctx *x, yaml_node_t *n, void *arg)
 	return 0;
 }
 
+/* ---- classification rules, sampling rates ----------------------------- */
+
+const char *const ng_class_attr_names[NG_CLASS_COUNT] = {
+    "group", "role", "site", "region", "tenant", "boundary", "connectivity", "provider",
+};
+
+/* A pattern of a rule: a string that regcomp(REG_EXTENDED) takes. */
+static int get_pattern(struct ctx *x, yaml_node_t *v, const char *key, char **dst)
+{
+	if (get_str(x, v, key, dst) < 0)
+		return -1;
+	regex_t re;
+	int rc = regcomp(&re, *dst, REG_EXTENDED);
+	if (rc) {
+		char why[128];
+		regerror(rc, &re, why, sizeof why);
+		return fail(x, v,
+		            "classify: %s '%s' is not a POSIX extended regular expression: %s", key,
+		            *dst, why);
+	}
+	regfree(&re);
+	return 0;
+}
+
+/* exporter: ADDRESS or ADDRESS/LEN into net, plen (128-bit space). */
+static int get_net(struct ctx *x, yaml_node_t *v, const char *what, uint8_t net[16], unsigned *plen)
+{
+	const char *s = scalar(v);
+	if (s && ng_prefix_parse(s, net, plen))
+		return 0;
+	if (s && ng_addr_parse(s, net)) {
+		*plen = 128;
+		return 0;
+	}
+	return fail(x, v, "%s: exporter '%s' is not an address nor ADDRESS/LENGTH", what,
+	            s ? s : "");
+}
+
+static int match_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_cfg_rule *r = arg;
+	if (!strcmp(key, "exporter")) {
+		r->has_net = true;
+		return get_net(x, v, "classify", r->net, &r->plen);
+	}
+	if (!strcmp(key, "exporter_name"))
+		return get_pattern(x, v, key, &r->exporter_name);
+	if (!strcmp(key, "interface_name"))
+		return get_pattern(x, v, key, &r->if_name);
+	if (!strcmp(key, "interface_description"))
+		return get_pattern(x, v, key, &r->if_desc);
+	return fail(x, v,
+	            "classify: match: unknown key '%s' (exporter, exporter_name, interface_name, "
+	            "interface_description)",
+	            key);
+}
+
+static int set_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_cfg_rule *r = arg;
+	for (int i = 0; i < NG_CLASS_COUNT; i++)
+		if (!strcmp(key, ng_class_attr_names[i]))
+			return get_str(x, v, key, &r->set[i]);
+	return fail(x, v,
+	            "classify: set: unknown key '%s' (group, role, site, region, tenant, "
+	            "boundary, connectivity, provider)",
+	            key);
+}
+
+static int rule_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	if (!strcmp(key, "match"))
+		return each_pair(x, v, "classify: match", match_pair, arg);
+	if (!strcmp(key, "set"))
+		return each_pair(x, v, "classify: set", set_pair, arg);
+	return fail(x, v, "classify: unknown key '%s' (match, set)", key);
+}
+
+static int rule_item(struct ctx *x, yaml_node_t *n, void *arg)
+{
+	ng_config *c = arg;
+	ng_cfg_rule *a = grow(c->rules, c->nrules, sizeof *a);
+	if (!a)
+		return fail(x, n, "out of memory");
+	c->rules = a;
+	ng_cfg_rule *r = &a[c->nrules++];
+	r->line = n ? n->start_mark.line + 1 : 0;
+	if (each_pair(x, n, "classify", rule_pair, r) < 0)
+		return -1;
+	bool any = false, exp_attr = false;
+	for (int i = 0; i < NG_CLASS_COUNT; i++) {
+		any |= r->set[i] != NULL;
+		exp_attr |= i < NG_CLASS_FIRST_IF && r->set[i];
+	}
+	if (!any)
+		return fail(x, n,
+		            "classify: a rule needs set: with one of group, role, site, "
+		            "region, tenant, boundary, connectivity, provider");
+	if (exp_attr && (r->if_name || r->if_desc))
+		return fail(
+		    x, n,
+		    "classify: group, role, site, region and tenant belong to the exporter: "
+		    "a rule matching interface_name or interface_description cannot set "
+		    "them");
+	return 0;
+}
+
+static int sampling_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
+{
+	ng_cfg_sampling *s = arg;
+	uint64_t u = 0;
+	if (!strcmp(key, "exporter")) {
+		if (get_net(x, v, "sampling", s->net, &s->plen) < 0)
+			return -1;
+		s->plen += 1000; /* marks "given" */
+		return 0;
+	}
+	if (!strcmp(key, "rate")) {
+		if (get_uint(x, v, key, 1u << 31, &u) < 0 || !u)
+			return fail(x, v,
+			            "sampling: rate: give packets per sample, 1 to 2147483648");
+		s->rate = (uint32_t)u;
+		return 0;
+	}
+	if (!strcmp(key, "override"))
+		return get_bool(x, v, key, &s->override);
+	return fail(x, v, "sampling: unknown key '%s' (exporter, rate, override)", key);
+}
+
+static int sampling_item(struct ctx *x, yaml_node_t *n, void *arg)
+{
+	ng_config *c = arg;
+	ng_cfg_sampling *a = grow(c->samplings, c->nsamplings, sizeof *a);
+	if (!a)
+		return fail(x, n, "out of memory");
+	c->samplings = a;
+	ng_cfg_sampling *s = &a[c->nsamplings++];
+	if (each_pair(x, n, "sampling", sampling_pair, s) < 0)
+		return -1;
+	if (s->plen < 1000 || !s->rate)
+		return fail(x, n, "sampling: every item needs an exporter and a rate");
+	s->plen -= 1000;
+	return 0;
+}
+
 /* ---- top level -------------------------------------------------------- */
 
 static int listen_item(struct ctx *x, yaml_node_t *n, void *arg)
@@ -535,9 +681,13 @@ static int enrich_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg
 		return each_item(x, v, key, exporter_item, c);
 	if (!strcmp(key, "snmp"))
 		return each_pair(x, v, key, snmp_poll_pair, &c->snmp);
+	if (!strcmp(key, "classify"))
+		return each_item(x, v, key, rule_item, c);
+	if (!strcmp(key, "sampling"))
+		return each_item(x, v, key, sampling_item, c);
 	return fail(x, v,
 	            "enrich: unknown key '%s' (geoip_db, asn_db, geoip_optional, language, "
-	            "services, networks, exporters, snmp)",
+	            "services, networks, exporters, snmp, classify, sampling)",
 	            key);
 }
 
@@ -784,5 +934,14 @@ void ng_config_free(ng_config *c)
 	free(c->clickhouse.ca_file);
 	free(c->clickhouse.cert_file);
 	free(c->clickhouse.key_file);
+	for (size_t i = 0; i < c->nrules; i++) {
+		free(c->rules[i].exporter_name);
+		free(c->rules[i].if_name);
+		free(c->rules[i].if_desc);
+		for (int j = 0; j < NG_CLASS_COUNT; j++)
+			free(c->rules[i].set[j]);
+	}
+	free(c->rules);
+	free(c->samplings);
 	memset(c, 0, sizeof *c);
 }

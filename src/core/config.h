@@ -67,6 +67,48 @@ typedef struct ng_cfg_network {
 	char *name, *role, *site; /* NULL when not given */
 } ng_cfg_network;
 
+/* What a classification rule sets (enrich.classify, docs/configuration.md
+ * "Classification"): the exporter's attributes, then its interfaces'. */
+enum ng_class_attr {
+	NG_CLASS_GROUP,
+	NG_CLASS_ROLE,
+	NG_CLASS_SITE,
+	NG_CLASS_REGION,
+	NG_CLASS_TENANT,
+	NG_CLASS_BOUNDARY,
+	NG_CLASS_CONNECTIVITY,
+	NG_CLASS_PROVIDER,
+	NG_CLASS_COUNT
+};
+#define NG_CLASS_FIRST_IF NG_CLASS_BOUNDARY /* the interface attributes from here */
+
+/* The keys of set: ("group", "role", ..., "provider"), by enum ng_class_attr. */
+extern const char *const ng_class_attr_names[NG_CLASS_COUNT];
+
+/* One rule: every condition given must hold; then each attribute it sets
+ * that no earlier rule set is set (a value may hold \0-\9: the groups of
+ * the last pattern of the rule, in the order exporter_name,
+ * interface_name, interface_description).  Patterns are POSIX extended
+ * regular expressions (regcomp REG_EXTENDED), checked at load. */
+typedef struct ng_cfg_rule {
+	bool has_net;            /* exporter: ADDRESS or ADDRESS/LEN */
+	uint8_t net[16];         /* IPv4-mapped, host bits clear */
+	unsigned plen;           /* in the 128-bit space */
+	char *exporter_name;     /* pattern, NULL none */
+	char *if_name, *if_desc; /* patterns, NULL none */
+	char *set[NG_CLASS_COUNT];
+	size_t line; /* of the rule in the file, for messages */
+} ng_cfg_rule;
+
+/* enrich.sampling: a rate for the exporters of a prefix (the longest
+ * prefix holding the exporter's address applies): for their records that
+ * carry none, or, with override, for all of them. */
+typedef struct ng_cfg_sampling {
+	uint8_t net[16];
+	unsigned plen;
+	uint32_t rate; /* packets per sample, 1 to 2^31 */
+	bool override;
+} ng_cfg_sampling;
 /* The clickhouse: section (docs/clickhouse.md, docs/configuration.md). */
 typedef struct ng_cfg_clickhouse {
 	char *url;      /* http[s]://HOST:PORT/DATABASE; NULL: no ClickHouse */
@@ -118,6 +160,10 @@ typedef struct ng_config {
 	ng_cfg_exporter *exps;
 	size_t nexps;
 	ng_cfg_snmp_poll snmp; /* enrich.snmp */
+	ng_cfg_rule *rules;    /* enrich.classify, in order */
+	size_t nrules;
+	ng_cfg_sampling *samplings; /* enrich.sampling */
+	size_t nsamplings;
 	ng_cfg_clickhouse clickhouse;
 	/* limits: (core/limits.h); 0 where the file gives none (the default
 	 * applies: ng_limits_fill) */

@@ -118,6 +118,17 @@ enum ng_field_id {
 	NG_F_OUT_IF_DESC,
 	NG_F_IN_IF_SPEED,
 	NG_F_OUT_IF_SPEED,
+	NG_F_EXPORTER_GROUP,
+	NG_F_EXPORTER_ROLE,
+	NG_F_EXPORTER_SITE,
+	NG_F_EXPORTER_REGION,
+	NG_F_EXPORTER_TENANT,
+	NG_F_IN_IF_BOUNDARY,
+	NG_F_OUT_IF_BOUNDARY,
+	NG_F_IN_IF_CONNECTIVITY,
+	NG_F_OUT_IF_CONNECTIVITY,
+	NG_F_IN_IF_PROVIDER,
+	NG_F_OUT_IF_PROVIDER,
 #ifdef NG_TEST_EXTRA_FIELDS
 	/* A test-only build (tests/wide/) appends NG_TEST_EXTRA_FIELDS u32
 	 * fields named test_extra_0 .., ng_flow.test_extra[], so that the

@@ -153,6 +153,13 @@ typedef struct ng_flow {
 	 * saturated at 2^32 - 1, else ifSpeed; 0 unknown): enrich/snmp.c */
 	uint32_t in_if_desc, out_if_desc;
 	uint64_t in_if_speed, out_if_speed;
+	/* classification rules (enrich/classify.c, docs/configuration.md
+	 * "Classification"), evaluated once per exporter and per interface
+	 * when its names change: interned strings, 0 = not classified */
+	uint32_t exporter_group, exporter_role, exporter_site, exporter_region, exporter_tenant;
+	uint32_t in_if_boundary, out_if_boundary;         /* external, internal */
+	uint32_t in_if_connectivity, out_if_connectivity; /* transit, peering, ix, pni, ... */
+	uint32_t in_if_provider, out_if_provider;         /* who is on the other side */
 #ifdef NG_TEST_EXTRA_FIELDS
 	/* a test-only build's fields past the table's own (core/field.h) */
 	uint32_t test_extra[NG_TEST_EXTRA_FIELDS];

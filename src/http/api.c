@@ -835,7 +835,7 @@ static const char *type_name(enum ng_field_type t)
 	return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
-static void api_fields(ng_http_resp *out)
+static void api_fields(ng_http_server *s, ng_http_resp *out)
 {
 	FILE *f = body(out, "application/json");
 	if (!f)
@@ -865,9 +865,21 @@ static void api_fields(ng_http_resp *out)
 		ng_json_put_str(f, doc ? doc : "");
 		fprintf(f, ",\"sided\":%s}", sided ? "true" : "false");
 	}
-	fputs("],\"either\":[\"ip\",\"port\",\"as\",\"if\",\"mask\",\"vlan\"],"
+	fputs("],\"either\":[\"ip\",\"port\",\"as\",\"if\",\"mask\",\"vlan\",\"provider\","
+	      "\"boundary\",\"connectivity\"],"
 	      "\"composite\":[\"conv\"],"
-	      "\"orders\":[\"flows\",\"packets\",\"bytes\",\"pps\",\"bps\",\"bpp\"]}\n",
+	      "\"orders\":[\"flows\",\"packets\",\"bytes\",\"pps\",\"bps\",\"bpp\"],",
+	      f);
+	/* what the enrichment data's licences ask to be shown with it (DB-IP
+	 * Lite and ASN Lite: CC BY 4.0, "IP Geolocation by DB-IP" linking to
+	 * db-ip.com, their download pages) */
+	fputs(s->attribution_dbip
+	          ? "\"attribution\":[{\"text\":\"IP Geolocation by DB-IP\","
+	            "\"url\":\"https://db-ip.com\",\"licence\":\"CC BY 4.0\"},"
+	            "{\"text\":\"ASN data: RouteViews, NRO, DB-IP (ip-location-db)\","
+	            "\"url\":\"https://github.com/sapics/ip-location-db\",\"licence\":\"CC BY "
+	            "4.0\"}]}\n"
+	          : "\"attribution\":[]}\n",
 	      f);
 	fclose(f);
 }
@@ -1361,7 +1373,7 @@ static void dispatch(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 	} else if (!strcmp(p, "/api/v1/exporters")) {
 		api_exporters(s, r, out);
 	} else if (!strcmp(p, "/api/v1/fields")) {
-		api_fields(out);
+		api_fields(s, out);
 	} else if (!strncmp(p, "/api/", 5)) {
 		ng_api_error(
 		    out, 404, "unknown endpoint",

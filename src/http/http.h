@@ -108,6 +108,9 @@ typedef struct ng_http_config {
 	size_t metrics_exporters; /* exporters with their own /metrics series, by
 	                           * records; the rest as one "others" series;
 	                           * 0: 100 (limits.metrics_exporters) */
+	bool attribution_dbip;    /* DB-IP data enriches the flows: /api/v1/fields'
+	                           * "attribution" names it, the dashboards show it
+	                           * (CC BY 4.0; docs/enrichment.md) */
 } ng_http_config;
 
 typedef struct ng_http_server ng_http_server;

@@ -80,6 +80,7 @@ struct ng_http_server {
 	void *snmp_arg;
 	struct ng_ptr *ptr; /* host names (query/ptr.h); NULL: off */
 	size_t metrics_exporters;
+	bool attribution_dbip; /* ng_http_config's */
 	uint16_t port;
 	ng_http_metrics m;
 	sem_t qgate; /* queries running at once at most (config threads) */

@@ -512,6 +512,7 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		ng_http_stop(s);
 		return NULL;
 	}
+	s->attribution_dbip = cfg->attribution_dbip;
 	s->token_generated = generated;
 	s->loopback = loop;
 	s->max_range_ms = cfg->max_range_ms ? cfg->max_range_ms : 31ull * 86400 * 1000;

@@ -8,7 +8,9 @@
  * (core/field.h: "srcip", "dst_port", "proto", ...) and nfdump's words
  * for the usual combinations:
  *
- *   - an either key ("ip", "port", "as", "if", "mask", "vlan", "mac"):
+ *   - an either key ("ip", "port", "as", "if", "mask", "vlan", "mac", and
+ *     the classification's "provider", "boundary", "connectivity": in_if_X
+ *     and out_if_X):
  *     one field that stands for both sides; each flow is counted once
  *     under its source's value and once under its destination's, like
  *     nfdump's -s ip (at most one per group-by: the executor counts a
@@ -40,10 +42,18 @@ static const struct {
 	const char *name;
 	enum ng_field_id a, b;
 } either_keys[] = {
-    {"ip", NG_F_SRC_ADDR, NG_F_DST_ADDR},   {"port", NG_F_SRC_PORT, NG_F_DST_PORT},
-    {"as", NG_F_SRC_AS, NG_F_DST_AS},       {"if", NG_F_IN_IF, NG_F_OUT_IF},
-    {"mask", NG_F_SRC_MASK, NG_F_DST_MASK}, {"vlan", NG_F_SRC_VLAN, NG_F_DST_VLAN},
+    {"ip", NG_F_SRC_ADDR, NG_F_DST_ADDR},
+    {"port", NG_F_SRC_PORT, NG_F_DST_PORT},
+    {"as", NG_F_SRC_AS, NG_F_DST_AS},
+    {"if", NG_F_IN_IF, NG_F_OUT_IF},
+    {"mask", NG_F_SRC_MASK, NG_F_DST_MASK},
+    {"vlan", NG_F_SRC_VLAN, NG_F_DST_VLAN},
     {"mac", NG_F_SRC_MAC, NG_F_DST_MAC},
+    /* classification (docs/configuration.md): a flow under its input and
+     * its output interface's value */
+    {"provider", NG_F_IN_IF_PROVIDER, NG_F_OUT_IF_PROVIDER},
+    {"boundary", NG_F_IN_IF_BOUNDARY, NG_F_OUT_IF_BOUNDARY},
+    {"connectivity", NG_F_IN_IF_CONNECTIVITY, NG_F_OUT_IF_CONNECTIVITY},
 };
 
 /* Appends key f (alt: the other side of an either key, or -1) titled

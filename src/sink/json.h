@@ -20,9 +20,9 @@
 #include "core/flow.h"
 
 /* Longest line ng_json_format_flow can write, newline included: the fixed
- * fields take under 2 KiB, each string field at most NG_JSON_STR_MAX. */
+ * fields take under 3 KiB, each string field at most NG_JSON_STR_MAX. */
 #define NG_JSON_STR_MAX NG_JSON_QUOTED_MAX(NG_STR_MAX)
-#define NG_JSON_LINE_MAX (2048 + 24 * NG_JSON_STR_MAX)
+#define NG_JSON_LINE_MAX (3072 + 32 * NG_JSON_STR_MAX)
 
 /* Writes the record as one JSON object and a newline into buf (at least
  * NG_JSON_LINE_MAX bytes).  Returns the length written, without a NUL. */

@@ -67,7 +67,8 @@ say "lintian: $(grep -c . "$tmp/lintian.log" || true) tags (docs/service.md expl
 dpkg-deb -c "$deb" >"$tmp/contents"
 for f in ./usr/bin/nagare ./lib/systemd/system/nagare.service ./usr/lib/sysusers.d/nagare.conf \
 	./usr/lib/sysctl.d/60-nagare.conf ./etc/nagare/nagare.yaml ./usr/share/man/man1/nagare.1.gz \
-	./usr/share/bash-completion/completions/nagare ./usr/share/doc/nagare/copyright; do
+	./usr/share/bash-completion/completions/nagare ./usr/share/doc/nagare/copyright \
+	./usr/share/nagare/fetch-ip-location-db; do
 	grep -q " $f\$" "$tmp/contents" || { cat "$tmp/contents"; die "$f not in the package"; }
 done
 dpkg-deb -I "$deb" conffiles | grep -qx /etc/nagare/nagare.yaml || die "nagare.yaml is not a conffile"

@@ -47,6 +47,9 @@ open(sys.argv[1] + "/nxdomain.bin", "wb").write(struct.pack("!6H", 2, 0x8583, 1,
                                                  struct.pack("!HH", 12, 1))
 open(sys.argv[1] + "/loop.bin", "wb").write(ans[:-len(name)] + b"\xc0" + bytes([len(ans) - len(name)]))
 PY
+# ASN CSV ranges (enrich/geocsv.c): rows as ip-location-db writes them
+mkdir -p "$work/geocsv"
+printf '1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."\n2.26.200.0,2.26.215.255,201907,"LLC ""SPUTNIK"""\r\n2001:200::,2001:200:1b9:ffff:ffff:ffff:ffff:ffff,2500,WIDE Project\n' >"$work/geocsv/asn.csv"
 found=0
 ran=0
 for bin in "$build"/fuzz_*; do
@@ -60,6 +63,7 @@ for bin in "$build"/fuzz_*; do
 	fuzz_exporters) seeds=$work/exporters ;;
 	fuzz_views) seeds=$work/views ;;
 	fuzz_ptr) seeds=$work/ptr ;;
+	fuzz_geocsv) seeds=$work/geocsv ;;
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"

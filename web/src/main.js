@@ -302,3 +302,12 @@ document.addEventListener('keydown', (e) => {
 wireTheme();
 window.addEventListener('ng-state', () => render());
 render();
+
+// What the enrichment data's licences ask to be shown where its results
+// are (DB-IP Lite: CC BY 4.0, "IP Geolocation by DB-IP" with a link):
+// /api/v1/fields' attribution, once a page load (docs/enrichment.md).
+api('fields').then((d) => {
+  const a = (d && d.attribution) || [];
+  document.getElementById('attribution').innerHTML = a.map((x) =>
+    `<a href="${esc(x.url)}" rel="noopener" target="_blank">${esc(x.text)}</a> (${esc(x.licence)})`).join(' · ');
+}).catch(() => {});
