@@ -22,7 +22,7 @@ keys_of() { # SECTION: the keys the parser lists for it
 		sed -nE 's/.*unknown (key|section) .nagare_no_such_[a-z]+. \((.*)\)$/\2/p' | tr -d ' ' | tr ',' '\n' || true
 }
 n=0
-for section in top collect enrich limits; do
+for section in top collect enrich limits clickhouse; do
 	keys=$(keys_of "$section")
 	[ -n "$keys" ] || { echo "test_conffile: the parser listed no keys for $section" >&2; exit 1; }
 	for k in $keys; do
