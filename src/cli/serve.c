@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,14 +45,6 @@ static const char serve_help[] =
     "  -h, --help              this help\n"
     "\n"
     "SIGTERM or SIGINT stops it.\n";
-
-static volatile sig_atomic_t serve_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	serve_stop = 1;
-}
 
 /* The exporter counters as the collector last saved them. */
 static int file_exporters(void *arg, ng_http_exporters *out, char *err, size_t errlen)
@@ -133,14 +126,27 @@ int ng_cmd_serve(int argc, char **argv)
 	cfg.exporters = file_exporters;
 	cfg.exporters_arg = path;
 	ng_cli_http_env(&hopt);
+	/* the store's flows enriched from DB-IP data: its attribution, as the
+	 * collector's dashboards show it (the collector says so in the file) */
+	ng_exporters_file ef;
+	char eerr[256];
+	if (ng_exporters_load(path, &ef, eerr, sizeof eerr) == 0) {
+		cfg.attribution_dbip = ef.attribution_dbip;
+		ng_exporters_free(&ef);
+	}
 	cfg.limits = hopt.limits;
 	if (!hopt.cache_given)
 		cfg.limits.cache_mib = -1; /* the default */
 
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	/* SIGTERM and SIGINT are blocked before the server's threads start
+	 * (they inherit the mask) and taken here with sigwait: with a handler
+	 * and pause(), a signal delivered to one of those threads left this
+	 * one paused for ever (seen: serve not stopping on SIGTERM) */
+	sigset_t stop_set;
+	sigemptyset(&stop_set);
+	sigaddset(&stop_set, SIGTERM);
+	sigaddset(&stop_set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	char err[512], what[PATH_MAX + 16];
 	ng_http_server *s = ng_http_start(&cfg, err, sizeof err);
@@ -150,8 +156,9 @@ int ng_cmd_serve(int argc, char **argv)
 	}
 	snprintf(what, sizeof what, "(store %s)", cfg.store_dir);
 	ng_http_announce(s, what);
-	while (!serve_stop)
-		pause();
+	int sig = 0;
+	while (sigwait(&stop_set, &sig) != 0)
+		;
 	ng_info("stopping");
 	ng_http_stop(s);
 	return 0;

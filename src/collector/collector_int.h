@@ -110,6 +110,7 @@ typedef struct ng_collector {
 	 * once a second, copied out by the server threads under live_mu */
 	ng_http_server *http;
 	pthread_mutex_t live_mu;
+	bool attribution_dbip; /* the tables at start use DB-IP data (live.c) */
 	ng_exporters_file *live;
 	/* systemd (service.c): the watchdog interval (0: none) and whether a
 	 * stuck flush thread was logged; receive thread */

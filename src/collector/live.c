@@ -99,6 +99,7 @@ int ng_coll_http_start(ng_collector *c)
 {
 	const ng_collector_config *cfg = c->cfg;
 	pthread_mutex_init(&c->live_mu, NULL);
+	c->attribution_dbip = live_dbip(c); /* also for exporters.json: serve's */
 	if (!cfg->http)
 		return 0;
 	const char *token = cfg->http_token, *addr = cfg->http_listen;
@@ -121,7 +122,7 @@ int ng_coll_http_start(ng_collector *c)
 	                     .snmp_arg = c->snmp,
 	                     .limits = cfg->http_limits,
 	                     .metrics_exporters = (size_t)c->limits.metrics_exporters,
-	                     .attribution_dbip = live_dbip(c)};
+	                     .attribution_dbip = c->attribution_dbip};
 	sigset_t old;
 	ng_signals_block(&old); /* for the server's threads (core/thread.h) */
 	char err[512];

@@ -67,6 +67,7 @@ void ng_coll_snapshot(ng_collector *c, ng_exporters_file *f)
 	ng_decoder_foreach_stats(c->dec, add_row, &g);
 	ng_listener_get_stats(c->lis, &f->listener);
 	ng_store_writer_get_stats(c->w, &f->store);
+	f->attribution_dbip = (c->main ? c->main : c)->attribution_dbip;
 	if (c->ch || c->ch_closed) { /* ClickHouse (sink/clickhouse.h) */
 		f->has_clickhouse = true;
 		if (c->ch)

@@ -167,6 +167,8 @@ static void put_file(FILE *f, const ng_exporters_file *x)
 	put_time(f, "updated", x->updated_ms);
 	fputc(',', f);
 	put_time(f, "started", x->started_ms);
+	if (x->attribution_dbip)
+		fputs(",\"attribution_dbip\":1", f);
 	fputs(",\n", f);
 	ng_exporters_put_listener(f, &x->listener);
 	fputs(",\n", f);
@@ -566,6 +568,13 @@ static bool top_member(struct rd *r, const char *k, void *arg)
 		return u64(r, &f->updated_ms);
 	if (!strcmp(k, "started_ms"))
 		return u64(r, &f->started_ms);
+	if (!strcmp(k, "attribution_dbip")) {
+		uint64_t v = 0;
+		if (!u64(r, &v))
+			return false;
+		f->attribution_dbip = v != 0;
+		return true;
+	}
 	return skip_value(r, 0);
 }
 
@@ -733,6 +742,8 @@ int ng_exporters_merge(ng_exporters_file *f, const ng_exporters_file *base)
 	NG_LISTENER_COUNTERS(X)
 #undef X
 	ng_limit_stats_add(&f->limits, &base->limits);
+	/* flows of an earlier run enriched from DB-IP are still in the store */
+	f->attribution_dbip = f->attribution_dbip || base->attribution_dbip;
 	if (base->started_ms && (!f->started_ms || base->started_ms < f->started_ms))
 		f->started_ms = base->started_ms;
 	return 0;

@@ -85,6 +85,10 @@ typedef struct ng_exporters_file {
 	uint64_t started_ms, updated_ms;
 	unsigned nworkers; /* 0 or 1: one receive thread, no "workers" */
 	ng_worker_stats workers[NG_EXPORTERS_WORKERS_MAX];
+	/* "attribution_dbip":1 — the collector enriched its flows from DB-IP
+	 * data, whose CC BY 4.0 licence asks for an attribution where they are
+	 * shown: `nagare serve` shows it too (enrich.h ng_enricher_dbip) */
+	bool attribution_dbip;
 } ng_exporters_file;
 
 /* "NetFlow v5", "NetFlow v9", "IPFIX", "sFlow v5", … for a flow_version. */

@@ -205,6 +205,36 @@ def main():
         check(len(dblines) == 4 and all("built 20" in l for l in dblines),
               "doctor dates the 4 default database files")
         check(any("npm @ip-location-db/asn" in l for l in dblines), "doctor names the CSV's package")
+
+        # `nagare serve` over the same store shows the attribution too (the
+        # collector says in STORE/state/exporters.json that DB-IP enriched
+        # its flows); over a store without that, none
+        u.stop(p)
+        for sdir, want in ((store, True), (os.path.join(work, "empty"), False)):
+            os.makedirs(sdir, exist_ok=True)
+            slog = open(os.path.join(work, "serve.log"), "w+")
+            sp = subprocess.Popen([BIN, "serve", "--store", sdir, "--http", "127.0.0.1:0"],
+                                  stdout=slog, stderr=subprocess.STDOUT, env=env)
+            try:
+                surl = None
+                for _ in range(100):
+                    slog.seek(0)
+                    m = re.search(r"(http://[^ ]*/)", slog.read())
+                    if m:
+                        surl = m.group(1)
+                        break
+                    time.sleep(0.1)
+                check(surl is not None, "nagare serve started")
+                if surl:
+                    f2 = json.load(urllib.request.urlopen(surl + "api/v1/fields", timeout=10))
+                    has = any(a.get("text") == "IP Geolocation by DB-IP"
+                              for a in f2.get("attribution", []))
+                    check(has == want, "serve over %s: DB-IP attribution %s (%s)"
+                          % ("the store" if want else "an empty store",
+                             "shown" if want else "not shown", f2.get("attribution")))
+            finally:
+                sp.terminate()
+                sp.wait(30)
     finally:
         u.stop(p)
         print(open(log.name).read()[-3000:] if fails else "", end="")

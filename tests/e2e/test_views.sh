@@ -137,4 +137,25 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3cret-T
 	-H 'Content-Type: application/json' -d '{"name":"a","state":"/"}' "${url}api/v1/views")
 [ "$code" = 201 ] || { echo "test_views: FAIL: POST with the token: $code, not 201" >&2; exit 1; }
 echo "ok: POST with the token: 201"
+kill -TERM "${pids[0]}"; wait "${pids[0]}" || true; pids=()
+
+# serve stops on SIGTERM whichever of its threads the signal reaches (it
+# took it with a handler and pause(): a signal delivered to a server
+# thread left the main thread paused, and serve running, for ever)
+for i in $(seq 20); do
+	"$NG_BIN" serve --store "$work/store" --http 127.0.0.1:0 >"$work/stop.log" 2>&1 &
+	p=$!
+	u=$(wait_url "$work/stop.log")
+	curl -s -o /dev/null "${u}api/v1/fields" &
+	kill -TERM "$p"
+	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+	if kill -0 "$p" 2>/dev/null; then
+		kill -KILL "$p"
+		echo "test_views: FAIL: serve still running 5 s after SIGTERM (round $i)" >&2
+		exit 1
+	fi
+	wait "$p" || true
+	wait || true
+done
+echo "ok: serve stops on SIGTERM (20 rounds, a request in flight)"
 echo "test_views: all passed"
