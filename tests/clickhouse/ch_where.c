@@ -1,0 +1,56 @@
+/*
+ * ch_where.c — prints the ClickHouse WHERE expression nagare compiles a
+ * filter to (query/filter_sql.h), for tests/e2e/test_clickhouse_filter.sh
+ * until `nagare query --clickhouse` exists (issue 17 part 3).
+ *
+ *   ch_where [--ipv6] FILTER...
+ *
+ * The words are joined with spaces into the filter, as `nagare query`
+ * does.  --ipv6: for a server with the IPv6 type (19.3 on), else 18.16's
+ * FixedString(16).  Exit status: 0, 1 the filter does not compile, 2 it
+ * does not parse (the parser's message on stderr).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/filter_sql.h"
+
+int main(int argc, char **argv)
+{
+	ng_ch_server sv = {0};
+	int i = 1;
+	if (i < argc && !strcmp(argv[i], "--ipv6")) {
+		sv.ipv6 = true;
+		i++;
+	}
+	size_t len = 1;
+	for (int k = i; k < argc; k++)
+		len += strlen(argv[k]) + 1;
+	char *text = calloc(1, len);
+	if (!text)
+		return 1;
+	for (int k = i; k < argc; k++) {
+		if (k > i)
+			strcat(text, " ");
+		strcat(text, argv[k]);
+	}
+	char err[1024];
+	size_t col = 0;
+	ng_filter *f = ng_filter_parse(text, err, sizeof err, &col);
+	if (!f) {
+		fprintf(stderr, "ch_where: bad filter at column %zu: %s\n", col + 1, err);
+		free(text);
+		return 2;
+	}
+	ng_ch_sql q = {0};
+	int rc = ng_filter_sql(f, &sv, NULL, "flows", &q, err, sizeof err);
+	if (rc < 0)
+		fprintf(stderr, "ch_where: %s\n", err);
+	else
+		printf("%s\n", q.s);
+	ng_ch_sql_free(&q);
+	ng_filter_free(f);
+	free(text);
+	return rc < 0 ? 1 : 0;
+}
