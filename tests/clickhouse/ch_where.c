@@ -4,6 +4,7 @@
  * until `nagare query --clickhouse` exists (issue 17 part 3).
  *
  *   ch_where [--ipv6] FILTER...
+ *   ch_where --literal HEX      the string literal of the bytes HEX
  *
  * The words are joined with spaces into the filter, as `nagare query`
  * does.  --ipv6: for a server with the IPv6 type (19.3 on), else 18.16's
@@ -20,6 +21,23 @@ int main(int argc, char **argv)
 {
 	ng_ch_server sv = {0};
 	int i = 1;
+	if (argc == 3 && !strcmp(argv[1], "--literal")) {
+		/* the bytes of HEX (two digits each) as ng_ch_sql_str writes them */
+		size_t n = strlen(argv[2]) / 2;
+		unsigned char *b = malloc(n + 1);
+		for (size_t k = 0; b && k < n; k++) {
+			unsigned v;
+			if (sscanf(argv[2] + 2 * k, "%2x", &v) != 1)
+				return 2;
+			b[k] = (unsigned char)v;
+		}
+		ng_ch_sql q = {0};
+		ng_ch_sql_str(&q, b, n);
+		printf("%s\n", q.s ? q.s : "");
+		ng_ch_sql_free(&q);
+		free(b);
+		return 0;
+	}
 	if (i < argc && !strcmp(argv[i], "--ipv6")) {
 		sv.ipv6 = true;
 		i++;

@@ -86,6 +86,16 @@ chtotal=$(q 'SELECT count() FROM nagare.flows')
 [ "$total" = "$chtotal" ] && [ "$total" -gt 50000 ] && r=0 || r=1
 check $r "the same rows in the store and in ClickHouse ($total, $chtotal)"
 
+# string literals (clickhouse/sql.c) read back by the server as the same
+# bytes: quotes, backslashes, NUL, control bytes, UTF-8, invalid UTF-8
+for hex in "" 27 5c 00 275c27 27272727 5c5c5c00 0001020708090a0b0c0d1b1f7f \
+	e69db1e4baac fffe80c328 2d2d202f2a20 5c7832375c78 "$(printf 'x%.0s' {1..64} | od -An -tx1 | tr -d ' \n')"; do
+	lit=$("$where" --literal "$hex")
+	got=$(q "SELECT lower(hex($lit))")
+	[ "$got" = "$hex" ] && r=0 || r=1
+	check $r "literal $lit: the server reads ${got:-(empty)}"
+done
+
 # values of stored flows, so that the terms on them match rows
 IFS=, read -r a b as inif outif < <("$NG_BIN" query --store "$work/store" -q -n 1 -o ndjson |
 	python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); print(",".join(str(r[k]) for k in ("src_addr","dst_addr","src_as","in_if","out_if")))')
