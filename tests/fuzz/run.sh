@@ -47,6 +47,17 @@ open(sys.argv[1] + "/nxdomain.bin", "wb").write(struct.pack("!6H", 2, 0x8583, 1,
                                                  struct.pack("!HH", 12, 1))
 open(sys.argv[1] + "/loop.bin", "wb").write(ans[:-len(name)] + b"\xc0" + bytes([len(ans) - len(name)]))
 PY
+# hostile filters for fuzz_ch_filter (quotes, backslashes, comments,
+# control bytes, UTF-8, huge numbers, SQL in values)
+mkdir -p "$work/ch_filter"
+i=0
+for f in "src net-name \"'; DROP TABLE flows; --\"" "exporter_name = '\\\\'" \
+	"service ~ \"/* x */\" or country 'J\"P'" "host ::ffff:39.92.39.92 and mac 27:5c:00:ff:2d:2d" \
+	"bytes > 18446744073709551615 and as in [4294967295 0]" "dst asname \"東京 \377\001\"" \
+	"not (port 80 or net 10.0.0.0/8) and bps > 1M and dscp 46 and flags SA"; do
+	printf '%s' "$f" >"$work/ch_filter/$i"
+	i=$((i + 1))
+done
 found=0
 ran=0
 for bin in "$build"/fuzz_*; do
@@ -60,12 +71,14 @@ for bin in "$build"/fuzz_*; do
 	fuzz_exporters) seeds=$work/exporters ;;
 	fuzz_views) seeds=$work/views ;;
 	fuzz_ptr) seeds=$work/ptr ;;
+	fuzz_ch_filter) seeds=$work/ch_filter ;;
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"
 	# a target's dictionary of tokens (fuzz_filter.dict: the filter keywords)
 	dict=
 	[ -f "$here/$name.dict" ] && dict=-dict=$here/$name.dict
+	[ "$name" = fuzz_ch_filter ] && dict=-dict=$here/fuzz_filter.dict
 	echo "== $name ($secs s)"
 	if ! "$bin" $dict -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65535 \
 		-artifact_prefix="$artifacts/$name-" -print_final_stats=1 \
