@@ -5,6 +5,9 @@
  *
  *   ch_where [--ipv6] FILTER...
  *   ch_where --literal HEX      the string literal of the bytes HEX
+ *   ch_where --top KEYS ORDER N FILTER...   the top-N statement over
+ *                               nagare.flows (query/top_sql.h); KEYS as
+ *                               -s takes them: dstport or srcas,dstport
  *
  * The words are joined with spaces into the filter, as `nagare query`
  * does.  --ipv6: for a server with the IPv6 type (19.3 on), else 18.16's
@@ -15,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/field.h"
 #include "query/filter_sql.h"
+#include "query/top_sql.h"
 
 int main(int argc, char **argv)
 {
@@ -37,6 +42,14 @@ int main(int argc, char **argv)
 		ng_ch_sql_free(&q);
 		free(b);
 		return 0;
+	}
+	const char *top = NULL, *order = NULL;
+	size_t limit = 0;
+	if (argc > 4 && !strcmp(argv[1], "--top")) {
+		top = argv[2];
+		order = argv[3];
+		limit = strtoul(argv[4], NULL, 10);
+		i = 5;
 	}
 	if (i < argc && !strcmp(argv[i], "--ipv6")) {
 		sv.ipv6 = true;
@@ -62,7 +75,28 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ng_ch_sql q = {0};
-	int rc = ng_filter_sql(f, &sv, NULL, "flows", &q, err, sizeof err);
+	int rc;
+	if (top) {
+		enum ng_field_id keys[4];
+		size_t nkeys = 0;
+		char names[256];
+		snprintf(names, sizeof names, "%s", top);
+		rc = 0;
+		for (char *k = strtok(names, ","); k && rc == 0; k = strtok(NULL, ",")) {
+			const ng_field *fd = ng_field_by_name(k);
+			if (!fd || nkeys == 4) {
+				snprintf(err, sizeof err, "no key '%s'", k);
+				rc = -1;
+			} else {
+				keys[nkeys++] = fd->id;
+			}
+		}
+		if (rc == 0)
+			rc = ng_top_sql("nagare", keys, nkeys, order, limit, f, &sv, &q, err,
+			                sizeof err);
+	} else {
+		rc = ng_filter_sql(f, &sv, NULL, "flows", &q, err, sizeof err);
+	}
 	if (rc < 0)
 		fprintf(stderr, "ch_where: %s\n", err);
 	else

@@ -16,7 +16,10 @@
 # its rows).  The table covers every kind of term; values taken from the
 # stored flows (an address, an AS, interfaces) make the terms match
 # something, and the test fails when too few of its filters match rows
-# (a table of empty answers would prove nothing).
+# (a table of empty answers would prove nothing).  Then top-N statistics
+# (query/top_sql.h: `-s KEYS/ORDER -n N FILTER`, integer keys, ranked by
+# flows, packets or bytes): the same rows in the same order (keys, first
+# and last seen, flows, packets, bytes) as `nagare query`'s.
 #
 # NG_BIN: the nagare binary (default build/nagare); ch_where and
 # bench/flowgen are taken from beside it.  Loopback only.  Skips (exit 0,
@@ -70,7 +73,7 @@ enrich:
 YAML
 port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 NAGARE_CH_BATCH_MS=1000 "$NG_BIN" collect --store "$work/store" --clickhouse "$url" \
-	--config "$work/nagare.yaml" --listen "127.0.0.1:$port" --workers 1 \
+	--config "$work/nagare.yaml" --listen "127.0.0.1:$port" --workers 1 --no-http \
 	>"$work/collect.log" 2>&1 &
 cpid=$!
 for _ in $(seq 100); do grep -q 'listening on' "$work/collect.log" && break; sleep 0.1; done
@@ -89,7 +92,7 @@ check $r "the same rows in the store and in ClickHouse ($total, $chtotal)"
 # string literals (clickhouse/sql.c) read back by the server as the same
 # bytes: quotes, backslashes, NUL, control bytes, UTF-8, invalid UTF-8
 for hex in "" 27 5c 00 275c27 27272727 5c5c5c00 0001020708090a0b0c0d1b1f7f \
-	e69db1e4baac fffe80c328 2d2d202f2a20 5c7832375c78 "$(printf 'x%.0s' {1..64} | od -An -tx1 | tr -d ' \n')"; do
+	e69db1e4baac fffe80c328 2d2d202f2a20 5c7832375c78 "$(printf 'x%.0s' {1..64} | od -An -v -tx1 | tr -d ' \n')"; do
 	lit=$("$where" --literal "$hex")
 	got=$(q "SELECT lower(hex($lit))")
 	[ "$got" = "$hex" ] && r=0 || r=1
@@ -170,6 +173,35 @@ for f in "${filters[@]}"; do
 	check $r "$f: ClickHouse $ch, nagare $ng"
 	[ "${ng%%,*}" != 0 ] && [ "${ng%%,*}" != "$total" ] && matched=$((matched + 1))
 done
+# top-N (query/top_sql.h): the same rows, in the same order, as -s KEYS/ORDER
+tops=(
+	"dstport|bytes|10|proto tcp"
+	"srcas,dstport|flows|10|not port 443"
+	"proto|packets|0|any"
+	"inif|bytes|5|exporter 127.0.1.1"
+	"dstport|flows|20|bytes > 1k and net 10.0.0.0/9"
+	"srcport|packets|7|src net-name \"o'brien\" and proto udp"
+)
+for t in "${tops[@]}"; do
+	IFS='|' read -r keys order n f <<<"$t"
+	sql=$("$where" --top "$keys" "$order" "$n" "$f") || { check 1 "top $t compiles"; continue; }
+	q "$sql FORMAT CSV" >"$work/top.ch" 2>&1 || true
+	"$NG_BIN" query --store "$work/store" -q -s "$keys/$order" -n "$n" -o csv --no-header "$f" \
+		>"$work/top.ng"
+	python3 - "$work/top.ch" "$work/top.ng" "$(($(tr -cd , <<<"$keys" | wc -c) + 1))" <<'PY' >"$work/top.cmp"
+import csv, datetime, sys
+k = int(sys.argv[3])
+def ms(t):
+    d = datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    return str(round(d.timestamp() * 1000))
+ch = [r for r in csv.reader(open(sys.argv[1]))]
+ng = [r[2:2 + k] + [ms(r[0]), ms(r[1])] + r[2 + k:5 + k] for r in csv.reader(open(sys.argv[2]))]
+print("same" if ch == ng and ng else "differ: %d vs %d rows; first %s vs %s" % (len(ch), len(ng), ch[:1], ng[:1]))
+PY
+	[ "$(cat "$work/top.cmp")" = same ] && r=0 || r=1
+	check $r "-s $keys/$order -n $n '$f': $(wc -l <"$work/top.ng") rows, $(cat "$work/top.cmp")"
+done
+
 [ "$matched" -ge 35 ] && r=0 || r=1
 check $r "$matched of ${#filters[@]} filters match some rows but not all"
 # the hostile values reached the server as values: the table is there

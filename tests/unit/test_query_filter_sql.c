@@ -30,6 +30,7 @@
 #include "clickhouse/sql.h"
 #include "core/addr.h"
 #include "query/filter_sql.h"
+#include "query/top_sql.h"
 
 static const ng_ch_server v18 = {.major = 18, .minor = 16};
 static const ng_ch_server v24 = {.major = 24, .minor = 3, .ipv6 = true};
@@ -299,6 +300,40 @@ static void test_long_chain(void **state)
 	free(text);
 }
 
+/* A top-N statement, word for word, and what it refuses. */
+static void test_top(void **state)
+{
+	(void)state;
+	char err[256];
+	ng_filter *f = ng_filter_parse("proto tcp", err, sizeof err, NULL);
+	assert_non_null(f);
+	enum ng_field_id keys[] = {NG_F_SRC_AS, NG_F_DST_PORT};
+	ng_ch_sql q = {0};
+	assert_int_equal(ng_top_sql("nagare", keys, 2, "bytes", 10, f, &v18, &q, err, sizeof err),
+	                 0);
+	assert_string_equal(q.s,
+	                    "SELECT src_as, dst_port, min(flow_start), max(flow_end), count() AS "
+	                    "f_, sum(packets) AS p_, sum(bytes) AS b_ FROM nagare.flows WHERE "
+	                    "protocol = 6 GROUP BY src_as, dst_port ORDER BY b_ DESC, src_as ASC, "
+	                    "dst_port ASC LIMIT 10");
+	ng_ch_sql_free(&q);
+	enum ng_field_id addr = NG_F_SRC_ADDR;
+	assert_int_equal(ng_top_sql("nagare", &addr, 1, "flows", 10, f, &v18, &q, err, sizeof err),
+	                 -1);
+	assert_string_equal(
+	    err, "top-N in ClickHouse groups by integer fields only so far, not src_addr");
+	ng_ch_sql_free(&q);
+	assert_int_equal(ng_top_sql("nagare", keys, 1, "bps", 10, f, &v18, &q, err, sizeof err),
+	                 -1);
+	assert_string_equal(err,
+	                    "top-N in ClickHouse is ranked by flows, packets or bytes, not 'bps'");
+	ng_ch_sql_free(&q);
+	assert_int_equal(ng_top_sql("x; DROP", keys, 1, "flows", 10, f, &v18, &q, err, sizeof err),
+	                 -1);
+	ng_ch_sql_free(&q);
+	ng_filter_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +345,7 @@ int main(void)
 	    cmocka_unit_test(test_huge_numbers_refused),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_long_chain),
+	    cmocka_unit_test(test_top),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
