@@ -21,15 +21,18 @@
 # flows, packets or bytes): the same rows in the same order (keys, first
 # and last seen, flows, packets, bytes) as `nagare query`'s.
 #
-# NG_BIN: the nagare binary (default build/nagare); ch_where and
-# bench/flowgen are taken from beside it.  Loopback only.  Skips (exit 0,
+# NG_BIN: the nagare binary (default build/nagare); ch_where is taken from
+# beside it; NG_FLOWGEN: the generator (default build/bench/flowgen).  Loopback only.  Skips (exit 0,
 # saying so) without clickhouse-server (scripts/setup installs it).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export NG_BIN=${NG_BIN:-$here/../../build/nagare}
 bindir=$(dirname "$NG_BIN")
 where=$bindir/ch_where
-flowgen=$bindir/bench/flowgen
+# the generator of the plain build (as test_clickhouse.sh's nfgen): a
+# sanitizer build's flowgen reports its own allocations at exit
+flowgen=${NG_FLOWGEN:-$here/../../build/bench/flowgen}
+[ -x "$flowgen" ] || flowgen=$bindir/bench/flowgen
 # shellcheck source=../clickhouse/server.sh
 . "$here/../clickhouse/server.sh"
 if ! ch_have; then
@@ -77,7 +80,7 @@ NAGARE_CH_BATCH_MS=1000 "$NG_BIN" collect --store "$work/store" --clickhouse "$u
 	>"$work/collect.log" 2>&1 &
 cpid=$!
 for _ in $(seq 100); do grep -q 'listening on' "$work/collect.log" && break; sleep 0.1; done
-"$flowgen" --records 60000 --rate 30000 --port "$port" --exporters 4 >"$work/gen.out" 2>&1
+ASAN_OPTIONS=detect_leaks=0 "$flowgen" --records 60000 --rate 30000 --port "$port" --exporters 4 >"$work/gen.out" 2>&1
 sleep 1
 kill -TERM "$cpid"
 wait "$cpid" || true
