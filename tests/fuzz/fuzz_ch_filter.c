@@ -17,7 +17,10 @@
  * balanced, printable ASCII, no comment or quoted identifier) and every
  * word outside its literals nagare's own (tests/unit/ch_sql_check.h): a
  * user's value outside a literal would be a word of its own.  A compile
- * that fails says why.  Any breach aborts.
+ * that fails says why.  The filter is also compiled inside a top-N
+ * statement (query/top_sql.h: by src_as and dst_port, ranked by bytes),
+ * held to the same checks with that statement's words.  Any breach
+ * aborts.
  *
  * run.sh passes fuzz_filter.dict and seeds of hostile filters.
  */
@@ -29,6 +32,7 @@
 #include "../unit/ch_sql_check.h"
 #include "clickhouse/sql.h"
 #include "query/filter_sql.h"
+#include "query/top_sql.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -117,6 +121,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_compiled(f, &v18, NULL);
 	check_compiled(f, &v24, NULL);
 	check_compiled(f, &v18, &hourly);
+	enum ng_field_id keys[] = {NG_F_SRC_AS, NG_F_DST_PORT};
+	ng_ch_sql q = {0}, shape = {0};
+	if (ng_top_sql("nagare", keys, 2, "bytes", 10, f, &v24, &q, err, sizeof err) == 0) {
+		if (ng_ch_sql_shape(q.s, q.len, &shape, err, sizeof err) < 0 ||
+		    !ch_sql_words_in(shape.s, true, NULL))
+			abort();
+	} else if (!err[0]) {
+		abort();
+	}
+	ng_ch_sql_free(&shape);
+	ng_ch_sql_free(&q);
 	ng_filter_free(f);
 	return 0;
 }

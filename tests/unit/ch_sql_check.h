@@ -16,9 +16,13 @@
 #include "core/field.h"
 
 /* True when every word ([A-Za-z_][A-Za-z0-9_]*) of the shape s is a
- * field name or a word filter_sql.c writes; *bad gets the first other. */
-static inline bool ch_sql_words_ok(const char *s, const char **bad)
+ * field name, a word filter_sql.c writes or (when `statement`) one that
+ * top_sql.c's statement around it writes; *bad gets the first other. */
+static inline bool ch_sql_words_in(const char *s, bool statement, const char **bad)
 {
+	static const char *const stmt[] = {
+	    "SELECT", "FROM", "WHERE", "GROUP", "BY", "ORDER", "DESC", "ASC",    "LIMIT", "AS",
+	    "min",    "max",  "count", "sum",   "f_", "p_",    "b_",   "nagare", "flows"};
 	static const char *const own[] = {"AND",   "OR",       "NOT",      "IN",
 	                                  "lower", "position", "bitAnd",   "bitShiftRight",
 	                                  "if",    "intDiv",   "greatest", "toIPv6"};
@@ -35,6 +39,8 @@ static inline bool ch_sql_words_ok(const char *s, const char **bad)
 		bool ok = false;
 		for (size_t i = 0; !ok && i < sizeof own / sizeof own[0]; i++)
 			ok = strlen(own[i]) == n && !strncmp(own[i], s, n);
+		for (size_t i = 0; statement && !ok && i < sizeof stmt / sizeof stmt[0]; i++)
+			ok = strlen(stmt[i]) == n && !strncmp(stmt[i], s, n);
 		for (unsigned f = 0; !ok && f < NG_FIELD_COUNT; f++)
 			ok = strlen(ng_fields[f].name) == n && !strncmp(ng_fields[f].name, s, n);
 		if (!ok) {
@@ -45,6 +51,12 @@ static inline bool ch_sql_words_ok(const char *s, const char **bad)
 		s += n;
 	}
 	return true;
+}
+
+/* The words of a WHERE expression (filter_sql.c) only. */
+static inline bool ch_sql_words_ok(const char *s, const char **bad)
+{
+	return ch_sql_words_in(s, false, bad);
 }
 
 #endif
