@@ -50,6 +50,17 @@ PY
 # ASN CSV ranges (enrich/geocsv.c): rows as ip-location-db writes them
 mkdir -p "$work/geocsv"
 printf '1.0.0.0,1.0.0.255,13335,"Cloudflare, Inc."\n2.26.200.0,2.26.215.255,201907,"LLC ""SPUTNIK"""\r\n2001:200::,2001:200:1b9:ffff:ffff:ffff:ffff:ffff,2500,WIDE Project\n' >"$work/geocsv/asn.csv"
+# hostile filters for fuzz_ch_filter (quotes, backslashes, comments,
+# control bytes, UTF-8, huge numbers, SQL in values)
+mkdir -p "$work/ch_filter"
+i=0
+for f in "src net-name \"'; DROP TABLE flows; --\"" "exporter_name = '\\\\'" \
+	"service ~ \"/* x */\" or country 'J\"P'" "host ::ffff:39.92.39.92 and mac 27:5c:00:ff:2d:2d" \
+	"bytes > 18446744073709551615 and as in [4294967295 0]" "dst asname \"東京 \377\001\"" \
+	"not (port 80 or net 10.0.0.0/8) and bps > 1M and dscp 46 and flags SA"; do
+	printf '%s' "$f" >"$work/ch_filter/$i"
+	i=$((i + 1))
+done
 found=0
 ran=0
 for bin in "$build"/fuzz_*; do
@@ -64,12 +75,14 @@ for bin in "$build"/fuzz_*; do
 	fuzz_views) seeds=$work/views ;;
 	fuzz_ptr) seeds=$work/ptr ;;
 	fuzz_geocsv) seeds=$work/geocsv ;;
+	fuzz_ch_filter) seeds=$work/ch_filter ;;
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"
 	# a target's dictionary of tokens (fuzz_filter.dict: the filter keywords)
 	dict=
 	[ -f "$here/$name.dict" ] && dict=-dict=$here/$name.dict
+	[ "$name" = fuzz_ch_filter ] && dict=-dict=$here/fuzz_filter.dict
 	echo "== $name ($secs s)"
 	if ! "$bin" $dict -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65535 \
 		-artifact_prefix="$artifacts/$name-" -print_final_stats=1 \
