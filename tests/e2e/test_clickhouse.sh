@@ -133,16 +133,27 @@ echo "ClickHouse started again after the kill"
 # insert (nagare's request times out after 2 s), SIGCONT 4 s later (the
 # server ends the insert and commits it): the check before the resend
 # must find the batch there and not send it again
+# (frozen once the batch's rows are in flows and while the insert still
+# runs, its materialized views or its reply pending: then the server has
+# committed what nagare times out on, every time; stopping at any moment
+# of the insert sometimes froze it before the commit, and there was
+# nothing for the check to find)
 sleep 1
 stopped=0
-for _ in $(seq 400); do
-	if curl -s "http://127.0.0.1:$CH_HTTP/" --data-binary \
-		"SELECT count() FROM system.processes WHERE query LIKE 'INSERT INTO nagare.flows (%'" | grep -q '^[1-9]'; then
-		kill -STOP "$CH_PID"
-		stopped=1
-		break
+chq() { curl -s "http://127.0.0.1:$CH_HTTP/" --data-binary "$1"; }
+for _ in $(seq 2000); do
+	qid=$(chq "SELECT query_id FROM system.processes WHERE query LIKE 'INSERT INTO nagare.flows (%' LIMIT 1")
+	if [ -n "$qid" ]; then
+		bid=$(python3 -c 'import sys; print(int(sys.argv[1].split("-")[1], 16))' "$qid" 2>/dev/null || true)
+		if [ -n "$bid" ] && chq "SELECT count() FROM nagare.flows WHERE batch_id = $bid" | grep -q '^[1-9]' &&
+			chq "SELECT count() FROM system.processes WHERE query_id = '$qid'" | grep -q '^[1-9]'; then
+			kill -STOP "$CH_PID"
+			stopped=1
+			echo "ClickHouse frozen with batch $qid in flows, its insert still running"
+			break
+		fi
 	fi
-	sleep 0.01
+	sleep 0.005
 done
 check $((1 - stopped)) "ClickHouse stopped (SIGSTOP) during an insert"
 sleep 4
