@@ -105,6 +105,40 @@ static bool wait_file(const char *path, long ms)
 	return false;
 }
 
+/* A collector's configuration on a fresh store (STORE = DIR/store) and a
+ * free loopback UDP port, stats every second, an empty configuration:
+ * each test sets what it needs in cfg, then runs it (run_main).  Keep it
+ * in place: cfg points into it. */
+struct fixture {
+	char *dir;
+	char store[300], listen[64];
+	const char *listens[1];
+	uint16_t port;
+	ng_config conf;
+	ng_collector_config cfg;
+};
+
+static void fixture_init(struct fixture *x, const char *tag)
+{
+	memset(x, 0, sizeof *x);
+	x->dir = ts_make_store(tag);
+	snprintf(x->store, sizeof x->store, "%s/store", x->dir);
+	x->port = eu_free_port(SOCK_DGRAM);
+	snprintf(x->listen, sizeof x->listen, "127.0.0.1:%u", x->port);
+	x->listens[0] = x->listen;
+	x->cfg = (ng_collector_config){.store = x->store,
+	                               .listen = x->listens,
+	                               .nlisten = 1,
+	                               .stats_interval = 1,
+	                               .config = &x->conf};
+}
+
+static void fixture_free(struct fixture *x)
+{
+	ts_rm_rf(x->dir);
+	free(x->dir);
+}
+
 struct sums {
 	size_t n, ssh; /* rows, and rows whose service is "ssh" */
 	uint64_t packets, bytes;
@@ -125,22 +159,15 @@ static int on_rows(const ng_column_batch *b, void *arg)
 static void test_run_store_reload_stop(void **state)
 {
 	(void)state;
-	char *dir = ts_make_store("collector_run");
-	char store[300], listen[64], path[400];
-	snprintf(store, sizeof store, "%s/store", dir);
-	uint16_t port = eu_free_port(SOCK_DGRAM);
-	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
-	const char *listens[] = {listen};
-	ng_config conf = {0};
-	ng_collector_config cfg = {.store = store,
-	                           .listen = listens,
-	                           .nlisten = 1,
-	                           .stats_interval = 1,
-	                           .config = &conf,
-	                           .enrich = true,
-	                           .options_names = true,
-	                           .reload = reload};
-	struct run r = {.cfg = &cfg, .rc = -1};
+	struct fixture x;
+	fixture_init(&x, "collector_run");
+	const char *store = x.store;
+	const uint16_t port = x.port;
+	char path[400];
+	x.cfg.enrich = true;
+	x.cfg.options_names = true;
+	x.cfg.reload = reload;
+	struct run r = {.cfg = &x.cfg, .rc = -1};
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, run_main, &r), 0);
 	/* interfaces.tsv: the first report, so the loop runs */
@@ -168,8 +195,7 @@ static void test_run_store_reload_stop(void **state)
 	assert_int_equal(s.ssh, 2); /* enriched (at the flush: no NDJSON) */
 	snprintf(path, sizeof path, "%s/state/templates", store);
 	assert_int_equal(access(path, F_OK), 0);
-	ts_rm_rf(dir);
-	free(dir);
+	fixture_free(&x);
 }
 
 /* An IPFIX message (RFC 7011 §3) of one template set: template 256 of
@@ -213,16 +239,12 @@ static uint64_t saved_templates(const char *path)
 static void test_run_templates_saved_while_running(void **state)
 {
 	(void)state;
-	char *dir = ts_make_store("collector_tpl");
-	char store[300], listen[64], path[400];
-	snprintf(store, sizeof store, "%s/store", dir);
-	uint16_t port = eu_free_port(SOCK_DGRAM);
-	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
-	const char *listens[] = {listen};
-	ng_config conf = {0};
-	ng_collector_config cfg = {
-	    .store = store, .listen = listens, .nlisten = 1, .stats_interval = 1, .config = &conf};
-	struct run r = {.cfg = &cfg, .rc = -1};
+	struct fixture x;
+	fixture_init(&x, "collector_tpl");
+	const char *store = x.store;
+	const uint16_t port = x.port;
+	char path[400];
+	struct run r = {.cfg = &x.cfg, .rc = -1};
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, run_main, &r), 0);
 	snprintf(path, sizeof path, "%s/state/interfaces.tsv", store);
@@ -237,8 +259,7 @@ static void test_run_templates_saved_while_running(void **state)
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(saved_templates(path), 1);
-	ts_rm_rf(dir);
-	free(dir);
+	fixture_free(&x);
 }
 
 /* An IPFIX message (RFC 7011 §3) from exporter 127.0.0.`k` naming its
@@ -278,20 +299,13 @@ static void send_ipfix_ifname(uint16_t port, unsigned k)
 static void test_run_workers_interfaces(void **state)
 {
 	(void)state;
-	char *dir = ts_make_store("collector_ifs");
-	char store[300], listen[64], path[400];
-	snprintf(store, sizeof store, "%s/store", dir);
-	uint16_t port = eu_free_port(SOCK_DGRAM);
-	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
-	const char *listens[] = {listen};
-	ng_config conf = {0};
-	ng_collector_config cfg = {.store = store,
-	                           .listen = listens,
-	                           .nlisten = 1,
-	                           .stats_interval = 1,
-	                           .config = &conf,
-	                           .workers = 2,
-	                           .options_names = true};
+	struct fixture x;
+	fixture_init(&x, "collector_ifs");
+	const char *store = x.store;
+	const uint16_t port = x.port;
+	char path[400];
+	x.cfg.workers = 2;
+	x.cfg.options_names = true;
 	unsigned on[2] = {0, 0};
 	for (unsigned k = 10; k < 18; k++) {
 		uint8_t a[16];
@@ -301,7 +315,7 @@ static void test_run_workers_interfaces(void **state)
 		on[ng_reuseport_worker(a, 2)]++;
 	}
 	assert_true(on[0] && on[1]); /* both workers have exporters */
-	struct run r = {.cfg = &cfg, .rc = -1};
+	struct run r = {.cfg = &x.cfg, .rc = -1};
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, run_main, &r), 0);
 	snprintf(path, sizeof path, "%s/state/interfaces.tsv", store);
@@ -328,8 +342,7 @@ static void test_run_workers_interfaces(void **state)
 		if (!strstr(tsv, line))
 			fail_msg("interfaces.tsv lacks \"%s\":\n%s", line, tsv);
 	}
-	ts_rm_rf(dir);
-	free(dir);
+	fixture_free(&x);
 }
 
 static void test_run_start_errors(void **state)
