@@ -443,27 +443,17 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 	                          .column = idx,
 	                          .frame = (uint32_t)b,
 	                          .len = want};
-	if (cache) {
-		if (ng_seg_reserve((uint8_t **)&r->raw, &r->rawcap,
-		                   want > NG_SEG_BLOCK_ROWS * 16 ? want : NG_SEG_BLOCK_ROWS * 16)) {
-			ng_seg_errf(err, errlen, "out of memory");
-			return -1;
-		}
-		if (ng_frame_cache_get(&key, r->raw))
-			return 0;
+	/* one block's buffer, at least a 16-byte column's block */
+	if (ng_seg_reserve((uint8_t **)&r->raw, &r->rawcap,
+	                   want > NG_SEG_BLOCK_ROWS * 16 ? want : NG_SEG_BLOCK_ROWS * 16)) {
+		ng_seg_errf(err, errlen, "out of memory");
+		return -1;
 	}
+	if (cache && ng_frame_cache_get(&key, r->raw))
+		return 0;
 	if (load_column(r, idx, err, errlen))
 		return -1;
-	if (want > NG_SEG_BLOCK_ROWS * 16 &&
-	    ng_seg_reserve((uint8_t **)&r->raw, &r->rawcap, want)) {
-		ng_seg_errf(err, errlen, "out of memory");
-		return -1;
-	}
 	if (!r->dctx && !(r->dctx = ZSTD_createDCtx())) {
-		ng_seg_errf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (ng_seg_reserve((uint8_t **)&r->raw, &r->rawcap, NG_SEG_BLOCK_ROWS * 16)) {
 		ng_seg_errf(err, errlen, "out of memory");
 		return -1;
 	}
