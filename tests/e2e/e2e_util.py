@@ -118,3 +118,15 @@ def query_json(nagare, store, *args, timeout=120):
     if r.returncode != 0:
         raise RuntimeError(f"query {' '.join(args)} exited {r.returncode}: {r.stderr.strip()}")
     return json.loads(r.stdout)
+
+
+def render_dom(url, budget_ms=8000, timeout=120):
+    """The DOM of the dashboard page at `url` once its scripts have run
+    (Debian's chromium headless, --dump-dom, `budget_ms` of virtual time),
+    or None when chromium is not installed (the caller says so)."""
+    import shutil
+    if not shutil.which("chromium"):
+        return None
+    return subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                           f"--virtual-time-budget={budget_ms}", "--dump-dom", url],
+                          capture_output=True, text=True, timeout=timeout).stdout

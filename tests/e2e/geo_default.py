@@ -185,10 +185,8 @@ def main():
                   for a in att), f"/api/v1/fields attribution names DB-IP: {att}")
 
         # ... and the Geo page shows it (Debian's chromium renders the page)
-        if shutil.which("chromium"):
-            dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                                  "--virtual-time-budget=8000", "--dump-dom", url + "geo"],
-                                 capture_output=True, text=True, timeout=120).stdout
+        dom = u.render_dom(url + "geo")
+        if dom is not None:
             foot = re.search(r'<footer id="attribution"[^>]*>(.*?)</footer>', dom, re.S)
             check(foot and 'href="https://db-ip.com"' in foot.group(1) and
                   "IP Geolocation by DB-IP" in foot.group(1),

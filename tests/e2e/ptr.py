@@ -11,6 +11,8 @@
      resolve_ms=300 the answer comes within the budget (its time minus
      the same request's without resolve=1 under 300 ms + 250 ms slack),
      the addresses without names.
+  The Overview page (Debian's chromium headless) shows "address (name)"
+  in its top sources for the two.
 Standard library only; loopback only.
 """
 import json
@@ -24,7 +26,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import free_port, stop_checked, v5_header, v5_record, wait_for  # noqa: E402
+from e2e_util import (free_port, render_dom, stop_checked, v5_header, v5_record,  # noqa: E402
+                      wait_for)
 
 NG = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="ng_e2e_ptr.")
@@ -138,6 +141,17 @@ def main():
     log(f"API flows names: {fl.get('names')}")
     if fl.get("names") != want or len(fl.get("rows", [])) != 3:
         fail(f"API flows resolve=1: {fl}")
+    # ... and the dashboards show them: the Overview's top sources
+    dom = render_dom(f"http://127.0.0.1:{hport}/")
+    if dom is None:
+        log("chromium missing: the Overview's names not checked")
+    else:
+        shown = {a: n for a, n in want.items() if f"{a} ({n})" in dom}
+        log(f"the Overview's top sources show {shown}")
+        if shown != want:
+            fail(f"the Overview shows names {shown}, dig says {want}")
+        if "10.0.2.3 (" in dom:
+            fail("the Overview names 10.0.2.3, which has no PTR record")
     rs = d.get("resolver", {})
     log(f"resolver: {rs}")
     if rs.get("addresses") != 3 or rs.get("named") != 2 or rs.get("lookups") != 3:

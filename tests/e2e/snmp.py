@@ -14,11 +14,13 @@
   3. v3 authPriv, with two receive workers: the same with SHA/AES, and
      an exporter 127.0.0.2 whose agent (a second snmpd, engineID of its
      own) is polled with a wrong authentication key: its row says "failing" with net-snmp's
-     "Authentication failure" message, its flows carry no names.
+     "Authentication failure" message, which the Exporters page shows
+     (Debian's chromium headless), its flows carry no names.
 Standard library only; loopback only.
 """
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -29,7 +31,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import free_port, stop_checked, wait_for  # noqa: E402
+from e2e_util import free_port, render_dom, stop_checked, wait_for  # noqa: E402
 
 NG = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="ng_e2e_snmp.")
@@ -300,6 +302,15 @@ def main():
         fail(f"v3: the right key fails: {good}")
     if bad["state"] != "failing" or "Authentication failure" not in bad["last_error"]:
         fail(f"v3: a wrong key should show net-snmp's authentication failure: {bad}")
+    # ... and the Exporters page says so (Debian's chromium headless)
+    dom = render_dom(f"http://127.0.0.1:{hport}/exporters")
+    if dom is None:
+        log("chromium missing: the Exporters page not checked")
+    else:
+        errs = re.findall(r'<span class="snmp-error warn">([^<]*)</span>', dom)
+        log(f"the Exporters page's SNMP errors: {errs}")
+        if len(errs) != 1 or "Authentication failure" not in errs[0]:
+            fail(f"the Exporters page should show one SNMP error, the wrong key's: {errs}")
     time.sleep(0.5)
     if stop_checked(p, signal.SIGTERM, 30):
         fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
