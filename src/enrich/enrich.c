@@ -69,7 +69,15 @@ struct exporter {
 	uint32_t name;
 	struct ifname *ifs; /* sorted by index */
 	size_t nifs;
+	/* ifs' position + 1 by index, for indexes below ndense (0: not
+	 * configured), when they are small enough (DENSE_MAX): read per
+	 * record, where a binary search's branches mispredicted */
+	uint16_t *dense;
+	uint32_t ndense;
 };
+
+/* the largest index with a position table: 64 KiB an exporter at most */
+#define DENSE_MAX 32767
 
 struct ng_enricher {
 	ng_geodb *geo, *asn; /* asn may equal geo (one file for both) */
@@ -186,6 +194,15 @@ static int build_exporters(ng_enricher *e, const ng_config *c)
 			x->ifs[x->nifs++].name = f->name ? ng_intern_cstr(f->name) : 0;
 		}
 		qsort(x->ifs, x->nifs, sizeof *x->ifs, cmp_if);
+		if (x->nifs && x->nifs < UINT16_MAX && x->ifs[x->nifs - 1].index <= DENSE_MAX) {
+			x->ndense = x->ifs[x->nifs - 1].index + 1;
+			if (!(x->dense = calloc(x->ndense, sizeof *x->dense)))
+				return -1;
+			/* backwards: an index configured twice finds its first
+			 * entry, as the binary search does */
+			for (size_t j = x->nifs; j-- > 0;)
+				x->dense[x->ifs[j].index] = (uint16_t)(j + 1);
+		}
 	}
 	return 0;
 }
@@ -308,8 +325,10 @@ void ng_enricher_free(ng_enricher *e)
 	ng_classifier_free(e->cls);
 	free(e->cexp);
 	free(e->cif);
-	for (size_t i = 0; i < e->nexps; i++)
+	for (size_t i = 0; i < e->nexps; i++) {
 		free(e->exps[i].ifs);
+		free(e->exps[i].dense);
+	}
 	free(e->exps);
 	for (size_t i = 0; i < e->npaths; i++)
 		free(e->paths[i]);
@@ -453,8 +472,12 @@ static const struct exporter *find_exporter(const ng_enricher *e, const uint8_t 
 }
 
 /* The configured interface `index` of exporter x, or NULL. */
-static const struct ifname *if_conf(const struct exporter *x, uint32_t index)
+static inline const struct ifname *if_conf(const struct exporter *x, uint32_t index)
 {
+	if (x->dense) {
+		const uint16_t j = index < x->ndense ? x->dense[index] : 0;
+		return j ? &x->ifs[j - 1] : NULL;
+	}
 	size_t lo = 0, hi = x->nifs;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -466,7 +489,7 @@ static const struct ifname *if_conf(const struct exporter *x, uint32_t index)
 	return lo < x->nifs && x->ifs[lo].index == index ? &x->ifs[lo] : NULL;
 }
 
-static uint32_t if_name(const struct exporter *x, uint32_t index)
+static inline uint32_t if_name(const struct exporter *x, uint32_t index)
 {
 	const struct ifname *f = if_conf(x, index);
 	return f ? f->name : 0;

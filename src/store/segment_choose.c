@@ -78,6 +78,17 @@ static const struct {
     {NG_F_DST_AS, NG_F_DST_AS_NAME},
     {NG_F_IN_IF, NG_F_IN_IF_NAME},
     {NG_F_OUT_IF, NG_F_OUT_IF_NAME},
+    /* an interface's description (SNMP ifAlias, options data, the
+     * configuration) and its classification (enrich/classify.c: decided
+     * per exporter and interface) */
+    {NG_F_IN_IF, NG_F_IN_IF_DESC},
+    {NG_F_OUT_IF, NG_F_OUT_IF_DESC},
+    {NG_F_IN_IF, NG_F_IN_IF_BOUNDARY},
+    {NG_F_OUT_IF, NG_F_OUT_IF_BOUNDARY},
+    {NG_F_IN_IF, NG_F_IN_IF_CONNECTIVITY},
+    {NG_F_OUT_IF, NG_F_OUT_IF_CONNECTIVITY},
+    {NG_F_IN_IF, NG_F_IN_IF_PROVIDER},
+    {NG_F_OUT_IF, NG_F_OUT_IF_PROVIDER},
 };
 
 /* The key field of MAP candidate string field f (map_cols), or -1. */
@@ -226,10 +237,15 @@ static void keep_rank(ng_seg_encoder *e, size_t ci, size_t n)
 	const int ks = key_slot(e->fields[ci].id);
 	if (ks < 0)
 		return;
-	size_t nc = 0; /* the name column: all "" (no data) is CONST, no MAP */
-	while (nc < e->nfields && e->fields[nc].id != map_cols[ks].name)
-		nc++;
-	if (nc == e->nfields || !e->colv[nc])
+	/* a string column it decides: all "" (no data) is CONST, no MAP */
+	bool named = false;
+	for (int m = 0; m < NKEYS && !named; m++) {
+		if (map_cols[m].key != e->fields[ci].id)
+			continue;
+		for (size_t nc = 0; nc < e->nfields && !named; nc++)
+			named = e->fields[nc].id == map_cols[m].name && e->colv[nc];
+	}
+	if (!named)
 		return;
 	struct keyrank *kr = &e->keyr[ks];
 	if (ng_seg_reserve((uint8_t **)&kr->idx, &kr->icap, n * 4) ||

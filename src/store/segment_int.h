@@ -143,7 +143,7 @@ struct keyrank {
 	size_t icap, vcap;
 };
 
-enum { NKEYS = 4 }; /* key columns of MAP (segment_choose.c: map_cols[]) */
+enum { NKEYS = 12 }; /* MAP (key, string) column pairs (segment_choose.c: map_cols[]) */
 
 struct ng_seg_encoder {
 	struct ZSTD_CCtx_s *cctx;

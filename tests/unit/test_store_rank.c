@@ -159,8 +159,9 @@ static uint32_t name_of(const char *prefix, uint32_t v)
 
 /* Rows whose src_addr and src_as are heavy-tailed (RANK), dst_addr and
  * dst_as nearly all distinct (V4, PLAIN), in_if of 12 values (too few
- * for RANK), sorted by flow_start; the AS and interface names are a
- * function of the numbers (MAP). */
+ * for RANK), sorted by flow_start; the AS and interface names, an
+ * interface's provider (classification) and description are a function
+ * of the numbers (MAP). */
 static ng_flow *make_rows(uint32_t *order)
 {
 	ng_flow *r = calloc(N, sizeof *r);
@@ -176,6 +177,11 @@ static ng_flow *make_rows(uint32_t *order)
 		r[i].src_as_name = name_of("Network ", r[i].src_as);
 		r[i].dst_as_name = name_of("Other ", r[i].dst_as);
 		r[i].in_if_name = name_of("ge-0/0/", r[i].in_if);
+		/* classification by interface (4 providers over 12 indexes),
+		 * and a description of an out_if that has no name column */
+		r[i].in_if_provider = name_of("Provider ", r[i].in_if % 4);
+		r[i].out_if = 1 + (uint32_t)(i % 6);
+		r[i].out_if_desc = name_of("Customer: c", r[i].out_if);
 		r[i].src_port = (uint16_t)rnd();
 		r[i].bytes = rnd() % 100000;
 		order[i] = (uint32_t)i;
@@ -461,14 +467,23 @@ static unsigned index_of(const uint8_t *img, const uint8_t *ent)
 
 static uint32_t name_field(const ng_flow *r, enum ng_field_id f)
 {
-	return f == NG_F_SRC_AS_NAME   ? r->src_as_name
-	       : f == NG_F_DST_AS_NAME ? r->dst_as_name
-	                               : r->in_if_name;
+	switch (f) {
+	case NG_F_SRC_AS_NAME: return r->src_as_name;
+	case NG_F_DST_AS_NAME: return r->dst_as_name;
+	case NG_F_IN_IF_PROVIDER: return r->in_if_provider;
+	case NG_F_OUT_IF_DESC: return r->out_if_desc;
+	default: return r->in_if_name;
+	}
 }
 
 static uint32_t key_field(const ng_flow *r, enum ng_field_id f)
 {
-	return f == NG_F_SRC_AS_NAME ? r->src_as : f == NG_F_DST_AS_NAME ? r->dst_as : r->in_if;
+	switch (f) {
+	case NG_F_SRC_AS_NAME: return r->src_as;
+	case NG_F_DST_AS_NAME: return r->dst_as;
+	case NG_F_OUT_IF_DESC: return r->out_if;
+	default: return r->in_if;
+	}
 }
 
 /* The name columns are MAP with their number's column as the key (src_as
@@ -488,10 +503,13 @@ static void test_map_segment(void **state)
 		const char *name, *key;
 	} cols[] = {{NG_F_SRC_AS_NAME, "src_as_name", "src_as"},
 	            {NG_F_DST_AS_NAME, "dst_as_name", "dst_as"},
-	            {NG_F_IN_IF_NAME, "in_if_name", "in_if"}};
+	            {NG_F_IN_IF_NAME, "in_if_name", "in_if"},
+	            {NG_F_IN_IF_PROVIDER, "in_if_provider", "in_if"},
+	            {NG_F_OUT_IF_DESC, "out_if_desc", "out_if"}};
+	const size_t NC = sizeof cols / sizeof cols[0];
 	uint64_t *pairs = malloc(N * 8);
 	uint8_t *raw = malloc((size_t)N * 300);
-	for (size_t c = 0; c < 3; c++) {
+	for (size_t c = 0; c < NC; c++) {
 		const uint8_t *ent = entry_of(img, cols[c].name);
 		assert_int_equal(ent[34], NG_ENC_MAP);
 		assert_int_equal(ent[36] | ent[37] << 8, index_of(img, entry_of(img, cols[c].key)));
@@ -528,7 +546,7 @@ static void test_map_segment(void **state)
 	static const uint32_t sel[] = {0, 3, 7, 100, 4000};
 	uint32_t ids[5];
 	const size_t B = NG_SEG_BLOCK_ROWS, lo = 10;
-	for (size_t c = 0; c < 3; c++) {
+	for (size_t c = 0; c < NC; c++) {
 		assert_int_equal(ng_seg_read_block_rows(&rd, &ng_fields[cols[c].f], 1, lo, sel, 5,
 		                                        ids, err, sizeof err),
 		                 0);
