@@ -12,7 +12,7 @@
      the same request's without resolve=1 under 300 ms + 250 ms slack),
      the addresses without names.
   The Overview page (Debian's chromium headless) shows "address (name)"
-  in its top sources for the two.
+  in its top sources for the two, the Flow explorer in its rows.
 Standard library only; loopback only.
 """
 import json
@@ -152,6 +152,12 @@ def main():
             fail(f"the Overview shows names {shown}, dig says {want}")
         if "10.0.2.3 (" in dom:
             fail("the Overview names 10.0.2.3, which has no PTR record")
+        # ... and the Flow explorer's addresses
+        dom = render_dom(f"http://127.0.0.1:{hport}/explorer")
+        shown = {a: n for a, n in want.items() if f"{a} ({n})" in dom}
+        log(f"the Flow explorer shows {shown}")
+        if shown != want or "10.0.2.3 (" in dom:
+            fail(f"the Flow explorer shows names {shown}, dig says {want}")
     rs = d.get("resolver", {})
     log(f"resolver: {rs}")
     if rs.get("addresses") != 3 or rs.get("named") != 2 or rs.get("lookups") != 3:

@@ -20,10 +20,15 @@ export default async function explorer(el, s, ctx) {
   if (!ctx.fresh()) return;
   // the range on screen, absolute
   const p = { ...baseParams(s), from: sum.from, to: sum.to };
-  const d = await api('flows', { ...p, limit: PAGE, offset });
+  // resolve=1: host names of the addresses when the server has --ptr (docs/api.md)
+  const d = await api('flows', { ...p, limit: PAGE, offset, resolve: 1 });
   if (!ctx.fresh()) return;
   const total = sum.flows;
-  const text = { ...TEXT, flow_start: (r) => timeText(r.flow_start, { tz: s.tz, ms: true }) || r.flow_start };
+  const named = (k) => (r) => (d.names && d.names[r[k]] ? `${r[k]} (${d.names[r[k]]})` : r[k]);
+  const text = {
+    ...TEXT, src_addr: named('src_addr'), dst_addr: named('dst_addr'),
+    flow_start: (r) => timeText(r.flow_start, { tz: s.tz, ms: true }) || r.flow_start,
+  };
   el.innerHTML = `
   <div class="toolbar">
     <span id="flow-count" title="${total}">${total.toLocaleString('en-US')} flows match</span>
