@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/ch_conn.h"
 #include "cli/cli.h"
 #include "cli/usage.h"
 #include "clickhouse/schema.h"
@@ -81,23 +82,16 @@ int ng_cmd_clickhouse(int argc, char **argv)
 		return 1;
 	}
 	const ng_cfg_clickhouse *h = &cfg.clickhouse;
-	if (!url)
-		url = h->url;
-	if (!url) {
+	ng_ch_conn conn;
+	int given = ng_cli_ch_conn("clickhouse", url, h, &conn);
+	if (given <= 0) {
 		ng_config_free(&cfg);
+		if (given < 0)
+			return 2;
 		return ng_usage_fail("clickhouse",
 		                     "give the URL, e.g. http://127.0.0.1:8123/nagare (or "
 		                     "clickhouse.url in the configuration)");
 	}
-	ng_ch_conn conn = {.url = url,
-	                   .database = h->database,
-	                   .user = h->user,
-	                   .password = h->password,
-	                   .ca_file = h->ca_file,
-	                   .cert_file = h->cert_file,
-	                   .key_file = h->key_file,
-	                   .timeout_ms =
-	                       (unsigned)(h->timeout_ms > 600000 ? 600000 : h->timeout_ms)};
 	ng_ch_schema_opts so = {.retention_days = days_of(ret ? ret : h->retention_ms),
 	                        .rollup_retention_days =
 	                            days_of(rret ? rret : h->rollup_retention_ms)};

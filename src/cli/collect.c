@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/ch_conn.h"
 #include "cli/cli.h"
 #include "cli/http_opts.h"
 #include "cli/store_path.h"
@@ -276,28 +277,14 @@ static int window_opt(int c, const char *arg, struct collect_opts *o)
 static int resolve_clickhouse(struct collect_opts *o)
 {
 	const ng_cfg_clickhouse *h = &o->cfg.clickhouse;
-	const char *url = o->clickhouse ? o->clickhouse : h->url;
-	if (!url)
-		return 0;
-	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-		ng_usage_fail("collect",
-		              "--clickhouse '%s': give the HTTP interface's URL, such as "
-		              "http://127.0.0.1:8123/nagare",
-		              url);
-		return -1;
-	}
+	ng_ch_conn conn;
+	int r = ng_cli_ch_conn("collect", o->clickhouse, h, &conn);
+	if (r <= 0)
+		return r;
 	snprintf(o->ch_spool, sizeof o->ch_spool, "%s/spool/clickhouse", o->store);
 	uint64_t days = h->retention_ms ? h->retention_ms : o->retention_ms;
 	o->ch = (ng_ch_sink_config){
-	    .conn = {.url = url,
-	             .database = h->database,
-	             .user = h->user,
-	             .password = h->password,
-	             .ca_file = h->ca_file,
-	             .cert_file = h->cert_file,
-	             .key_file = h->key_file,
-	             .timeout_ms = (unsigned)(h->timeout_ms > 600000 ? 600000 : h->timeout_ms),
-	             .gzip = h->gzip},
+	    .conn = conn,
 	    .spool_dir = o->ch_spool,
 	    .spool_max_bytes = h->spool_max,
 	    .batch_rows = h->batch_rows,

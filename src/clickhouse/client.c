@@ -194,9 +194,9 @@ static size_t on_body(char *p, size_t sz, size_t nm, void *arg)
 {
 	ng_ch_client *c = arg;
 	ng_ch_reply *r = c->r;
-	size_t n = sz * nm, take = n;
-	if (r->len + take > NG_CH_REPLY_MAX) {
-		take = NG_CH_REPLY_MAX - r->len;
+	size_t n = sz * nm, take = n, max = c->conn.reply_max ? c->conn.reply_max : NG_CH_REPLY_MAX;
+	if (r->len + take > max) {
+		take = max - r->len;
 		r->truncated = true;
 	}
 	if (r->len + take + 1 > c->cap) {
@@ -379,8 +379,8 @@ int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len, c
 	}
 	if (r->truncated) {
 		r->outcome = NG_CH_REFUSED;
-		snprintf(r->err, sizeof r->err, "ClickHouse at %s: reply longer than %u bytes",
-		         c->base, NG_CH_REPLY_MAX);
+		snprintf(r->err, sizeof r->err, "ClickHouse at %s: reply longer than %zu bytes",
+		         c->base, c->conn.reply_max ? c->conn.reply_max : (size_t)NG_CH_REPLY_MAX);
 		return -1;
 	}
 	r->outcome = NG_CH_OK;

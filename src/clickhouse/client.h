@@ -45,6 +45,8 @@ typedef struct ng_ch_conn {
 	unsigned timeout_ms;              /* a whole request; 0: 30 000 */
 	unsigned connect_timeout_ms;      /* 0: 3 000 */
 	bool gzip;                        /* compress request bodies */
+	size_t reply_max;                 /* bytes of a reply kept, past which it is an error; 0:
+	                                   * NG_CH_REPLY_MAX (a query backend's listing: more) */
 } ng_ch_conn;
 
 enum ng_ch_outcome {
@@ -55,7 +57,8 @@ enum ng_ch_outcome {
 };
 
 /* Bounds on what a reply may hold: a longer body is cut (and reported as
- * an error: nagare's own queries answer a few bytes). */
+ * an error: nagare's own statements answer a few bytes; the query
+ * backend sets ng_ch_conn.reply_max). */
 #define NG_CH_REPLY_MAX (1u << 20)
 #define NG_CH_ERR_MAX 512
 
