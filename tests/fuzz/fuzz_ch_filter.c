@@ -19,7 +19,11 @@
  * user's value outside a literal would be a word of its own.  A compile
  * that fails says why.  The filter is also compiled inside a top-N
  * statement (query/top_sql.h: by src_as and dst_port, ranked by bytes),
- * held to the same checks with that statement's words.  Any breach
+ * held to the same checks with that statement's words, and into the
+ * query model's statements (query/query_sql.h: a group-by, its count of
+ * groups, its totals and a listing) with keys and order picked by the
+ * input's length from a table of every key kind (prefixes, either keys,
+ * strings, MACs, times, buckets), for both address types.  Any breach
  * aborts.
  *
  * run.sh passes fuzz_filter.dict and seeds of hostile filters.
@@ -32,6 +36,7 @@
 #include "../unit/ch_sql_check.h"
 #include "clickhouse/sql.h"
 #include "query/filter_sql.h"
+#include "query/query_sql.h"
 #include "query/top_sql.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -102,6 +107,43 @@ static void check_compiled(const ng_filter *f, const ng_ch_server *sv, const ng_
 	ng_ch_sql_free(&q);
 }
 
+/* The query model's four statements of filter f, keys and order picked
+ * by `pick`, on server sv: well-formed, nagare's words only, or an error
+ * that says why. */
+static void check_model(const ng_filter *f, size_t pick, const ng_ch_server *sv)
+{
+	static const char *const keys[] = {"srcip4/24,dstip6/64", "ip",     "port,proto",
+	                                   "src_net,dst_as_name", "srcmac", "exporter,inif",
+	                                   "flow_start",          "conv",   "mac"};
+	ng_query qm = {.to_ms = UINT64_MAX - pick, .from_ms = pick, .filter = (ng_filter *)f};
+	qm.order = (enum ng_order)(pick % 6);
+	qm.limit = pick % 3 ? pick : 0;
+	char err[512];
+	if (ng_query_parse_keys(&qm, keys[pick % (sizeof keys / sizeof keys[0])], err, sizeof err))
+		abort();
+	if (pick % 5 == 0 && qm.keys[0].field == NG_F_FLOW_START)
+		qm.keys[0].bucket_ms = 60000 + pick;
+	for (int kind = 0; kind < 4; kind++) {
+		ng_query qk = qm;
+		if (kind == 3)
+			qk.nkeys = 0;
+		ng_ch_sql q = {0}, shape = {0};
+		int rc = kind == 0   ? ng_query_sql_groups("nagare", &qk, sv, &q, err, sizeof err)
+		         : kind == 1 ? ng_query_sql_ngroups("nagare", &qk, sv, &q, err, sizeof err)
+		         : kind == 2 ? ng_query_sql_totals("nagare", &qk, sv, &q, err, sizeof err)
+		                     : ng_query_sql_list("nagare", &qk, sv, &q, err, sizeof err);
+		if (rc == 0) {
+			if (ng_ch_sql_shape(q.s, q.len, &shape, err, sizeof err) < 0 ||
+			    !ch_sql_query_words_ok(shape.s, NULL))
+				abort();
+		} else if (!err[0]) {
+			abort();
+		}
+		ng_ch_sql_free(&shape);
+		ng_ch_sql_free(&q);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_literal(data, size);
@@ -132,6 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ng_ch_sql_free(&shape);
 	ng_ch_sql_free(&q);
+	check_model(f, size, &v18);
+	check_model(f, size, &v24);
 	ng_filter_free(f);
 	return 0;
 }

@@ -53,6 +53,53 @@ static inline bool ch_sql_words_in(const char *s, bool statement, const char **b
 	return true;
 }
 
+/* True when every word of the shape s is one that a statement of the
+ * query model (query/query_sql.c) may hold: those of ch_sql_words_in,
+ * the functions and words query_sql.c writes, and its aliases k<N>_,
+ * k<N>h_, k<N>l_; *bad gets the first other. */
+static inline bool ch_sql_query_words_ok(const char *s, const char **bad)
+{
+	static const char *const qw[] = {"arrayJoin", "reinterpretAsString", "reinterpretAsUInt64",
+	                                 "reverse",   "substring",           "toUInt64",
+	                                 "toFloat64", "IPv6StringToNum",     "IPv6NumToString",
+	                                 "FORMAT",    "RowBinary",           "s_",
+	                                 "e_"};
+	while (*s) {
+		bool start = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_';
+		if (!start) {
+			s++;
+			continue;
+		}
+		size_t n = 0;
+		while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+		       (s[n] >= '0' && s[n] <= '9') || s[n] == '_')
+			n++;
+		bool ok = false;
+		for (size_t i = 0; !ok && i < sizeof qw / sizeof qw[0]; i++)
+			ok = strlen(qw[i]) == n && !strncmp(qw[i], s, n);
+		if (!ok && s[0] == 'k' && n >= 3 && s[n - 1] == '_') {
+			size_t d = 1;
+			while (d < n && s[d] >= '0' && s[d] <= '9')
+				d++;
+			ok = d > 1 && (d == n - 1 || (d == n - 2 && (s[d] == 'h' || s[d] == 'l')));
+		}
+		if (!ok) {
+			char w[64];
+			size_t m = n < sizeof w - 1 ? n : sizeof w - 1;
+			memcpy(w, s, m);
+			w[m] = 0;
+			ok = ch_sql_words_in(w, true, NULL);
+		}
+		if (!ok) {
+			if (bad)
+				*bad = s;
+			return false;
+		}
+		s += n;
+	}
+	return true;
+}
+
 /* The words of a WHERE expression (filter_sql.c) only. */
 static inline bool ch_sql_words_ok(const char *s, const char **bad)
 {

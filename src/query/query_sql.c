@@ -1,0 +1,369 @@
+/*
+ * query_sql.c — the query model as ClickHouse statements (query_sql.h has
+ * the statements and why their order is the engine's).
+ *
+ * Nothing a user typed is written here but through the filter compiler
+ * (filter_sql.c) and ng_ch_sql_uint: keys are names of the field table,
+ * the database is checked to be [A-Za-z0-9_]+, aliases are nagare's
+ * (k0_, s_, e_, f_, p_, b_: never a column's name, since ClickHouse's
+ * aliases are visible in WHERE too).
+ */
+#include "query/query_sql.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "query/filter_sql.h"
+
+/* The compilation of one statement. */
+typedef struct qs {
+	const char *db;
+	const ng_query *q;
+	const ng_ch_server *sv;
+	ng_ch_sql *out;
+	char *err;
+	size_t errlen;
+} qs;
+
+static void raw(qs *s, const char *t)
+{
+	ng_ch_sql_raw(s->out, t);
+}
+
+static void uint_lit(qs *s, uint64_t v)
+{
+	ng_ch_sql_uint(s->out, v, UINT64_MAX);
+}
+
+/* "k<j>" + suffix + "_" into a[32]: the alias of key j's column(s). */
+static const char *alias_name(size_t j, const char *suffix, char a[32])
+{
+	snprintf(a, 32, "k%zu%s_", j, suffix);
+	return a;
+}
+
+static void alias(qs *s, size_t j, const char *suffix)
+{
+	char a[32];
+	raw(s, alias_name(j, suffix, a));
+}
+
+static bool db_ok(const char *d)
+{
+	return d && *d &&
+	       strspn(d, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+	           strlen(d);
+}
+
+/* Checks what every statement of q needs.  Returns 0 or -1 (err set). */
+static int check(qs *s)
+{
+	if (!db_ok(s->db)) {
+		snprintf(s->err, s->errlen, "a ClickHouse database name is [A-Za-z0-9_]+");
+		return -1;
+	}
+	if (s->q->nfold || s->q->nfolds || (s->q->key_prefix && *s->q->key_prefix)) {
+		snprintf(s->err, s->errlen,
+		         "the ClickHouse backend does not fold keys or complete key prefixes yet");
+		return -1;
+	}
+	for (size_t j = 0; j < s->q->nkeys; j++)
+		if ((unsigned)s->q->keys[j].field >= NG_FIELD_COUNT ||
+		    (s->q->keys[j].alt >= NG_FIELD_COUNT)) {
+			snprintf(s->err, s->errlen, "no such field");
+			return -1;
+		}
+	return 0;
+}
+
+/* The bytes of address column `col` as FixedString(16): the column
+ * itself, or for the IPv6 type its 16 bytes through the text (the
+ * functions that read FixedString(16) differ between releases for IPv6;
+ * these two read and write the same 16 bytes in every one). */
+static void addr_bytes(qs *s, const char *col)
+{
+	if (s->sv && s->sv->ipv6) {
+		raw(s, "IPv6StringToNum(IPv6NumToString(");
+		raw(s, col);
+		raw(s, "))");
+	} else {
+		raw(s, col);
+	}
+}
+
+/* Half `lo` (bytes 9-16) or the first (1-8) of address column col, as a
+ * UInt64 of its bytes big-endian. */
+static void addr_half(qs *s, const char *col, bool lo)
+{
+	raw(s, "reinterpretAsUInt64(reverse(substring(");
+	addr_bytes(s, col);
+	raw(s, lo ? ", 9, 8)))" : ", 1, 8)))");
+}
+
+/* The mask of half `lo` of a prefix of plen bits (0: the whole address). */
+static uint64_t half_mask(unsigned plen, bool lo)
+{
+	if (!plen || plen >= 128)
+		return UINT64_MAX;
+	unsigned bits = lo ? (plen > 64 ? plen - 64 : 0) : (plen >= 64 ? 64 : plen);
+	return bits == 0 ? 0 : bits >= 64 ? UINT64_MAX : ~(UINT64_MAX >> bits);
+}
+
+/* Half `lo` of address key g cut to its prefix (groupby.c key_xform):
+ * if(<IPv4-mapped>, <half & v4 mask>, <half & v6 mask>). */
+static void prefix_half(qs *s, const ng_group_key *g, bool lo)
+{
+	const char *col = ng_fields[g->field].name;
+	unsigned p4 = g->plen4 ? 96u + g->plen4 : 128u, p6 = g->plen6 ? g->plen6 : 128u;
+	raw(s, "if(");
+	addr_half(s, col, false);
+	raw(s, " = 0 AND bitShiftRight(");
+	addr_half(s, col, true);
+	raw(s, ", 32) = 65535, bitAnd(");
+	addr_half(s, col, lo);
+	raw(s, ", ");
+	uint_lit(s, half_mask(p4, lo));
+	raw(s, "), bitAnd(");
+	addr_half(s, col, lo);
+	raw(s, ", ");
+	uint_lit(s, half_mask(p6, lo));
+	raw(s, "))");
+}
+
+/* The value of key g on field f (one side) as the engine keys it. */
+static void key_value(qs *s, const ng_group_key *g, enum ng_field_id f)
+{
+	const ng_field *fd = &ng_fields[f];
+	if (g->bucket_ms && fd->size == 8) {
+		raw(s, "toUInt64(intDiv(");
+		raw(s, fd->name);
+		raw(s, ", ");
+		uint_lit(s, g->bucket_ms);
+		raw(s, ") * ");
+		uint_lit(s, g->bucket_ms);
+		raw(s, ")");
+	} else {
+		raw(s, fd->name);
+	}
+}
+
+static bool has_prefix(const ng_group_key *g)
+{
+	return ng_fields[g->field].type == NG_FT_ADDR && (g->plen4 || g->plen6) && g->alt < 0;
+}
+
+/* SELECT's key columns: "<expr> AS k<j>_, " for each key (two halves
+ * k<j>h_, k<j>l_ for a prefix). */
+static void select_keys(qs *s)
+{
+	for (size_t j = 0; j < s->q->nkeys; j++) {
+		const ng_group_key *g = &s->q->keys[j];
+		if (has_prefix(g)) {
+			prefix_half(s, g, false);
+			raw(s, " AS ");
+			alias(s, j, "h");
+			raw(s, ", ");
+			prefix_half(s, g, true);
+			raw(s, " AS ");
+			alias(s, j, "l");
+		} else if (g->alt >= 0) {
+			raw(s, "arrayJoin([");
+			key_value(s, g, g->field);
+			raw(s, ", ");
+			key_value(s, g, (enum ng_field_id)g->alt);
+			raw(s, "]) AS ");
+			alias(s, j, "");
+		} else {
+			key_value(s, g, g->field);
+			raw(s, " AS ");
+			alias(s, j, "");
+		}
+		raw(s, ", ");
+	}
+}
+
+/* "k0_, k1h_, k1l_, …" (GROUP BY). */
+static void group_keys(qs *s)
+{
+	for (size_t j = 0; j < s->q->nkeys; j++) {
+		raw(s, j ? ", " : "");
+		if (has_prefix(&s->q->keys[j])) {
+			alias(s, j, "h");
+			raw(s, ", ");
+			alias(s, j, "l");
+		} else {
+			alias(s, j, "");
+		}
+	}
+}
+
+/* ", <tie order of key j> ASC" for each key: the order of the engine's
+ * key bytes (query_sql.h). */
+static void tie_keys(qs *s)
+{
+	for (size_t j = 0; j < s->q->nkeys; j++) {
+		const ng_group_key *g = &s->q->keys[j];
+		enum ng_field_type t = ng_fields[g->field].type;
+		raw(s, ", ");
+		if (has_prefix(g)) {
+			alias(s, j, "h");
+			raw(s, " ASC, ");
+			alias(s, j, "l");
+		} else if (t == NG_FT_ADDR) {
+			char a[32];
+			addr_bytes(s, alias_name(j, "", a));
+		} else if (t == NG_FT_MAC || t == NG_FT_STR) {
+			alias(s, j, "");
+		} else {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+			alias(s, j, ""); /* host order is the numbers' order */
+#else
+			raw(s, "reinterpretAsString(");
+			alias(s, j, "");
+			raw(s, ")");
+#endif
+		}
+		raw(s, " ASC");
+	}
+}
+
+/* FROM DB.flows WHERE <range> AND <filter> */
+static int from_where(qs *s)
+{
+	raw(s, " FROM ");
+	raw(s, s->db);
+	raw(s, ".flows WHERE ");
+	if (s->q->from_ms) {
+		raw(s, "flow_start >= ");
+		uint_lit(s, s->q->from_ms);
+		raw(s, " AND ");
+	}
+	if (s->q->to_ms != UINT64_MAX) {
+		raw(s, "flow_start < ");
+		uint_lit(s, s->q->to_ms);
+		raw(s, " AND ");
+	}
+	return ng_filter_sql(s->q->filter, s->sv, NULL, "flows", s->out, s->err, s->errlen);
+}
+
+/* The metric the order ranks by, over the aliases (query_int.h
+ * ng_vals_metric, operation for operation). */
+static void metric(qs *s)
+{
+	switch (s->q->order) {
+	case NG_ORDER_FLOWS: raw(s, "f_"); break;
+	case NG_ORDER_PACKETS: raw(s, "p_"); break;
+	case NG_ORDER_BYTES: raw(s, "b_"); break;
+	case NG_ORDER_PPS:
+		raw(s, "if(e_ > s_, toFloat64(p_) / (toFloat64(e_ - s_) / 1000.0), 0.0)");
+		break;
+	case NG_ORDER_BPS:
+		raw(s, "if(e_ > s_, 8.0 * toFloat64(b_) / (toFloat64(e_ - s_) / 1000.0), 0.0)");
+		break;
+	case NG_ORDER_BPP: raw(s, "if(p_ > 0, toFloat64(b_) / toFloat64(p_), 0.0)"); break;
+	}
+}
+
+/* The end of every statement: the builder's own failures. */
+static int done(qs *s)
+{
+	if (s->out->failed) {
+		if (s->out->too_long)
+			snprintf(s->err, s->errlen,
+			         "the query compiles to more than %d bytes of SQL (the server's "
+			         "max_query_size): make the filter shorter",
+			         NG_CH_SQL_MAX);
+		else
+			snprintf(s->err, s->errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_server *sv,
+                        ng_ch_sql *out, char *err, size_t errlen)
+{
+	qs s = {database, q, sv, out, err, errlen};
+	if (check(&s))
+		return -1;
+	if (!q->nkeys) {
+		snprintf(err, errlen, "a group-by needs a key");
+		return -1;
+	}
+	raw(&s, "SELECT ");
+	select_keys(&s);
+	raw(&s, "min(flow_start) AS s_, max(flow_end) AS e_, count() AS f_, sum(packets) AS p_, "
+	        "sum(bytes) AS b_");
+	if (from_where(&s))
+		return -1;
+	raw(&s, " GROUP BY ");
+	group_keys(&s);
+	raw(&s, " ORDER BY ");
+	metric(&s);
+	raw(&s, " DESC");
+	tie_keys(&s);
+	if (q->limit) {
+		raw(&s, " LIMIT ");
+		uint_lit(&s, q->limit);
+	}
+	raw(&s, " FORMAT RowBinary");
+	return done(&s);
+}
+
+int ng_query_sql_ngroups(const char *database, const ng_query *q, const ng_ch_server *sv,
+                         ng_ch_sql *out, char *err, size_t errlen)
+{
+	qs s = {database, q, sv, out, err, errlen};
+	if (check(&s))
+		return -1;
+	raw(&s, "SELECT count() FROM (SELECT ");
+	select_keys(&s);
+	raw(&s, "1");
+	if (from_where(&s))
+		return -1;
+	raw(&s, " GROUP BY ");
+	group_keys(&s);
+	raw(&s, ") FORMAT RowBinary");
+	return done(&s);
+}
+
+int ng_query_sql_totals(const char *database, const ng_query *q, const ng_ch_server *sv,
+                        ng_ch_sql *out, char *err, size_t errlen)
+{
+	qs s = {database, q, sv, out, err, errlen};
+	if (check(&s))
+		return -1;
+	raw(&s, "SELECT count(), sum(packets), sum(bytes), min(flow_start), max(flow_end)");
+	if (from_where(&s))
+		return -1;
+	raw(&s, " FORMAT RowBinary");
+	return done(&s);
+}
+
+int ng_query_sql_list(const char *database, const ng_query *q, const ng_ch_server *sv,
+                      ng_ch_sql *out, char *err, size_t errlen)
+{
+	qs s = {database, q, sv, out, err, errlen};
+	if (check(&s))
+		return -1;
+	raw(&s, "SELECT ");
+	for (size_t i = 0; i < NG_FIELD_COUNT; i++) {
+		raw(&s, i ? ", " : "");
+		raw(&s, ng_fields[i].name);
+	}
+	if (from_where(&s))
+		return -1;
+	/* the order of one millisecond's flows: their columns (query_sql.h) */
+	raw(&s, " ORDER BY flow_start");
+	for (size_t i = 0; i < NG_FIELD_COUNT; i++)
+		if (i != NG_F_FLOW_START) {
+			raw(&s, ", ");
+			raw(&s, ng_fields[i].name);
+		}
+	if (q->limit) {
+		raw(&s, " LIMIT ");
+		uint_lit(&s, q->limit);
+	}
+	raw(&s, " FORMAT RowBinary");
+	return done(&s);
+}

@@ -1,0 +1,82 @@
+/*
+ * query_sql.h — the query model (query/query.h) compiled to ClickHouse
+ * statements over nagare's schema (clickhouse/schema.h, docs/clickhouse.md):
+ * the statements of the ClickHouse backend (query/backend.h), issue 17
+ * part 3.
+ *
+ * A group-by (any keys the model has: integers, times and time buckets,
+ * addresses whole or cut to a prefix, MACs, strings, one either key) is
+ *
+ *   SELECT <key 0> AS k0_[, …], min(flow_start) AS s_, max(flow_end) AS e_,
+ *          count() AS f_, sum(packets) AS p_, sum(bytes) AS b_
+ *   FROM DB.flows WHERE <time range> AND <filter>
+ *   GROUP BY k0_[, …]
+ *   ORDER BY <the order's metric> DESC, <key 0's tie order> ASC[, …]
+ *   [LIMIT N] FORMAT RowBinary
+ *
+ * and gives the embedded engine's rows in its order (query.h: the metric
+ * descending, ties by the key bytes ascending):
+ *
+ *   - the rates (pps, bps, bpp) are computed in Float64 with the engine's
+ *     operations in its order (query_int.h ng_vals_metric), so they are
+ *     the same doubles and rank the same;
+ *   - an integer or time key is held in the engine's key in host order
+ *     (little-endian here), so its tie order is that of its bytes:
+ *     reinterpretAsString(k) (the little-endian bytes, trailing zeros
+ *     cut, which orders as the zero-padded bytes do);
+ *   - an address key is its 16 bytes (FixedString order is memcmp's);
+ *     with a prefix it is selected as two UInt64 halves, big-endian,
+ *     masked by the IPv4 or the IPv6 length as the row is IPv4-mapped or
+ *     not (groupby.c key_xform), ordered by the halves;
+ *   - a string key's ties are ordered by its bytes; the engine orders
+ *     them by its interned ids, which depend on the order it met the
+ *     strings in (docs/clickhouse.md says so): equal metrics of string
+ *     groups may be listed in another order.
+ *
+ * An either key ("ip", "port", "as" …) is arrayJoin([src, dst]): each flow
+ * counted under both sides, as the engine does.  The totals (each flow
+ * once) and the number of groups are statements of their own.  A listing
+ * selects every field in the field table's order by flow_start (flows of
+ * one millisecond: the engine keeps their arrival order, ClickHouse has
+ * none; they are ordered by their other columns here).
+ *
+ * Every value a user gave (the filter's, the time range, prefix lengths,
+ * buckets, the limit) is written by the quoting functions of
+ * clickhouse/sql.h; column names come from the field table.
+ */
+#ifndef NG_QUERY_SQL_H
+#define NG_QUERY_SQL_H
+
+#include <stddef.h>
+
+#include "clickhouse/sql.h"
+#include "query/query.h"
+
+/*
+ * Appends the group-by statement of q (q->nkeys ≥ 1) over database.flows
+ * to *out.  `database` must be [A-Za-z0-9_]+ (ng_ch_database).  Returns 0,
+ * or -1 with a sentence in err[errlen]: what the backend does not do yet
+ * (folds, key prefixes for completion), the filter's errors
+ * (ng_filter_sql), a statement past NG_CH_SQL_MAX, out of memory.
+ */
+int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_server *sv,
+                        ng_ch_sql *out, char *err, size_t errlen);
+
+/* Appends the statement of the number of q's groups (one UInt64, in
+ * RowBinary).  Returns as ng_query_sql_groups. */
+int ng_query_sql_ngroups(const char *database, const ng_query *q, const ng_ch_server *sv,
+                         ng_ch_sql *out, char *err, size_t errlen);
+
+/* Appends the statement of q's totals: count(), sum(packets), sum(bytes),
+ * min(flow_start), max(flow_end) of the matching flows, each once (five
+ * UInt64, in RowBinary).  Returns as ng_query_sql_groups. */
+int ng_query_sql_totals(const char *database, const ng_query *q, const ng_ch_server *sv,
+                        ng_ch_sql *out, char *err, size_t errlen);
+
+/* Appends the listing statement of q (q->nkeys == 0): every field of the
+ * field table, in its order, of the first q->limit matching flows by
+ * flow_start (0: all), in RowBinary.  Returns as ng_query_sql_groups. */
+int ng_query_sql_list(const char *database, const ng_query *q, const ng_ch_server *sv,
+                      ng_ch_sql *out, char *err, size_t errlen);
+
+#endif
