@@ -23,11 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/ch_conn.h"
 #include "cli/cli.h"
 #include "cli/store_path.h"
 #include "cli/usage.h"
+#include "clickhouse/client.h"
 #include "core/addr.h"
+#include "core/config.h"
 #include "core/timefmt.h"
+#include "query/backend.h"
 #include "query/filter.h"
 #include "query/output.h"
 #include "query/pairs.h"
@@ -45,6 +49,12 @@ static const char query_help[] =
     "  -R, --store DIR        flow store (default: $NAGARE_STORE,\n"
     "                         else /var/lib/nagare (the service's), else\n"
     "                         ~/.local/share/nagare)\n"
+    "      --clickhouse URL   query ClickHouse instead (http://HOST:8123/DATABASE;\n"
+    "                         default: clickhouse.url of the configuration when no\n"
+    "                         --store is given): the same answers (-s, -A, listings;\n"
+    "                         docs/clickhouse.md)\n"
+    "      --config FILE      YAML configuration (or NAGARE_CONFIG): its clickhouse:\n"
+    "                         section\n"
     "  -f, --from T           first flow_start to include (default: the beginning)\n"
     "  -t, --to T             flow_start before which to stop (default: the end)\n"
     "                         T: 2026-11-30T12:00:00Z, '2026-11-30 12:00',\n"
@@ -95,7 +105,11 @@ static const char query_help[] =
 
 typedef struct query_opts {
 	const char *store;
-	char store_buf[4096]; /* the default store (store_path.h) */
+	bool store_given;
+	const char *clickhouse, *config; /* --clickhouse URL, --config FILE */
+	ng_config cfg;                   /* the configuration (its clickhouse: section) */
+	ng_backend be;                   /* where the queries run */
+	char store_buf[4096];            /* the default store (store_path.h) */
 	ng_query base;
 	const char *stats[MAX_STATS];
 	size_t nstats;
@@ -152,7 +166,14 @@ static int read_filter_file(query_opts *o)
 
 static int parse_args(int argc, char **argv, query_opts *o)
 {
-	enum { OPT_NO_HEADER = 256, OPT_FILTER_FILE, OPT_NO_ROLLUPS, OPT_RESOLVE };
+	enum {
+		OPT_NO_HEADER = 256,
+		OPT_FILTER_FILE,
+		OPT_NO_ROLLUPS,
+		OPT_RESOLVE,
+		OPT_CLICKHOUSE,
+		OPT_CONFIG
+	};
 	/* short options follow nfdump where it has them (-A, -B, -O, -n, -o) */
 	static const struct option longopts[] = {
 	    {"store", required_argument, NULL, 'R'},
@@ -172,6 +193,8 @@ static int parse_args(int argc, char **argv, query_opts *o)
 	    {"filter-file", required_argument, NULL, OPT_FILTER_FILE},
 	    {"no-rollups", no_argument, NULL, OPT_NO_ROLLUPS},
 	    {"resolve", no_argument, NULL, OPT_RESOLVE},
+	    {"clickhouse", required_argument, NULL, OPT_CLICKHOUSE},
+	    {"config", required_argument, NULL, OPT_CONFIG},
 	    {NULL, 0, NULL, 0},
 	};
 	uint64_t now = ng_now_ms();
@@ -186,7 +209,12 @@ static int parse_args(int argc, char **argv, query_opts *o)
 	 * the words to the end); a filter never starts a word with '-' */
 	while ((c = getopt_long(argc, argv, ":R:f:t:s:O:n:o:qhA:BI:P:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'R': o->store = optarg; break;
+		case 'R':
+			o->store = optarg;
+			o->store_given = true;
+			break;
+		case OPT_CLICKHOUSE: o->clickhouse = optarg; break;
+		case OPT_CONFIG: o->config = optarg; break;
 		case 'f':
 			if (!ng_time_parse(optarg, now, &o->base.from_ms))
 				return ng_usage_fail("query", "bad --from time '%s'", optarg);
@@ -243,8 +271,8 @@ static int parse_args(int argc, char **argv, query_opts *o)
 		default: return ng_usage_error("query", c, argv);
 		}
 	}
-	if (!(o->store = ng_cli_store("query", o->store, false, o->store_buf, sizeof o->store_buf)))
-		return 2;
+	if (o->clickhouse && o->store_given)
+		return ng_usage_fail("query", "--store and --clickhouse: give one");
 	if (o->base.from_ms >= o->base.to_ms)
 		return ng_usage_fail("query", "--from must be before --to");
 	int modes =
@@ -357,8 +385,8 @@ static int with_names(const query_opts *o, const ng_query *q, const ng_query_res
 static int run_one(const query_opts *o, ng_query *q, int kind)
 {
 	ng_query_result res;
-	char err[512];
-	if (ng_query_run(o->store, q, &res, err, sizeof err)) {
+	char err[NG_CH_ERR_MAX + 512];
+	if (ng_backend_run(&o->be, q, &res, err, sizeof err)) {
 		fprintf(stderr, "nagare query: %s\n", err);
 		return 1;
 	}
@@ -460,6 +488,54 @@ static int stat_keys(const char *stat, ng_query *q)
 	return 0;
 }
 
+/* The largest ClickHouse answer read (a listing of every flow: about 400
+ * bytes a flow in RowBinary). */
+#define CH_REPLY_MAX ((size_t)1 << 30)
+
+/* Where the queries run (o->be): ClickHouse when --clickhouse is given,
+ * or clickhouse.url is configured and no --store; else the store, with
+ * one snapshot that every table of this command reads.  Returns 0, 1 (a
+ * runtime error, said) or 2 (a usage error, said). */
+static int open_backend(query_opts *o)
+{
+	char err[NG_CH_ERR_MAX + 512];
+	const char *path = o->config ? o->config : getenv("NAGARE_CONFIG");
+	if (path && *path && ng_config_load(path, &o->cfg, err, sizeof err) < 0) {
+		fprintf(stderr, "nagare query: %s\n", err);
+		return 1;
+	}
+	ng_ch_conn conn = {0};
+	int r =
+	    o->store_given ? 0 : ng_cli_ch_conn("query", o->clickhouse, &o->cfg.clickhouse, &conn);
+	if (r < 0)
+		return 2;
+	if (r > 0) {
+		if (o->interval_ms || o->pairs || o->bidir)
+			return ng_usage_fail("query", "--interval, --pairs and -B do not run on "
+			                              "ClickHouse yet (-s, -A and listings do)");
+		conn.reply_max = CH_REPLY_MAX;
+		if (!(o->be.ch = ng_ch_open(&conn, err, sizeof err)) ||
+		    ng_ch_detect(o->be.ch, &o->be.sv, err, sizeof err) < 0) {
+			fprintf(stderr, "nagare query: %s\n", err);
+			return 1;
+		}
+		return 0;
+	}
+	if (!(o->store = ng_cli_store("query", o->store, false, o->store_buf, sizeof o->store_buf)))
+		return 2;
+	o->be.store = o->store;
+	if (!(o->base.snap = ng_store_snapshot_take(o->store, o->base.from_ms, o->base.to_ms))) {
+		if (errno == ENOENT)
+			fprintf(stderr,
+			        "nagare query: %s is not a flow store (no %s/flows directory)\n",
+			        o->store, o->store);
+		else
+			perror("nagare query");
+		return 1;
+	}
+	return 0;
+}
+
 int ng_cmd_query(int argc, char **argv)
 {
 	/* `nagare query --counters …` is `nagare counters …` (sFlow counter
@@ -485,17 +561,12 @@ int ng_cmd_query(int argc, char **argv)
 		return 2;
 	}
 	o.base.filter = filter;
-	/* one snapshot: every table of this command reads the same segments */
-	if (!(o.base.snap = ng_store_snapshot_take(o.store, o.base.from_ms, o.base.to_ms))) {
-		if (errno == ENOENT)
-			fprintf(stderr,
-			        "nagare query: %s is not a flow store (no %s/flows directory)\n",
-			        o.store, o.store);
-		else
-			perror("nagare query");
+	if ((rc = open_backend(&o))) {
+		ng_ch_close(o.be.ch);
+		ng_config_free(&o.cfg);
 		ng_filter_free(filter);
 		free(o.filter_text);
-		return 1;
+		return rc;
 	}
 
 	rc = 0;
@@ -543,6 +614,8 @@ int ng_cmd_query(int argc, char **argv)
 		rc = run_one(&o, &q, 's');
 	}
 	ng_store_snapshot_free(o.base.snap);
+	ng_ch_close(o.be.ch);
+	ng_config_free(&o.cfg);
 	ng_filter_free(filter);
 	free(o.filter_text);
 	return rc;

@@ -19,10 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/ch_conn.h"
 #include "cli/cli.h"
 #include "cli/http_opts.h"
 #include "cli/store_path.h"
 #include "cli/usage.h"
+#include "core/config.h"
 #include "core/log.h"
 #include "http/http.h"
 #include "store/exporters.h"
@@ -35,6 +37,12 @@ static const char serve_help[] =
     "  -s, --store DIR         flow store (default: $NAGARE_STORE,\n"
     "                          else /var/lib/nagare (the service's), else\n"
     "                          ~/.local/share/nagare)\n"
+    "      --clickhouse URL    answer the flow queries (top, flows, summary) from\n"
+    "                          ClickHouse (http://HOST:8123/DATABASE; default:\n"
+    "                          clickhouse.url of the configuration when no --store\n"
+    "                          is given; docs/clickhouse.md)\n"
+    "      --config FILE       YAML configuration (or NAGARE_CONFIG): its clickhouse:\n"
+    "                          section\n"
     "      --http ADDR:PORT    where to listen (default 127.0.0.1:8080); any address\n"
     "                          but loopback needs a token (one is made and printed\n"
     "                          when none is given)\n"
@@ -73,18 +81,21 @@ static int file_exporters(void *arg, ng_http_exporters *out, char *err, size_t e
 
 int ng_cmd_serve(int argc, char **argv)
 {
-	enum { OPT_HTTP = 256, OPT_TOKEN, OPT_RANGE, OPT_TIMEOUT };
+	enum { OPT_HTTP = 256, OPT_TOKEN, OPT_RANGE, OPT_TIMEOUT, OPT_CLICKHOUSE, OPT_CONFIG };
 	static const struct option opts[] = {
 	    {"store", required_argument, NULL, 's'},
 	    {"http", required_argument, NULL, OPT_HTTP},
 	    {"http-token", required_argument, NULL, OPT_TOKEN},
 	    {"max-range", required_argument, NULL, OPT_RANGE},
 	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+	    {"clickhouse", required_argument, NULL, OPT_CLICKHOUSE},
+	    {"config", required_argument, NULL, OPT_CONFIG},
 	    {"help", no_argument, NULL, 'h'},
 	    NG_HTTP_LONG_OPTS,
 	    {0, 0, 0, 0},
 	};
 	ng_cli_http hopt = {0};
+	const char *ch_url = NULL, *config = NULL;
 	ng_http_config cfg = {.listen = "127.0.0.1:8080", .token = getenv("NAGARE_HTTP_TOKEN")};
 	optind = 0;
 	opterr = 0;
@@ -94,6 +105,8 @@ int ng_cmd_serve(int argc, char **argv)
 		long v;
 		switch (c) {
 		case 's': cfg.store_dir = optarg; break;
+		case OPT_CLICKHOUSE: ch_url = optarg; break;
+		case OPT_CONFIG: config = optarg; break;
 		case OPT_HTTP: cfg.listen = optarg; break;
 		case OPT_TOKEN: cfg.token = optarg; break;
 		case OPT_RANGE:
@@ -118,9 +131,30 @@ int ng_cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ng_usage_fail("serve", "unexpected argument '%s'", argv[optind]);
-	char dbuf[4096];
-	if (!(cfg.store_dir = ng_cli_store("serve", cfg.store_dir, false, dbuf, sizeof dbuf)))
+	if (ch_url && cfg.store_dir)
+		return ng_usage_fail("serve", "--store and --clickhouse: give one");
+	/* ClickHouse: --clickhouse, or clickhouse.url without a --store */
+	ng_config conf = {0};
+	char cerr[1024];
+	const char *cpath = config ? config : getenv("NAGARE_CONFIG");
+	if (cpath && *cpath && ng_config_load(cpath, &conf, cerr, sizeof cerr) < 0) {
+		fprintf(stderr, "nagare serve: %s\n", cerr);
+		ng_config_free(&conf);
+		return 1;
+	}
+	ng_ch_conn conn;
+	int chr = cfg.store_dir ? 0 : ng_cli_ch_conn("serve", ch_url, &conf.clickhouse, &conn);
+	if (chr < 0) {
+		ng_config_free(&conf);
 		return 2;
+	}
+	if (chr > 0)
+		cfg.clickhouse = &conn;
+	char dbuf[4096];
+	if (!(cfg.store_dir = ng_cli_store("serve", cfg.store_dir, false, dbuf, sizeof dbuf))) {
+		ng_config_free(&conf);
+		return 2;
+	}
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/state/exporters.json", cfg.store_dir);
 	cfg.exporters = file_exporters;
@@ -152,14 +186,19 @@ int ng_cmd_serve(int argc, char **argv)
 	ng_http_server *s = ng_http_start(&cfg, err, sizeof err);
 	if (!s) {
 		fprintf(stderr, "nagare serve: %s\n", err);
+		ng_config_free(&conf);
 		return 1;
 	}
-	snprintf(what, sizeof what, "(store %s)", cfg.store_dir);
+	if (cfg.clickhouse)
+		snprintf(what, sizeof what, "(ClickHouse %s)", conn.url);
+	else
+		snprintf(what, sizeof what, "(store %s)", cfg.store_dir);
 	ng_http_announce(s, what);
 	int sig = 0;
 	while (sigwait(&stop_set, &sig) != 0)
 		;
 	ng_info("stopping");
 	ng_http_stop(s);
+	ng_config_free(&conf);
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include "core/timefmt.h"
 #include "http/assets.h"
 #include "http/http_int.h"
+#include "query/backend.h"
 #include "query/ptr.h"
 #include "query/filter.h"
 #include "query/output.h"
@@ -222,6 +223,37 @@ static void run_error(ng_http_server *s, ng_http_resp *out, const char *err, boo
 	}
 }
 
+/* Runs q on the server's backend (backend.h): the store, or ClickHouse
+ * through a client of this request's own whose time-out is the API's
+ * run-time limit.  Returns as ng_query_run. */
+static int run_query(ng_http_server *s, const ng_query *q, ng_query_result *res, char *err,
+                     size_t errlen)
+{
+	if (!s->ch)
+		return ng_query_run(s->store_dir, q, res, err, errlen);
+	ng_ch_conn conn = *s->ch;
+	conn.timeout_ms = s->timeout_ms;
+	conn.reply_max = (size_t)1 << 28; /* a page of max_rows flows is far less */
+	ng_backend b = {.ch = ng_ch_open(&conn, err, errlen), .sv = s->ch_sv};
+	if (!b.ch)
+		return -1;
+	int rc = ng_backend_run(&b, q, res, err, errlen);
+	ng_ch_close(b.ch);
+	errno = 0;
+	return rc;
+}
+
+/* True (and a 501 answer in *out) when the server answers from
+ * ClickHouse, where this endpoint does not run yet. */
+static bool not_on_clickhouse(ng_http_server *s, ng_http_resp *out)
+{
+	if (!s->ch)
+		return false;
+	ng_api_error(out, 501, "not answered from ClickHouse yet",
+	             "top, flows and summary are (docs/clickhouse.md \"Queries\")");
+	return true;
+}
+
 /* Opens the response body as a memory stream. */
 static FILE *body(ng_http_resp *out, const char *ctype)
 {
@@ -308,7 +340,7 @@ static void api_top(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 		goto done;
 	}
 	ng_query_result res;
-	if (ng_query_run(s->store_dir, &p.q, &res, err, sizeof err)) {
+	if (run_query(s, &p.q, &res, err, sizeof err)) {
 		run_error(s, out, err, errno == ETIMEDOUT);
 		goto done;
 	}
@@ -339,6 +371,8 @@ done:
 static void api_complete(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	params p;
+	if (not_on_clickhouse(s, out))
+		return;
 	if (!read_params(s, r, &p, 10, out))
 		return;
 	const char *field = r->arg(r->conn, "field"), *prefix = r->arg(r->conn, "prefix");
@@ -364,7 +398,7 @@ static void api_complete(ng_http_server *s, const ng_http_req *r, ng_http_resp *
 	}
 	p.q.key_prefix = prefix;
 	ng_query_result res;
-	if (ng_query_run(s->store_dir, &p.q, &res, err, sizeof err)) {
+	if (run_query(s, &p.q, &res, err, sizeof err)) {
 		run_error(s, out, err, errno == ETIMEDOUT);
 		goto done;
 	}
@@ -442,6 +476,8 @@ static bool series_params(const ng_http_req *r, const params *p, uint64_t *inter
 static void api_series(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	params p;
+	if (not_on_clickhouse(s, out))
+		return;
 	if (!read_params(s, r, &p, 5, out))
 		return;
 	const char *field = r->arg(r->conn, "field");
@@ -511,6 +547,8 @@ static void api_sankey(ng_http_server *s, params *p, const char *fields, ng_http
 static void api_pairs(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	params p;
+	if (not_on_clickhouse(s, out))
+		return;
 	const char *fields = r->arg(r->conn, "fields");
 	if (!read_params(s, r, &p, fields ? 10 : 20, out))
 		return;
@@ -556,7 +594,7 @@ static void api_flows(ng_http_server *s, const ng_http_req *r, ng_http_resp *out
 	}
 	p.q.limit = p.offset + p.limit;
 	ng_query_result res;
-	if (ng_query_run(s->store_dir, &p.q, &res, err, sizeof err)) {
+	if (run_query(s, &p.q, &res, err, sizeof err)) {
 		run_error(s, out, err, errno == ETIMEDOUT);
 		goto done;
 	}
@@ -613,7 +651,7 @@ static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *o
 	ng_query_parse_keys(&p.q, "proto", err, sizeof err);
 	p.q.limit = 1;
 	ng_query_result res;
-	if (ng_query_run(s->store_dir, &p.q, &res, err, sizeof err)) {
+	if (run_query(s, &p.q, &res, err, sizeof err)) {
 		run_error(s, out, err, errno == ETIMEDOUT);
 		goto done;
 	}

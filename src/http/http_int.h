@@ -14,6 +14,8 @@
 
 #include <sys/socket.h>
 
+#include "clickhouse/client.h"
+#include "clickhouse/schema.h"
 #include "core/json.h"
 #include "http/http.h"
 
@@ -83,7 +85,9 @@ struct ng_http_server {
 	bool attribution_dbip; /* ng_http_config's */
 	uint16_t port;
 	ng_http_metrics m;
-	sem_t qgate; /* queries running at once at most (config threads) */
+	sem_t qgate;          /* queries running at once at most (config threads) */
+	const ng_ch_conn *ch; /* ng_http_config.clickhouse (borrowed); NULL: the store */
+	ng_ch_server ch_sv;   /* its version and features */
 	bool qgate_init, conns_init;
 };
 

@@ -513,6 +513,16 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		return NULL;
 	}
 	s->attribution_dbip = cfg->attribution_dbip;
+	if (cfg->clickhouse) {
+		ng_ch_client *cl = ng_ch_open(cfg->clickhouse, err, errlen);
+		int rc = cl ? ng_ch_detect(cl, &s->ch_sv, err, errlen) : -1;
+		ng_ch_close(cl);
+		if (rc < 0) {
+			ng_http_stop(s);
+			return NULL;
+		}
+		s->ch = cfg->clickhouse;
+	}
 	s->token_generated = generated;
 	s->loopback = loop;
 	s->max_range_ms = cfg->max_range_ms ? cfg->max_range_ms : 31ull * 86400 * 1000;
