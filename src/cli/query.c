@@ -51,8 +51,8 @@ static const char query_help[] =
     "                         ~/.local/share/nagare)\n"
     "      --clickhouse URL   query ClickHouse instead (http://HOST:8123/DATABASE;\n"
     "                         default: clickhouse.url of the configuration when no\n"
-    "                         --store is given): the same answers (-s, -A, listings;\n"
-    "                         docs/clickhouse.md)\n"
+    "                         --store is given): the same answers (-s, -A,\n"
+    "                         --interval, listings; docs/clickhouse.md)\n"
     "      --config FILE      YAML configuration (or NAGARE_CONFIG): its clickhouse:\n"
     "                         section\n"
     "  -f, --from T           first flow_start to include (default: the beginning)\n"
@@ -427,7 +427,7 @@ static int run_series(const query_opts *o, ng_query *q)
 {
 	ng_series s;
 	char err[512];
-	if (ng_series_run(o->store, q, o->interval_ms, &s, err, sizeof err)) {
+	if (ng_series_run_on(&o->be, q, o->interval_ms, &s, err, sizeof err)) {
 		fprintf(stderr, "nagare query: %s\n", err);
 		return 1;
 	}
@@ -510,9 +510,9 @@ static int open_backend(query_opts *o)
 	if (r < 0)
 		return 2;
 	if (r > 0) {
-		if (o->interval_ms || o->pairs || o->bidir)
-			return ng_usage_fail("query", "--interval, --pairs and -B do not run on "
-			                              "ClickHouse yet (-s, -A and listings do)");
+		if (o->pairs || o->bidir)
+			return ng_usage_fail("query", "--pairs and -B do not run on ClickHouse yet "
+			                              "(-s, -A, --interval and listings do)");
 		conn.reply_max = CH_REPLY_MAX;
 		if (!(o->be.ch = ng_ch_open(&conn, err, sizeof err)) ||
 		    ng_ch_detect(o->be.ch, &o->be.sv, err, sizeof err) < 0) {

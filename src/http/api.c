@@ -223,20 +223,34 @@ static void run_error(ng_http_server *s, ng_http_resp *out, const char *err, boo
 	}
 }
 
-/* Runs q on the server's backend (backend.h): the store, or ClickHouse
- * through a client of this request's own whose time-out is the API's
- * run-time limit.  Returns as ng_query_run. */
+/* The backend of one request (backend.h) into *b: the store, or
+ * ClickHouse through a client of the request's own (close it with
+ * ng_ch_close(b->ch)) whose time-out is the API's run-time limit; conn
+ * is its connection's copy.  False (err set) when the client cannot be
+ * made. */
+static bool open_backend(ng_http_server *s, ng_ch_conn *conn, ng_backend *b, char *err,
+                         size_t errlen)
+{
+	*b = (ng_backend){.store = s->store_dir};
+	if (!s->ch)
+		return true;
+	*conn = *s->ch;
+	conn->timeout_ms = s->timeout_ms;
+	conn->reply_max = (size_t)1 << 28; /* a page of max_rows flows is far less */
+	b->sv = s->ch_sv;
+	return (b->ch = ng_ch_open(conn, err, errlen)) != NULL;
+}
+
+/* Runs q on the server's backend.  Returns as ng_query_run. */
 static int run_query(ng_http_server *s, const ng_query *q, ng_query_result *res, char *err,
                      size_t errlen)
 {
-	if (!s->ch)
-		return ng_query_run(s->store_dir, q, res, err, errlen);
-	ng_ch_conn conn = *s->ch;
-	conn.timeout_ms = s->timeout_ms;
-	conn.reply_max = (size_t)1 << 28; /* a page of max_rows flows is far less */
-	ng_backend b = {.ch = ng_ch_open(&conn, err, errlen), .sv = s->ch_sv};
-	if (!b.ch)
+	ng_ch_conn conn;
+	ng_backend b;
+	if (!open_backend(s, &conn, &b, err, errlen))
 		return -1;
+	if (!b.ch)
+		return ng_query_run(s->store_dir, q, res, err, errlen);
 	int rc = ng_backend_run(&b, q, res, err, errlen);
 	ng_ch_close(b.ch);
 	errno = 0;
@@ -250,7 +264,7 @@ static bool not_on_clickhouse(ng_http_server *s, ng_http_resp *out)
 	if (!s->ch)
 		return false;
 	ng_api_error(out, 501, "not answered from ClickHouse yet",
-	             "top, flows and summary are (docs/clickhouse.md \"Queries\")");
+	             "top, flows, summary and series are (docs/clickhouse.md \"Queries\")");
 	return true;
 }
 
@@ -476,8 +490,6 @@ static bool series_params(const ng_http_req *r, const params *p, uint64_t *inter
 static void api_series(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	params p;
-	if (not_on_clickhouse(s, out))
-		return;
 	if (!read_params(s, r, &p, 5, out))
 		return;
 	const char *field = r->arg(r->conn, "field");
@@ -491,8 +503,16 @@ static void api_series(ng_http_server *s, const ng_http_req *r, ng_http_resp *ou
 		goto done;
 	}
 	ng_series_set se;
-	if (ng_series_run_set(s->store_dir, &p.q, p.filter_text, interval, bidir, prev, &se, err,
-	                      sizeof err)) {
+	ng_ch_conn conn;
+	ng_backend b;
+	if (!open_backend(s, &conn, &b, err, sizeof err)) {
+		run_error(s, out, err, false);
+		goto done;
+	}
+	int src = ng_series_run_set_on(&b, &p.q, p.filter_text, interval, bidir, prev, &se, err,
+	                               sizeof err);
+	ng_ch_close(b.ch);
+	if (src) {
 		ng_series_set_free(&se);
 		run_error(s, out, err, errno == ETIMEDOUT || strstr(err, "time limit"));
 		goto done;

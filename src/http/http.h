@@ -111,7 +111,7 @@ typedef struct ng_http_config {
 	bool attribution_dbip;    /* DB-IP data enriches the flows: /api/v1/fields'
 	                           * "attribution" names it, the dashboards show it
 	                           * (CC BY 4.0; docs/enrichment.md) */
-	/* Answer the flow queries (/api/v1/top, /flows, /summary) from this
+	/* Answer the flow queries (/api/v1/top, /flows, /summary, /series) from this
 	 * ClickHouse (query/backend.h) instead of the store: a client of its
 	 * own per request, the server's version detected at start (which
 	 * fails when it does not answer).  The others answer 501 with it.

@@ -17,6 +17,11 @@
  * bytes, a string as its interned id (core/strtab.h).  A listing's rows
  * become ng_flow records field by field (the field table's offsets and
  * sizes), strings interned the same way.
+ *
+ * Folds (a series' "other", a Sankey's stages: ng_query.fold, .folds)
+ * are applied here to the rows of every group, as the engine applies them
+ * to each flow's key, and the rows that meet are merged: the statement
+ * itself fetches every group (folding in SQL would fetch fewer; not yet).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +32,7 @@
 #include "core/bytes.h"
 #include "core/strtab.h"
 #include "query/backend.h"
+#include "query/query_int.h"
 #include "query/query_sql.h"
 
 /* A RowBinary answer being read. */
@@ -275,6 +281,70 @@ static int listing(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q,
 	return rc;
 }
 
+/* Key part [off, off + len) of k becomes `other` when it is none of the n
+ * values at vals (groupby.c fold_part). */
+static void fold_part(uint8_t *k, const uint8_t *vals, size_t n, size_t off, size_t len,
+                      const uint8_t *other)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(k + off, vals + i * len, len))
+			return;
+	memcpy(k + off, other, len);
+}
+
+static int cmp_key(const void *a, const void *b, void *arg)
+{
+	return memcmp(((const ng_agg_row *)a)->key, ((const ng_agg_row *)b)->key, *(size_t *)arg);
+}
+
+static int cmp_rank_rows(const void *a, const void *b, void *arg)
+{
+	const ng_rank_ctx *c = arg;
+	const ng_agg_row *x = a, *y = b;
+	return ng_rank_cmp(ng_row_metric(x, c->order), ng_row_metric(y, c->order), x->key, y->key,
+	                   c->klen);
+}
+
+/* q's folds (q->fold, q->folds: a series' "other", a Sankey's stages)
+ * applied to every row of res, as the engine applies them to each flow's
+ * key (groupby.c fold_key); the rows whose keys then meet are merged, and
+ * ranked again as the engine ranks (ng_rank_cmp).  The statement fetched
+ * every group (a folded query has no limit: checked by the caller). */
+static void fold_rows(const ng_query *q, ng_query_result *res)
+{
+	size_t klen = ng_query_key_len(q);
+	for (size_t i = 0; i < res->nrows; i++) {
+		uint8_t *k = res->rows[i].key;
+		if (q->nfold)
+			fold_part(k, q->fold, q->nfold, q->fold_off, q->fold_len, q->fold_other);
+		for (size_t j = 0; j < q->nfolds; j++) {
+			const ng_query_fold *f = &q->folds[j];
+			fold_part(k, f->vals, f->n, f->off, f->len, f->other);
+		}
+	}
+	if (res->nrows)
+		qsort_r(res->rows, res->nrows, sizeof *res->rows, cmp_key, &klen);
+	size_t m = 0;
+	for (size_t i = 0; i < res->nrows; i++) {
+		ng_agg_row *r = &res->rows[i];
+		if (m && !memcmp(res->rows[m - 1].key, r->key, klen)) {
+			ng_agg_row *w = &res->rows[m - 1];
+			w->flows += r->flows;
+			w->packets += r->packets;
+			w->bytes += r->bytes;
+			w->first = r->first < w->first ? r->first : w->first;
+			w->last = r->last > w->last ? r->last : w->last;
+			continue;
+		}
+		res->rows[m++] = *r;
+	}
+	res->nrows = m;
+	res->groups = m;
+	ng_rank_ctx rc = {q->order, klen};
+	if (m)
+		qsort_r(res->rows, m, sizeof *res->rows, cmp_rank_rows, &rc);
+}
+
 int ng_query_run_ch(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q,
                     ng_query_result *res, char *err, size_t errlen)
 {
@@ -285,10 +355,17 @@ int ng_query_run_ch(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q,
 		snprintf(err, errlen, "group-by key too long");
 		return -1;
 	}
+	bool folded = q->nkeys && (q->nfold || q->nfolds);
+	if (folded && q->limit) {
+		snprintf(err, errlen, "the ClickHouse backend folds keys only without a limit");
+		return -1;
+	}
 	int rc = totals(cl, sv, q, res, err, errlen);
 	if (!rc)
 		rc = q->nkeys ? groups(cl, sv, q, res, err, errlen)
 		              : listing(cl, sv, q, res, err, errlen);
+	if (!rc && folded)
+		fold_rows(q, res);
 	if (rc) {
 		ng_query_result_free(res);
 		return -1;

@@ -62,9 +62,9 @@ static int check(qs *s)
 		snprintf(s->err, s->errlen, "a ClickHouse database name is [A-Za-z0-9_]+");
 		return -1;
 	}
-	if (s->q->nfold || s->q->nfolds || (s->q->key_prefix && *s->q->key_prefix)) {
+	if (s->q->key_prefix && *s->q->key_prefix) {
 		snprintf(s->err, s->errlen,
-		         "the ClickHouse backend does not fold keys or complete key prefixes yet");
+		         "the ClickHouse backend does not complete key prefixes yet");
 		return -1;
 	}
 	for (size_t j = 0; j < s->q->nkeys; j++)

@@ -54,10 +54,12 @@
 
 /*
  * Appends the group-by statement of q (q->nkeys ≥ 1) over database.flows
- * to *out.  `database` must be [A-Za-z0-9_]+ (ng_ch_database).  Returns 0,
- * or -1 with a sentence in err[errlen]: what the backend does not do yet
- * (folds, key prefixes for completion), the filter's errors
- * (ng_filter_sql), a statement past NG_CH_SQL_MAX, out of memory.
+ * to *out.  `database` must be [A-Za-z0-9_]+ (ng_ch_database).  The
+ * statement does not fold (q->fold, q->folds): the executor folds the
+ * rows (ch_exec.c).  Returns 0, or -1 with a sentence in err[errlen]:
+ * what the backend does not do yet (key prefixes for completion), the
+ * filter's errors (ng_filter_sql), a statement past NG_CH_SQL_MAX, out of
+ * memory.
  */
 int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_server *sv,
                         ng_ch_sql *out, char *err, size_t errlen);

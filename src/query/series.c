@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/backend.h"
 #include "query/query_int.h"
 
 bool ng_interval_parse(const char *s, uint64_t *ms)
@@ -207,14 +208,14 @@ static enum ng_order series_order(enum ng_order o)
  * every other key folded into one (q->fold), so the table holds limit + 1
  * groups a bucket instead of every key's.  bq is the bucketed query.
  */
-static int top_series(const char *dir, const ng_query *q, const ng_query *bq, ng_series *out,
+static int top_series(const ng_backend *b, const ng_query *q, const ng_query *bq, ng_series *out,
                       char *err, size_t errlen)
 {
 	const size_t klen = ng_query_key_len(q);
 	ng_query tq = *q;
 	tq.order = series_order(q->order);
 	ng_query_result top;
-	if (ng_query_run(dir, &tq, &top, err, errlen))
+	if (ng_backend_run(b, &tq, &top, err, errlen))
 		return -1;
 	uint8_t *fold = malloc((top.nrows ? top.nrows : 1) * klen), other[NG_QUERY_KEY_MAX];
 	if (!fold) {
@@ -238,7 +239,7 @@ static int top_series(const char *dir, const ng_query *q, const ng_query *bq, ng
 	fq.nfold = top.nrows;
 	fq.fold_off = 8;
 	fq.fold_len = klen;
-	int rc = ng_query_run(dir, &fq, &out->res, err, errlen);
+	int rc = ng_backend_run(b, &fq, &out->res, err, errlen);
 	free(fold);
 	out->top = top.rows; /* the totals of each kept key: the series' */
 	out->nseries = top.nrows;
@@ -264,8 +265,8 @@ oom:
 	return -1;
 }
 
-/* ng_series_run with q->snap set. */
-static int series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
+/* ng_series_run on backend b (for the store, with q->snap set). */
+static int series_run(const ng_backend *b, const ng_query *q, uint64_t interval_ms, ng_series *out,
                       char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
@@ -291,8 +292,8 @@ static int series_run(const char *dir, const ng_query *q, uint64_t interval_ms, 
 	out->interval_ms = interval_ms;
 	size_t klen = ng_query_key_len(q);
 	if (klen && q->limit)
-		return top_series(dir, q, &bq, out, err, errlen);
-	if (ng_query_run(dir, &bq, &out->res, err, errlen))
+		return top_series(b, q, &bq, out, err, errlen);
+	if (ng_backend_run(b, &bq, &out->res, err, errlen))
 		return -1;
 	const ng_agg_row *rows = out->res.rows;
 	size_t n = out->res.nrows;
@@ -344,9 +345,18 @@ int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_s
 		memset(out, 0, sizeof *out);
 		return -1;
 	}
-	int rc = series_run(dir, sq, interval_ms, out, err, errlen);
+	ng_backend b = {.store = dir};
+	int rc = series_run(&b, sq, interval_ms, out, err, errlen);
 	ng_store_snapshot_free(own);
 	return rc;
+}
+
+int ng_series_run_on(const ng_backend *b, const ng_query *q, uint64_t interval_ms, ng_series *out,
+                     char *err, size_t errlen)
+{
+	if (!b->ch)
+		return ng_series_run(b->store, q, interval_ms, out, err, errlen);
+	return series_run(b, q, interval_ms, out, err, errlen);
 }
 
 void ng_series_free(ng_series *s)

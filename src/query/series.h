@@ -50,6 +50,14 @@ typedef struct ng_series {
 int ng_series_run(const char *dir, const ng_query *q, uint64_t interval_ms, ng_series *out,
                   char *err, size_t errlen);
 
+struct ng_backend;
+/* ng_series_run on either backend (query/backend.h): the store's
+ * directory, or ClickHouse, where the series' two queries are run there
+ * and their "other" folded by the executor (ch_exec.c).  Returns as
+ * ng_series_run. */
+int ng_series_run_on(const struct ng_backend *b, const ng_query *q, uint64_t interval_ms,
+                     ng_series *out, char *err, size_t errlen);
+
 void ng_series_free(ng_series *s);
 
 /*
@@ -78,6 +86,11 @@ typedef struct ng_series_set {
 int ng_series_run_set(const char *dir, const ng_query *q, const char *filter_text,
                       uint64_t interval_ms, bool reverse, uint64_t prev_ms, ng_series_set *out,
                       char *err, size_t errlen);
+
+/* ng_series_run_set on either backend (query/backend.h). */
+int ng_series_run_set_on(const struct ng_backend *b, const ng_query *q, const char *filter_text,
+                         uint64_t interval_ms, bool reverse, uint64_t prev_ms, ng_series_set *out,
+                         char *err, size_t errlen);
 
 void ng_series_set_free(ng_series_set *s);
 

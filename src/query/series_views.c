@@ -3,16 +3,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "query/backend.h"
 #include "query/filter.h"
 #include "query/query_int.h"
 #include "query/series.h"
 #include "store/store.h"
 
 /* The series of q and, when asked, its reverse, over q->snap. */
-static int run_now(const char *dir, const ng_query *q, const char *filter_text,
+static int run_now(const ng_backend *b, const ng_query *q, const char *filter_text,
                    uint64_t interval_ms, bool reverse, ng_series_set *out, char *err, size_t errlen)
 {
-	if (ng_series_run(dir, q, interval_ms, &out->main, err, errlen))
+	if (ng_series_run_on(b, q, interval_ms, &out->main, err, errlen))
 		return -1;
 	if (!reverse)
 		return 0;
@@ -28,15 +29,15 @@ static int run_now(const char *dir, const ng_query *q, const char *filter_text,
 		}
 		ng_filter_reverse(out->rq.filter);
 	}
-	if (ng_series_run(dir, &out->rq, interval_ms, &out->rev, err, errlen))
+	if (ng_series_run_on(b, &out->rq, interval_ms, &out->rev, err, errlen))
 		return -1;
 	out->has_rev = true;
 	return 0;
 }
 
-int ng_series_run_set(const char *dir, const ng_query *q, const char *filter_text,
-                      uint64_t interval_ms, bool reverse, uint64_t prev_ms, ng_series_set *out,
-                      char *err, size_t errlen)
+int ng_series_run_set_on(const ng_backend *b, const ng_query *q, const char *filter_text,
+                         uint64_t interval_ms, bool reverse, uint64_t prev_ms, ng_series_set *out,
+                         char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	if (prev_ms && (interval_ms == 0 || prev_ms % interval_ms || prev_ms > q->from_ms)) {
@@ -46,11 +47,11 @@ int ng_series_run_set(const char *dir, const ng_query *q, const char *filter_tex
 		return -1;
 	}
 	ng_query copy;
-	ng_store_snapshot *own;
-	const ng_query *sq = ng_query_with_snapshot(dir, q, &copy, &own, err, errlen);
-	if (!sq)
+	ng_store_snapshot *own = NULL;
+	const ng_query *sq = q;
+	if (!b->ch && !(sq = ng_query_with_snapshot(b->store, q, &copy, &own, err, errlen)))
 		return -1;
-	int rc = run_now(dir, sq, filter_text, interval_ms, reverse, out, err, errlen);
+	int rc = run_now(b, sq, filter_text, interval_ms, reverse, out, err, errlen);
 	ng_store_snapshot_free(own);
 	out->rq.snap = NULL;
 	if (rc || !prev_ms)
@@ -60,11 +61,20 @@ int ng_series_run_set(const char *dir, const ng_query *q, const char *filter_tex
 	out->pq.nkeys = 0;
 	out->pq.from_ms = q->from_ms - prev_ms;
 	out->pq.to_ms = q->to_ms - prev_ms;
-	if (ng_series_run(dir, &out->pq, interval_ms, &out->prev, err, errlen))
+	if (ng_series_run_on(b, &out->pq, interval_ms, &out->prev, err, errlen))
 		return -1;
 	out->prev_ms = prev_ms;
 	out->has_prev = true;
 	return 0;
+}
+
+int ng_series_run_set(const char *dir, const ng_query *q, const char *filter_text,
+                      uint64_t interval_ms, bool reverse, uint64_t prev_ms, ng_series_set *out,
+                      char *err, size_t errlen)
+{
+	ng_backend b = {.store = dir};
+	return ng_series_run_set_on(&b, q, filter_text, interval_ms, reverse, prev_ms, out, err,
+	                            errlen);
 }
 
 void ng_series_set_free(ng_series_set *s)
