@@ -38,22 +38,28 @@
  */
 #include "query/query_int.h"
 
-int ng_rollup_set_for(const ng_query *q)
+bool ng_query_rollup_columns(const ng_query *q, ng_colset *need)
 {
 	if (q->no_rollup || !q->nkeys)
-		return -1;
-	ng_colset need = q->filter ? ng_filter_columns(q->filter) : (ng_colset){{0}};
-	if (ng_colset_has(need, NG_F_FLOW_START))
-		return -1; /* a filter on a flow's own times */
+		return false;
+	*need = q->filter ? ng_filter_columns(q->filter) : (ng_colset){{0}};
+	if (ng_colset_has(*need, NG_F_FLOW_START))
+		return false; /* a filter on a flow's own times */
 	for (size_t j = 0; j < q->nkeys; j++) {
 		const ng_group_key *g = &q->keys[j];
 		if (g->field == NG_F_FLOW_START && g->bucket_ms)
 			continue;
 		if (g->plen4 || g->plen6 || g->bucket_ms)
-			return -1;
-		need = ng_colset_union(need, ng_key_columns(g));
+			return false;
+		*need = ng_colset_union(*need, ng_key_columns(g));
 	}
-	return ng_rollup_pick(need);
+	return true;
+}
+
+int ng_rollup_set_for(const ng_query *q)
+{
+	ng_colset need;
+	return ng_query_rollup_columns(q, &need) ? ng_rollup_pick(need) : -1;
 }
 
 /* True when every time bucket of q is a whole number of `level_ms`

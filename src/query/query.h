@@ -74,6 +74,12 @@ typedef struct ng_query {
 	/* read every segment's rows, never its rollups (tests compare both
 	 * ways; the answer is the same) */
 	bool no_rollup;
+	/* group-by: the rows' first and last (and so their rates) are not
+	 * wanted, only their sums (a series' buckets): the ClickHouse backend
+	 * may then read its rollup tables, which keep no flow times
+	 * (query_sql.h); the store's rollups keep them and need no such
+	 * leave */
+	bool sums_only;
 	/* group-by: a key whose bytes [fold_off, fold_off + fold_len) equal
 	 * none of the nfold values at fold (fold_len bytes each) gets
 	 * fold_other there instead: its flows go to one group, the "other"
@@ -144,6 +150,14 @@ int ng_query_parse_keys(ng_query *q, const char *spec, char *err, size_t errlen)
  * direction of a bidirectional view.
  */
 void ng_query_reverse_keys(ng_query *q);
+
+/* What a rollup must hold to answer q (src/query/plan.c, the embedded
+ * engine's rule, which the ClickHouse backend follows too): false when no
+ * rollup can (q->no_rollup, no keys, a filter on flow_start, an address
+ * prefix or a bucket of a field other than flow_start), else true with
+ * the columns its filter and keys read (a flow_start bucket aside) in
+ * *need. */
+bool ng_query_rollup_columns(const ng_query *q, ng_colset *need);
 
 /* Parses "flows", "packets", "bytes", "pps", "bps", "bpp" (case-insensitive).
  * Returns false when unknown. */

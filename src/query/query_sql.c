@@ -23,6 +23,10 @@ typedef struct qs {
 	ng_ch_sql *out;
 	char *err;
 	size_t errlen;
+	/* the table read: flows, or a rollup (pick_table) */
+	const char *table;
+	bool rollup;
+	ng_colset dims; /* a rollup's columns */
 } qs;
 
 static void raw(qs *s, const char *t)
@@ -74,6 +78,37 @@ static int check(qs *s)
 			return -1;
 		}
 	return 0;
+}
+
+/* For a group-by whose rows' times are not wanted (q->sums_only): the
+ * hourly rollup, else the minutely one, when the embedded engine's rule
+ * lets a rollup answer (ng_query_rollup_columns: the columns it needs,
+ * no filter on flow_start, no prefix), the rollup has those columns, the
+ * range and every time bucket are whole hours (minutes), and no limit
+ * ranks by a rate (the rollups keep no flow times to take a rate from).
+ * Else DB.flows. */
+static void pick_table(qs *s)
+{
+	static const uint64_t levels[] = {3600000, 60000};
+	const ng_query *q = s->q;
+	ng_colset need;
+	s->table = "flows";
+	if (!q->sums_only || !ng_query_rollup_columns(q, &need) ||
+	    (q->limit && (q->order == NG_ORDER_PPS || q->order == NG_ORDER_BPS)))
+		return;
+	for (size_t l = 0; l < 2; l++) {
+		uint64_t ms = levels[l];
+		bool fits = q->from_ms % ms == 0 && (q->to_ms == UINT64_MAX || q->to_ms % ms == 0);
+		for (size_t j = 0; j < q->nkeys; j++)
+			fits = fits && q->keys[j].bucket_ms % ms == 0;
+		ng_colset dims = ng_ch_rollup_dims(l == 0);
+		if (fits && ng_colset_subset(need, dims)) {
+			s->table = l == 0 ? "flows_1h" : "flows_1m";
+			s->rollup = true;
+			s->dims = dims;
+			return;
+		}
+	}
 }
 
 /* The bytes of address column `col` as FixedString(16): the column
@@ -136,7 +171,8 @@ static void key_value(qs *s, const ng_group_key *g, enum ng_field_id f)
 	const ng_field *fd = &ng_fields[f];
 	if (g->bucket_ms && fd->size == 8) {
 		raw(s, "toUInt64(intDiv(");
-		raw(s, fd->name);
+		/* a rollup row's flows start in its bucket `time` */
+		raw(s, s->rollup && f == NG_F_FLOW_START ? "time" : fd->name);
 		raw(s, ", ");
 		uint_lit(s, g->bucket_ms);
 		raw(s, ") * ");
@@ -227,23 +263,30 @@ static void tie_keys(qs *s)
 	}
 }
 
-/* FROM DB.flows WHERE <range> AND <filter> */
+/* FROM DB.<table> WHERE <range> AND <filter> (a rollup's range on its
+ * `time`: the same cut, on its buckets' boundaries) */
 static int from_where(qs *s)
 {
+	const char *t = s->rollup ? "time" : "flow_start";
 	raw(s, " FROM ");
 	raw(s, s->db);
-	raw(s, ".flows WHERE ");
+	raw(s, ".");
+	raw(s, s->table ? s->table : "flows");
+	raw(s, " WHERE ");
 	if (s->q->from_ms) {
-		raw(s, "flow_start >= ");
+		raw(s, t);
+		raw(s, " >= ");
 		uint_lit(s, s->q->from_ms);
 		raw(s, " AND ");
 	}
 	if (s->q->to_ms != UINT64_MAX) {
-		raw(s, "flow_start < ");
+		raw(s, t);
+		raw(s, " < ");
 		uint_lit(s, s->q->to_ms);
 		raw(s, " AND ");
 	}
-	return ng_filter_sql(s->q->filter, s->sv, NULL, "flows", s->out, s->err, s->errlen);
+	return ng_filter_sql(s->q->filter, s->sv, s->rollup ? &s->dims : NULL,
+	                     s->table ? s->table : "flows", s->out, s->err, s->errlen);
 }
 
 /* The metric the order ranks by, over the aliases (query_int.h
@@ -283,17 +326,21 @@ static int done(qs *s)
 int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_server *sv,
                         ng_ch_sql *out, char *err, size_t errlen)
 {
-	qs s = {database, q, sv, out, err, errlen};
+	qs s = {.db = database, .q = q, .sv = sv, .out = out, .err = err, .errlen = errlen};
 	if (check(&s))
 		return -1;
 	if (!q->nkeys) {
 		snprintf(err, errlen, "a group-by needs a key");
 		return -1;
 	}
+	pick_table(&s);
 	raw(&s, "SELECT ");
 	select_keys(&s);
-	raw(&s, "min(flow_start) AS s_, max(flow_end) AS e_, count() AS f_, sum(packets) AS p_, "
-	        "sum(bytes) AS b_");
+	raw(&s, s.rollup
+	            ? "min(time) AS s_, max(time) AS e_, sum(flows) AS f_, sum(packets) AS p_, "
+	              "sum(bytes) AS b_"
+	            : "min(flow_start) AS s_, max(flow_end) AS e_, count() AS f_, sum(packets) "
+	              "AS p_, sum(bytes) AS b_");
 	if (from_where(&s))
 		return -1;
 	raw(&s, " GROUP BY ");
@@ -313,9 +360,10 @@ int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_ser
 int ng_query_sql_ngroups(const char *database, const ng_query *q, const ng_ch_server *sv,
                          ng_ch_sql *out, char *err, size_t errlen)
 {
-	qs s = {database, q, sv, out, err, errlen};
+	qs s = {.db = database, .q = q, .sv = sv, .out = out, .err = err, .errlen = errlen};
 	if (check(&s))
 		return -1;
+	pick_table(&s);
 	raw(&s, "SELECT count() FROM (SELECT ");
 	select_keys(&s);
 	raw(&s, "1");
@@ -330,7 +378,7 @@ int ng_query_sql_ngroups(const char *database, const ng_query *q, const ng_ch_se
 int ng_query_sql_totals(const char *database, const ng_query *q, const ng_ch_server *sv,
                         ng_ch_sql *out, char *err, size_t errlen)
 {
-	qs s = {database, q, sv, out, err, errlen};
+	qs s = {.db = database, .q = q, .sv = sv, .out = out, .err = err, .errlen = errlen};
 	if (check(&s))
 		return -1;
 	raw(&s, "SELECT count(), sum(packets), sum(bytes), min(flow_start), max(flow_end)");
@@ -343,7 +391,7 @@ int ng_query_sql_totals(const char *database, const ng_query *q, const ng_ch_ser
 int ng_query_sql_list(const char *database, const ng_query *q, const ng_ch_server *sv,
                       ng_ch_sql *out, char *err, size_t errlen)
 {
-	qs s = {database, q, sv, out, err, errlen};
+	qs s = {.db = database, .q = q, .sv = sv, .out = out, .err = err, .errlen = errlen};
 	if (check(&s))
 		return -1;
 	raw(&s, "SELECT ");

@@ -291,6 +291,9 @@ static int series_run(const ng_backend *b, const ng_query *q, uint64_t interval_
 	}
 	out->interval_ms = interval_ms;
 	size_t klen = ng_query_key_len(q);
+	/* the points want the buckets' sums only; with keys and no limit the
+	 * series' totals come from the buckets' rows, times and all */
+	bq.sums_only = !klen || q->limit;
 	if (klen && q->limit)
 		return top_series(b, q, &bq, out, err, errlen);
 	if (ng_backend_run(b, &bq, &out->res, err, errlen))

@@ -137,6 +137,66 @@ static void test_bucket_and_range(void **state)
 	ng_ch_sql_free(&s);
 }
 
+/* A series' buckets (sums only) read the hourly rollup when the range,
+ * the bucket, the keys and the filter allow, the minutely one when only
+ * minutes fit, and flows otherwise. */
+static void test_rollups(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t from, to, bucket;
+		const char *keys, *filter, *table;
+		bool sums_only;
+	} t[] = {
+	    {0, UINT64_MAX, 3600000, "proto", "exporter_name lab", "flows_1h", true},
+	    {7200000, 14400000, 7200000, "dstport,srcas", "", "flows_1h", true},
+	    {60000, 14400000, 3600000, "proto", "", "flows_1m", true},
+	    {0, UINT64_MAX, 300000, "srcas", "", "flows_1m", true},
+	    {0, UINT64_MAX, 300000, "dstport", "", "flows", true}, /* no dst_port a minute */
+	    {0, UINT64_MAX, 3600000, "proto", "", "flows", false},
+	    {0, UINT64_MAX, 3600000, "proto", "src port 53", "flows", true},
+	    {0, UINT64_MAX, 3600000, "proto", "duration > 10", "flows", true},
+	    {0, UINT64_MAX, 1000, "proto", "", "flows", true},
+	    {0, UINT64_MAX, 3600000, "srcip", "", "flows", true},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		ng_query q = {.from_ms = t[i].from, .to_ms = t[i].to, .sums_only = t[i].sums_only};
+		char err[512];
+		assert_int_equal(ng_query_parse_keys(&q, "flow_start", err, sizeof err), 0);
+		assert_int_equal(ng_query_parse_keys(&q, t[i].keys, err, sizeof err), 0);
+		q.keys[0].bucket_ms = t[i].bucket;
+		q.filter = ng_filter_parse(t[i].filter, err, sizeof err, NULL);
+		assert_non_null(q.filter);
+		ng_ch_sql s = {0};
+		assert_int_equal(ng_query_sql_groups("nagare", &q, &v18, &s, err, sizeof err), 0);
+		char want[64];
+		snprintf(want, sizeof want, " FROM nagare.%s WHERE ", t[i].table);
+		if (!strstr(s.s, want))
+			fail_msg("case %zu: not from %s: %s", i, t[i].table, s.s);
+		bool rollup = strcmp(t[i].table, "flows") != 0;
+		assert_int_equal(strstr(s.s, "sum(flows) AS f_") != NULL, rollup);
+		assert_int_equal(strstr(s.s, "intDiv(time, ") != NULL, rollup);
+		ng_ch_sql_free(&s);
+		ng_filter_free(q.filter);
+	}
+	ng_query q = {.from_ms = 3600000, .to_ms = 7200000, .sums_only = true};
+	char err[256];
+	assert_int_equal(ng_query_parse_keys(&q, "flow_start,proto", err, sizeof err), 0);
+	q.keys[0].bucket_ms = 3600000;
+	q.filter = ng_filter_parse("exporter_name lab", err, sizeof err, NULL);
+	ng_ch_sql s = {0};
+	assert_int_equal(ng_query_sql_groups("nagare", &q, &v18, &s, err, sizeof err), 0);
+	assert_string_equal(
+	    s.s,
+	    "SELECT toUInt64(intDiv(time, 3600000) * 3600000) AS k0_, protocol AS k1_, "
+	    "min(time) AS s_, max(time) AS e_, sum(flows) AS f_, sum(packets) AS p_, sum(bytes) "
+	    "AS b_ FROM nagare.flows_1h WHERE time >= 3600000 AND time < 7200000 AND "
+	    "position(lower(exporter_name), 'lab') > 0 GROUP BY k0_, k1_ ORDER BY f_ DESC, "
+	    "reinterpretAsString(k0_) ASC, reinterpretAsString(k1_) ASC FORMAT RowBinary");
+	ng_ch_sql_free(&s);
+	ng_filter_free(q.filter);
+}
+
 /* The masks of the two halves at the boundaries of the lengths (an IPv4
  * /32 and an IPv6 /64 keep their half whole, /1 keeps its first bit). */
 static void test_prefix_masks(void **state)
@@ -238,7 +298,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_golden),       cmocka_unit_test(test_bucket_and_range),
 	    cmocka_unit_test(test_prefix_masks), cmocka_unit_test(test_injection),
-	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_refused),      cmocka_unit_test(test_rollups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
