@@ -6,7 +6,9 @@
 # As test_clickhouse_filter.sh: bench/flowgen's NetFlow v9 (four
 # exporters) into `collect --store DIR --clickhouse URL` of a private
 # clickhouse-server (tests/clickhouse/server.sh), with exporters and
-# networks named (quotes, a backslash, "--", "/*", UTF-8).  Then, for each
+# networks named (quotes, a backslash, "--", "/*", UTF-8), and the IPv4
+# and IPv6 NetFlow v9 of two shared captures (when ../shared is there).
+# Then, for each
 # query of the table below, `nagare query --store DIR ARGS` and `nagare
 # query --clickhouse URL ARGS` must give the same standard output, the same
 # standard error and the same exit status: top-N of integer, address
@@ -77,6 +79,45 @@ NAGARE_CH_BATCH_MS=1000 "$NG_BIN" collect --store "$work/store" --clickhouse "$u
 cpid=$!
 for _ in $(seq 100); do grep -q 'listening on' "$work/collect.log" && break; sleep 0.1; done
 ASAN_OPTIONS=detect_leaks=0 "$flowgen" --records 40000 --rate 30000 --port "$port" --exporters 4 >"$work/gen.out" 2>&1
+# IPv6 flows too (flowgen sends IPv4 only): softflowd's NetFlow v9 of
+# IPv4 and IPv6 from the shared captures (Graylog's and Akvorado's test
+# data), their UDP payloads sent in order from 127.0.0.1
+captures=${NG_TESTDATA:-$here/../../../shared/testdata}/captures
+v6=0
+if [ -f "$captures/graylog2-server/netflow9.pcap" ]; then
+	for f in graylog2-server/netflow9.pcap akvorado/icmp-template.pcap akvorado/icmp-data.pcap; do
+		python3 - "$captures/$f" "$port" <<'PY'
+import socket, struct, sys
+# a classic pcap's UDP payloads (Ethernet, VLAN, Linux cooked, raw IP)
+data = open(sys.argv[1], "rb").read()
+e = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+link = struct.unpack(e + "I", data[20:24])[0]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+off = 24
+while off + 16 <= len(data):
+    incl = struct.unpack(e + "I", data[off + 8:off + 12])[0]
+    pkt, off = data[off + 16:off + 16 + incl], off + 16 + incl
+    p = {1: 14, 113: 16, 101: 0, 12: 0}.get(link)
+    if p is None:
+        continue
+    if link == 1:
+        while struct.unpack(">H", pkt[p - 2:p])[0] == 0x8100:
+            p += 4
+    v = pkt[p] >> 4
+    if v == 4 and pkt[p + 9] == 17:
+        u = p + (pkt[p] & 15) * 4
+    elif v == 6 and pkt[p + 6] == 17:
+        u = p + 40
+    else:
+        continue
+    s.sendto(pkt[u + 8:], ("127.0.0.1", int(sys.argv[2])))
+PY
+		sleep 0.3
+	done
+	v6=1
+else
+	echo "note: no shared captures at $captures: IPv6 flows left out"
+fi
 sleep 1
 kill -TERM "$cpid"
 wait "$cpid" || true
@@ -86,6 +127,11 @@ ngtotal=$("$NG_BIN" query --store "$work/store" -q -s proto -n 0 -o csv --no-hea
 	awk -F, '{f += $(NF-5)} END {print f + 0}')
 [ "$total" = "$ngtotal" ] && [ "$total" -gt 30000 ] && r=0 || r=1
 check $r "the same rows in the store and in ClickHouse ($ngtotal, $total)"
+if [ "$v6" = 1 ]; then
+	n6=$(ch_client --query "SELECT count() FROM nagare.flows WHERE ip_version = 6")
+	[ "$n6" -gt 0 ] && r=0 || r=1
+	check $r "IPv6 flows among them ($n6)"
+fi
 
 # The same query on both: stdout, stderr and status, byte for byte.  A
 # listing's flows of one millisecond are the one exception: the store
@@ -172,6 +218,11 @@ queries=(
 	"-I 2h -s proto -n 2 -o csv --no-rollups|"
 	"-I 30m -s ip/packets -n 2|"
 	"-I 2h -O bps -s srcip4/16,dstport -n 4 -o csv|dst net 10.0.0.0/9"
+	"-s srcip6/48 -n 0 -o csv|inet6"
+	"-O bytes -s dstip6/64,srcip4/24 -n 0 -o csv|exporter 127.0.0.1"
+	"-O bps -s srcip6/1,srcip4/1 -n 0|"
+	"-s ip -n 0 -o json|inet6"
+	"-n 0 -o csv|inet6"
 	"-A srcip4/16,dstport -n 20 -o csv|"
 	"-A proto -O bytes -o csv|"
 	"-n 20|"
