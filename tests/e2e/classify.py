@@ -12,9 +12,12 @@ from what it sent (not from nagare) the flows and bytes per provider, and
 checks `nagare query -s provider` (a flow counted under its input and its
 output interface's provider, as -s ip), `-s inifprovider`, `-s
 exportersite` and the filter `inifboundary = external`, and that every
-record says sampling_source config, rate 100.
+record says sampling_source config, rate 100; then the Top-N page of
+`nagare serve` (Debian's chromium headless) lists the providers, also
+with the filter "inifboundary = external" (traffic by provider, external
+only).
 """
-import collections, json, os, random, shutil, socket, struct, subprocess, sys, tempfile, time
+import collections, json, os, random, re, shutil, socket, struct, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_util as u
@@ -152,6 +155,37 @@ def main():
               f"a record: rate {f['sampling_rate']}, source {f['sampling_source']}, bytes "
               f"{f['bytes']} = 100 x {f['bytes_raw']}")
         check(f["exporter_group"] == "edge", f"exporter_group {f['exporter_group']!r}")
+
+        # the dashboards: Top-N "providers" lists them (Debian's chromium
+        # headless on `nagare serve`), and "external only" as a filter
+        hport = u.free_port(socket.SOCK_STREAM)
+        slog = open(os.path.join(work, "serve.log"), "w+")
+        sp = subprocess.Popen([BIN, "serve", "--store", store, "--http", f"127.0.0.1:{hport}"],
+                              stdout=slog, stderr=subprocess.STDOUT, env=env)
+        try:
+            u.wait_for(lambda: u.tcp_open(hport), 30, "nagare serve", sp)
+            names = sorted(v for v in PROVIDER.values() if v)
+            # the internal interface (irb.10) has no provider: "(unknown)"
+            # unfiltered, gone with the filter
+            for q, want, unknown in (
+                    ("field=provider", names, True),
+                    ("field=inifprovider&filter=inifboundary+%3D+external", names, False)):
+                dom = u.render_dom(f"http://127.0.0.1:{hport}/top?from=-1d&{q}")
+                if dom is None:
+                    print("chromium missing: the Top-N page not checked")
+                    break
+                table = re.search(r'<table class="[^"]*top-table.*?</table>', dom, re.S)
+                cells = re.findall(r"<td[^>]*>([^<]*)</td>", table.group(0)) if table else []
+                shown = sorted(c for c in cells if c in names)
+                ok = ('class="error"' not in dom and shown == want and
+                      ("(unknown)" in cells) == unknown)
+                check(ok, f"Top-N /top?{q}: providers {shown} (want {want}), "
+                      f"{'with' if '(unknown)' in cells else 'without'} (unknown)")
+                if not ok:
+                    main = re.search(r"<main.*?</main>", dom, re.S)
+                    print(re.sub(r"\s+", " ", main.group(0) if main else dom)[:3000])
+        finally:
+            u.stop(sp)
     finally:
         u.stop(p)
         if fails:

@@ -42,6 +42,15 @@ def udp_bound(port):
     return False
 
 
+def tcp_open(port, host="127.0.0.1"):
+    """True when a TCP connection to host:port is accepted."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def wait_for(cond, seconds, what, proc=None):
     """Polls cond() every 50 ms for up to `seconds`; RuntimeError naming
     `what` on timeout, or as soon as `proc` (a Popen) has exited."""

@@ -25,6 +25,9 @@ assert.equal(termFor('outif', 0), 'out if 0');
 assert.equal(termFor('service', 'https'), 'service = https');
 assert.equal(termFor('srcasname', 'Cloudflare, Inc.'), 'src asname = "Cloudflare, Inc."');
 assert.equal(termFor('dstasname', 'or'), 'dst asname = "or"'); // a keyword is quoted
+assert.equal(termFor('inifprovider', 'Cogent'), 'inifprovider = Cogent');
+assert.equal(termFor('provider', 'DE-CIX'), '(inifprovider = DE-CIX or outifprovider = DE-CIX)');
+assert.equal(termFor('boundary', 'external'), '(inifboundary = external or outifboundary = external)');
 // no term: other, unknown, a field without one, a value the filter cannot hold
 for (const [f, v] of [['srcas', 'other'], ['srcas', ''], ['srcip', null], ['bytes', 5], ['srcas', 'x'],
   ['exporter', '10.0.0.0/8'], ['service', 'a"b'], ['srcip', '1.2.3.4 or any']])

@@ -24,6 +24,10 @@ const str = (kw) => (v) => (word(v) === null ? null : `${kw} ${word(v)}`);
 // name fields: equality (without "=" a name matches by substring)
 const name = (kw) => (v) => (word(v) === null ? null : `${kw} = ${word(v)}`);
 
+// either side (the API's "provider", "boundary", "connectivity" keys,
+// docs/query.md): the input or the output interface's value
+const either = (a, b) => (v) => (word(v) === null ? null : `(${a} = ${word(v)} or ${b} = ${word(v)})`);
+
 // field (as the API names a key: its short name or its name) → term maker
 const TERMS = {
   srcip: addr('src'), dstip: addr('dst'), src_addr: addr('src'), dst_addr: addr('dst'),
@@ -43,6 +47,14 @@ const TERMS = {
   in_if_name: name('inifname'), out_if_name: name('outifname'),
   tos: num('tos'), srcmask: num('src mask'), dstmask: num('dst mask'),
   srcvlan: num('src vlan'), dstvlan: num('dst vlan'),
+  // classification (docs/configuration.md "Classification")
+  inifprovider: name('inifprovider'), outifprovider: name('outifprovider'),
+  in_if_provider: name('inifprovider'), out_if_provider: name('outifprovider'),
+  inifboundary: name('inifboundary'), outifboundary: name('outifboundary'),
+  inifconnectivity: name('inifconnectivity'), outifconnectivity: name('outifconnectivity'),
+  provider: either('inifprovider', 'outifprovider'), boundary: either('inifboundary', 'outifboundary'),
+  connectivity: either('inifconnectivity', 'outifconnectivity'),
+  exportergroup: name('exportergroup'), exportersite: name('exportersite'),
 };
 
 // Which fields have a term (for the pages and the tests).
@@ -62,6 +74,10 @@ export const FIELD_EXAMPLES = {
   application: ['dns'], app: ['quic'], exportername: ['edge-1 (Paris)'], exporter_name: ['core1'],
   inifname: ['eth0'], outifname: ['GigabitEthernet0/0/1'], in_if_name: ['xe-0/0/0.0'],
   out_if_name: ['Port-channel 12'], tos: [184], srcmask: [24], dstmask: [0], srcvlan: [10], dstvlan: [4094],
+  inifprovider: ['Cogent'], outifprovider: ['Arelion Sweden AB'], in_if_provider: ['DE-CIX'],
+  out_if_provider: ['acme'], inifboundary: ['external'], outifboundary: ['internal'],
+  inifconnectivity: ['transit'], outifconnectivity: ['ix'], provider: ['Google', 'Hurricane Electric'],
+  boundary: ['external'], connectivity: ['pni'], exportergroup: ['edge'], exportersite: ['fra'],
 };
 
 // The term that selects `value` of `field`, or null: "other", unknown

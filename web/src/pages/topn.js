@@ -12,6 +12,9 @@ export const FIELDS = [
   ['dstport', 'destination ports'], ['proto', 'protocols'], ['conv', 'conversations'],
   ['inif', 'input interfaces'], ['outif', 'output interfaces'], ['srcas', 'source ASes'],
   ['dstas', 'destination ASes'], ['service', 'services'], ['exporter', 'exporters'],
+  // classification (docs/configuration.md): either interface, or one side
+  ['provider', 'providers'], ['inifprovider', 'input providers'],
+  ['outifprovider', 'output providers'], ['connectivity', 'connectivity'],
 ];
 
 export default async function topn(el, s, ctx) {
