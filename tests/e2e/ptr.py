@@ -76,7 +76,7 @@ def store_flows():
                           "--no-http", "--workers", "1"],
                          stdout=open(f"{WORK}/collect.log", "w"), stderr=subprocess.STDOUT)
     procs.append(p)
-    wait_for(lambda: "listening on" in open(f"{WORK}/collect.log").read(), 10, "collect", p)
+    wait_for(lambda: "listening on" in open(f"{WORK}/collect.log").read(), 60, "collect", p)
     now = int(time.time())
     recs = [v5_record(socket.inet_aton(a), socket.inet_aton("192.0.2.9"), 0, 1, 2, 10,
                       1000 * (k + 1), 1000, 2000, 1234, 443, 0x18, 6)
@@ -94,7 +94,7 @@ def serve(store, *extra):
     p = subprocess.Popen([NG, "serve", "--store", store, "--http", f"127.0.0.1:{hport}", *extra],
                          stdout=open(f"{WORK}/serve.log", "a"), stderr=subprocess.STDOUT)
     procs.append(p)
-    wait_for(lambda: get(hport, "/api/v1/fields") is not None, 10, "serve", p)
+    wait_for(lambda: get(hport, "/api/v1/fields") is not None, 60, "serve", p)
     return p, hport
 
 

@@ -179,7 +179,7 @@ def collect(name, config, workers=1):
                           "--http", f"127.0.0.1:{hport}", "--config", cfg, "--workers", str(workers)],
                          stdout=logf, stderr=subprocess.STDOUT)
     procs.append(p)
-    wait_for(lambda: api_ok(hport), 15, "the collector's API", p)
+    wait_for(lambda: api_ok(hport), 60, "the collector's API", p)
     return p, fport, hport, store
 
 
