@@ -125,6 +125,7 @@ typedef struct ng_seg_colbuf {
 	uint64_t vstamp; /* the dictionary dictv holds (stamp), 0: none */
 	unsigned vsize;  /* and the field width it was made for */
 	ng_keymap kmap;  /* MAP: each key's entry (dict[entry] = its string ID) */
+	bool is_ref;     /* a DIFF or MAP column of the segment refers to this one (set at open) */
 } ng_seg_colbuf;
 
 typedef struct ng_seg_reader {
