@@ -5,6 +5,12 @@
  * one LRU list (most recent at the head).  Each entry is one allocation:
  * the node and the frame's bytes after it.  Everything is under one
  * mutex; allocation and freeing are done outside it.
+ *
+ * An entry counts its pins (readers holding its bytes, acquire).  Evicting
+ * a pinned entry takes it out of the table and the LRU list (and out of
+ * `bytes`) at once, but marks it `gone` instead of freeing it: the last
+ * release frees it.  So the bound holds for the table, and what pinned
+ * evicted entries add is at most one frame per reader.
  */
 #include "store/framecache.h"
 
@@ -19,6 +25,8 @@
 struct entry {
 	struct entry *chain;       /* next in the bucket */
 	struct entry *prev, *next; /* LRU list */
+	unsigned pins;             /* readers holding data (acquire) */
+	bool gone;                 /* evicted while pinned: the last release frees */
 	ng_frame_key key;
 	unsigned char data[];
 };
@@ -91,6 +99,11 @@ static struct entry *evict_to(uint64_t bound)
 		st.bytes -= e->key.len;
 		st.entries--;
 		st.evictions++;
+		if (e->pins) { /* its readers still hold it */
+			e->gone = true;
+			e->chain = NULL;
+			continue;
+		}
 		e->chain = out;
 		out = e;
 	}
@@ -135,6 +148,36 @@ bool ng_frame_cache_on(void)
 	return on;
 }
 
+const void *ng_frame_cache_acquire(const ng_frame_key *k, ng_frame_pin *pin)
+{
+	pthread_mutex_lock(&mu);
+	struct entry *e = st.max_bytes ? find(k, NULL) : NULL;
+	if (e) {
+		lru_unlink(e);
+		lru_push(e);
+		e->pins++;
+		st.hits++;
+	} else {
+		st.misses++;
+	}
+	pthread_mutex_unlock(&mu);
+	pin->entry = e;
+	return e ? e->data : NULL;
+}
+
+void ng_frame_cache_release(ng_frame_pin *pin)
+{
+	struct entry *e = pin->entry;
+	if (!e)
+		return;
+	pin->entry = NULL;
+	pthread_mutex_lock(&mu);
+	bool last = --e->pins == 0 && e->gone;
+	pthread_mutex_unlock(&mu);
+	if (last)
+		free(e);
+}
+
 bool ng_frame_cache_get(const ng_frame_key *k, void *out)
 {
 	pthread_mutex_lock(&mu);
@@ -162,6 +205,8 @@ void ng_frame_cache_put(const ng_frame_key *k, const void *data)
 	if (!e)
 		return;
 	e->key = *k;
+	e->pins = 0;
+	e->gone = false;
 	memcpy(e->data, data, k->len);
 	pthread_mutex_lock(&mu);
 	struct entry *gone = NULL;

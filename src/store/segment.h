@@ -17,6 +17,7 @@
 #include "core/colset.h"
 #include "core/field.h"
 #include "core/flow.h"
+#include "store/framecache.h"
 #include "store/keymap.h"
 
 #define NG_SEG_MAGIC "NGFLOWSG"
@@ -124,6 +125,7 @@ typedef struct ng_seg_colbuf {
 	uint64_t vstamp; /* the dictionary dictv holds (stamp), 0: none */
 	unsigned vsize;  /* and the field width it was made for */
 	ng_keymap kmap;  /* MAP: each key's entry (dict[entry] = its string ID) */
+	bool is_ref;     /* a DIFF or MAP column of the segment refers to this one (set at open) */
 } ng_seg_colbuf;
 
 typedef struct ng_seg_reader {
@@ -138,6 +140,10 @@ typedef struct ng_seg_reader {
 	size_t zcap;
 	void *raw; /* one decompressed block */
 	size_t rawcap;
+	/* the frame inflate_frame gave last: raw, or the query cache's own
+	 * copy, pinned in `pin` until the next frame or ng_seg_close */
+	const uint8_t *in;
+	ng_frame_pin pin;
 	uint32_t *vals; /* RANK: one block's values (NG_SEG_BLOCK_ROWS) */
 	/* a block of a DIFF column's reference, per level of the DIFF chain
 	 * (time_received → flow_end → flow_start), and what it holds */

@@ -10,7 +10,8 @@
  * bytes in one pread, its frame table checked against S, its dictionary
  * decompressed and interned (DICT, MAP) or summed back (RANK).  A block is
  * then one zstd frame decompressed into r->raw (inflate_frame, which
- * checks the content size; zstd checks the content checksum) and its
+ * checks the content size; zstd checks the content checksum; or the
+ * query cache's copy of it, taken by reference: r->in) and its
  * planes turned into values of the field asked for:
  *
  *   ng_seg_read_block        the whole block (decode_planes; DELTA and
@@ -170,6 +171,11 @@ int ng_seg_open_fd(ng_seg_reader *r, int fd, char *err, size_t errlen)
 		r->cb = cb;
 		r->cbcap = r->h.ncols;
 	}
+	for (uint32_t i = 0; i < r->h.ncols; i++)
+		r->cb[i].is_ref = false;
+	for (uint32_t i = 0; i < r->h.ncols; i++) /* ref < ncols: checked by the parser */
+		if (r->h.cols[i].encoding == NG_ENC_DIFF || r->h.cols[i].encoding == NG_ENC_MAP)
+			r->cb[r->h.cols[i].ref].is_ref = true;
 	for (size_t f = 0; f < NG_FIELD_COUNT; f++)
 		r->col_of_field[f] = -1;
 	size_t next = 0;
@@ -187,6 +193,8 @@ fail:
 /* segment.h: the descriptor and the parsed header go; buffers stay. */
 void ng_seg_close(ng_seg_reader *r)
 {
+	ng_frame_cache_release(&r->pin);
+	r->in = NULL;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -312,7 +320,7 @@ static int load_dict(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	if (inflate_frame(r, idx, 0, dlen, err, errlen))
 		return -1;
 	cb->entries = k;
-	return intern_strings(c, r->raw, dlen, k, cb->dict, err, errlen);
+	return intern_strings(c, r->in, dlen, k, cb->dict, err, errlen);
 }
 
 /* Decompresses a RANK column's dictionary: cb->dict[j] = the value of
@@ -339,7 +347,7 @@ static int load_ranks(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	}
 	if (inflate_frame(r, idx, 0, k * 4, err, errlen))
 		return -1;
-	ng_unshuffle((uint8_t *)cb->dict, r->raw, k, 4);
+	ng_unshuffle((uint8_t *)cb->dict, r->in, k, 4);
 	for (size_t j = 1; j < k; j++) /* the differences summed */
 		cb->dict[j] += cb->dict[j - 1];
 	cb->entries = (uint32_t)k;
@@ -363,7 +371,7 @@ static int load_map(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	}
 	if (inflate_frame(r, idx, 0, dlen, err, errlen))
 		return -1;
-	const uint8_t *keys = r->raw;
+	const uint8_t *keys = r->in;
 	for (uint32_t j = 0; j < k; j++) {
 		uint32_t key = ng_get_le32(keys + 4 * (size_t)j);
 		if (j && key <= ng_get_le32(keys + 4 * (size_t)(j - 1))) {
@@ -426,11 +434,15 @@ static int load_column(ng_seg_reader *r, uint32_t idx, char *err, size_t errlen)
 	return 0;
 }
 
-/* Decompresses frame b of column idx into r->raw (exactly `want` bytes). */
+/* Frame b of column idx (exactly `want` bytes) at r->in: decompressed
+ * into r->raw, or the query cache's copy, pinned until the next call (or
+ * ng_seg_close): what r->in points at is valid until then. */
 static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, char *err,
                          size_t errlen)
 {
 	const ng_seg_column *c = &r->h.cols[idx];
+	ng_frame_cache_release(&r->pin);
+	r->in = NULL;
 	/* a frame another query inflated already (framecache.h): then the
 	 * column's stored bytes are not even read (callers that use the
 	 * column's buffers load it themselves) */
@@ -449,7 +461,7 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 		ng_seg_errf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (cache && ng_frame_cache_get(&key, r->raw))
+	if (cache && (r->in = ng_frame_cache_acquire(&key, &r->pin)))
 		return 0;
 	if (load_column(r, idx, err, errlen))
 		return -1;
@@ -475,6 +487,7 @@ static int inflate_frame(ng_seg_reader *r, uint32_t idx, size_t b, size_t want, 
 	}
 	if (cache)
 		ng_frame_cache_put(&key, r->raw);
+	r->in = r->raw;
 	return 0;
 }
 
@@ -584,12 +597,12 @@ static void undo_delta_diff(const uint8_t *in, size_t n, const uint64_t *refv, u
 	}
 }
 
-/* Turns the n decompressed rows of planes in r->raw into field values at
+/* Turns the n decompressed rows of planes at r->in into field values at
  * `out` (DIFF: plus the reference values `refv`). */
 static void decode_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_column *c,
                           size_t n, const uint64_t *refv, uint8_t *out)
 {
-	const uint8_t *in = r->raw;
+	const uint8_t *in = r->in;
 	if (c->encoding == NG_ENC_V4) {
 		const uint8_t *p0 = in, *p1 = in + n, *p2 = in + 2 * n, *p3 = in + 3 * n;
 		const uint64_t lo = 0;
@@ -659,7 +672,7 @@ entries_of(ng_seg_reader *r, uint32_t idx, size_t b, size_t lo, const uint32_t *
 	}
 	if (inflate_frame(r, idx, b + 1, n * 4, err, errlen))
 		return -1;
-	const uint8_t *p0 = r->raw, *p1 = p0 + n, *p2 = p1 + n, *p3 = p2 + n;
+	const uint8_t *p0 = r->in, *p1 = p0 + n, *p2 = p1 + n, *p3 = p2 + n;
 	uint32_t bad = 0;
 	if (!sel && entries <= 65536 && all_zero(p2, 2 * n)) {
 		/* a whole block of indexes below 2^16 (the usual case): once
@@ -891,9 +904,11 @@ int ng_seg_read_block(ng_seg_reader *r, const ng_field *f, size_t b, void *out, 
 		return -1;
 	/* A 64-bit integer column just decoded is what a DIFF column that
 	 * refers to it needs next (flow_end after flow_start): keep a copy
-	 * rather than decode it twice. */
+	 * rather than decode it twice.  Only of a column some DIFF or MAP
+	 * column refers to: copying every 8-byte column (bytes, packets)
+	 * was a tenth of a warm query's time. */
 	struct ng_seg_refbuf *rb = &r->ref[0];
-	if (ng_seg_is_int(f->type) && f->size == 8 &&
+	if (ng_seg_is_int(f->type) && f->size == 8 && r->cb[idx].is_ref &&
 	    (rb->v || (rb->v = malloc(NG_SEG_BLOCK_ROWS * 8)))) {
 		memcpy(rb->v, out, ng_seg_block_rows(r, b) * 8);
 		rb->gen = r->gen;
@@ -935,7 +950,7 @@ int ng_seg_read_rows(ng_seg_reader *r, ng_colset columns, ng_flow *out, uint8_t 
 
 /* ---- the rows a filter kept ------------------------------------------ */
 
-/* Rows lo + sel[m] (m < k) of the planes of one block in r->raw (n rows;
+/* Rows lo + sel[m] (m < k) of the planes of one block at r->in (n rows;
  * PLAIN, V4 or DIFF, whose reference block is refv) into out[m × f->size]:
  * each kept row's bytes are picked from the planes, without turning the
  * whole block into values. */
@@ -943,7 +958,7 @@ static void pick_planes(const ng_seg_reader *r, const ng_field *f, const ng_seg_
                         const uint64_t *refv, size_t lo, const uint32_t *sel, size_t k,
                         uint8_t *out)
 {
-	const uint8_t *in = r->raw;
+	const uint8_t *in = r->in;
 	if (c->encoding == NG_ENC_V4) {
 		for (size_t m = 0; m < k; m++) {
 			size_t i = lo + sel[m];

@@ -21,7 +21,9 @@
  *                 bytes 8..11) instead, the key the reference may name.
  *   round trip:   rows built from the input (values drawn from it, so
  *                 they repeat: RANK and DICT columns occur) are encoded
- *                 by ng_seg_encode and read back; any difference aborts.
+ *                 by ng_seg_encode and read back, also twice through
+ *                 the query cache (the second time by reference); any
+ *                 difference aborts.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,6 +35,7 @@
 
 #include "core/field.h"
 #include "core/strtab.h"
+#include "store/framecache.h"
 #include "store/segment.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -214,16 +217,23 @@ static void round_trip(const uint8_t *d, size_t size)
 	ng_seg_reader r;
 	if (!open_image(img, len, &r))
 		abort(); /* what the encoder writes must open */
-	if (ng_seg_read_rows(&r, ng_colset_all(), back, colbuf, err, sizeof err))
-		abort();
-	for (size_t i = 0; i < n; i++)
-		for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
-			const ng_field *fd = &ng_fields[f];
-			if (memcmp((uint8_t *)&back[i] + fd->offset,
-			           (uint8_t *)&rows[order[i]] + fd->offset, fd->size))
-				abort();
-		}
+	/* without the query cache, then twice through it (framecache.h):
+	 * the first fills it, the second takes every frame by reference */
+	for (int pass = 0; pass < 3; pass++) {
+		if (pass == 1 && ng_frame_cache_configure(64u << 20))
+			break;
+		if (ng_seg_read_rows(&r, ng_colset_all(), back, colbuf, err, sizeof err))
+			abort();
+		for (size_t i = 0; i < n; i++)
+			for (size_t f = 0; f < NG_FIELD_COUNT; f++) {
+				const ng_field *fd = &ng_fields[f];
+				if (memcmp((uint8_t *)&back[i] + fd->offset,
+				           (uint8_t *)&rows[order[i]] + fd->offset, fd->size))
+					abort();
+			}
+	}
 	read_all(&r);
+	ng_frame_cache_configure(0); /* the next input starts with none */
 	ng_seg_reader_free(&r);
 out:
 	ng_seg_encoder_free(e);

@@ -1,10 +1,12 @@
 /*
  * test_store_framecache.c — the query cache of inflated column blocks
- * (store/framecache.h): its bound and LRU order; scans through it give
- * the rows written (sums computed here from the rows), the second scan
- * from the cache; a store written again at the same path with other rows
- * is read as the new rows, never as the cached old ones; the checks
- * (ng_seg_check_block) never read from it.
+ * (store/framecache.h): its bound and LRU order; frames taken by
+ * reference outlive their eviction; scans through it give the rows
+ * written (sums computed here from the rows), the second scan from the
+ * cache, also with a bound that evicts while two workers read; a store
+ * written again at the same path with other rows is read as the new
+ * rows, never as the cached old ones; the checks (ng_seg_check_block)
+ * never read from it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,6 +84,60 @@ static void test_bound_and_lru(void **state)
 	assert_false(ng_frame_cache_on());
 }
 
+/* A frame taken by reference stays whole while it is evicted (by new
+ * frames, by turning the cache off) and is freed by its last release:
+ * ASan and LeakSanitizer check both in the sanitizer build. */
+static void test_pinned_frames_outlive_eviction(void **state)
+{
+	(void)state;
+	uint8_t in[1000];
+	assert_int_equal(ng_frame_cache_configure(8000), 0);
+	for (uint32_t f = 0; f < 8; f++) {
+		memset(in, (int)f + 1, sizeof in);
+		ng_frame_key k = key(f, sizeof in);
+		ng_frame_cache_put(&k, in);
+	}
+	ng_frame_key k0 = key(0, sizeof in), k1 = key(1, sizeof in);
+	ng_frame_pin a = {0}, b = {0}, c = {0};
+	const uint8_t *pa = ng_frame_cache_acquire(&k0, &a);
+	const uint8_t *pb = ng_frame_cache_acquire(&k0, &b); /* two readers, one entry */
+	const uint8_t *pc = ng_frame_cache_acquire(&k1, &c);
+	assert_non_null(pa);
+	assert_ptr_equal(pa, pb);
+	assert_non_null(pc);
+	for (uint32_t f = 10; f < 18; f++) { /* evicts all eight, pinned or not */
+		memset(in, 0x55, sizeof in);
+		ng_frame_key k = key(f, sizeof in);
+		ng_frame_cache_put(&k, in);
+	}
+	ng_frame_pin miss = {0};
+	assert_null(ng_frame_cache_acquire(&k0, &miss)); /* out of the table ... */
+	assert_null(miss.entry);
+	ng_frame_cache_stats st;
+	ng_frame_cache_get_stats(&st);
+	assert_int_equal(st.entries, 8);
+	assert_int_equal(st.bytes, 8000);      /* ... and of the bound */
+	for (size_t i = 0; i < sizeof in; i++) /* ... but whole for its readers */
+		assert_true(pa[i] == 1 && pc[i] == 2);
+	ng_frame_cache_release(&a);
+	assert_null(a.entry);
+	for (size_t i = 0; i < sizeof in; i++) /* b still holds it */
+		assert_int_equal(pb[i], 1);
+	ng_frame_cache_release(&b); /* the last: freed */
+	ng_frame_cache_release(&b); /* released already: nothing */
+
+	/* pinned while the cache is turned off */
+	ng_frame_key k10 = key(10, sizeof in);
+	const uint8_t *p10 = ng_frame_cache_acquire(&k10, &a);
+	assert_non_null(p10);
+	assert_int_equal(ng_frame_cache_configure(0), 0);
+	assert_int_equal(p10[999], 0x55);
+	ng_frame_cache_release(&a);
+	ng_frame_cache_release(&c);
+	ng_frame_cache_get_stats(&st);
+	assert_int_equal(st.entries, 0);
+}
+
 struct sums {
 	uint64_t n, bytes, ports;
 };
@@ -128,6 +184,46 @@ static struct sums scan(const char *dir)
 	return s;
 }
 
+/* scan() reading more columns than it sums (flow_end, src_addr): more
+ * frames than a small cache holds */
+static struct sums scan_wide(const char *dir)
+{
+	struct sums s = {0};
+	assert_int_equal(ng_store_scan(dir, 0, UINT64_MAX,
+	                               (ng_colset)NG_COLSET(NG_F_BYTES, NG_F_DST_PORT,
+	                                                    NG_F_FLOW_END, NG_F_SRC_ADDR),
+	                               on_rows, &s, NULL),
+	                 0);
+	return s;
+}
+
+/* scan_wide on two workers at once (each pins its own frames while the
+ * other's inserts evict them) */
+static struct sums par_sums[2];
+
+static int on_rows_par(const ng_column_batch *b, unsigned worker, void *arg)
+{
+	(void)arg;
+	return on_rows(b, &par_sums[worker]);
+}
+
+static struct sums scan_par(const char *dir)
+{
+	memset(par_sums, 0, sizeof par_sums);
+	ng_scan_opts o = {.from_ms = 0,
+	                  .to_ms = UINT64_MAX,
+	                  .columns = (ng_colset)NG_COLSET(NG_F_BYTES, NG_F_DST_PORT, NG_F_FLOW_END,
+	                                                  NG_F_SRC_ADDR),
+	                  .fn_par = on_rows_par,
+	                  .threads = 2};
+	assert_int_equal(ng_store_scan_opts(dir, &o, NULL), 0);
+	struct sums s = par_sums[0];
+	s.n += par_sums[1].n;
+	s.bytes += par_sums[1].bytes;
+	s.ports += par_sums[1].ports;
+	return s;
+}
+
 static void test_scans_through_the_cache(void **state)
 {
 	(void)state;
@@ -148,6 +244,19 @@ static void test_scans_through_the_cache(void **state)
 	ng_frame_cache_get_stats(&c);
 	assert_true(c.hits >= b.hits + (b.inserts - a.inserts)); /* ... the second read it */
 	assert_int_equal(c.inserts, b.inserts);
+
+	/* a bound of a few frames: scans evict frames other readers of
+	 * the scan may hold, and still read the rows written */
+	assert_int_equal(ng_frame_cache_configure(1u << 20), 0);
+	for (int i = 0; i < 3; i++) {
+		got = scan_wide(dir);
+		assert_memory_equal(&got, &want, sizeof got);
+		got = scan_par(dir);
+		assert_memory_equal(&got, &want, sizeof got);
+	}
+	ng_frame_cache_get_stats(&c);
+	assert_true(c.evictions > 0);
+	assert_int_equal(ng_frame_cache_configure(64u << 20), 0);
 
 	/* the same path, other rows: never the old frames */
 	ts_rm_rf(dir);
@@ -205,6 +314,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bound_and_lru),
+	    cmocka_unit_test(test_pinned_frames_outlive_eviction),
 	    cmocka_unit_test(test_scans_through_the_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
