@@ -9,7 +9,9 @@
      2863), the independent source.
   2. v2c: `nagare collect` with enrich.snmp (refresh 2 s); NetFlow v9 from
      127.0.0.1 naming those ifIndexes; once the API's exporters "snmp"
-     says they are named, more flows; then snmpd is stopped: failures and
+     says they are named, more flows, and softflowd's (-i IDX:ng-up0, live
+     capture of frames written into the veth's other end): all carry the
+     names, aliases and speeds snmpget reads; then snmpd is stopped: failures and
      timeouts are counted, and flows sent after keep the cached names.
   3. v3 authPriv, with two receive workers: the same with SHA/AES, and
      an exporter 127.0.0.2 whose agent (a second snmpd, engineID of its
@@ -153,6 +155,82 @@ def send(src, port, seq, flows):
     s.close()
 
 
+# ---- softflowd on ng-up0 -------------------------------------------------------------
+
+SF_SRC, SF_DST, SF_FRAMES = "192.0.2.10", "198.51.100.20", 3000
+
+
+def csum(b):
+    """The Internet checksum of b (RFC 1071)."""
+    if len(b) % 2:
+        b += b"\0"
+    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    t = (t >> 16) + (t & 0xFFFF)
+    return ~(t + (t >> 16)) & 0xFFFF
+
+
+def softflowd_flows(port, up):
+    """softflowd captures on ng-up0 with -i IDX:ng-up0 (its exported
+    input and output interface: IDX, the ifIndex snmpd gives ng-up0) and
+    exports NetFlow v9 to 127.0.0.1:port; SF_FRAMES UDP frames from
+    SF_SRC to SF_DST written into the veth's other end (AF_PACKET) arrive
+    on ng-up0.  Enough of them that libpcap's ring hands them over; then
+    `softflowctl expire-all` exports what is left.  Returns (bytes, flows)
+    softflowd counted (softflowctl statistics)."""
+    ctl, pid = os.path.join(WORK, "softflowd.ctl"), os.path.join(WORK, "softflowd.pid")
+    run("ip", "link", "set", "ng-up0p", "up")  # the other end, where the frames go in
+    p = subprocess.Popen(["softflowd", "-d", "-i", f"{up}:ng-up0", "-n", f"127.0.0.1:{port}",
+                          "-v", "9", "-t", "maxlife=1", "-t", "expint=1", "-c", ctl, "-p", pid],
+                         stdout=open(os.path.join(WORK, "softflowd.log"), "w"),
+                         stderr=subprocess.STDOUT)
+    procs.append(p)
+    wait_for(lambda: os.path.exists(ctl), 10, "softflowd's control socket", p)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind(("ng-up0p", 0))
+    for i in range(SF_FRAMES):
+        payload = b"x" * 100
+        udp = struct.pack("!HHHH", 40000 + i % 3, 53, 8 + len(payload), 0) + payload
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), i & 0xFFFF, 0, 64, 17, 0,
+                         socket.inet_aton(SF_SRC), socket.inet_aton(SF_DST))
+        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+        s.send(b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\0" + ip + udp)
+    s.close()
+    time.sleep(3)
+    run("softflowctl", "-c", ctl, "expire-all")
+    time.sleep(2)
+    st = run("softflowctl", "-c", ctl, "statistics").stdout
+    stop_checked(p, signal.SIGTERM, 10)
+    m = re.search(r"Packets processed: (\d+)", st), re.search(r"Flows exported: (\d+)", st)
+    if not all(m):
+        fail(f"softflowctl statistics: {st}")
+    # what softflowd saw (libpcap may drop some of the burst): its
+    # packets of 128 bytes of IP each, and its flows
+    return int(m[0].group(1)) * 128, int(m[1].group(1))
+
+
+def check_softflowd(store, up, want, sent):
+    """The flows softflowd exported carry ng-up0's name, alias and speed as
+    snmpd reports them; their count and bytes are softflowd's (sent)."""
+    r = run(NG, "query", "--store", store, "-o", "ndjson", f"src ip {SF_SRC}")
+    flows = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    if not flows:
+        fail(f"no flow of softflowd's stored: {r.stderr}")
+    w = want[up]
+    for f in flows:
+        for side in ("in", "out"):
+            got = (f[f"{side}_if"], f[f"{side}_if_name"], f[f"{side}_if_desc"],
+                   f[f"{side}_if_speed"])
+            if got != (up, w["name"], w["alias"], w["speed"]):
+                fail(f"softflowd's flow {side}_if: stored {got}, snmpd says "
+                     f"{(up, w['name'], w['alias'], w['speed'])}")
+    octets = sum(f["bytes"] for f in flows)
+    if (octets, len(flows)) != sent:
+        fail(f"softflowd's flows: {len(flows)} stored with {octets} bytes, softflowd says "
+             f"{sent[1]} exported of {sent[0]} bytes")
+    log(f"softflowd -i {up}:ng-up0: {len(flows)} flows, {octets} bytes (softflowd's count) carry "
+        f"{w['name']!r}, {w['alias']!r}, {w['speed']} b/s as snmpd reports")
+
+
 # ---- the collector --------------------------------------------------------------
 
 
@@ -253,6 +331,7 @@ def main():
     time.sleep(1.5)  # the receive thread takes the poller's answers once a second
     send("127.0.0.1", fport, seq, flows(2000))
     seq += 1
+    sf_sent = softflowd_flows(fport, up)  # a real exporter's flows on ng-up0
     stop_checked(agent, signal.SIGTERM, 10)
     wait_for(lambda: (snmp_row(hport, "127.0.0.1") or {}).get("failures", 0) >= 1, 10,
              "v2c: a failure counted after snmpd stopped", p)
@@ -266,6 +345,7 @@ def main():
         fail("nagare exited non-zero (a sanitizer report or an error: see its log)")
     check_flows(store, 2000, want, pairs)
     check_flows(store, 3000, want, pairs)  # the cached names, agent gone
+    check_softflowd(store, up, want, sf_sent)
 
     # ---- v3 authPriv, and a wrong key
     agent = start_snmpd(aport)

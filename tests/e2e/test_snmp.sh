@@ -16,7 +16,7 @@ NG_BIN=${NG_BIN:-$here/../../build/nagare}
 
 skip() { echo "test_snmp: skipped: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root for a network namespace"
-for tool in snmpd snmpget snmpset python3 ip; do
+for tool in snmpd snmpget snmpset softflowd softflowctl python3 ip; do
 	command -v "$tool" >/dev/null || { echo "test_snmp: $tool missing: run scripts/setup" >&2; exit 1; }
 done
 if [ -z "${NG_E2E_NETNS:-}" ]; then
