@@ -10,7 +10,10 @@
 #      the Distributed tables named as the one-server schema's (flows …,
 #      sharding key cityHash64(exporter)); run twice it is a no-op (no
 #      change logged, every table's metadata as it was, one schema_version
-#      row a server).  `nagare doctor` sees both servers.
+#      row a server); a column dropped from server 1's flows and
+#      flows_local (an older nagare's schema) is reported by `nagare
+#      doctor` and added back to both by init.  `nagare doctor` sees both
+#      servers.
 #   2. two collectors, each fed by its own exporters (bench/nfgen from
 #      127.0.0.1-4 and from 127.0.0.11-14): A writes through the
 #      Distributed table of server 1 (insert: distributed), B into server
@@ -130,6 +133,20 @@ echo "$doc" | grep -q "ok    clickhouse cluster: $CHC_CLUSTER: 2 shards, 2 serve
 check $r "doctor: the cluster's servers"
 [ "$(echo "$doc" | grep -c 'ok    clickhouse schema: .*version 1, current')" = 2 ] && r=0 || r=1
 check $r "doctor: the schema current on both"
+# an older nagare's cluster schema (a field added since): init adds the
+# column to the local table and to the Distributed table over it
+q 1 'ALTER TABLE nagare.flows DROP COLUMN application'
+q 1 'ALTER TABLE nagare.flows_local DROP COLUMN application'
+doc=$("$NG_BIN" doctor --no-http --clickhouse "$url1" --config "$work/distributed.yaml" 2>&1 | grep 'clickhouse schema' || true)
+echo "$doc" | grep -q "warn  clickhouse schema: database nagare at http://127.0.0.1:$CH1_HTTP: .*1 columns missing (application)" && r=0 || r=1
+check $r "doctor: the column missing on server 1 is reported"
+"$NG_BIN" clickhouse init "$url1" --config "$work/distributed.yaml" >/dev/null 2>"$work/init5.err"
+grep lacks "$work/init5.err" | cut -c1-160
+for t in flows flows_local; do
+	eq "$(q 1 "SELECT type FROM system.columns WHERE database = 'nagare' AND table = '$t' AND name = 'application'")" \
+		"$(q 2 "SELECT type FROM system.columns WHERE database = 'nagare' AND table = '$t' AND name = 'application'")" \
+		"init adds the column back to server 1's $t, typed as on server 2"
+done
 # a one-server schema is not turned into a cluster's, nor the reverse
 "$NG_BIN" clickhouse init "$url1" >"$work/init3.out" 2>"$work/init3.err" && r=1 || r=0
 check $r "init without the cluster refuses the cluster's database: $(cat "$work/init3.err")"
