@@ -672,19 +672,26 @@ int ng_ch_schema_check(ng_ch_client *c, unsigned *version, unsigned *nmissing, c
 	if (v < 0)
 		return -1;
 	*version = (unsigned)v;
-	if (column_names(c, "flows", &have, err, errlen) < 0)
+	/* in the cluster layout the local table too (named in the list) */
+	char eng[64];
+	if (flows_engine(c, eng, sizeof eng, err, errlen) < 0)
 		return -1;
 	size_t off = 0;
-	for (size_t i = 0; i <= NG_FIELD_COUNT; i++) {
-		const char *name = i < NG_FIELD_COUNT ? ng_fields[i].name : "batch_id";
-		if (has_line(have, name))
-			continue;
-		if (off < mlen)
-			off += (size_t)snprintf(missing + off, mlen - off, "%s%s",
-			                        *nmissing ? " " : "", name);
-		(*nmissing)++;
+	for (int t = 0; t < (strcmp(eng, "Distributed") ? 1 : 2); t++) {
+		if (column_names(c, t ? "flows_local" : "flows", &have, err, errlen) < 0)
+			return -1;
+		for (size_t i = 0; i <= NG_FIELD_COUNT; i++) {
+			const char *name = i < NG_FIELD_COUNT ? ng_fields[i].name : "batch_id";
+			if (has_line(have, name))
+				continue;
+			if (off < mlen)
+				off += (size_t)snprintf(missing + off, mlen - off, "%s%s%s",
+				                        *nmissing ? " " : "",
+				                        t ? "flows_local." : "", name);
+			(*nmissing)++;
+		}
+		free(have);
 	}
-	free(have);
 	return 0;
 }
 

@@ -106,8 +106,9 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
                       char *err, size_t errlen);
 
 /* What `nagare doctor` reports: the version in DB.schema_version (0: no
- * schema) and the columns of the field table missing from DB.flows (their
- * count; the first names in missing[mlen]).  Returns 0 or -1 with the
+ * schema) and the columns of the field table missing from DB.flows, and
+ * in the cluster layout from DB.flows_local too (named "flows_local.X")
+ * (their count; the first names in missing[mlen]).  Returns 0 or -1 with the
  * cause. */
 int ng_ch_schema_check(ng_ch_client *c, unsigned *version, unsigned *nmissing, char *missing,
                        size_t mlen, char *err, size_t errlen);

@@ -138,7 +138,7 @@ check $r "doctor: the schema current on both"
 q 1 'ALTER TABLE nagare.flows DROP COLUMN application'
 q 1 'ALTER TABLE nagare.flows_local DROP COLUMN application'
 doc=$("$NG_BIN" doctor --no-http --clickhouse "$url1" --config "$work/distributed.yaml" 2>&1 | grep 'clickhouse schema' || true)
-echo "$doc" | grep -q "warn  clickhouse schema: database nagare at http://127.0.0.1:$CH1_HTTP: .*1 columns missing (application)" && r=0 || r=1
+echo "$doc" | grep -q "warn  clickhouse schema: database nagare at http://127.0.0.1:$CH1_HTTP: .*2 columns missing (application flows_local.application)" && r=0 || r=1
 check $r "doctor: the column missing on server 1 is reported"
 "$NG_BIN" clickhouse init "$url1" --config "$work/distributed.yaml" >/dev/null 2>"$work/init5.err"
 grep lacks "$work/init5.err" | cut -c1-160
