@@ -23,7 +23,8 @@
 #      both collectors keep their batches until it is back.  Then, read
 #      through the Distributed tables of EITHER server: count() and
 #      sum(bytes) per exporter equal the collectors' own stores (`nagare
-#      query -s exporter`), the count equals what the generators sent, the
+#      query -s exporter`; and so does `nagare query --clickhouse` of
+#      either server), the count equals what the generators sent, the
 #      rollups and the exporters table agree; each shard holds rows, the
 #      rows of one exporter lie on one shard: A's on shard
 #      cityHash64(exporter) % 2 + 1 (ClickHouse's own function), B's on
@@ -202,7 +203,10 @@ echo "batches found in part in the cluster, deleted and sent again: $partial"
 store_per_exporter() {
 	for c in A B; do
 		"$NG_BIN" query --store "$work/store$c" -s exporter -n 100 -o json
-	done | python3 -c '
+	done | json_per_exporter
+}
+json_per_exporter() { # `query -s exporter -o json` documents on stdin: EXPORTER FLOWS BYTES lines
+	python3 -c '
 import json, sys
 dec = json.JSONDecoder()
 text = sys.stdin.read()
@@ -232,6 +236,11 @@ for n in 1 2; do
 	eq "$(q $n 'SELECT uniqExact(exporter) FROM nagare.exporters')" 8 "server $n: the exporters table holds the 8 exporters"
 done
 eq "$(echo "$store" | wc -l)" 8 "the stores saw 8 exporters"
+# nagare's own ClickHouse backend through either server: the same answer
+for u in "$url1" "$url2"; do
+	got=$("$NG_BIN" query --clickhouse "$u" -s exporter -n 100 -o json | json_per_exporter)
+	eq "$(echo "$got" | md5sum)" "$(echo "$store" | md5sum)" "nagare query --clickhouse ${u%/nagare} -s exporter = the stores'"
+done
 # the shards
 for n in 1 2; do
 	rows=$(q $n 'SELECT count() FROM nagare.flows_local')
