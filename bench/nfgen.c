@@ -32,7 +32,7 @@
  *   exact over any window of a few ms and bursts stay small.
  *
  * - Several exporter addresses (--exporters E): source ID k is sent from
- *   127.0.0.(1 + (k - 1) mod E), set per datagram with an IP_PKTINFO
+ *   127.0.0.(F + (k - 1) mod E) (F: --first-exporter, 1), set per datagram with an IP_PKTINFO
  *   control message (ip(7)), so one sendmmsg batch still mixes them; a
  *   collector with receive workers (nagare collect --workers) spreads
  *   them by address.
@@ -101,7 +101,8 @@ struct opts {
 	double seconds;   /* 0: until --records */
 	uint64_t records; /* 0: until --seconds */
 	unsigned sources;
-	unsigned exporters; /* source addresses 127.0.0.1 .. 127.0.0.E */
+	unsigned exporters; /* source addresses 127.0.0.F .. 127.0.0.(F + E - 1) */
+	unsigned first;     /* F: --first-exporter (1) */
 	unsigned tmpl_every;
 	unsigned pool; /* records in the precomputed pool */
 	uint64_t seed;
@@ -381,6 +382,7 @@ static void usage(void)
 	    "             [--mark SECONDS]  (print \"mark records=N\" then, for\n"
 	    "                               a benchmark to sample the collector)\n"
 	    "             [--addrs zipf|uniform]  (uniform: random public addresses)\n"
+	    "             [--first-exporter F (1)]  (exporter addresses from 127.0.0.F)\n"
 	    "Sends NetFlow v9, 30 IPv4 records a packet, to 127.0.0.1:PORT.\n");
 	exit(2);
 }
@@ -389,6 +391,7 @@ static void parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){.sources = 4,
 	                   .exporters = 1,
+	                   .first = 1,
 	                   .tmpl_every = 100,
 	                   .pool = 1u << 20,
 	                   .seed = 1,
@@ -409,6 +412,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->sources = atoi(v);
 		else if (!strcmp(k, "--exporters"))
 			o->exporters = (unsigned)atoi(v);
+		else if (!strcmp(k, "--first-exporter"))
+			o->first = (unsigned)atoi(v);
 		else if (!strcmp(k, "--template-every"))
 			o->tmpl_every = atoi(v);
 		else if (!strcmp(k, "--pool"))
@@ -425,8 +430,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			usage();
 	}
 	if (o->port <= 0 || o->port > 65535 || o->rate <= 0 || (o->seconds <= 0 && !o->records) ||
-	    o->sources < 1 || o->exporters < 1 || o->exporters > 250 || o->tmpl_every < 1 ||
-	    o->pool < RECS_PER_PKT * BATCH)
+	    o->sources < 1 || o->exporters < 1 || o->exporters > 250 || o->first < 1 ||
+	    o->first + o->exporters > 255 || o->tmpl_every < 1 || o->pool < RECS_PER_PKT * BATCH)
 		usage();
 }
 
@@ -559,7 +564,8 @@ int main(int argc, char **argv)
 				iov[n] = (struct iovec){p, len};
 				msgs[n].msg_hdr.msg_iov = &iov[n];
 				msgs[n].msg_hdr.msg_iovlen = 1;
-				if (o.exporters > 1) { /* the source address of source k */
+				if (o.exporters > 1 ||
+				    o.first != 1) { /* the source address of source k */
 					struct msghdr *mh = &msgs[n].msg_hdr;
 					mh->msg_control = ctl[n].buf;
 					mh->msg_controllen = sizeof ctl[n].buf;
@@ -569,7 +575,7 @@ int main(int argc, char **argv)
 					cm->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
 					struct in_pktinfo pi = {0};
 					pi.ipi_spec_dst.s_addr =
-					    htonl(0x7f000001u + k % o.exporters);
+					    htonl(0x7f000000u + o.first + k % o.exporters);
 					memcpy(CMSG_DATA(cm), &pi, sizeof pi);
 				}
 				n++;

@@ -16,6 +16,7 @@
 #include "cli/ch_conn.h"
 #include "cli/cli.h"
 #include "cli/usage.h"
+#include "clickhouse/cluster.h"
 #include "clickhouse/schema.h"
 #include "core/config.h"
 #include "core/timefmt.h"
@@ -29,7 +30,9 @@ static const char clickhouse_help[] =
     "server version and the schema version.  URL is the HTTP interface with the\n"
     "database as its path (default: clickhouse.url of the configuration), e.g.\n"
     "http://127.0.0.1:8123/nagare.  `nagare collect --clickhouse URL` does the\n"
-    "same at start.\n"
+    "same at start.  With clickhouse.cluster in the configuration, on every server\n"
+    "of that cluster: the local tables and the Distributed tables over them\n"
+    "(docs/clickhouse.md, \"Cluster\").\n"
     "\n"
     "  -c, --config FILE        YAML configuration (or NAGARE_CONFIG): clickhouse:\n"
     "                           user, password, TLS files, retention\n"
@@ -94,9 +97,31 @@ int ng_cmd_clickhouse(int argc, char **argv)
 	}
 	ng_ch_schema_opts so = {.retention_days = days_of(ret ? ret : h->retention_ms),
 	                        .rollup_retention_days =
-	                            days_of(rret ? rret : h->rollup_retention_ms)};
+	                            days_of(rret ? rret : h->rollup_retention_ms),
+	                        .cluster = h->cluster,
+	                        .replicated = h->replicated};
 	int rc = 1;
-	ng_ch_client *cl = ng_ch_open(&conn, err, sizeof err);
+	ng_ch_client *cl = NULL;
+	if (h->cluster) {
+		ng_ch_cluster *cc = ng_ch_cluster_open(
+		    &conn, h->cluster, (const char *const *)h->nodes, h->nnodes, err, sizeof err);
+		int v = cc ? ng_ch_cluster_init(cc, &so, err, sizeof err) : -1;
+		if (v < 0)
+			fprintf(stderr, "nagare clickhouse: %s\n", err);
+		for (size_t i = 0; v >= 0 && i < cc->n; i++) {
+			const ng_ch_node *nd = &cc->node[i];
+			printf("clickhouse %s (server %s): cluster %s shard %u replica %u: "
+			       "database %s, "
+			       "schema version %d%s\n",
+			       ng_ch_base_url(nd->c), nd->sv.version, cc->name, nd->shard,
+			       nd->replica, ng_ch_database(nd->c), v,
+			       so.replicated ? ", replicated" : "");
+		}
+		rc = v < 0;
+		ng_ch_cluster_free(cc);
+		goto out;
+	}
+	cl = ng_ch_open(&conn, err, sizeof err);
 	ng_ch_server sv;
 	if (!cl || ng_ch_detect(cl, &sv, err, sizeof err) < 0) {
 		fprintf(stderr, "nagare clickhouse: %s\n", err);

@@ -281,6 +281,12 @@ static int resolve_clickhouse(struct collect_opts *o)
 	int r = ng_cli_ch_conn("collect", o->clickhouse, h, &conn);
 	if (r <= 0)
 		return r;
+	if (h->cluster && !ng_ch_name_ok(h->cluster)) {
+		ng_usage_fail("collect",
+		              "clickhouse.cluster '%s': use letters, digits and '_' only",
+		              h->cluster);
+		return -1;
+	}
 	snprintf(o->ch_spool, sizeof o->ch_spool, "%s/spool/clickhouse", o->store);
 	uint64_t days = h->retention_ms ? h->retention_ms : o->retention_ms;
 	o->ch = (ng_ch_sink_config){
@@ -289,7 +295,12 @@ static int resolve_clickhouse(struct collect_opts *o)
 	    .spool_max_bytes = h->spool_max,
 	    .batch_rows = h->batch_rows,
 	    .schema = {.retention_days = days ? (days + 86399999) / 86400000 : 0,
-	               .rollup_retention_days = (h->rollup_retention_ms + 86399999) / 86400000},
+	               .rollup_retention_days = (h->rollup_retention_ms + 86399999) / 86400000,
+	               .cluster = h->cluster,
+	               .replicated = h->replicated},
+	    .insert_local = h->insert_local,
+	    .nodes = (const char *const *)h->nodes,
+	    .nnodes = h->nnodes,
 	};
 	/* hidden knobs of the tests (tests/e2e/test_clickhouse.sh): a small
 	 * spool, a short batch age */

@@ -25,7 +25,7 @@ struct ng_ch_client {
 	CURL *h;
 	char *base; /* scheme://host:port, no slash at the end */
 	char db[128];
-	char *user, *password, *ca, *cert, *key;
+	char *user, *password, *ca, *cert, *key, *settings;
 	ng_ch_conn conn; /* its strings point into the copies above */
 	struct curl_slist *hdrs;
 	/* the reply being read */
@@ -38,7 +38,7 @@ struct ng_ch_client {
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool inited;
 
-static bool db_name_ok(const char *s)
+bool ng_ch_name_ok(const char *s)
 {
 	if (!*s || strlen(s) >= 128)
 		return false;
@@ -105,7 +105,7 @@ static int split_url(ng_ch_client *c, const char *url, const char *dbover, char 
 	}
 	if (!db || !*db)
 		db = "nagare";
-	if (!db_name_ok(db)) {
+	if (!ng_ch_name_ok(db)) {
 		snprintf(err, el, "ClickHouse database '%s': use letters, digits and '_' only", db);
 		return -1;
 	}
@@ -141,6 +141,14 @@ ng_ch_client *ng_ch_open(const ng_ch_conn *conn, char *err, size_t errlen)
 	c->ca = dup_or_null(conn->ca_file);
 	c->cert = dup_or_null(conn->cert_file);
 	c->key = dup_or_null(conn->key_file);
+	c->settings = dup_or_null(conn->settings);
+	if (conn->settings && (!c->settings || strlen(conn->settings) > 512 ||
+	                       strspn(conn->settings, "abcdefghijklmnopqrstuvwxyz0123456789_=&") !=
+	                           strlen(conn->settings))) {
+		snprintf(err, errlen, "ClickHouse settings '%.40s': name=value&… in [a-z0-9_]",
+		         conn->settings);
+		goto fail;
+	}
 	if (!(c->h = curl_easy_init()) || !c->user || !c->password) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -169,6 +177,7 @@ void ng_ch_close(ng_ch_client *c)
 	free(c->ca);
 	free(c->cert);
 	free(c->key);
+	free(c->settings);
 	free(c->gz);
 	free(c);
 }
@@ -287,7 +296,8 @@ int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len, c
 	char *url = NULL;
 	char *q = NULL;
 	const char *params = "wait_end_of_query=1&enable_http_compression=1";
-	size_t ulen = strlen(c->base) + strlen(c->db) + 200;
+	size_t ulen =
+	    strlen(c->base) + strlen(c->db) + 200 + (c->settings ? strlen(c->settings) : 0);
 	if (body) {
 		q = curl_easy_escape(h, sql, 0);
 		if (!q) {
@@ -310,7 +320,8 @@ int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len, c
 		snprintf(qid, sizeof qid, "&query_id=%s", query_id);
 	/* no database= parameter: the statements name their tables whole, and
 	 * the database may not exist yet (CREATE DATABASE) */
-	snprintf(url, ulen, "%s/?%s%s%s%s", c->base, params, qid, q ? "&query=" : "", q ? q : "");
+	snprintf(url, ulen, "%s/?%s%s%s%s%s%s", c->base, params, c->settings ? "&" : "",
+	         c->settings ? c->settings : "", qid, q ? "&query=" : "", q ? q : "");
 	curl_free(q);
 	const void *data = body ? body : sql;
 	size_t dlen = body ? len : strlen(sql);

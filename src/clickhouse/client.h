@@ -47,6 +47,10 @@ typedef struct ng_ch_conn {
 	bool gzip;                        /* compress request bodies */
 	size_t reply_max;                 /* bytes of a reply kept, past which it is an error; 0:
 	                                   * NG_CH_REPLY_MAX (a query backend's listing: more) */
+	/* NULL, or settings sent with every request as URL parameters
+	 * ("insert_distributed_sync=1": ClickHouse docs, "HTTP Interface":
+	 * any setting may be a parameter); [a-z0-9_=&] only */
+	const char *settings;
 } ng_ch_conn;
 
 enum ng_ch_outcome {
@@ -82,6 +86,10 @@ typedef struct ng_ch_client ng_ch_client;
  * name other than [A-Za-z0-9_], out of memory). */
 ng_ch_client *ng_ch_open(const ng_ch_conn *conn, char *err, size_t errlen);
 void ng_ch_close(ng_ch_client *c);
+
+/* Whether s is a name nagare writes into SQL as is (a database, a
+ * cluster): 1 to 127 bytes of [A-Za-z0-9_]. */
+bool ng_ch_name_ok(const char *s);
 
 /* The database name ([A-Za-z0-9_]+, so it can be written into SQL as is)
  * and the URL without its path, for messages. */

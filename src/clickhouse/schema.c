@@ -202,16 +202,42 @@ static int run(ng_ch_client *c, sb *b, char *err, size_t errlen)
 
 /* ---- the tables ------------------------------------------------------- */
 
+/* The suffix of the tables that hold rows: "_local" in the cluster
+ * layout (DB.flows is then the Distributed table over them), else "". */
+static const char *sfx(const ng_ch_schema_opts *o)
+{
+	return o->cluster ? "_local" : "";
+}
+
+/* ENGINE = KIND(...) of DB.table: plain, or Replicated with the usual
+ * macros ({shard} and {replica} of each server's <macros>: ClickHouse
+ * docs, "Data Replication"); args are the engine's own arguments or "". */
+static void engine(sb *b, const char *db, const char *table, const ng_ch_schema_opts *o,
+                   const char *kind, const char *args)
+{
+	if (o->cluster && o->replicated)
+		sb_add(
+		    b,
+		    " ENGINE = Replicated%s('/clickhouse/tables/{shard}/%s/%s', '{replica}'%s%s)",
+		    kind, db, table, *args ? ", " : "", args);
+	else if (*args)
+		sb_add(b, " ENGINE = %s(%s)", kind, args);
+	else
+		sb_add(b, " ENGINE = %s", kind);
+}
+
 static void flows_ddl(sb *b, const char *db, const ng_ch_server *sv, const ng_ch_schema_opts *o)
 {
 	char t[64];
-	sb_add(b, "CREATE TABLE IF NOT EXISTS %s.flows (date Date DEFAULT " DAY_EXPR("flow_start"),
-	       db);
+	sb_add(b,
+	       "CREATE TABLE IF NOT EXISTS %s.flows%s (date Date DEFAULT " DAY_EXPR("flow_start"),
+	       db, sfx(o));
 	for (size_t i = 0; i < NG_FIELD_COUNT; i++)
 		sb_add(b, ", %s %s", ng_fields[i].name,
 		       ng_ch_column_type(&ng_fields[i], sv, t, sizeof t));
-	sb_add(b, ", batch_id UInt64) ENGINE = MergeTree PARTITION BY date "
-	          "ORDER BY (flow_start, exporter)");
+	sb_add(b, ", batch_id UInt64)");
+	engine(b, db, o->cluster ? "flows_local" : "flows", o, "MergeTree", "");
+	sb_add(b, " PARTITION BY date ORDER BY (flow_start, exporter)");
 	if (sv->ttl && o->retention_days)
 		sb_add(b, " TTL date + toIntervalDay(%" PRIu64 ")", o->retention_days);
 	sb_add(b, " SETTINGS index_granularity = 8192");
@@ -222,13 +248,16 @@ static void rollup_ddl(sb *b, const char *db, const ng_ch_server *sv, bool hourl
 {
 	char t[64];
 	const char *name = hourly ? "flows_1h" : "flows_1m";
-	sb_add(b, "CREATE TABLE IF NOT EXISTS %s.%s (date Date, time UInt64", db, name);
+	sb_add(b, "CREATE TABLE IF NOT EXISTS %s.%s%s (date Date, time UInt64", db, name, sfx(o));
 	ng_colset d = ng_ch_rollup_dims(hourly), left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
 		sb_add(b, ", %s %s", ng_fields[f].name,
 		       ng_ch_column_type(&ng_fields[f], sv, t, sizeof t));
-	sb_add(b, ", batch_id UInt64, bytes UInt64, packets UInt64, flows UInt64) ENGINE = "
-	          "SummingMergeTree((bytes, packets, flows)) PARTITION BY date ORDER BY (time");
+	sb_add(b, ", batch_id UInt64, bytes UInt64, packets UInt64, flows UInt64)");
+	char local[32];
+	snprintf(local, sizeof local, "%s%s", name, sfx(o));
+	engine(b, db, local, o, "SummingMergeTree", "(bytes, packets, flows)");
+	sb_add(b, " PARTITION BY date ORDER BY (time");
 	left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
 		sb_add(b, ", %s", ng_fields[f].name);
@@ -240,7 +269,7 @@ static void rollup_ddl(sb *b, const char *db, const ng_ch_server *sv, bool hourl
 /* The SELECT of a rollup from DB.flows (the view's, and the repair's
  * with `where` a condition, else NULL): date, time, the dimensions, the
  * batch id, the sums. */
-static void rollup_select(sb *b, const char *db, bool hourly, const char *where)
+static void rollup_select(sb *b, const char *db, const char *sx, bool hourly, const char *where)
 {
 	const unsigned long long ms = hourly ? 3600000ull : 60000ull;
 	sb_add(b,
@@ -253,20 +282,20 @@ static void rollup_select(sb *b, const char *db, bool hourly, const char *where)
 	 * is any(batch_id)) would stand for the columns in its own WHERE */
 	sb_add(b,
 	       ", any(batch_id) AS batch_id, sum(bytes) AS bytes, sum(packets) AS packets, "
-	       "count() AS flows FROM %s%s.flows%s%s%s GROUP BY date, time",
-	       where ? "(SELECT * FROM " : "", db, where ? " WHERE " : "", where ? where : "",
+	       "count() AS flows FROM %s%s.flows%s%s%s%s GROUP BY date, time",
+	       where ? "(SELECT * FROM " : "", db, sx, where ? " WHERE " : "", where ? where : "",
 	       where ? ")" : "");
 	left = d;
 	for (int f; (f = ng_colset_pop(&left)) >= 0;)
 		sb_add(b, ", %s", ng_fields[f].name);
 }
 
-static void rollup_view(sb *b, const char *db, bool hourly)
+static void rollup_view(sb *b, const char *db, const char *sx, bool hourly)
 {
 	const char *name = hourly ? "flows_1h" : "flows_1m";
-	sb_add(b, "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv TO %s.%s AS ", db, name, db,
-	       name);
-	rollup_select(b, db, hourly, NULL);
+	sb_add(b, "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv TO %s.%s%s AS ", db, name, db,
+	       name, sx);
+	rollup_select(b, db, sx, hourly, NULL);
 }
 
 /* Waits (up to 60 s) until DB.table has no mutation left to do. */
@@ -290,13 +319,15 @@ static int wait_mutations(ng_ch_client *c, const char *table, char *err, size_t 
 	return -1;
 }
 
-int ng_ch_rollup_repair(ng_ch_client *c, uint64_t tmin, uint64_t tmax, char *err, size_t errlen)
+int ng_ch_rollup_repair(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t tmin, uint64_t tmax,
+                        char *err, size_t errlen)
 {
-	const char *db = ng_ch_database(c);
+	const char *db = ng_ch_database(c), *sx = sfx(o);
 	sb b = {0};
 	int rc = 0;
 	for (int h = 0; h < 2 && !rc; h++) {
-		const char *t = h ? "flows_1h" : "flows_1m";
+		char t[32];
+		snprintf(t, sizeof t, "%s%s", h ? "flows_1h" : "flows_1m", sx);
 		const uint64_t ms = h ? 3600000 : 60000, lo = tmin / ms * ms,
 		               hi = tmax / ms * ms + ms;
 		sb_reset(&b);
@@ -314,62 +345,83 @@ int ng_ch_rollup_repair(ng_ch_client *c, uint64_t tmin, uint64_t tmax, char *err
 		for (int f; (f = ng_colset_pop(&left)) >= 0;)
 			sb_add(&b, ", %s", ng_fields[f].name);
 		sb_add(&b, ", batch_id, bytes, packets, flows) ");
-		rollup_select(&b, db, h, where);
+		rollup_select(&b, db, sx, h, where);
 		rc = run(c, &b, err, errlen);
 	}
 	free(b.p);
 	if (!rc)
 		ng_info(
-		    "clickhouse: %s.flows_1m and flows_1h recomputed from flows over the buckets "
-		    "of %" PRIu64 "..%" PRIu64 " (a batch found in flows after a failed insert)",
-		    db, tmin, tmax);
+		    "clickhouse: %s.flows_1m%s and flows_1h%s at %s recomputed from flows%s over "
+		    "the buckets of %" PRIu64 "..%" PRIu64 " (a batch found in flows after a "
+		    "failed insert)",
+		    db, sx, sx, ng_ch_base_url(c), sx, tmin, tmax);
 	return rc;
 }
 
-static void exporters_ddl(sb *b, const char *db, const ng_ch_server *sv)
+int ng_ch_batch_delete(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t batch_id,
+                       uint64_t tmin, uint64_t tmax, char *err, size_t errlen)
 {
-	char a[64], s[64];
-	ng_ch_column_type(&ng_fields[NG_F_EXPORTER], sv, a, sizeof a);
-	ng_ch_column_type(&ng_fields[NG_F_EXPORTER_NAME], sv, s, sizeof s);
-	sb_add(b,
-	       "CREATE TABLE IF NOT EXISTS %s.exporters (exporter %s, exporter_name %s, "
-	       "flow_version UInt8, sampling_rate UInt32, last_seen UInt64) ENGINE = "
-	       "ReplacingMergeTree(last_seen) ORDER BY exporter",
-	       db, a, s);
+	char q[512], t[32];
+	snprintf(t, sizeof t, "flows%s", sfx(o));
+	snprintf(q, sizeof q,
+	         "ALTER TABLE %s.%s DELETE WHERE flow_start >= %" PRIu64
+	         " AND flow_start <= %" PRIu64 " AND batch_id = %" PRIu64,
+	         ng_ch_database(c), t, tmin, tmax, batch_id);
+	if (ng_ch_query(c, q, NULL, 0, err, errlen) < 0 || wait_mutations(c, t, err, errlen) < 0)
+		return -1;
+	return ng_ch_rollup_repair(c, o, tmin, tmax, err, errlen);
 }
 
-static void interfaces_ddl(sb *b, const char *db, const ng_ch_server *sv)
+static void exporters_ddl(sb *b, const char *db, const ng_ch_server *sv, const ng_ch_schema_opts *o)
 {
-	char a[64], s[64];
+	char a[64], s[64], t[32];
 	ng_ch_column_type(&ng_fields[NG_F_EXPORTER], sv, a, sizeof a);
 	ng_ch_column_type(&ng_fields[NG_F_EXPORTER_NAME], sv, s, sizeof s);
+	snprintf(t, sizeof t, "exporters%s", sfx(o));
 	sb_add(b,
-	       "CREATE TABLE IF NOT EXISTS %s.interfaces (exporter %s, if_index UInt32, "
-	       "exporter_name %s, if_name %s, last_seen UInt64) ENGINE = "
-	       "ReplacingMergeTree(last_seen) ORDER BY (exporter, if_index)",
-	       db, a, s, s);
+	       "CREATE TABLE IF NOT EXISTS %s.%s (exporter %s, exporter_name %s, "
+	       "flow_version UInt8, sampling_rate UInt32, last_seen UInt64)",
+	       db, t, a, s);
+	engine(b, db, t, o, "ReplacingMergeTree", "last_seen");
+	sb_add(b, " ORDER BY exporter");
+}
+
+static void interfaces_ddl(sb *b, const char *db, const ng_ch_server *sv,
+                           const ng_ch_schema_opts *o)
+{
+	char a[64], s[64], t[32];
+	ng_ch_column_type(&ng_fields[NG_F_EXPORTER], sv, a, sizeof a);
+	ng_ch_column_type(&ng_fields[NG_F_EXPORTER_NAME], sv, s, sizeof s);
+	snprintf(t, sizeof t, "interfaces%s", sfx(o));
+	sb_add(b,
+	       "CREATE TABLE IF NOT EXISTS %s.%s (exporter %s, if_index UInt32, "
+	       "exporter_name %s, if_name %s, last_seen UInt64)",
+	       db, t, a, s, s);
+	engine(b, db, t, o, "ReplacingMergeTree", "last_seen");
+	sb_add(b, " ORDER BY (exporter, if_index)");
 }
 
 /* The views of the exporters and interfaces tables (i: 0 exporters, 1
- * input interfaces, 2 output interfaces). */
-static void meta_view(sb *b, const char *db, int i)
+ * input interfaces, 2 output interfaces), on the table suffix sx. */
+static void meta_view(sb *b, const char *db, const char *sx, int i)
 {
 	if (i == 0) {
-		sb_add(b,
-		       "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.exporters_mv TO %s.exporters AS "
-		       "SELECT exporter, any(exporter_name) AS exporter_name, max(flow_version) AS "
-		       "flow_version, max(sampling_rate) AS sampling_rate, max(time_received) AS "
-		       "last_seen FROM %s.flows GROUP BY exporter",
-		       db, db, db);
+		sb_add(
+		    b,
+		    "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.exporters_mv TO %s.exporters%s AS "
+		    "SELECT exporter, any(exporter_name) AS exporter_name, max(flow_version) AS "
+		    "flow_version, max(sampling_rate) AS sampling_rate, max(time_received) AS "
+		    "last_seen FROM %s.flows%s GROUP BY exporter",
+		    db, db, sx, db, sx);
 		return;
 	}
 	const char *side = i == 1 ? "in" : "out";
 	sb_add(b,
-	       "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.interfaces_%s_mv TO %s.interfaces AS "
+	       "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.interfaces_%s_mv TO %s.interfaces%s AS "
 	       "SELECT exporter, %s_if AS if_index, any(exporter_name) AS exporter_name, "
-	       "any(%s_if_name) AS if_name, max(time_received) AS last_seen FROM %s.flows "
+	       "any(%s_if_name) AS if_name, max(time_received) AS last_seen FROM %s.flows%s "
 	       "GROUP BY exporter, if_index",
-	       db, side, db, side, side, db);
+	       db, side, db, sx, side, side, db, sx);
 }
 
 static const char *const views[] = {"flows_1m_mv", "flows_1h_mv", "exporters_mv",
@@ -425,11 +477,13 @@ static bool has_line(const char *lines, const char *name)
 	return false;
 }
 
-/* Adds to DB.flows the columns of the field table it lacks. */
-static int add_missing(ng_ch_client *c, const ng_ch_server *sv, sb *b, char *err, size_t errlen)
+/* Adds to DB.table (flows, or flows_local and the Distributed flows) the
+ * columns of the field table it lacks. */
+static int add_missing(ng_ch_client *c, const char *table, const ng_ch_server *sv, sb *b, char *err,
+                       size_t errlen)
 {
 	char *have;
-	if (column_names(c, "flows", &have, err, errlen) < 0)
+	if (column_names(c, table, &have, err, errlen) < 0)
 		return -1;
 	const char *db = ng_ch_database(c);
 	int rc = 0;
@@ -439,27 +493,65 @@ static int add_missing(ng_ch_client *c, const ng_ch_server *sv, sb *b, char *err
 		if (has_line(have, name))
 			continue;
 		sb_reset(b);
-		sb_add(b, "ALTER TABLE %s.flows ADD COLUMN %s %s", db, name,
+		sb_add(b, "ALTER TABLE %s.%s ADD COLUMN %s %s", db, table, name,
 		       i < NG_FIELD_COUNT ? ng_ch_column_type(&ng_fields[i], sv, t, sizeof t)
 		                          : "UInt64");
-		ng_info(
-		    "clickhouse: %s.flows lacks column %s (an older nagare's schema): adding it",
-		    db, name);
+		ng_info("clickhouse: %s.%s lacks column %s (an older nagare's schema): adding it",
+		        db, table, name);
 		rc = run(c, b, err, errlen);
 	}
 	free(have);
 	return rc;
 }
 
+/* The engine of DB.flows into eng[elen] ("" when there is no such
+ * table).  Returns 0 or -1. */
+static int flows_engine(ng_ch_client *c, char *eng, size_t elen, char *err, size_t errlen)
+{
+	char q[256];
+	snprintf(q, sizeof q,
+	         "SELECT engine FROM system.tables WHERE database = '%s' AND name = 'flows'",
+	         ng_ch_database(c));
+	return ng_ch_query(c, q, eng, elen, err, errlen);
+}
+
+/* The Distributed tables of the cluster layout: DB.T over DB.T_local on
+ * every shard of the cluster, rows sharded by exporter (cityHash64 of its
+ * 16 bytes: one exporter's rows on one shard).  The cluster name is
+ * [A-Za-z0-9_] (ng_ch_name_ok), written as a string literal. */
+static const char *const dist_tables[] = {"flows", "flows_1m", "flows_1h", "exporters",
+                                          "interfaces"};
+
 int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schema_opts *o,
                       char *err, size_t errlen)
 {
-	const char *db = ng_ch_database(c);
+	const char *db = ng_ch_database(c), *sx = sfx(o);
+	if (o->cluster && !ng_ch_name_ok(o->cluster)) {
+		snprintf(err, errlen, "ClickHouse cluster '%s': use letters, digits and '_' only",
+		         o->cluster);
+		return -1;
+	}
 	sb b = {0};
 	int rc = -1;
 	sb_add(&b, "CREATE DATABASE IF NOT EXISTS %s", db);
 	if (run(c, &b, err, errlen) < 0)
 		goto out;
+	/* one layout per database: a single server's MergeTree flows and a
+	 * cluster's Distributed flows are not turned into each other */
+	char eng[64];
+	if (flows_engine(c, eng, sizeof eng, err, errlen) < 0)
+		goto out;
+	if (*eng && (!strcmp(eng, "Distributed") != !!o->cluster)) {
+		snprintf(
+		    err, errlen,
+		    o->cluster
+		        ? "ClickHouse database %s at %s holds a one-server schema (flows is %s): "
+		          "give another database for the cluster layout"
+		        : "ClickHouse database %s at %s holds a cluster schema (flows is %s): set "
+		          "clickhouse.cluster, or give another database",
+		    db, ng_ch_base_url(c), eng);
+		goto out;
+	}
 	sb_reset(&b);
 	sb_add(&b,
 	       "CREATE TABLE IF NOT EXISTS %s.schema_version (version UInt32, nagare String, "
@@ -477,9 +569,11 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 		         db, have, NG_CH_SCHEMA_VERSION);
 		goto out;
 	}
+	char flows[32];
+	snprintf(flows, sizeof flows, "flows%s", sx);
 	sb_reset(&b);
 	flows_ddl(&b, db, sv, o);
-	if (run(c, &b, err, errlen) < 0 || add_missing(c, sv, &b, err, errlen) < 0)
+	if (run(c, &b, err, errlen) < 0 || add_missing(c, flows, sv, &b, err, errlen) < 0)
 		goto out;
 	for (int h = 0; h < 2; h++) {
 		sb_reset(&b);
@@ -488,12 +582,23 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 			goto out;
 	}
 	sb_reset(&b);
-	exporters_ddl(&b, db, sv);
+	exporters_ddl(&b, db, sv, o);
 	if (run(c, &b, err, errlen) < 0)
 		goto out;
 	sb_reset(&b);
-	interfaces_ddl(&b, db, sv);
+	interfaces_ddl(&b, db, sv, o);
 	if (run(c, &b, err, errlen) < 0)
+		goto out;
+	for (size_t i = 0; o->cluster && i < sizeof dist_tables / sizeof dist_tables[0]; i++) {
+		sb_reset(&b);
+		sb_add(&b,
+		       "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed('%s', "
+		       "'%s', '%s_local', cityHash64(exporter))",
+		       db, dist_tables[i], db, dist_tables[i], o->cluster, db, dist_tables[i]);
+		if (run(c, &b, err, errlen) < 0)
+			goto out;
+	}
+	if (o->cluster && add_missing(c, "flows", sv, &b, err, errlen) < 0)
 		goto out;
 	if (have && have < NG_CH_SCHEMA_VERSION)
 		for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
@@ -505,28 +610,29 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 		}
 	for (int h = 0; h < 2; h++) {
 		sb_reset(&b);
-		rollup_view(&b, db, h);
+		rollup_view(&b, db, sx, h);
 		if (run(c, &b, err, errlen) < 0)
 			goto out;
 	}
 	for (int i = 0; i < 3; i++) {
 		sb_reset(&b);
-		meta_view(&b, db, i);
+		meta_view(&b, db, sx, i);
 		if (run(c, &b, err, errlen) < 0)
 			goto out;
 	}
 	if (sv->ttl && o->retention_days) {
 		sb_reset(&b);
-		sb_add(&b, "ALTER TABLE %s.flows MODIFY TTL date + toIntervalDay(%" PRIu64 ")", db,
-		       o->retention_days);
+		sb_add(&b, "ALTER TABLE %s.%s MODIFY TTL date + toIntervalDay(%" PRIu64 ")", db,
+		       flows, o->retention_days);
 		if (run(c, &b, err, errlen) < 0)
 			goto out;
 	}
 	if (sv->ttl && o->rollup_retention_days)
 		for (int h = 0; h < 2; h++) {
 			sb_reset(&b);
-			sb_add(&b, "ALTER TABLE %s.%s MODIFY TTL date + toIntervalDay(%" PRIu64 ")",
-			       db, h ? "flows_1h" : "flows_1m", o->rollup_retention_days);
+			sb_add(&b,
+			       "ALTER TABLE %s.%s%s MODIFY TTL date + toIntervalDay(%" PRIu64 ")",
+			       db, h ? "flows_1h" : "flows_1m", sx, o->rollup_retention_days);
 			if (run(c, &b, err, errlen) < 0)
 				goto out;
 		}
@@ -538,9 +644,9 @@ int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schem
 		       db, NG_CH_SCHEMA_VERSION);
 		if (run(c, &b, err, errlen) < 0)
 			goto out;
-		ng_info("clickhouse: %s at %s: schema version %d %s (server %s)", db,
+		ng_info("clickhouse: %s at %s: schema version %d %s (server %s%s%s)", db,
 		        ng_ch_base_url(c), NG_CH_SCHEMA_VERSION, have ? "upgraded" : "created",
-		        sv->version);
+		        sv->version, o->cluster ? ", cluster " : "", o->cluster ? o->cluster : "");
 	}
 	rc = NG_CH_SCHEMA_VERSION;
 out:
@@ -566,26 +672,33 @@ int ng_ch_schema_check(ng_ch_client *c, unsigned *version, unsigned *nmissing, c
 	if (v < 0)
 		return -1;
 	*version = (unsigned)v;
-	if (column_names(c, "flows", &have, err, errlen) < 0)
+	/* in the cluster layout the local table too (named in the list) */
+	char eng[64];
+	if (flows_engine(c, eng, sizeof eng, err, errlen) < 0)
 		return -1;
 	size_t off = 0;
-	for (size_t i = 0; i <= NG_FIELD_COUNT; i++) {
-		const char *name = i < NG_FIELD_COUNT ? ng_fields[i].name : "batch_id";
-		if (has_line(have, name))
-			continue;
-		if (off < mlen)
-			off += (size_t)snprintf(missing + off, mlen - off, "%s%s",
-			                        *nmissing ? " " : "", name);
-		(*nmissing)++;
+	for (int t = 0; t < (strcmp(eng, "Distributed") ? 1 : 2); t++) {
+		if (column_names(c, t ? "flows_local" : "flows", &have, err, errlen) < 0)
+			return -1;
+		for (size_t i = 0; i <= NG_FIELD_COUNT; i++) {
+			const char *name = i < NG_FIELD_COUNT ? ng_fields[i].name : "batch_id";
+			if (has_line(have, name))
+				continue;
+			if (off < mlen)
+				off += (size_t)snprintf(missing + off, mlen - off, "%s%s%s",
+				                        *nmissing ? " " : "",
+				                        t ? "flows_local." : "", name);
+			(*nmissing)++;
+		}
+		free(have);
 	}
-	free(have);
 	return 0;
 }
 
 int ng_ch_drop_old(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t now_ms, char *err,
                    size_t errlen)
 {
-	const char *db = ng_ch_database(c);
+	const char *db = ng_ch_database(c), *sx = sfx(o);
 	const uint64_t today = now_ms / 86400000;
 	uint64_t fcut =
 	    o->retention_days && o->retention_days < today ? today - o->retention_days : 0;
@@ -597,10 +710,10 @@ int ng_ch_drop_old(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t now_ms,
 	char q[1024];
 	snprintf(q, sizeof q,
 	         "SELECT DISTINCT table, partition_id FROM system.parts WHERE database = '%s' AND "
-	         "active AND ((table = 'flows' AND max_date < toDate(toUInt16(%" PRIu64 "))) OR "
-	         "(table IN ('flows_1m', 'flows_1h') AND max_date < "
+	         "active AND ((table = 'flows%s' AND max_date < toDate(toUInt16(%" PRIu64 "))) OR "
+	         "(table IN ('flows_1m%s', 'flows_1h%s') AND max_date < "
 	         "toDate(toUInt16(%" PRIu64 ")))) FORMAT TabSeparated",
-	         db, fcut ? fcut : 0, rcut ? rcut : 0);
+	         db, sx, fcut ? fcut : 0, sx, sx, rcut ? rcut : 0);
 	ng_ch_reply r;
 	if (ng_ch_exec(c, q, NULL, 0, NULL, &r) < 0) {
 		snprintf(err, errlen, "%s", r.err);
@@ -635,9 +748,10 @@ int ng_ch_partition_line(const char *s, size_t len, char *table, size_t tlen, ch
 	if (!tab || tlen < 16 || plen < 9)
 		return -1;
 	size_t tl = (size_t)(tab - s), pl = len - tl - 1;
-	static const char *const known[] = {"flows", "flows_1m", "flows_1h"};
+	static const char *const known[] = {"flows",       "flows_1m",       "flows_1h",
+	                                    "flows_local", "flows_1m_local", "flows_1h_local"};
 	int k = -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 6; i++)
 		if (tl == strlen(known[i]) && !memcmp(s, known[i], tl))
 			k = i;
 	if (k < 0 || pl != 8)

@@ -78,22 +78,37 @@ const char *ng_ch_column_type(const ng_field *f, const ng_ch_server *sv, char *b
  * are as many as the flows. */
 ng_colset ng_ch_rollup_dims(bool hourly);
 
-/* How init goes. */
+/* How init goes, and the layout (docs/clickhouse.md, "Cluster"). */
 typedef struct ng_ch_schema_opts {
 	uint64_t retention_days;        /* flows TTL / partitions dropped; 0: keep */
 	uint64_t rollup_retention_days; /* flows_1m/1h; 0: keep */
+	/* NULL: one server, the tables above.  Else a cluster of the servers'
+	 * <remote_servers> ([A-Za-z0-9_]+): the tables that hold rows are
+	 * DB.flows_local, flows_1m_local, flows_1h_local, exporters_local,
+	 * interfaces_local (the views on and into them), and DB.flows,
+	 * flows_1m, flows_1h, exporters, interfaces are Distributed tables
+	 * over them (sharding key cityHash64(exporter)), so that reads are
+	 * the same in both layouts.  Made on each server by its own init
+	 * (clickhouse/cluster.h runs it on every one). */
+	const char *cluster;
+	bool replicated; /* cluster: Replicated*MergeTree local tables (path
+	                  * /clickhouse/tables/{shard}/DB/TABLE, replica
+	                  * {replica}: the servers' <macros>); untested here */
 } ng_ch_schema_opts;
 
-/* Creates or upgrades the schema (idempotent).  Returns the schema
- * version now in place (NG_CH_SCHEMA_VERSION), or -1 with the cause in
- * err[errlen] (no server, a statement refused, a newer schema).  Logs
- * each change it makes (ng_info). */
+/* Creates or upgrades the schema on the server of `c` (idempotent), in
+ * the layout of o (one server, or this server's part of a cluster).
+ * Returns the schema version now in place (NG_CH_SCHEMA_VERSION), or -1
+ * with the cause in err[errlen] (no server, a statement refused, a newer
+ * schema, a database holding the other layout, a cluster name not
+ * [A-Za-z0-9_]).  Logs each change it makes (ng_info). */
 int ng_ch_schema_init(ng_ch_client *c, const ng_ch_server *sv, const ng_ch_schema_opts *o,
                       char *err, size_t errlen);
 
 /* What `nagare doctor` reports: the version in DB.schema_version (0: no
- * schema) and the columns of the field table missing from DB.flows (their
- * count; the first names in missing[mlen]).  Returns 0 or -1 with the
+ * schema) and the columns of the field table missing from DB.flows, and
+ * in the cluster layout from DB.flows_local too (named "flows_local.X")
+ * (their count; the first names in missing[mlen]).  Returns 0 or -1 with the
  * cause. */
 int ng_ch_schema_check(ng_ch_client *c, unsigned *version, unsigned *nmissing, char *missing,
                        size_t mlen, char *err, size_t errlen);
@@ -104,21 +119,34 @@ int ng_ch_schema_check(ng_ch_client *c, unsigned *version, unsigned *nmissing, c
  * of the minutes and hours that range touches are deleted (ALTER TABLE
  * … DELETE, waited for) and computed again from DB.flows.  Idempotent:
  * an interrupted repair is run again whole.  Exact while no other
- * collector inserts into those buckets meanwhile (one writer per
- * database: issue 17 part 4 revisits this for clusters).  Returns 0, or
- * -1 with the cause (the caller tries again later). */
-int ng_ch_rollup_repair(ng_ch_client *c, uint64_t tmin, uint64_t tmax, char *err, size_t errlen);
+ * collector inserts into those buckets meanwhile (docs/clickhouse.md:
+ * with several collectors on one cluster a concurrent batch in the same
+ * minute may be summed twice in the rollups, never in flows).  The
+ * tables of o's layout (the _local ones of a cluster, on this server).
+ * Returns 0, or -1 with the cause (the caller tries again later). */
+int ng_ch_rollup_repair(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t tmin, uint64_t tmax,
+                        char *err, size_t errlen);
+
+/* A batch (batch_id, flow_start in [tmin, tmax]) found in part in the
+ * cluster's flows after a failed insert through the Distributed table
+ * (one shard took its rows, another did not): its rows are deleted from
+ * DB.flows_local on the server of `c` (ALTER TABLE … DELETE, waited for)
+ * and that server's rollups recomputed over the batch's buckets
+ * (ng_ch_rollup_repair), so the batch can be sent again whole.  Run on
+ * one server of each shard.  Returns 0, or -1 with the cause. */
+int ng_ch_batch_delete(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t batch_id,
+                       uint64_t tmin, uint64_t tmax, char *err, size_t errlen);
 
 /* Where TTL is not supported: drops the partitions (days) of DB.flows
- * older than retention_days, and of the rollups older than
- * rollup_retention_days (0: none).  Returns the partitions dropped, or -1
- * with the cause. */
+ * (flows_local in a cluster, on this server) older than retention_days,
+ * and of the rollups older than rollup_retention_days (0: none).  Returns the partitions dropped,
+ * or -1 with the cause. */
 int ng_ch_drop_old(ng_ch_client *c, const ng_ch_schema_opts *o, uint64_t now_ms, char *err,
                    size_t errlen);
 
 /* One line "TABLE\tPARTITION_ID" of system.parts (len bytes at s, no
  * newline) into table[tlen] (at least 16) and part[plen] (at least 9):
- * only flows, flows_1m, flows_1h and an 8-digit day id (YYYYMMDD, a Date
+ * only flows, flows_1m, flows_1h (or their _local tables) and an 8-digit day id (YYYYMMDD, a Date
  * partition's) are taken.  Returns 0, or -1 for anything else.  Bytes
  * from a server: fuzzed (tests/fuzz/fuzz_ch_reply.c). */
 int ng_ch_partition_line(const char *s, size_t len, char *table, size_t tlen, char *part,

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clickhouse/cluster.h"
 #include "clickhouse/schema.h"
 #include "collector/collector.h"
 #include "core/timefmt.h"
@@ -625,8 +626,36 @@ static void check_http(doc *d)
 		    addr);
 }
 
-/* ClickHouse (docs/clickhouse.md): the server answers, the schema is
- * this nagare's, and (from the last collector's state) inserts keep up. */
+/* The schema of the server of c: this nagare's version, every column. */
+static void check_ch_schema(doc *d, ng_ch_client *c)
+{
+	unsigned v, nmiss;
+	char miss[256], err[NG_CH_ERR_MAX + 64];
+	if (ng_ch_schema_check(c, &v, &nmiss, miss, sizeof miss, err, sizeof err) < 0)
+		say(d, NG_DOC_FAIL, "clickhouse schema", "check the user's rights", "%s", err);
+	else if (v == 0)
+		say(d, NG_DOC_WARN, "clickhouse schema",
+		    "run `nagare clickhouse init` (collect makes it at start too)",
+		    "database %s at %s has no nagare schema yet", ng_ch_database(c),
+		    ng_ch_base_url(c));
+	else if (v > NG_CH_SCHEMA_VERSION)
+		say(d, NG_DOC_FAIL, "clickhouse schema", "upgrade nagare",
+		    "database %s at %s has schema version %u, newer than this nagare's %d",
+		    ng_ch_database(c), ng_ch_base_url(c), v, NG_CH_SCHEMA_VERSION);
+	else if (v < NG_CH_SCHEMA_VERSION || nmiss)
+		say(d, NG_DOC_WARN, "clickhouse schema",
+		    "run `nagare clickhouse init` (collect upgrades it at start too)",
+		    "database %s at %s: schema version %u, %u columns missing (%s)",
+		    ng_ch_database(c), ng_ch_base_url(c), v, nmiss, miss);
+	else
+		say(d, NG_DOC_OK, "clickhouse schema", NULL,
+		    "database %s at %s: version %u, current", ng_ch_database(c), ng_ch_base_url(c),
+		    v);
+}
+
+/* ClickHouse (docs/clickhouse.md): the server answers (in a cluster,
+ * every server of it), the schema is this nagare's, and (from the last
+ * collector's state) inserts keep up. */
 static void check_clickhouse(doc *d)
 {
 	const ng_config *cfg = d->o->cfg;
@@ -659,26 +688,24 @@ static void check_clickhouse(doc *d)
 	}
 	say(d, NG_DOC_OK, "clickhouse", NULL, "%s answers, version %s", ng_ch_base_url(c),
 	    sv.version);
-	unsigned v, nmiss;
-	char miss[256];
-	if (ng_ch_schema_check(c, &v, &nmiss, miss, sizeof miss, err, sizeof err) < 0)
-		say(d, NG_DOC_FAIL, "clickhouse schema", "check the user's rights", "%s", err);
-	else if (v == 0)
-		say(d, NG_DOC_WARN, "clickhouse schema",
-		    "run `nagare clickhouse init` (collect makes it at start too)",
-		    "database %s has no nagare schema yet", ng_ch_database(c));
-	else if (v > NG_CH_SCHEMA_VERSION)
-		say(d, NG_DOC_FAIL, "clickhouse schema", "upgrade nagare",
-		    "database %s has schema version %u, newer than this nagare's %d",
-		    ng_ch_database(c), v, NG_CH_SCHEMA_VERSION);
-	else if (v < NG_CH_SCHEMA_VERSION || nmiss)
-		say(d, NG_DOC_WARN, "clickhouse schema",
-		    "run `nagare clickhouse init` (collect upgrades it at start too)",
-		    "database %s: schema version %u, %u columns missing (%s)", ng_ch_database(c), v,
-		    nmiss, miss);
-	else
-		say(d, NG_DOC_OK, "clickhouse schema", NULL, "database %s: version %u, current",
-		    ng_ch_database(c), v);
+	if (h && h->cluster) {
+		/* every server of the cluster answers, and holds the schema */
+		ng_ch_cluster *cc = ng_ch_cluster_open(
+		    &conn, h->cluster, (const char *const *)h->nodes, h->nnodes, err, sizeof err);
+		if (!cc)
+			say(d, NG_DOC_FAIL, "clickhouse cluster",
+			    "start the server named, or list the servers' URLs in clickhouse.nodes",
+			    "%s", err);
+		else
+			say(d, NG_DOC_OK, "clickhouse cluster", NULL,
+			    "%s: %u shards, %zu servers, every one answers", cc->name, cc->shards,
+			    cc->n);
+		for (size_t i = 0; cc && i < cc->n; i++)
+			check_ch_schema(d, cc->node[i].c);
+		ng_ch_cluster_free(cc);
+	} else {
+		check_ch_schema(d, c);
+	}
 	ng_ch_close(c);
 	if (!d->o->store)
 		return;

@@ -744,6 +744,21 @@ static int limit_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
 	return fail(x, v, "limits: unknown key '%s' (%s)", key, keys);
 }
 
+/* One URL of clickhouse.nodes. */
+static int node_item(struct ctx *x, yaml_node_t *n, void *arg)
+{
+	ng_cfg_clickhouse *h = arg;
+	char **a = grow(h->nodes, h->nnodes, sizeof *a);
+	if (!a)
+		return fail(x, n, "out of memory");
+	h->nodes = a;
+	a[h->nnodes] = NULL;
+	if (get_str(x, n, "clickhouse: nodes", &a[h->nnodes]) < 0)
+		return -1;
+	h->nnodes++;
+	return 0;
+}
+
 static int clickhouse_pair(struct ctx *x, const char *key, yaml_node_t *v, void *arg)
 {
 	ng_cfg_clickhouse *h = &((ng_config *)arg)->clickhouse;
@@ -759,6 +774,7 @@ static int clickhouse_pair(struct ctx *x, const char *key, yaml_node_t *v, void 
 	    {"ca_file", offsetof(ng_cfg_clickhouse, ca_file)},
 	    {"cert_file", offsetof(ng_cfg_clickhouse, cert_file)},
 	    {"key_file", offsetof(ng_cfg_clickhouse, key_file)},
+	    {"cluster", offsetof(ng_cfg_clickhouse, cluster)},
 	};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
 		if (!strcmp(key, strs[i].key))
@@ -804,10 +820,22 @@ static int clickhouse_pair(struct ctx *x, const char *key, yaml_node_t *v, void 
 		}
 		return fail(x, v, "clickhouse: store: give true or false");
 	}
+	if (!strcmp(key, "insert")) {
+		if (s && (!strcmp(s, "distributed") || !strcmp(s, "local"))) {
+			h->insert_local = !strcmp(s, "local");
+			return 0;
+		}
+		return fail(x, v, "clickhouse: insert: give distributed or local");
+	}
+	if (!strcmp(key, "replicated"))
+		return get_bool(x, v, "clickhouse: replicated", &h->replicated);
+	if (!strcmp(key, "nodes"))
+		return scalar(v) ? node_item(x, v, h)
+		                 : each_item(x, v, "clickhouse: nodes", node_item, h);
 	return fail(x, v,
 	            "clickhouse: unknown key '%s' (url, database, user, password, ca_file, "
 	            "cert_file, key_file, timeout, spool_max, batch_rows, retention, "
-	            "rollup_retention, compression, store)",
+	            "rollup_retention, compression, store, cluster, insert, replicated, nodes)",
 	            key);
 }
 
@@ -934,6 +962,10 @@ void ng_config_free(ng_config *c)
 	free(c->clickhouse.ca_file);
 	free(c->clickhouse.cert_file);
 	free(c->clickhouse.key_file);
+	free(c->clickhouse.cluster);
+	for (size_t i = 0; i < c->clickhouse.nnodes; i++)
+		free(c->clickhouse.nodes[i]);
+	free(c->clickhouse.nodes);
 	for (size_t i = 0; i < c->nrules; i++) {
 		free(c->rules[i].exporter_name);
 		free(c->rules[i].if_name);

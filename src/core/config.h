@@ -121,9 +121,15 @@ typedef struct ng_cfg_clickhouse {
 	uint64_t rollup_retention_ms;         /* flows_1m, flows_1h; 0: keep */
 	unsigned batch_rows;                  /* 0: 50 000 */
 	bool gzip;                            /* compression: gzip */
-	bool store_too; /* store: true: also the embedded store (the default with a
-	                 * --store or collect.store) */
-	bool store_set; /* store: given */
+	bool store_too;    /* store: true: also the embedded store (the default with a
+	                    * --store or collect.store) */
+	bool store_set;    /* store: given */
+	char *cluster;     /* the servers' cluster name (<remote_servers>); NULL: one server */
+	bool insert_local; /* insert: local (into the URL server's flows_local); else
+	                    * distributed (through DB.flows, sharded by exporter) */
+	bool replicated;   /* replicated: true: Replicated*MergeTree local tables */
+	char **nodes;      /* nodes: the cluster servers' HTTP URLs; NULL: found */
+	size_t nnodes;
 } ng_cfg_clickhouse;
 
 /* collect.implausible_time */

@@ -40,6 +40,16 @@
  * attempt, so a nagare killed during that insert checks at its next
  * start too.
  *
+ * In a cluster (docs/clickhouse.md, "Cluster") the INSERT goes to
+ * DB.flows_local of the URL's server (insert: local: all of the above
+ * holds as is, on that server), or to DB.flows, the Distributed table,
+ * with insert_distributed_sync=1: a 200 means every shard wrote its part.
+ * Such a batch is one part per shard, so a failed attempt may leave some
+ * of its rows in the cluster: the count through DB.flows sees that, the
+ * batch's rows are deleted on every shard (and the shards' rollups
+ * recomputed), and it is sent again whole.  The running-query check and
+ * the repairs then go to every shard too.
+ *
  * Spool file SPOOL/<seq, 16 hex digits>.chb, little-endian:
  *
  *   0   8  magic "NGCHSPL1"
@@ -71,6 +81,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clickhouse/cluster.h"
 #include "core/colset.h"
 #include "core/file.h"
 #include "core/hash.h"
@@ -104,7 +115,9 @@ struct ng_ch_sink {
 	char *spool;
 	ng_ch_client *cl;
 	ng_ch_server sv;
-	bool ready; /* the schema is in place */
+	ng_ch_cluster *cluster; /* cfg.schema.cluster: its servers, once found */
+	const char *table;      /* where batches go: flows, or flows_local (insert: local) */
+	bool ready;             /* the schema is in place */
 	/* the batch being filled: the put thread's, and the sender's to close
 	 * when it is old (under enc_mu) */
 	pthread_mutex_t enc_mu;
@@ -613,14 +626,33 @@ void ng_ch_sink_put(ng_ch_sink *s, const uint8_t *const *cols, size_t n)
 
 /* ---- sending ---------------------------------------------------------- */
 
-/* Detects the server and creates or upgrades the schema. */
+/* Detects the server and creates or upgrades the schema: on every server
+ * of the cluster when there is one (found at the first call). */
 static int make_ready(ng_ch_sink *s, char *err, size_t errlen)
 {
 	if (s->ready)
 		return 0;
 	if (ng_ch_detect(s->cl, &s->sv, err, errlen) < 0)
 		return -1;
-	int v = ng_ch_schema_init(s->cl, &s->sv, &s->cfg.schema, err, errlen);
+	int v;
+	const ng_ch_schema_opts *o = &s->cfg.schema;
+	if (o->cluster) {
+		if (!s->cluster &&
+		    !(s->cluster = ng_ch_cluster_open(&s->cfg.conn, o->cluster, s->cfg.nodes,
+		                                      s->cfg.nnodes, err, errlen)))
+			return -1;
+		if (s->cfg.insert_local && s->cluster->self == (size_t)-1) {
+			snprintf(
+			    err, errlen,
+			    "clickhouse.insert: local: %s is not a server of cluster %s, so it "
+			    "has no local table to insert into: give one of its servers' URLs",
+			    ng_ch_base_url(s->cl), o->cluster);
+			return -1;
+		}
+		v = ng_ch_cluster_init(s->cluster, o, err, errlen);
+	} else {
+		v = ng_ch_schema_init(s->cl, &s->sv, o, err, errlen);
+	}
 	if (v < 0)
 		return -1;
 	pthread_mutex_lock(&s->mu);
@@ -630,14 +662,25 @@ static int make_ready(ng_ch_sink *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* The rows of batch b already in DB.flows, or -1 with the cause. */
+/* Whether a batch's checks and repairs (running queries, a rollup
+ * repair, a partial batch's deletion) go to every shard, each on its first
+ * replica: with the Distributed insert, whose batches span shards.  Else
+ * (one server, insert: local) they run on the URL's server alone.
+ * Retention goes to every shard in either insert mode. */
+static bool per_shard(const ng_ch_sink *s)
+{
+	return s->cluster && !s->cfg.insert_local;
+}
+
+/* The rows of batch b already in DB.flows (through the Distributed table
+ * in a cluster: every shard must answer), or -1 with the cause. */
 static int64_t count_batch(ng_ch_sink *s, const chb *b, char *err, size_t errlen)
 {
 	char q[512], out[32];
 	snprintf(q, sizeof q,
-	         "SELECT count() FROM %s.flows WHERE flow_start >= %" PRIu64
+	         "SELECT count() FROM %s.%s WHERE flow_start >= %" PRIu64
 	         " AND flow_start <= %" PRIu64 " AND batch_id = %" PRIu64,
-	         ng_ch_database(s->cl), b->tmin, b->tmax, b->id);
+	         ng_ch_database(s->cl), s->table, b->tmin, b->tmax, b->id);
 	if (ng_ch_query(s->cl, q, out, sizeof out, err, errlen) < 0)
 		return -1;
 	char *end;
@@ -647,6 +690,45 @@ static int64_t count_batch(ng_ch_sink *s, const chb *b, char *err, size_t errlen
 		return -1;
 	}
 	return (int64_t)v;
+}
+
+/* Whether a query of batch b's id still runs: on the URL's server, and
+ * with the Distributed insert on every server (the shards' parts of it
+ * run there under initial_query_id).  Returns 0 (none), 1, or -1. */
+static int batch_running(ng_ch_sink *s, const chb *b, char *err, size_t errlen)
+{
+	char q[256], out[32];
+	snprintf(q, sizeof q,
+	         "SELECT count() FROM system.processes WHERE query_id = 'nagare-%016" PRIx64
+	         "' OR initial_query_id = 'nagare-%016" PRIx64 "'",
+	         b->id, b->id);
+	size_t n = per_shard(s) ? s->cluster->n : 1;
+	for (size_t i = 0; i < n; i++) {
+		ng_ch_client *c = per_shard(s) ? s->cluster->node[i].c : s->cl;
+		if (ng_ch_query(c, q, out, sizeof out, err, errlen) < 0)
+			return -1;
+		if (strcmp(out, "0")) {
+			snprintf(err, errlen,
+			         "batch %016" PRIx64 ": an earlier insert still runs at %s", b->id,
+			         ng_ch_base_url(c));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The rollups' repair over batch b's buckets (ng_ch_rollup_repair) where
+ * its rows went: each shard, or the URL's server.  Returns 0 or -1. */
+static int repair(ng_ch_sink *s, const chb *b, char *err, size_t errlen)
+{
+	if (!per_shard(s))
+		return ng_ch_rollup_repair(s->cl, &s->cfg.schema, b->tmin, b->tmax, err, errlen);
+	for (size_t i = 0; i < s->cluster->n; i++)
+		if (ng_ch_cluster_first_replica(s->cluster, i) &&
+		    ng_ch_rollup_repair(s->cluster->node[i].c, &s->cfg.schema, b->tmin, b->tmax,
+		                        err, errlen) < 0)
+			return -1;
+	return 0;
 }
 
 enum { SENT, DUPLICATE, FAILED, DAMAGED };
@@ -677,18 +759,8 @@ static int send_batch(ng_ch_sink *s, chb *b, char *err, size_t errlen)
 		/* an earlier attempt still running on the server (the client
 		 * timed out, not the server) may commit after the count: wait
 		 * until it is over; once over it cannot run again */
-		char q[256], out[32];
-		snprintf(q, sizeof q,
-		         "SELECT count() FROM system.processes WHERE query_id = 'nagare-%016" PRIx64
-		         "'",
-		         b->id);
-		if (ng_ch_query(s->cl, q, out, sizeof out, err, errlen) < 0)
+		if (batch_running(s, b, err, errlen))
 			return FAILED;
-		if (strcmp(out, "0")) {
-			snprintf(err, errlen, "batch %016" PRIx64 ": an earlier insert still runs",
-			         b->id);
-			return FAILED;
-		}
 		int64_t have = count_batch(s, b, err, errlen);
 		if (have < 0)
 			return FAILED;
@@ -696,11 +768,34 @@ static int send_batch(ng_ch_sink *s, chb *b, char *err, size_t errlen)
 			/* in flows: the rollups may or may not hold it (a server
 			 * stopped between the parts): recomputed from flows over
 			 * its buckets, else tried again */
-			if (ng_ch_rollup_repair(s->cl, b->tmin, b->tmax, err, errlen) < 0)
+			if (repair(s, b, err, errlen) < 0)
 				return FAILED;
 			return DUPLICATE;
 		}
-		if (have) {
+		if (have && per_shard(s)) {
+			/* through the Distributed table a batch is one part per
+			 * shard: some shards took theirs, another failed.  Its rows
+			 * are taken out again on every shard (and the rollups
+			 * recomputed), then it is sent whole */
+			ng_warn("clickhouse: batch %016" PRIx64 " has %" PRId64 " of its %" PRIu64
+			        " rows in the cluster (a shard failed): deleting them to send it "
+			        "again whole",
+			        b->id, have, b->rows);
+			for (size_t i = 0; i < s->cluster->n; i++)
+				if (ng_ch_cluster_first_replica(s->cluster, i) &&
+				    ng_ch_batch_delete(s->cluster->node[i].c, &s->cfg.schema, b->id,
+				                       b->tmin, b->tmax, err, errlen) < 0)
+					return FAILED;
+			have = count_batch(s, b, err, errlen);
+			if (have != 0) {
+				if (have > 0)
+					snprintf(err, errlen,
+					         "batch %016" PRIx64 ": %" PRId64
+					         " rows left after deletion",
+					         b->id, have);
+				return FAILED;
+			}
+		} else if (have) {
 			/* not reached: a batch is one part (see the top).  Sending
 			 * again would double what is there; it is left, counted as
 			 * a duplicate and logged */
@@ -722,7 +817,7 @@ static int send_batch(ng_ch_sink *s, chb *b, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return FAILED;
 	}
-	snprintf(q, ql, "INSERT INTO %s.flows (%s) FORMAT RowBinary", ng_ch_database(s->cl),
+	snprintf(q, ql, "INSERT INTO %s.%s (%s) FORMAT RowBinary", ng_ch_database(s->cl), s->table,
 	         b->collist);
 	/* the batch's own query id: while an earlier attempt still runs on
 	 * the server (a client time-out), ClickHouse refuses this one (code
@@ -799,8 +894,15 @@ static void retention(ng_ch_sink *s, uint64_t *next)
 		return;
 	*next = now + 3600000;
 	char err[NG_CH_ERR_MAX];
-	if (ng_ch_drop_old(s->cl, &s->cfg.schema, now, err, sizeof err) < 0)
-		ng_warn("clickhouse: retention: %s", err);
+	/* in a cluster, on every shard (its first replica) */
+	size_t n = s->cluster ? s->cluster->n : 1;
+	for (size_t i = 0; i < n; i++) {
+		if (s->cluster && !ng_ch_cluster_first_replica(s->cluster, i))
+			continue;
+		ng_ch_client *c = s->cluster ? s->cluster->node[i].c : s->cl;
+		if (ng_ch_drop_old(c, &s->cfg.schema, now, err, sizeof err) < 0)
+			ng_warn("clickhouse: retention: %s", err);
+	}
 }
 
 static void *sender_main(void *arg)
@@ -924,7 +1026,15 @@ ng_ch_sink *ng_ch_sink_open(const ng_ch_sink_config *cfg, char *err, size_t errl
 		         strerror(errno));
 		goto fail;
 	}
-	if (!(s->cl = ng_ch_open(&cfg->conn, err, errlen)) || spool_load(s, err, errlen) < 0)
+	/* through the Distributed table: synchronously, so that the insert's
+	 * 200 means every shard has its rows (ClickHouse docs, settings:
+	 * insert_distributed_sync; 18.16 has it); else a 200 would only mean
+	 * the rows wait in the server's queue for the other shards */
+	ng_ch_conn conn = cfg->conn;
+	if (cfg->schema.cluster && !cfg->insert_local)
+		conn.settings = "insert_distributed_sync=1";
+	s->table = cfg->schema.cluster && cfg->insert_local ? "flows_local" : "flows";
+	if (!(s->cl = ng_ch_open(&conn, err, errlen)) || spool_load(s, err, errlen) < 0)
 		goto fail;
 	char why[NG_CH_ERR_MAX];
 	if (make_ready(s, why, sizeof why) < 0) {
@@ -932,9 +1042,18 @@ ng_ch_sink *ng_ch_sink_open(const ng_ch_sink_config *cfg, char *err, size_t errl
 		        " bytes) until it answers",
 		        why, s->spool, s->cfg.spool_max_bytes);
 	} else {
-		ng_info("clickhouse: writing to %s, database %s (server %s, schema version %d)",
-		        ng_ch_base_url(s->cl), ng_ch_database(s->cl), s->sv.version,
-		        NG_CH_SCHEMA_VERSION);
+		if (s->cluster)
+			ng_info("clickhouse: writing to cluster %s (%u shards, %zu servers) %s %s, "
+			        "database %s (server %s, schema version %d)",
+			        s->cluster->name, s->cluster->shards, s->cluster->n,
+			        s->cfg.insert_local ? "into the local table of" : "through",
+			        ng_ch_base_url(s->cl), ng_ch_database(s->cl), s->sv.version,
+			        NG_CH_SCHEMA_VERSION);
+		else
+			ng_info(
+			    "clickhouse: writing to %s, database %s (server %s, schema version %d)",
+			    ng_ch_base_url(s->cl), ng_ch_database(s->cl), s->sv.version,
+			    NG_CH_SCHEMA_VERSION);
 		s->st.connected = 1;
 	}
 	if (pthread_create(&s->th, NULL, sender_main, s) != 0) {
@@ -943,6 +1062,7 @@ ng_ch_sink *ng_ch_sink_open(const ng_ch_sink_config *cfg, char *err, size_t errl
 	}
 	return s;
 fail:
+	ng_ch_cluster_free(s->cluster);
 	ng_ch_close(s->cl);
 	for (chb *b = s->head, *n; b; b = n) {
 		n = b->next;
@@ -1015,6 +1135,7 @@ int ng_ch_sink_close(ng_ch_sink *s, unsigned drain_ms, ng_sink_stats *final)
 	s->st.queued_rows = 0; /* what is left is in the spool, for the next start */
 	if (final)
 		*final = s->st;
+	ng_ch_cluster_free(s->cluster);
 	ng_ch_close(s->cl);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->enc_mu);

@@ -33,7 +33,15 @@ typedef struct ng_ch_sink_config {
 	size_t batch_rows;         /* 0: 50 000 */
 	unsigned batch_ms;         /* a partial batch is sent this old; 0: 3 000 */
 	unsigned max_backoff_ms;   /* between retries, doubling from 250 ms; 0: 10 000 */
-	ng_ch_schema_opts schema;  /* retention */
+	ng_ch_schema_opts schema;  /* retention; the cluster layout when schema.cluster */
+	/* a cluster (schema.cluster): false: INSERT INTO DB.flows, the
+	 * Distributed table, which shards the rows by exporter (synchronously:
+	 * insert_distributed_sync=1, so a 200 means every shard has them);
+	 * true (clickhouse.insert: local): INSERT INTO DB.flows_local of the
+	 * URL's own server, the collector's nearest shard */
+	bool insert_local;
+	const char *const *nodes; /* the cluster's HTTP URLs (clickhouse.nodes); NULL: found */
+	size_t nnodes;
 } ng_ch_sink_config;
 
 typedef struct ng_ch_sink ng_ch_sink;

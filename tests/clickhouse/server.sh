@@ -14,6 +14,8 @@
 #   ch_restart            starts it again on the same ports and data
 #   ch_client ARGS...     clickhouse-client against it
 #   ch_have               whether clickhouse-server and -client are installed
+#   CH_EXTRA_XML          more of config.xml, written by ch_start (the
+#                         <remote_servers> of tests/clickhouse/cluster.sh)
 #
 # The keys of config.xml are those of Debian's 18.16
 # (/etc/clickhouse-server/config.xml) and are still read by later releases.
@@ -60,6 +62,7 @@ ch_write_config() {
     <builtin_dictionaries_reload_interval>3600</builtin_dictionaries_reload_interval>
     <max_session_timeout>3600</max_session_timeout>
     <default_session_timeout>60</default_session_timeout>
+${CH_EXTRA_XML:-}
 </yandex>
 XML
 	cat >"$d/users.xml" <<XML

@@ -55,6 +55,37 @@ static void test_keys(void **state)
 	assert_int_equal(h->rollup_retention_ms, 400ull * 86400000);
 	assert_true(h->gzip);
 	assert_true(h->store_set && h->store_too);
+	assert_null(h->cluster);
+	assert_false(h->insert_local);
+	assert_int_equal(h->nnodes, 0);
+	ng_config_free(&c);
+}
+
+/* The cluster's keys (docs/clickhouse.md, "Cluster"): a list or one URL
+ * for nodes. */
+static void test_cluster(void **state)
+{
+	(void)state;
+	ng_config c;
+	char err[512] = "";
+	assert_int_equal(load("clickhouse:\n  url: http://ch1:8123/nagare\n  cluster: two_shards\n"
+	                      "  insert: local\n  replicated: true\n"
+	                      "  nodes: [http://ch1:8123, http://ch2:8124]\n",
+	                      &c, err),
+	                 0);
+	const ng_cfg_clickhouse *h = &c.clickhouse;
+	assert_string_equal(h->cluster, "two_shards");
+	assert_true(h->insert_local);
+	assert_true(h->replicated);
+	assert_int_equal(h->nnodes, 2);
+	assert_string_equal(h->nodes[0], "http://ch1:8123");
+	assert_string_equal(h->nodes[1], "http://ch2:8124");
+	ng_config_free(&c);
+	assert_int_equal(
+	    load("clickhouse:\n  insert: distributed\n  nodes: http://ch3:8123\n", &c, err), 0);
+	assert_false(c.clickhouse.insert_local);
+	assert_int_equal(c.clickhouse.nnodes, 1);
+	assert_string_equal(c.clickhouse.nodes[0], "http://ch3:8123");
 	ng_config_free(&c);
 }
 
@@ -72,6 +103,9 @@ static void test_errors(void **state)
 	     ":2: clickhouse: timeout: give a duration such as 30s"},
 	    {"clickhouse:\n  compression: lz4\n", ":2: clickhouse: compression: give none or gzip"},
 	    {"clickhouse:\n  store: maybe\n", ":2: clickhouse: store: give true or false"},
+	    {"clickhouse:\n  insert: sideways\n",
+	     ":2: clickhouse: insert: give distributed or local"},
+	    {"clickhouse:\n  nodes: {a: b}\n", ":2: clickhouse: nodes"},
 	    {"clickhous:\n  url: x\n",
 	     "unknown section 'clickhous' (collect, enrich, limits, clickhouse)"},
 	};
@@ -90,6 +124,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_keys),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_cluster),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
