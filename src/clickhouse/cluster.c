@@ -61,8 +61,8 @@ static int parse_rows(const char *body, bool full, row *rows, int max)
 		if (l) {
 			if (n == max)
 				return -1;
-			const char *f[4];
-			size_t fl[4];
+			const char *f[4] = {0};
+			size_t fl[4] = {0};
 			int k = 0;
 			for (const char *q = p; k < 4;) {
 				const char *t = memchr(q, '\t', (size_t)(p + l - q));
