@@ -246,15 +246,25 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *arg)
 char *ng_ch_error_text(const char *body, size_t len, char *out, size_t outlen)
 {
 	size_t o = 0;
+	bool gap = false; /* line ends since the last byte written */
 	for (size_t i = 0; body && i < len && body[i] && o + 1 < outlen; i++) {
 		unsigned char ch = (unsigned char)body[i];
 		if (ch == '\n' || ch == '\r') {
-			if (o) /* the first line that says something */
-				break;
+			gap = o > 0; /* the lines joined: a distributed query's "Log:" says
+			              * which shard failed on the lines after its first */
 			continue;
+		}
+		if (gap) {
+			if (out[o - 1] != ' ')
+				out[o++] = ' ';
+			gap = false;
+			if (o + 1 >= outlen)
+				break;
 		}
 		out[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
 	}
+	while (o && out[o - 1] == ' ')
+		o--;
 	out[o] = 0;
 	return out;
 }

@@ -115,9 +115,10 @@ void ng_ch_reply_free(ng_ch_reply *r);
 /*
  * The error text of a ClickHouse error body, for a log line: "Code: N,
  * e.displayText() = DB::Exception: WHAT" (18.16; later "Code: N.
- * DB::Exception: WHAT. (NAME)") cut at its first line and to out[outlen]
- * (at least 1), bytes outside printable ASCII replaced by '?'.  Reads at
- * most len bytes of body.  Returns out.
+ * DB::Exception: WHAT. (NAME)"), its lines joined by a space (a
+ * Distributed table's failure names the shard on its later lines), cut
+ * to out[outlen] (at least 1), bytes outside printable ASCII replaced by
+ * '?'.  Reads at most len bytes of body.  Returns out.
  */
 char *ng_ch_error_text(const char *body, size_t len, char *out, size_t outlen);
 

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/field.h"
+#include "clickhouse/client.h"
 #include "core/strtab.h"
 #include "sink/clickhouse.h"
 
@@ -172,9 +173,31 @@ static void rowbinary_read_by_clickhouse(void **state)
 	                    "1\t1\n");
 }
 
+/* An error body of 18.16's Distributed table with a shard down (as its
+ * HTTP interface sends it): the log line's lines joined, so that the
+ * message names the shard; cut to the buffer; control bytes as '?'. */
+static void error_text_joins_lines(void **state)
+{
+	(void)state;
+	static const char body[] =
+	    "Code: 279, e.displayText() = DB::NetException: All connection tries failed. Log: \n"
+	    "\n"
+	    "Code: 210, e.displayText() = DB::NetException: Connection refused (127.0.0.1:37843)\r\n"
+	    "\n";
+	char out[400];
+	assert_string_equal(ng_ch_error_text(body, sizeof body - 1, out, sizeof out),
+	                    "Code: 279, e.displayText() = DB::NetException: All connection tries "
+	                    "failed. Log: Code: 210, e.displayText() = DB::NetException: Connection "
+	                    "refused (127.0.0.1:37843)");
+	assert_string_equal(ng_ch_error_text("\n\nCode: 1\x01", 11, out, sizeof out), "Code: 1?");
+	assert_string_equal(ng_ch_error_text(body, sizeof body - 1, out, 11), "Code: 279,");
+	assert_string_equal(ng_ch_error_text("ab\ncd", 5, out, 4), "ab");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(error_text_joins_lines),
 	    cmocka_unit_test(rowbinary_read_by_clickhouse),
 	};
 	return cmocka_run_group_tests(tests, start_server, stop_server);
