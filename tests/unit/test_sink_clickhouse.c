@@ -182,13 +182,15 @@ static void error_text_joins_lines(void **state)
 	static const char body[] =
 	    "Code: 279, e.displayText() = DB::NetException: All connection tries failed. Log: \n"
 	    "\n"
-	    "Code: 210, e.displayText() = DB::NetException: Connection refused (127.0.0.1:37843)\r\n"
+	    "Code: 210, e.displayText() = DB::NetException: Connection refused "
+	    "(127.0.0.1:37843)\r\n"
 	    "\n";
 	char out[400];
-	assert_string_equal(ng_ch_error_text(body, sizeof body - 1, out, sizeof out),
-	                    "Code: 279, e.displayText() = DB::NetException: All connection tries "
-	                    "failed. Log: Code: 210, e.displayText() = DB::NetException: Connection "
-	                    "refused (127.0.0.1:37843)");
+	assert_string_equal(
+	    ng_ch_error_text(body, sizeof body - 1, out, sizeof out),
+	    "Code: 279, e.displayText() = DB::NetException: All connection tries "
+	    "failed. Log: Code: 210, e.displayText() = DB::NetException: Connection "
+	    "refused (127.0.0.1:37843)");
 	assert_string_equal(ng_ch_error_text("\n\nCode: 1\x01", 11, out, sizeof out), "Code: 1?");
 	assert_string_equal(ng_ch_error_text(body, sizeof body - 1, out, 11), "Code: 279,");
 	assert_string_equal(ng_ch_error_text("ab\ncd", 5, out, 4), "ab");
