@@ -52,7 +52,8 @@ static const char query_help[] =
     "      --clickhouse URL   query ClickHouse instead (http://HOST:8123/DATABASE;\n"
     "                         default: clickhouse.url of the configuration when no\n"
     "                         --store is given): the same answers (-s, -A,\n"
-    "                         --interval, listings; docs/clickhouse.md)\n"
+    "                         --interval, --pairs, -B, listings;\n"
+    "                         docs/clickhouse.md)\n"
     "      --config FILE      YAML configuration (or NAGARE_CONFIG): its clickhouse:\n"
     "                         section\n"
     "  -f, --from T           first flow_start to include (default: the beginning)\n"
@@ -441,7 +442,7 @@ static int run_pairs(const query_opts *o, ng_query *q)
 {
 	ng_pairs p;
 	char err[512];
-	if (ng_pairs_run(o->store, q, &p, err, sizeof err)) {
+	if (ng_pairs_run_on(&o->be, q, &p, err, sizeof err)) {
 		fprintf(stderr, "nagare query: %s\n", err);
 		return 1;
 	}
@@ -455,7 +456,7 @@ static int run_bidir(const query_opts *o, ng_query *q)
 {
 	ng_bidir b;
 	char err[512];
-	if (ng_bidir_run(o->store, q, &b, err, sizeof err)) {
+	if (ng_bidir_run_on(&o->be, q, &b, err, sizeof err)) {
 		fprintf(stderr, "nagare query: %s\n", err);
 		return 1;
 	}
@@ -510,9 +511,6 @@ static int open_backend(query_opts *o)
 	if (r < 0)
 		return 2;
 	if (r > 0) {
-		if (o->pairs || o->bidir)
-			return ng_usage_fail("query", "--pairs and -B do not run on ClickHouse yet "
-			                              "(-s, -A, --interval and listings do)");
 		conn.reply_max = CH_REPLY_MAX;
 		if (!(o->be.ch = ng_ch_open(&conn, err, sizeof err)) ||
 		    ng_ch_detect(o->be.ch, &o->be.sv, err, sizeof err) < 0) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/backend.h"
 #include "query/query_int.h"
 
 /* ---- Sankey edges -------------------------------------------------------- */
@@ -37,12 +38,19 @@ int ng_pairs_parse(ng_query *q, const char *spec, char *err, size_t errlen)
 
 int ng_pairs_run(const char *dir, const ng_query *q, ng_pairs *out, char *err, size_t errlen)
 {
+	ng_backend b = {.store = dir};
+	return ng_pairs_run_on(&b, q, out, err, errlen);
+}
+
+int ng_pairs_run_on(const ng_backend *be, const ng_query *q, ng_pairs *out, char *err,
+                    size_t errlen)
+{
 	memset(out, 0, sizeof *out);
 	if (q->nkeys != 2 || q->keys[0].alt >= 0 || q->keys[1].alt >= 0) {
 		snprintf(err, errlen, "pairs need two one-sided key fields");
 		return -1;
 	}
-	if (ng_query_run(dir, q, &out->res, err, errlen))
+	if (ng_backend_run(be, q, &out->res, err, errlen))
 		return -1;
 	const ng_query_result *r = &out->res;
 	uint64_t f = 0, p = 0, b = 0;
@@ -178,6 +186,13 @@ static void orient(const ng_query *q, ng_bidir_row *rows, size_t n)
 
 int ng_bidir_run(const char *dir, const ng_query *q0, ng_bidir *out, char *err, size_t errlen)
 {
+	ng_backend b = {.store = dir};
+	return ng_bidir_run_on(&b, q0, out, err, errlen);
+}
+
+int ng_bidir_run_on(const ng_backend *be, const ng_query *q0, ng_bidir *out, char *err,
+                    size_t errlen)
+{
 	memset(out, 0, sizeof *out);
 	ng_query q;
 	ng_bidir_keys(q0, &q);
@@ -188,7 +203,7 @@ int ng_bidir_run(const char *dir, const ng_query *q0, ng_bidir *out, char *err, 
 			return -1;
 		}
 	q.limit = 0;
-	if (ng_query_run(dir, &q, &out->res, err, errlen))
+	if (ng_backend_run(be, &q, &out->res, err, errlen))
 		return -1;
 	size_t n = out->res.nrows, klen = ng_query_key_len(&q);
 	half *h = malloc((n ? n : 1) * sizeof *h);

@@ -27,6 +27,14 @@ typedef struct ng_pairs {
  */
 int ng_pairs_run(const char *dir, const ng_query *q, ng_pairs *out, char *err, size_t errlen);
 
+struct ng_backend;
+/* ng_pairs_run on either backend (query/backend.h): the store at
+ * be->store, or ClickHouse, where the one top-N and its totals are
+ * statements of query_sql.h and "other" is computed here the same way.
+ * Returns as ng_pairs_run. */
+int ng_pairs_run_on(const struct ng_backend *be, const ng_query *q, ng_pairs *out, char *err,
+                    size_t errlen);
+
 void ng_pairs_free(ng_pairs *p);
 
 /* Parses "SRC_FIELD,DST_FIELD" (any two keys of ng_query_parse_keys that
@@ -56,6 +64,13 @@ typedef struct ng_bidir {
  * partner in the key stay.  q->limit keeps the best N (0: all).
  */
 int ng_bidir_run(const char *dir, const ng_query *q, ng_bidir *out, char *err, size_t errlen);
+
+/* ng_bidir_run on either backend (query/backend.h): every group of the
+ * one-sided keys is fetched (from ClickHouse: the group-by statement
+ * without a limit) and paired with its mirror here.  Returns as
+ * ng_bidir_run. */
+int ng_bidir_run_on(const struct ng_backend *be, const ng_query *q, ng_bidir *out, char *err,
+                    size_t errlen);
 
 void ng_bidir_free(ng_bidir *b);
 

@@ -1,6 +1,7 @@
 /* sankey.c — a Sankey of two or three stages in one call (see sankey.h). */
 #include "query/sankey.h"
 
+#include "query/backend.h"
 #include "query/query_int.h"
 
 #include <stdio.h>
@@ -59,8 +60,8 @@ typedef struct stage {
 } stage;
 
 /* Stage j's top values and its fold (a fill byte no kept value has). */
-static int stage_top(const char *dir, const ng_query *q, size_t j, size_t off, stage *st, char *err,
-                     size_t errlen)
+static int stage_top(const ng_backend *be, const ng_query *q, size_t j, size_t off, stage *st,
+                     char *err, size_t errlen)
 {
 	ng_query tq = *q;
 	tq.nkeys = 1;
@@ -68,7 +69,7 @@ static int stage_top(const char *dir, const ng_query *q, size_t j, size_t off, s
 	tq.order = rank_order(q->order);
 	st->off = off;
 	st->len = ng_fields[q->keys[j].field].size;
-	if (ng_query_run(dir, &tq, &st->top, err, errlen))
+	if (ng_backend_run(be, &tq, &st->top, err, errlen))
 		return -1;
 	st->vals = malloc((st->top.nrows ? st->top.nrows : 1) * st->len);
 	if (!st->vals) {
@@ -174,27 +175,18 @@ static int build(const ng_query *q, stage *st, ng_sankey *out)
 	return 0;
 }
 
-int ng_sankey_run(const char *dir, const ng_query *q0, ng_sankey *out, char *err, size_t errlen)
+/* The runs of a Sankey (ng_sankey_run) on backend be: the stages' tops,
+ * then the folded groups. */
+static int sankey_run(const ng_backend *be, const ng_query *qs, ng_sankey *out, char *err,
+                      size_t errlen)
 {
-	memset(out, 0, sizeof *out);
-	if (q0->nkeys < 2 || q0->nkeys > NG_SANKEY_MAX_STAGES || q0->limit < 1 ||
-	    q0->limit > NG_SANKEY_MAX_N) {
-		snprintf(err, errlen, "a Sankey has 2 or 3 stages of 1 to %d nodes",
-		         NG_SANKEY_MAX_N);
-		return -1;
-	}
-	ng_query copy;
-	ng_store_snapshot *own;
-	const ng_query *qs = ng_query_with_snapshot(dir, q0, &copy, &own, err, errlen);
-	if (!qs)
-		return -1;
 	ng_query q = *qs;
 	stage st[NG_SANKEY_MAX_STAGES] = {0};
 	ng_query_fold folds[NG_SANKEY_MAX_STAGES];
 	int rc = 0;
 	size_t off = 0;
 	for (size_t j = 0; j < q.nkeys && !rc; j++) {
-		rc = stage_top(dir, &q, j, off, &st[j], err, errlen);
+		rc = stage_top(be, &q, j, off, &st[j], err, errlen);
 		folds[j] = (ng_query_fold){.vals = st[j].vals,
 		                           .other = st[j].other,
 		                           .n = st[j].top.nrows,
@@ -207,7 +199,7 @@ int ng_sankey_run(const char *dir, const ng_query *q0, ng_sankey *out, char *err
 		fq.limit = 0;
 		fq.folds = folds;
 		fq.nfolds = q.nkeys;
-		rc = ng_query_run(dir, &fq, &out->res, err, errlen);
+		rc = ng_backend_run(be, &fq, &out->res, err, errlen);
 	}
 	if (!rc && build(&q, st, out)) {
 		snprintf(err, errlen, "out of memory");
@@ -219,10 +211,46 @@ int ng_sankey_run(const char *dir, const ng_query *q0, ng_sankey *out, char *err
 		ng_query_result_free(&st[j].top);
 		free(st[j].vals);
 	}
-	ng_store_snapshot_free(own);
 	if (rc)
 		ng_sankey_free(out);
 	return rc;
+}
+
+static bool sankey_ok(const ng_query *q, ng_sankey *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	if (q->nkeys < 2 || q->nkeys > NG_SANKEY_MAX_STAGES || q->limit < 1 ||
+	    q->limit > NG_SANKEY_MAX_N) {
+		snprintf(err, errlen, "a Sankey has 2 or 3 stages of 1 to %d nodes",
+		         NG_SANKEY_MAX_N);
+		return false;
+	}
+	return true;
+}
+
+int ng_sankey_run(const char *dir, const ng_query *q0, ng_sankey *out, char *err, size_t errlen)
+{
+	if (!sankey_ok(q0, out, err, errlen))
+		return -1;
+	ng_query copy;
+	ng_store_snapshot *own;
+	const ng_query *qs = ng_query_with_snapshot(dir, q0, &copy, &own, err, errlen);
+	if (!qs)
+		return -1;
+	ng_backend b = {.store = dir};
+	int rc = sankey_run(&b, qs, out, err, errlen);
+	ng_store_snapshot_free(own);
+	return rc;
+}
+
+int ng_sankey_run_on(const ng_backend *be, const ng_query *q, ng_sankey *out, char *err,
+                     size_t errlen)
+{
+	if (!be->ch)
+		return ng_sankey_run(be->store, q, out, err, errlen);
+	if (!sankey_ok(q, out, err, errlen))
+		return -1;
+	return sankey_run(be, q, out, err, errlen);
 }
 
 void ng_sankey_free(ng_sankey *s)

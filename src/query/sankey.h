@@ -59,6 +59,16 @@ int ng_sankey_parse(ng_query *q, const char *spec, char *err, size_t errlen);
  */
 int ng_sankey_run(const char *dir, const ng_query *q, ng_sankey *out, char *err, size_t errlen);
 
+struct ng_backend;
+/* ng_sankey_run on either backend (query/backend.h): on ClickHouse the
+ * stages' tops and the folded groups are statements of query_sql.h, the
+ * folds applied by its executor (ch_exec.c: every group of the stages'
+ * keys is fetched).  ClickHouse has no snapshot: rows inserted between
+ * the runs may make a stage's sums differ from the totals.  Returns as
+ * ng_sankey_run. */
+int ng_sankey_run_on(const struct ng_backend *be, const ng_query *q, ng_sankey *out, char *err,
+                     size_t errlen);
+
 void ng_sankey_free(ng_sankey *s);
 
 #endif
