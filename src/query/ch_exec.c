@@ -27,11 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/bytes.h"
 #include "core/strtab.h"
 #include "query/backend.h"
+#include "query/output.h"
 #include "query/query_int.h"
 #include "query/query_sql.h"
 
@@ -126,8 +128,14 @@ static int run(ng_ch_client *cl, ng_ch_sql *sql, ng_ch_reply *rep, rb *r, char *
 	int rc = ng_ch_exec(cl, sql->s, NULL, 0, NULL, rep);
 	ng_ch_sql_free(sql);
 	if (rc < 0) {
-		snprintf(err, errlen, "%s", rep->err);
+		bool timed_out = rep->timed_out;
+		if (timed_out)
+			snprintf(err, errlen, "ClickHouse at %s: query time limit reached",
+			         ng_ch_base_url(cl));
+		else
+			snprintf(err, errlen, "%s", rep->err);
 		ng_ch_reply_free(rep);
+		errno = timed_out ? ETIMEDOUT : EIO;
 		return -1;
 	}
 	*r = (rb){(const uint8_t *)rep->body, (const uint8_t *)rep->body + rep->len, false};
@@ -345,12 +353,31 @@ static void fold_rows(const ng_query *q, ng_query_result *res)
 		qsort_r(res->rows, m, sizeof *res->rows, cmp_rank_rows, &rc);
 }
 
+/* A key prefix the statements left to the executor
+ * (ng_query_sql_prefix_in_sql false): keeps the groups whose first key,
+ * as the machine formats write it, starts with it (ASCII
+ * case-insensitive: top.c prefix_ok), counts them, and cuts them to
+ * q->limit; res->rows came in rank order, every group. */
+static void prefix_rows(const ng_query *q, ng_query_result *res)
+{
+	size_t plen = strlen(q->key_prefix), m = 0;
+	for (size_t i = 0; i < res->nrows; i++) {
+		char buf[128];
+		ng_format_key(q, 0, res->rows[i].key, false, buf);
+		if (strncasecmp(buf, q->key_prefix, plen) == 0)
+			res->rows[m++] = res->rows[i];
+	}
+	res->groups = m;
+	res->nrows = q->limit && q->limit < m ? q->limit : m;
+}
+
 int ng_query_run_ch(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q,
                     ng_query_result *res, char *err, size_t errlen)
 {
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof *res);
+	errno = 0;
 	if (q->nkeys && ng_query_key_len(q) > NG_QUERY_KEY_MAX) {
 		snprintf(err, errlen, "group-by key too long");
 		return -1;
@@ -366,8 +393,12 @@ int ng_query_run_ch(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q,
 		              : listing(cl, sv, q, res, err, errlen);
 	if (!rc && folded)
 		fold_rows(q, res);
+	if (!rc && q->nkeys && q->key_prefix && *q->key_prefix && !ng_query_sql_prefix_in_sql(q))
+		prefix_rows(q, res);
 	if (rc) {
+		int e = errno; /* ETIMEDOUT: the request's time-out (run) */
 		ng_query_result_free(res);
+		errno = e == ETIMEDOUT && strstr(err, "query time limit reached") ? ETIMEDOUT : EIO;
 		return -1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

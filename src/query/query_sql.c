@@ -3,10 +3,9 @@
  * the statements and why their order is the engine's).
  *
  * Nothing a user typed is written here but through the filter compiler
- * (filter_sql.c) and ng_ch_sql_uint: keys are names of the field table,
- * the database is checked to be [A-Za-z0-9_]+, aliases are nagare's
- * (k0_, s_, e_, f_, p_, b_: never a column's name, since ClickHouse's
- * aliases are visible in WHERE too).
+ * (filter_sql.c), ng_ch_sql_uint and ng_ch_sql_str (a key prefix): keys are names of the field
+ * table, the database is checked to be [A-Za-z0-9_]+, aliases are nagare's (k0_, s_, e_, f_, p_,
+ * b_: never a column's name, since ClickHouse's aliases are visible in WHERE too).
  */
 #include "query/query_sql.h"
 
@@ -64,11 +63,6 @@ static int check(qs *s)
 {
 	if (!db_ok(s->db)) {
 		snprintf(s->err, s->errlen, "a ClickHouse database name is [A-Za-z0-9_]+");
-		return -1;
-	}
-	if (s->q->key_prefix && *s->q->key_prefix) {
-		snprintf(s->err, s->errlen,
-		         "the ClickHouse backend does not complete key prefixes yet");
 		return -1;
 	}
 	for (size_t j = 0; j < s->q->nkeys; j++)
@@ -307,6 +301,49 @@ static void metric(qs *s)
 	}
 }
 
+bool ng_query_sql_prefix_in_sql(const ng_query *q)
+{
+	if (!q->key_prefix || !*q->key_prefix || !q->nkeys || q->keys[0].bucket_ms)
+		return false;
+	const ng_field *f = &ng_fields[q->keys[0].field];
+	switch (f->type) {
+	case NG_FT_U8:
+	case NG_FT_U16:
+	case NG_FT_U32:
+	case NG_FT_U64: return f->id != NG_F_SAMPLING_SOURCE;
+	case NG_FT_STR: return true;
+	default: return false;
+	}
+}
+
+/* " HAVING <key 0 as text starts with the key prefix>" when the
+ * statement filters it (ng_query_sql_prefix_in_sql): the text the
+ * engine compares (ng_format_value: an integer's decimal digits, a
+ * string's first 63 bytes), its first N bytes lowered (ClickHouse's
+ * lower() is ASCII's, as strncasecmp's "C" locale), equal to the prefix
+ * lowered, N its length: both through the quoting functions. */
+static void key_prefix(qs *s)
+{
+	if (!ng_query_sql_prefix_in_sql(s->q))
+		return;
+	const char *p = s->q->key_prefix;
+	size_t n = strlen(p);
+	char low[256];
+	if (n > sizeof low)
+		n = sizeof low; /* longer than any text compared: none matches */
+	for (size_t i = 0; i < n; i++)
+		low[i] = p[i] >= 'A' && p[i] <= 'Z' ? (char)(p[i] - 'A' + 'a') : p[i];
+	raw(s, " HAVING lower(substring(");
+	if (ng_fields[s->q->keys[0].field].type == NG_FT_STR)
+		raw(s, "substring(k0_, 1, 63)");
+	else
+		raw(s, "toString(k0_)");
+	raw(s, ", 1, ");
+	uint_lit(s, strlen(p));
+	raw(s, ")) = ");
+	ng_ch_sql_str(s->out, low, n);
+}
+
 /* The end of every statement: the builder's own failures. */
 static int done(qs *s)
 {
@@ -345,11 +382,13 @@ int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_ser
 		return -1;
 	raw(&s, " GROUP BY ");
 	group_keys(&s);
+	key_prefix(&s);
 	raw(&s, " ORDER BY ");
 	metric(&s);
 	raw(&s, " DESC");
 	tie_keys(&s);
-	if (q->limit) {
+	/* a key prefix the executor checks: every group, then its top */
+	if (q->limit && (!q->key_prefix || !*q->key_prefix || ng_query_sql_prefix_in_sql(q))) {
 		raw(&s, " LIMIT ");
 		uint_lit(&s, q->limit);
 	}
@@ -371,6 +410,7 @@ int ng_query_sql_ngroups(const char *database, const ng_query *q, const ng_ch_se
 		return -1;
 	raw(&s, " GROUP BY ");
 	group_keys(&s);
+	key_prefix(&s);
 	raw(&s, ") FORMAT RowBinary");
 	return done(&s);
 }

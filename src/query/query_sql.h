@@ -40,8 +40,16 @@
  * one millisecond: the engine keeps their arrival order, ClickHouse has
  * none; they are ordered by their other columns here).
  *
+ * A key prefix (q->key_prefix, the completion of filter values) is, for
+ * a first key that is an integer or a string, a HAVING clause on the
+ * key's text (ng_query_sql_prefix_in_sql); for the other kinds (whose
+ * text, an address's, a MAC's or a time's, is nagare's own format) the
+ * group-by statement fetches every group, without its limit, and the
+ * executor keeps those whose text (ng_format_key) starts with it, as the
+ * engine does (top.c), counts them and cuts them to the limit.
+ *
  * Every value a user gave (the filter's, the time range, prefix lengths,
- * buckets, the limit) is written by the quoting functions of
+ * buckets, the limit, a key prefix) is written by the quoting functions of
  * clickhouse/sql.h; column names come from the field table.
  */
 #ifndef NG_QUERY_SQL_H
@@ -56,13 +64,21 @@
  * Appends the group-by statement of q (q->nkeys ≥ 1) over database.flows
  * to *out.  `database` must be [A-Za-z0-9_]+ (ng_ch_database).  The
  * statement does not fold (q->fold, q->folds): the executor folds the
- * rows (ch_exec.c).  Returns 0, or -1 with a sentence in err[errlen]:
- * what the backend does not do yet (key prefixes for completion), the
- * filter's errors (ng_filter_sql), a statement past NG_CH_SQL_MAX, out of
- * memory.
+ * rows (ch_exec.c), nor check a key prefix that
+ * ng_query_sql_prefix_in_sql leaves to the executor.  Returns 0, or -1
+ * with a sentence in err[errlen]: the filter's errors (ng_filter_sql), a statement past
+ * NG_CH_SQL_MAX, out of memory.
  */
 int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_server *sv,
                         ng_ch_sql *out, char *err, size_t errlen);
+
+/* True when q has a key prefix (q->key_prefix not NULL nor "") that the
+ * group-by and group-count statements filter themselves: q's first key
+ * is an integer field (not sampling_source, which is written as a name)
+ * or a string field, without a time bucket.  False without a prefix or
+ * when the executor must check it (the statements then fetch and count
+ * every group). */
+bool ng_query_sql_prefix_in_sql(const ng_query *q);
 
 /* Appends the statement of the number of q's groups (one UInt64, in
  * RowBinary).  Returns as ng_query_sql_groups. */

@@ -23,8 +23,11 @@
  * query model's statements (query/query_sql.h: a group-by, its count of
  * groups, its totals and a listing) with keys and order picked by the
  * input's length from a table of every key kind (prefixes, either keys,
- * strings, MACs, times, buckets), for both address types.  Any breach
- * aborts.
+ * strings, MACs, times, buckets), for both address types.  The input's
+ * text (up to its first NUL) is also a key prefix (the completion of
+ * filter values) of the group-by and its count of groups over integer,
+ * string and address keys: their shape must be that of the prefix "a".
+ * Any breach aborts.
  *
  * run.sh passes fuzz_filter.dict and seeds of hostile filters.
  */
@@ -144,6 +147,41 @@ static void check_model(const ng_filter *f, size_t pick, const ng_ch_server *sv)
 	}
 }
 
+/* The group-by and group-count statements of the input's text (up to its
+ * first NUL) as a key prefix (the completion of filter values), for an
+ * integer, a string, a one-of-two and an address key: the shape of the
+ * harmless prefix "a", nagare's words only. */
+static void check_prefix(const char *prefix, const ng_ch_server *sv)
+{
+	static const char *const keys[] = {"srcas", "src_net", "exporter_name,proto", "srcip"};
+	char err[512];
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+		for (int ng = 0; ng < 2; ng++) {
+			ng_ch_sql out[2] = {{0}}, shape[2] = {{0}};
+			for (int i = 0; i < 2; i++) {
+				ng_query q = {.to_ms = UINT64_MAX, .limit = 10};
+				if (ng_query_parse_keys(&q, keys[k], err, sizeof err))
+					abort();
+				q.key_prefix = i ? prefix : "a";
+				int rc = ng ? ng_query_sql_ngroups("nagare", &q, sv, &out[i], err,
+				                                   sizeof err)
+				            : ng_query_sql_groups("nagare", &q, sv, &out[i], err,
+				                                  sizeof err);
+				if (rc ||
+				    ng_ch_sql_shape(out[i].s, out[i].len, &shape[i], err,
+				                    sizeof err) < 0 ||
+				    !ch_sql_query_words_ok(shape[i].s, NULL))
+					abort();
+			}
+			if (strcmp(shape[0].s, shape[1].s))
+				abort();
+			for (int i = 0; i < 2; i++) {
+				ng_ch_sql_free(&out[i]);
+				ng_ch_sql_free(&shape[i]);
+			}
+		}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_literal(data, size);
@@ -152,6 +190,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = 0;
+	static const ng_ch_server pv18 = {.major = 18, .minor = 16};
+	static const ng_ch_server pv24 = {.major = 24, .minor = 3, .ipv6 = true};
+	if (*text) {
+		check_prefix(text, &pv18);
+		check_prefix(text, &pv24);
+	}
 	char err[512];
 	ng_filter *f = ng_filter_parse(text, err, sizeof err, NULL);
 	free(text);

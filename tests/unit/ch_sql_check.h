@@ -59,11 +59,22 @@ static inline bool ch_sql_words_in(const char *s, bool statement, const char **b
  * k<N>h_, k<N>l_; *bad gets the first other. */
 static inline bool ch_sql_query_words_ok(const char *s, const char **bad)
 {
-	static const char *const qw[] = {"arrayJoin", "reinterpretAsString", "reinterpretAsUInt64",
-	                                 "reverse",   "substring",           "toUInt64",
-	                                 "toFloat64", "IPv6StringToNum",     "IPv6NumToString",
-	                                 "FORMAT",    "RowBinary",           "s_",
-	                                 "e_"};
+	static const char *const qw[] = {"arrayJoin",
+	                                 "reinterpretAsString",
+	                                 "reinterpretAsUInt64",
+	                                 "reverse",
+	                                 "substring",
+	                                 "toUInt64",
+	                                 "toFloat64",
+	                                 "IPv6StringToNum",
+	                                 "IPv6NumToString",
+	                                 "FORMAT",
+	                                 "RowBinary",
+	                                 "s_",
+	                                 "e_",
+	                                 "HAVING",
+	                                 "lower",
+	                                 "toString"};
 	while (*s) {
 		bool start = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_';
 		if (!start) {

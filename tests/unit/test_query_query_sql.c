@@ -12,7 +12,12 @@
  *     by '?', ng_ch_sql_shape) as a harmless value, for both address
  *     types, and every word outside the literals is nagare's own
  *     (ch_sql_check.h);
- *   - what is refused: a bad database name, key prefixes.
+ *   - key prefixes (completion): an integer's and a string's compared in
+ *     SQL word for word, the other kinds left to the executor; hostile
+ *     prefixes (quotes, backslashes, comments, keywords, UTF-8, control
+ *     bytes, huge numbers, past the longest text) give the shape of a
+ *     harmless one, nagare's words only;
+ *   - what is refused: a bad database name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -287,10 +292,123 @@ static void test_refused(void **state)
 	assert_int_equal(ng_query_sql_groups("x; DROP", &q, &v18, &s, err, sizeof err), -1);
 	assert_string_equal(err, "a ClickHouse database name is [A-Za-z0-9_]+");
 	ng_ch_sql_free(&s);
-	q.key_prefix = "10.";
-	assert_int_equal(ng_query_sql_groups("nagare", &q, &v18, &s, err, sizeof err), -1);
-	assert_string_equal(err, "the ClickHouse backend does not complete key prefixes yet");
-	ng_ch_sql_free(&s);
+}
+
+/* The group-by (or its count, ngroups) of keys with key prefix `prefix`,
+ * limit 10, order bytes. */
+static char *with_prefix(bool ngroups, const char *keys, const char *prefix, const ng_ch_server *sv)
+{
+	char err[512];
+	ng_query q = {.to_ms = UINT64_MAX, .order = NG_ORDER_BYTES, .limit = 10};
+	if (ng_query_parse_keys(&q, keys, err, sizeof err))
+		fail_msg("keys '%s': %s", keys, err);
+	if (!strcmp(keys, "flow_start"))
+		q.keys[0].bucket_ms = 60000;
+	q.key_prefix = prefix;
+	ng_ch_sql s = {0};
+	int rc = ngroups ? ng_query_sql_ngroups("nagare", &q, sv, &s, err, sizeof err)
+	                 : ng_query_sql_groups("nagare", &q, sv, &s, err, sizeof err);
+	if (rc)
+		fail_msg("'%s' prefix '%s': %s", keys, prefix, err);
+	return s.s;
+}
+
+/* Key prefixes (the completion of filter values): an integer's and a
+ * string's text compared in SQL, word for word; the other kinds left to
+ * the executor (every group: no LIMIT, no HAVING). */
+static void test_key_prefix(void **state)
+{
+	(void)state;
+	char *s = with_prefix(false, "srcas", "64A", &v18);
+	assert_non_null(strstr(
+	    s, " GROUP BY k0_ HAVING lower(substring(toString(k0_), 1, 3)) = '64a' ORDER BY "));
+	assert_non_null(strstr(s, " LIMIT 10 FORMAT RowBinary"));
+	free(s);
+	s = with_prefix(true, "srcas", "64A", &v18);
+	assert_non_null(strstr(
+	    s, " GROUP BY k0_ HAVING lower(substring(toString(k0_), 1, 3)) = '64a') FORMAT "));
+	free(s);
+	s = with_prefix(false, "src_net,proto", "O'B", &v24);
+	assert_non_null(strstr(s, " HAVING lower(substring(substring(k0_, 1, 63), 1, 3)) = "
+	                          "'o\\'b' ORDER BY "));
+	free(s);
+	static const char *const executor[] = {
+	    "srcip", "srcip4/24", "dstmac", "flow_start", "flow_end", "ip", "sampling_source"};
+	for (size_t i = 0; i < sizeof executor / sizeof executor[0]; i++) {
+		ng_query q = {.to_ms = UINT64_MAX, .key_prefix = "1"};
+		char err[256];
+		assert_int_equal(ng_query_parse_keys(&q, executor[i], err, sizeof err), 0);
+		if (!strcmp(executor[i], "flow_start"))
+			q.keys[0].bucket_ms = 60000;
+		assert_false(ng_query_sql_prefix_in_sql(&q));
+		s = with_prefix(false, executor[i], "1", &v24);
+		if (strstr(s, "HAVING") || strstr(s, "LIMIT"))
+			fail_msg("%s: %s", executor[i], s);
+		free(s);
+	}
+	ng_query q = {.to_ms = UINT64_MAX};
+	char err[256];
+	assert_int_equal(ng_query_parse_keys(&q, "exporter_name", err, sizeof err), 0);
+	assert_false(ng_query_sql_prefix_in_sql(&q));
+	q.key_prefix = "";
+	assert_false(ng_query_sql_prefix_in_sql(&q));
+	q.key_prefix = "x";
+	assert_true(ng_query_sql_prefix_in_sql(&q));
+}
+
+/* Hostile key prefixes: one shape as a harmless one, nagare's words only
+ * (a prefix's length is a number: '?' in the shape too). */
+static void test_key_prefix_injection(void **state)
+{
+	(void)state;
+	static const char *const keys[] = {"srcas",   "src_net", "exporter_name,srcas",
+	                                   "dstport", "srcip",   "flow_start"};
+	static const char *const hostile[] = {
+	    "'",
+	    "\\",
+	    "\\'",
+	    "') OR 1 = 1 --",
+	    "1' OR '1",
+	    "x'; DROP TABLE nagare.flows; --",
+	    "/* x */ ) FORMAT TSV",
+	    "東京 \\' x",
+	    "\x27",
+	    "\"quoted\" `back`",
+	    "\t\n\r",
+	    "18446744073709551616999",
+	    "SELECT FROM WHERE HAVING UNION",
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'",
+	};
+	const ng_ch_server *svs[] = {&v18, &v24};
+	for (size_t v = 0; v < 2; v++)
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+			for (int ng = 0; ng < 2; ng++) {
+				char err[512];
+				ng_ch_sql ref = {0};
+				char *h = with_prefix(ng, keys[k], "a", svs[v]);
+				assert_int_equal(
+				    ng_ch_sql_shape(h, strlen(h), &ref, err, sizeof err), 0);
+				for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+					ng_ch_sql sh = {0};
+					char *x = with_prefix(ng, keys[k], hostile[i], svs[v]);
+					if (ng_ch_sql_shape(x, strlen(x), &sh, err, sizeof err))
+						fail_msg("'%s': %s in %s", hostile[i], err, x);
+					if (strcmp(sh.s, ref.s))
+						fail_msg("'%s': shape\n%s\nnot\n%s", hostile[i],
+						         sh.s, ref.s);
+					const char *bad = NULL;
+					if (!ch_sql_query_words_ok(sh.s, &bad))
+						fail_msg("'%s': word '%.20s' in %s", hostile[i],
+						         bad, sh.s);
+					ng_ch_sql_free(&sh);
+					free(x);
+				}
+				ng_ch_sql_free(&ref);
+				free(h);
+			}
 }
 
 int main(void)
@@ -299,6 +417,7 @@ int main(void)
 	    cmocka_unit_test(test_golden),       cmocka_unit_test(test_bucket_and_range),
 	    cmocka_unit_test(test_prefix_masks), cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_refused),      cmocka_unit_test(test_rollups),
+	    cmocka_unit_test(test_key_prefix),   cmocka_unit_test(test_key_prefix_injection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
