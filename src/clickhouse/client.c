@@ -379,6 +379,7 @@ int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len, c
 		curl_slist_free_all(extra);
 	}
 	if (cc != CURLE_OK) {
+		r->timed_out = cc == CURLE_OPERATION_TIMEDOUT;
 		r->outcome = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
 		                     cc == CURLE_COULDNT_RESOLVE_PROXY
 		                 ? NG_CH_NOT_SENT
@@ -393,6 +394,7 @@ int ng_ch_exec(ng_ch_client *c, const char *sql, const void *body, size_t len, c
 		/* 18.16 sends the code in the body only: "Code: N, e.displayText() …" */
 		if (!r->exception && r->body && !strncmp(r->body, "Code: ", 6))
 			r->exception = atoi(r->body + 6);
+		r->timed_out = r->exception == 159; /* TIMEOUT_EXCEEDED */
 		r->outcome = NG_CH_REFUSED;
 		snprintf(r->err, sizeof r->err, "ClickHouse at %s: HTTP %ld, code %d: %s", c->base,
 		         r->status, r->exception, ng_ch_error_text(r->body, r->len, t, sizeof t));

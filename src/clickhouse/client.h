@@ -73,6 +73,8 @@ typedef struct ng_ch_reply {
 	char *body;              /* malloc'd, NUL-terminated; NULL when empty */
 	size_t len;              /* bytes of body */
 	bool truncated;          /* more than NG_CH_REPLY_MAX came */
+	bool timed_out;          /* ng_ch_conn.timeout_ms passed (CURLE_OPERATION_TIMEDOUT),
+	                          * or the server's TIMEOUT_EXCEEDED (code 159) */
 	char err[NG_CH_ERR_MAX]; /* a sentence for the log when outcome != OK */
 } ng_ch_reply;
 

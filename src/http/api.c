@@ -241,7 +241,9 @@ static bool open_backend(ng_http_server *s, ng_ch_conn *conn, ng_backend *b, cha
 	return (b->ch = ng_ch_open(conn, err, errlen)) != NULL;
 }
 
-/* Runs q on the server's backend.  Returns as ng_query_run. */
+/* Runs q on the server's backend.  Returns as ng_query_run (errno
+ * ETIMEDOUT on the time limit: the store's deadline, or ClickHouse's
+ * request time-out, which open_backend sets to the same limit). */
 static int run_query(ng_http_server *s, const ng_query *q, ng_query_result *res, char *err,
                      size_t errlen)
 {
@@ -252,20 +254,10 @@ static int run_query(ng_http_server *s, const ng_query *q, ng_query_result *res,
 	if (!b.ch)
 		return ng_query_run(s->store_dir, q, res, err, errlen);
 	int rc = ng_backend_run(&b, q, res, err, errlen);
+	int e = errno; /* ETIMEDOUT: the ClickHouse request's time-out (ch_exec.c) */
 	ng_ch_close(b.ch);
-	errno = 0;
+	errno = rc ? e : 0;
 	return rc;
-}
-
-/* True (and a 501 answer in *out) when the server answers from
- * ClickHouse, where this endpoint does not run yet. */
-static bool not_on_clickhouse(ng_http_server *s, ng_http_resp *out)
-{
-	if (!s->ch)
-		return false;
-	ng_api_error(out, 501, "not answered from ClickHouse yet",
-	             "top, flows, summary and series are (docs/clickhouse.md \"Queries\")");
-	return true;
 }
 
 /* Opens the response body as a memory stream. */
@@ -385,8 +377,6 @@ done:
 static void api_complete(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	params p;
-	if (not_on_clickhouse(s, out))
-		return;
 	if (!read_params(s, r, &p, 10, out))
 		return;
 	const char *field = r->arg(r->conn, "field"), *prefix = r->arg(r->conn, "prefix");
@@ -550,8 +540,17 @@ static void api_sankey(ng_http_server *s, params *p, const char *fields, ng_http
 		return;
 	}
 	ng_sankey sk;
-	if (ng_sankey_run(s->store_dir, &p->q, &sk, err, sizeof err)) {
-		run_error(s, out, err, errno == ETIMEDOUT || strstr(err, "time limit"));
+	ng_ch_conn conn;
+	ng_backend b;
+	if (!open_backend(s, &conn, &b, err, sizeof err)) {
+		run_error(s, out, err, false);
+		return;
+	}
+	int rc = ng_sankey_run_on(&b, &p->q, &sk, err, sizeof err);
+	int e = errno;
+	ng_ch_close(b.ch);
+	if (rc) {
+		run_error(s, out, err, e == ETIMEDOUT || strstr(err, "time limit"));
 		return;
 	}
 	FILE *f = body(out, "application/json");
@@ -567,8 +566,6 @@ static void api_sankey(ng_http_server *s, params *p, const char *fields, ng_http
 static void api_pairs(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 {
 	params p;
-	if (not_on_clickhouse(s, out))
-		return;
 	const char *fields = r->arg(r->conn, "fields");
 	if (!read_params(s, r, &p, fields ? 10 : 20, out))
 		return;
@@ -584,8 +581,17 @@ static void api_pairs(ng_http_server *s, const ng_http_req *r, ng_http_resp *out
 		goto done;
 	}
 	ng_pairs pr;
-	if (ng_pairs_run(s->store_dir, &p.q, &pr, err, sizeof err)) {
-		run_error(s, out, err, errno == ETIMEDOUT || strstr(err, "time limit"));
+	ng_ch_conn conn;
+	ng_backend b;
+	if (!open_backend(s, &conn, &b, err, sizeof err)) {
+		run_error(s, out, err, false);
+		goto done;
+	}
+	int rc = ng_pairs_run_on(&b, &p.q, &pr, err, sizeof err);
+	int e = errno;
+	ng_ch_close(b.ch);
+	if (rc) {
+		run_error(s, out, err, e == ETIMEDOUT || strstr(err, "time limit"));
 		goto done;
 	}
 	FILE *f = body(out, "application/json");
