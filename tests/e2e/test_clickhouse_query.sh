@@ -13,14 +13,17 @@
 # query --clickhouse URL ARGS` must give the same standard output, the same
 # standard error and the same exit status: top-N of integer, address
 # (whole and cut to prefixes), string, time and either keys by every
-# order, aggregates, time series (with their "other"; from the rollups
+# order, aggregates, pairs (with "other") and conversations (-B), time series (with their "other"; from the rollups
 # where they answer, which a row added to flows_1h alone shows at the
 # end), listings with a limit in every format, and bad filters' messages.
 # The JSON summaries' totals and group counts must be the same too (their
 # scan statistics are the store's own).  Then `nagare
 # serve` on each: /api/v1/top, /api/v1/flows (pages: limit and offset),
-# /api/v1/summary and /api/v1/series (with "other" and the reverse
-# direction) give the same JSON but for the scan statistics and times.  The test fails when too few of its answers hold rows (a table of
+# /api/v1/summary, /api/v1/series (with "other" and the reverse
+# direction), /api/v1/pairs (edges with "other", and Sankeys) and
+# /api/v1/complete (key prefixes of every key kind, hostile ones among
+# them) give the same JSON but for the scan statistics and times; and a
+# ClickHouse request past the time limit answers 503 as the store's does.  The test fails when too few of its answers hold rows (a table of
 # empty answers would prove nothing).
 #
 # NG_BIN: the nagare binary (default build/nagare); NG_FLOWGEN: the
@@ -42,9 +45,10 @@ if ! ch_have; then
 fi
 [ -x "$flowgen" ] || { echo "test_clickhouse_query: no $flowgen (build target flowgen)" >&2; exit 1; }
 work=$(mktemp -d /tmp/test_clickhouse_query.XXXXXX)
-cpid= spid1= spid2=
+cpid= spid1= spid2= spid3=
 cleanup() {
-	for p in $cpid $spid1 $spid2; do kill "$p" 2>/dev/null || true; done
+	for p in $cpid $spid1 $spid2 $spid3; do
+		kill -CONT "${CH_PID:-0}" 2>/dev/null || true kill "$p" 2>/dev/null || true; done
 	ch_kill9
 	wait 2>/dev/null || true
 	if [ "${fails:-1}" != 0 ]; then
@@ -230,6 +234,19 @@ queries=(
 	"-n 7 -o ndjson|src port > 1024 and dst net 10.0.0.0/9"
 	"-n 5 -o json|exporter_name lab-b"
 	"-n 0 -o csv|bytes > 2M"
+	"--pairs srcip,dstip -n 10|"
+	"--pairs srcas,dstport -O bytes -n 5 -o csv|proto udp"
+	"--pairs exporter_name,src_net -O packets -n 3 -o json|"
+	"--pairs srcip4/24,dstas -O bps -n 4 -o csv|"
+	"--pairs inif,outif -n 0 -o csv|exporter 127.0.1.2"
+	"--pairs srcip,srcport -n 3|inet6"
+	"--pairs ip,dstip -n 3|"
+	"-B -n 10|"
+	"-B -n 5 -o csv|proto tcp"
+	"-B -O bytes -n 10 -o json|src net 10.0.0.0/9"
+	"-B -A srcip,dstip -n 10 -o csv|"
+	"-B -A srcas,dstas,proto -O packets -n 0 -o csv|"
+	"-B -n 5 -o csv|inet6"
 	"-s srcip|proto tcp and"
 	"-s srcip|port 99999"
 	"-s srcip|src net 10.0.0.0/33"
@@ -287,16 +304,52 @@ for path in "top?field=srcip&limit=5" "top?field=dstport&order=bytes&limit=10&fi
 	"summary?filter=not%20port%20443" "series?interval=3600" \
 	"series?interval=3600&field=proto&limit=3&order=bytes" \
 	"series?interval=1800&field=dstas&limit=4&bidirectional=1&filter=src%20as%2064512" \
-	"series?interval=7200&field=srcip4/24&limit=2&filter=proto%20udp"; do
+	"series?interval=7200&field=srcip4/24&limit=2&filter=proto%20udp" \
+	"pairs?src=srcip&dst=dstip&limit=10" "pairs?src=srcas&dst=dstport&order=bytes&filter=proto%20udp" \
+	"pairs?src=exporter_name&dst=dst_net&limit=3&order=packets" \
+	"pairs?fields=srcas,exporter,dstas&limit=3" "pairs?fields=srcip4/24,dstport&limit=5&order=bytes" \
+	"pairs?fields=exporter_name,proto&limit=2&order=bps&filter=not%20port%20443" \
+	"complete?field=src_net&prefix=o" "complete?field=exporter_name&prefix=LAB" \
+	"complete?field=dst_net&prefix=b%C3%BC" "complete?field=srcas&prefix=645&limit=5" \
+	"complete?field=dstport&prefix=4&order=bytes" "complete?field=proto&prefix=1" \
+	"complete?field=srcip&prefix=10.1&limit=20" "complete?field=dstip&prefix=2001:" \
+	"complete?field=srcmac&prefix=0" "complete?field=flow_start&prefix=20&limit=3" \
+	"complete?field=srcip4/24&prefix=10.&limit=5" "complete?field=ip&prefix=10.12" \
+	"complete?field=exporter_name,exporter&prefix=o%27" \
+	"complete?field=src_net&prefix=%27)%20OR%201%3D1%20--" "complete?field=srcas&prefix=1%27%20OR%20%271" \
+	"complete?field=exporter_name&prefix=%5C" "complete?field=src_net&prefix=x%00y"; do
 	a=$(curl -sf "${u1}api/v1/$path&$range" | norm "$path") || a="error"
 	b=$(curl -sf "${u2}api/v1/$path&$range" | norm "$path") || b="error"
 	[ "$a" = "$b" ] && [ "$a" != error ] && r=0 || r=1
 	check $r "GET /api/v1/$path: the same JSON (${#a} bytes)"
 	[ "$r" = 0 ] || { echo "store: ${a:0:300}" >&2; echo "clickhouse: ${b:0:300}" >&2; }
 done
-code=$(curl -s -o /dev/null -w '%{http_code}' "${u2}api/v1/pairs?src=srcip&dst=dstip&$range")
-[ "$code" = 501 ] && r=0 || r=1
-check $r "GET /api/v1/pairs on ClickHouse: 501 (not yet), got $code"
+# completions that match something, so that the table above proves more
+# than empty answers
+for path in "complete?field=src_net&prefix=o" "complete?field=srcip&prefix=10.1" \
+	"complete?field=srcas&prefix=645"; do
+	n=$(curl -sf "${u2}api/v1/$path&$range" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["rows"]))') || n=0
+	[ "$n" -gt 0 ] && r=0 || r=1
+	check $r "GET /api/v1/$path on ClickHouse: $n values"
+done
+
+# A ClickHouse request past the API's time limit answers as the store's
+# deadline does: 503 "query time limit reached" with the same hint.  The
+# server is stopped (SIGSTOP) for the request, so that it cannot answer
+# within `serve --timeout 1`.
+"$NG_BIN" serve --clickhouse "$url" --timeout 1 --http 127.0.0.1:0 >"$work/serve3.log" 2>&1 &
+spid3=$!
+u3=$(wait_url "$work/serve3.log")
+kill -STOP "$CH_PID"
+for path in "top?field=srcip" "pairs?src=srcip&dst=dstip" "pairs?fields=srcas,dstas" \
+	"complete?field=srcip&prefix=1" "series?interval=3600&field=proto"; do
+	code=$(curl -s -o "$work/t.json" -w '%{http_code}' "${u3}api/v1/$path&$range")
+	msg=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("error"), "|", d.get("hint"))' "$work/t.json" 2>/dev/null) || msg=
+	[ "$code" = 503 ] && [ "$msg" = "query time limit reached | the limit is 1000 ms: narrow the time range or the filter" ] && r=0 || r=1
+	check $r "GET /api/v1/$path with ClickHouse stopped: $code $msg"
+done
+kill -CONT "$CH_PID"
+kill "$spid3" 2>/dev/null || true
 
 # The rollups answered the series above (query_sql.h): a row added to
 # flows_1h alone (protocol 250, 1000 flows, in the second hour of the
