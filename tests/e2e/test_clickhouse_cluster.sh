@@ -43,31 +43,11 @@ NG_NFGEN=${NG_NFGEN:-$here/../../build/bench/nfgen}
 [ -x "$NG_NFGEN" ] || NG_NFGEN=$(dirname "$NG_BIN")/bench/nfgen
 # shellcheck source=../clickhouse/cluster.sh
 . "$here/../clickhouse/cluster.sh"
-if ! ch_have; then
-	echo "test_clickhouse_cluster: skipped: clickhouse-server / clickhouse-client not installed (scripts/setup)"
-	exit 0
-fi
+# shellcheck source=_clickhouse.sh
+. "$here/_clickhouse.sh"
+ch_e2e_stop() { chc_kill_all; }
+ch_e2e_begin test_clickhouse_cluster
 [ -x "$NG_NFGEN" ] || { echo "test_clickhouse_cluster: no generator at $NG_NFGEN (build target nfgen)" >&2; exit 1; }
-work=$(mktemp -d /tmp/test_clickhouse_cluster.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	chc_kill_all
-	wait 2>/dev/null || true
-	if [ "${fails:-1}" != 0 ]; then
-		echo "--- collector logs" >&2
-		tail -30 "$work"/collect*.log >&2 2>/dev/null || true
-	fi
-	[ -n "${NG_KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
-}
-trap cleanup EXIT
-fails=0
-check() { # check COND-STATUS WHAT
-	if [ "$1" = 0 ]; then echo "ok: $2"; else echo "FAIL: $2"; fails=$((fails + 1)); fi
-}
-eq() { # eq A B WHAT
-	if [ "$1" = "$2" ]; then check 0 "$3 ($1 = $2)"; else check 1 "$3 ($1 != $2)"; fi
-}
 q() { # q SERVER SQL
 	chc_client "$1" --query "$2"
 }

@@ -35,30 +35,14 @@ flowgen=${NG_FLOWGEN:-$here/../../build/bench/flowgen}
 [ -x "$flowgen" ] || flowgen=$bindir/bench/flowgen
 # shellcheck source=../clickhouse/server.sh
 . "$here/../clickhouse/server.sh"
-if ! ch_have; then
-	echo "test_clickhouse_filter: skipped: clickhouse-server / clickhouse-client not installed (scripts/setup)"
-	exit 0
-fi
+# shellcheck source=_clickhouse.sh
+. "$here/_clickhouse.sh"
+cpid=
+ch_e2e_stop() { [ -n "$cpid" ] && kill "$cpid" 2>/dev/null || true; ch_kill9; }
+ch_e2e_begin test_clickhouse_filter
 for b in "$where" "$flowgen"; do
 	[ -x "$b" ] || { echo "test_clickhouse_filter: no $b (build targets ch_where, flowgen)" >&2; exit 1; }
 done
-work=$(mktemp -d /tmp/test_clickhouse_filter.XXXXXX)
-cpid=
-cleanup() {
-	[ -n "$cpid" ] && kill "$cpid" 2>/dev/null || true
-	ch_kill9
-	wait 2>/dev/null || true
-	if [ "${fails:-1}" != 0 ]; then
-		echo "--- collector log" >&2
-		tail -20 "$work/collect.log" >&2 2>/dev/null || true
-	fi
-	[ -n "${NG_KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
-}
-trap cleanup EXIT
-fails=0
-check() { # check STATUS WHAT
-	if [ "$1" = 0 ]; then echo "ok: $2"; else echo "FAIL: $2"; fails=$((fails + 1)); fi
-}
 
 ch_start "$work/ch"
 url="http://127.0.0.1:$CH_HTTP/nagare"

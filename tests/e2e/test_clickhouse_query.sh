@@ -39,29 +39,16 @@ flowgen=${NG_FLOWGEN:-$here/../../build/bench/flowgen}
 . "$here/../clickhouse/server.sh"
 # shellcheck source=_http.sh
 . "$here/_http.sh"
-if ! ch_have; then
-	echo "test_clickhouse_query: skipped: clickhouse-server / clickhouse-client not installed (scripts/setup)"
-	exit 0
-fi
-[ -x "$flowgen" ] || { echo "test_clickhouse_query: no $flowgen (build target flowgen)" >&2; exit 1; }
-work=$(mktemp -d /tmp/test_clickhouse_query.XXXXXX)
+# shellcheck source=_clickhouse.sh
+. "$here/_clickhouse.sh"
 cpid= spid1= spid2= spid3=
-cleanup() {
-	for p in $cpid $spid1 $spid2 $spid3; do
-		kill -CONT "${CH_PID:-0}" 2>/dev/null || true kill "$p" 2>/dev/null || true; done
+ch_e2e_stop() { # the collector and servers still running; the server thawed (it may be stopped)
+	for p in $cpid $spid1 $spid2 $spid3; do kill "$p" 2>/dev/null || true; done
+	kill -CONT "${CH_PID:-0}" 2>/dev/null || true
 	ch_kill9
-	wait 2>/dev/null || true
-	if [ "${fails:-1}" != 0 ]; then
-		echo "--- collector log" >&2
-		tail -20 "$work/collect.log" >&2 2>/dev/null || true
-	fi
-	[ -n "${NG_KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
 }
-trap cleanup EXIT
-fails=0
-check() { # check STATUS WHAT
-	if [ "$1" = 0 ]; then echo "ok: $2"; else echo "FAIL: $2"; fails=$((fails + 1)); fi
-}
+ch_e2e_begin test_clickhouse_query
+[ -x "$flowgen" ] || { echo "test_clickhouse_query: no $flowgen (build target flowgen)" >&2; exit 1; }
 
 ch_start "$work/ch"
 url="http://127.0.0.1:$CH_HTTP/nagare"
