@@ -180,7 +180,11 @@ def softflowd_flows(port, up):
     ctl, pid = os.path.join(WORK, "softflowd.ctl"), os.path.join(WORK, "softflowd.pid")
     run("ip", "link", "set", "ng-up0p", "up")  # the other end, where the frames go in
     p = subprocess.Popen(["softflowd", "-d", "-i", f"{up}:ng-up0", "-n", f"127.0.0.1:{port}",
-                          "-v", "9", "-t", "maxlife=1", "-t", "expint=1", "-c", ctl, "-p", pid],
+                          "-v", "9", "-t", "maxlife=1", "-t", "expint=1", "-c", ctl, "-p", pid,
+                          # only the test's frames: the kernel's own IPv6
+                          # (MLD, router solicitations) on the new link
+                          # would be counted and exported too
+                          f"src host {SF_SRC}"],
                          stdout=open(os.path.join(WORK, "softflowd.log"), "w"),
                          stderr=subprocess.STDOUT)
     procs.append(p)
