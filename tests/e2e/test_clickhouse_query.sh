@@ -53,16 +53,7 @@ ch_e2e_begin test_clickhouse_query
 ch_start "$work/ch"
 url="http://127.0.0.1:$CH_HTTP/nagare"
 
-cat >"$work/nagare.yaml" <<'YAML'
-enrich:
-  exporters:
-    - {address: 127.0.1.1, name: lab-a}
-    - {address: 127.0.1.2, name: "Lab-B"}
-    - {address: 127.0.1.3, name: "o'hare \\ edge"}
-  networks:
-    - {prefix: 10.0.0.0/9, name: "o'brien \\ lab -- x /*y*/", role: site-a}
-    - {prefix: 10.128.0.0/9, name: "Büro 東京", role: "site-b"}
-YAML
+cp "$here/../clickhouse/hostile.yaml" "$work/nagare.yaml"
 port=$(ch_free_port)
 NAGARE_CH_BATCH_MS=1000 "$NG_BIN" collect --store "$work/store" --clickhouse "$url" \
 	--config "$work/nagare.yaml" --listen "127.0.0.1:$port" --workers 1 --no-http \
