@@ -33,6 +33,8 @@
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "collector/collector_int.h"
 #include "core/field.h"
@@ -77,15 +79,31 @@ static int enrich_columns(void *arg, ng_store_cols *sc)
 	ng_enricher *e = ng_enrich_hold(&c->enrich);
 	if (e) {
 		ng_enrich_view v = {.n = ng_store_cols_rows(sc)};
-		const ng_colset fields = ng_enricher_fields(e);
+		const ng_colset fields = ng_enricher_fields(e), whole = ng_enricher_fields_whole(e);
 		ng_colset left = fields;
 		for (int f; (f = ng_colset_pop(&left)) >= 0 && !rc;) {
-			v.at[f] = ng_store_cols_get(sc, f);
+			/* a column the set writes whole need not be zeroed first */
+			v.at[f] = ng_colset_has(whole, f) ? ng_store_cols_get_whole(sc, f)
+			                                  : ng_store_cols_get(sc, f);
 			v.step[f] = ng_fields[f].size;
 			rc = v.at[f] ? 0 : -1;
 		}
 		if (!rc)
 			ng_enricher_apply_view(e, &v);
+#ifdef __SANITIZE_ADDRESS__
+		/* the sanitizer build's poison (ng_store_cols_get_whole) must
+		 * be gone from every row: no string ID or AS source is 0xA5... */
+		left = rc ? (ng_colset){{0}} : whole;
+		for (int f; (f = ng_colset_pop(&left)) >= 0;)
+			for (size_t i = 0; i < v.n; i++)
+				if (ng_fields[f].size == 4
+				        ? !memcmp(v.at[f] + 4 * i, "\xA5\xA5\xA5\xA5", 4)
+				        : v.at[f][i * ng_fields[f].size] == 0xA5) {
+					ng_error("enrichment: row %zu of %s left unwritten", i,
+					         ng_fields[f].name);
+					abort();
+				}
+#endif
 	}
 	ng_enrich_release(&c->enrich);
 	return rc;

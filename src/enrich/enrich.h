@@ -76,6 +76,13 @@ void ng_enrich_view_rows(ng_enrich_view *v, ng_flow *flows, size_t n);
  * without cities writes no city).  A view needs only these. */
 ng_colset ng_enricher_fields(const ng_enricher *e);
 
+/* Those of ng_enricher_fields(e) that ng_enricher_apply_view writes in
+ * every row of a view without reading them first (the answers of the
+ * databases, networks, services and classification rules): a view's
+ * column for one of them need not be zeroed before (the store's
+ * ng_store_cols_get_whole). */
+ng_colset ng_enricher_fields_whole(const ng_enricher *e);
+
 /* ng_enricher_apply on a view; the fields of ng_enricher_fields(e) must
  * be in it.  Same rules: one thread at a time per set. */
 void ng_enricher_apply_view(ng_enricher *e, const ng_enrich_view *v);

@@ -107,6 +107,13 @@ size_t ng_store_cols_rows(const ng_store_cols *c);
  * the derive call.  NULL when out of memory. */
 uint8_t *ng_store_cols_get(ng_store_cols *c, enum ng_field_id f);
 
+/* As ng_store_cols_get, for a caller that writes every row of the column:
+ * a field no row holds comes unset rather than zeroed (the sanitizer
+ * build fills it with 0xA5 bytes, so that a row left unwritten shows in
+ * the tests).  A field some row holds comes as its rows, as from
+ * ng_store_cols_get.  NULL when out of memory. */
+uint8_t *ng_store_cols_get_whole(ng_store_cols *c, enum ng_field_id f);
+
 /* Fills fields of the rows of a segment after they are sorted and before
  * they are encoded, column by column (the collector enriches there: see
  * docs/enrichment.md).  Called on the thread that flushes.  Returns 0, or

@@ -555,7 +555,8 @@ size_t ng_store_cols_rows(const ng_store_cols *c)
 	return c->n;
 }
 
-uint8_t *ng_store_cols_get(ng_store_cols *c, enum ng_field_id f)
+/* Column f of c: its permuted rows, or room for them, zeroed or not. */
+static uint8_t *cols_get(ng_store_cols *c, enum ng_field_id f, bool zero)
 {
 	ng_store_writer *w = c->w;
 	if (c->cols[f]) /* permuted into w->pcol[f] by write_run */
@@ -564,9 +565,24 @@ uint8_t *ng_store_cols_get(ng_store_cols *c, enum ng_field_id f)
 	w->pcol[f] = grow_rows(w->pcol[f], &w->pcap[f], c->n, sz);
 	if (w->pcap[f] < c->n)
 		return NULL;
-	memset(w->pcol[f], 0, c->n * sz);
+	if (zero)
+		memset(w->pcol[f], 0, c->n * sz);
+#ifdef __SANITIZE_ADDRESS__
+	else
+		memset(w->pcol[f], 0xA5, c->n * sz);
+#endif
 	c->cols[f] = w->pcol[f];
 	return w->pcol[f];
+}
+
+uint8_t *ng_store_cols_get(ng_store_cols *c, enum ng_field_id f)
+{
+	return cols_get(c, f, true);
+}
+
+uint8_t *ng_store_cols_get_whole(ng_store_cols *c, enum ng_field_id f)
+{
+	return cols_get(c, f, false);
 }
 
 /* Encodes and writes rows order[lo..hi) (one hour) as segments of at most
