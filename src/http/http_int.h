@@ -87,8 +87,13 @@ struct ng_http_server {
 	ng_http_metrics m;
 	sem_t qgate;          /* queries running at once at most (config threads) */
 	const ng_ch_conn *ch; /* ng_http_config.clickhouse (borrowed); NULL: the store */
-	ng_ch_server ch_sv;   /* its version and features */
-	bool qgate_init, conns_init;
+	/* ch's version and features, detected at the first request that
+	 * needs them (ng_http_ch_server), not at start: a collector starts
+	 * and spools while ClickHouse is down */
+	pthread_mutex_t ch_mu;
+	ng_ch_server ch_sv; /* under ch_mu, valid when ch_known */
+	bool ch_known;      /* under ch_mu */
+	bool qgate_init, conns_init, ch_mu_init;
 };
 
 /* One request, as api.c sees it. */
@@ -126,6 +131,22 @@ void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const cha
 /* Counts one query of `us` microseconds. */
 void ng_http_observe(ng_http_server *s, uint64_t us);
 
+/* ---- server.c: ClickHouse's version ------------------------------------ */
+
+/* The version and features of s->ch's server into *sv: detected with
+ * client cl (SELECT version(), clickhouse/schema.h ng_ch_detect) at the
+ * first call, and again at the first call after ng_http_ch_forget; kept
+ * in between.  Thread-safe (callers wait for one detection at a time).
+ * Returns 0, or -1 with the cause in err[errlen] (ClickHouse unreachable,
+ * an answer that is not a version), logged at most once a
+ * NG_HTTP_LOG_MS. */
+int ng_http_ch_server(ng_http_server *s, ng_ch_client *cl, ng_ch_server *sv, char *err,
+                      size_t errlen);
+
+/* After a request found ClickHouse unreachable: its version is detected
+ * again at the next request (it may come back as another release). */
+void ng_http_ch_forget(ng_http_server *s);
+
 /* Logs at most one message a NG_HTTP_LOG_MS per `slot` (an index below
  * NG_HTTP_LOG_SLOTS), saying how many were held back since.  Thread-safe. */
 #define NG_HTTP_LOG_MS 10000
@@ -135,6 +156,7 @@ enum {
 	NG_HTTP_LOG_EVICT,
 	NG_HTTP_LOG_REFUSE,
 	NG_HTTP_LOG_MHD,
+	NG_HTTP_LOG_CLICKHOUSE,
 	NG_HTTP_LOG_SLOTS
 };
 void ng_http_log_limited(int slot, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -504,8 +504,10 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	    pick_limits(&cfg->limits, &lim, err, errlen) < 0)
 		return NULL;
 	ng_http_server *s = calloc(1, sizeof *s);
-	if (!s || !(s->store_dir = strdup(cfg->store_dir)) || !(s->listen = strdup(listen)) ||
-	    (tok[0] && !(s->token = strdup(tok))) ||
+	if (s)
+		s->ch_mu_init = pthread_mutex_init(&s->ch_mu, NULL) == 0;
+	if (!s || !s->ch_mu_init || !(s->store_dir = strdup(cfg->store_dir)) ||
+	    !(s->listen = strdup(listen)) || (tok[0] && !(s->token = strdup(tok))) ||
 	    (cfg->flow_listen &&
 	     !(s->flow_listen = json_strings(cfg->flow_listen, cfg->nflow_listen)))) {
 		snprintf(err, errlen, "out of memory");
@@ -514,13 +516,14 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	}
 	s->attribution_dbip = cfg->attribution_dbip;
 	if (cfg->clickhouse) {
+		/* the URL and database checked now; the server's version at the
+		 * first query (ng_http_ch_server): it may be down at start */
 		ng_ch_client *cl = ng_ch_open(cfg->clickhouse, err, errlen);
-		int rc = cl ? ng_ch_detect(cl, &s->ch_sv, err, errlen) : -1;
-		ng_ch_close(cl);
-		if (rc < 0) {
+		if (!cl) {
 			ng_http_stop(s);
 			return NULL;
 		}
+		ng_ch_close(cl);
 		s->ch = cfg->clickhouse;
 	}
 	s->token_generated = generated;
@@ -572,6 +575,34 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		return NULL;
 	}
 	return s;
+}
+
+int ng_http_ch_server(ng_http_server *s, ng_ch_client *cl, ng_ch_server *sv, char *err,
+                      size_t errlen)
+{
+	pthread_mutex_lock(&s->ch_mu);
+	int rc = 0;
+	if (!s->ch_known) {
+		rc = ng_ch_detect(cl, &s->ch_sv, err, errlen);
+		s->ch_known = rc == 0;
+		if (rc == 0)
+			ng_info("ClickHouse at %s answers: version %s", ng_ch_base_url(cl),
+			        s->ch_sv.version);
+	}
+	if (rc == 0)
+		*sv = s->ch_sv;
+	pthread_mutex_unlock(&s->ch_mu);
+	if (rc < 0)
+		ng_http_log_limited(NG_HTTP_LOG_CLICKHOUSE,
+		                    "%s: the flow queries answer 503 until it answers", err);
+	return rc;
+}
+
+void ng_http_ch_forget(ng_http_server *s)
+{
+	pthread_mutex_lock(&s->ch_mu);
+	s->ch_known = false;
+	pthread_mutex_unlock(&s->ch_mu);
 }
 
 void ng_http_announce(const ng_http_server *s, const char *what)
@@ -631,6 +662,8 @@ void ng_http_stop(ng_http_server *s)
 		ng_http_conns_destroy(s);
 	if (s->qgate_init)
 		sem_destroy(&s->qgate);
+	if (s->ch_mu_init)
+		pthread_mutex_destroy(&s->ch_mu);
 	for (size_t i = 0; i < s->nallowed; i++)
 		free(s->allowed[i]);
 	free(s->allowed);
