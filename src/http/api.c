@@ -880,6 +880,19 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 	size_t limit, offset;
 	if (!exporter_page(r, &limit, &offset, out))
 		return;
+	if (s->ch && !s->exporters) { /* serve --clickhouse: the exporters ClickHouse holds */
+		char err[512];
+		ng_ch_conn conn;
+		ng_backend b;
+		int rc = open_backend(s, &conn, &b, err, sizeof err)
+		             ? ng_api_exporters_ch(s, b.ch, limit, offset, out, err, sizeof err)
+		             : -1;
+		int e = errno;
+		ng_ch_close(b.ch);
+		if (rc < 0)
+			run_error(s, out, err, e);
+		return;
+	}
 	ng_http_exporters x;
 	if (!snapshot(s, &x, out))
 		return;

@@ -125,6 +125,18 @@ void ng_api_handle(ng_http_server *s, const ng_http_req *r, ng_http_resp *out);
 void ng_api_views(ng_http_server *s, const char *method, const char *url, const char *body,
                   size_t len, ng_http_resp *out);
 
+/* GET /api/v1/exporters from ClickHouse (exporters_ch.c; nagare serve
+ * --clickhouse, where no collector's counters are at hand): the rows
+ * `limit` from `offset`, most records first, from DB.flows_1h,
+ * DB.exporters and DB.interfaces of client cl's server, into *out
+ * (docs/api.md: the embedded answer's keys, "source":"clickhouse", null
+ * for what only a collector counts).  Returns 0, or -1 with the cause in
+ * err[errlen] and errno ETIMEDOUT (cl's time-out), ECONNREFUSED (no
+ * connection) or EIO (a statement refused, an answer that does not
+ * parse). */
+int ng_api_exporters_ch(ng_http_server *s, ng_ch_client *cl, size_t limit, size_t offset,
+                        ng_http_resp *out, char *err, size_t errlen);
+
 /* Sets a JSON error {"error": msg, "hint": hint} (hint may be NULL). */
 void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const char *hint);
 
