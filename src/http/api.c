@@ -238,9 +238,10 @@ static void run_error(ng_http_server *s, ng_http_resp *out, const char *err, int
  * ClickHouse through a client of the request's own (close it with
  * ng_ch_close(b->ch)) whose time-out is the API's run-time limit, and
  * the server's version (detected at the first request: ng_http_ch_server);
- * conn is its connection's copy.  False with err set and errno
- * ECONNREFUSED when ClickHouse's version cannot be had (unreachable),
- * ENOMEM when the client cannot be made. */
+ * conn is its connection's copy.  False with err set and errno as
+ * ng_http_ch_server's when ClickHouse's version cannot be had
+ * (ECONNREFUSED: unreachable; ETIMEDOUT: past the time limit), ENOMEM
+ * when the client cannot be made. */
 static bool open_backend(ng_http_server *s, ng_ch_conn *conn, ng_backend *b, char *err,
                          size_t errlen)
 {
@@ -255,9 +256,10 @@ static bool open_backend(ng_http_server *s, ng_ch_conn *conn, ng_backend *b, cha
 		return false;
 	}
 	if (ng_http_ch_server(s, b->ch, &b->sv, err, errlen) < 0) {
+		int e = errno;
 		ng_ch_close(b->ch);
 		b->ch = NULL;
-		errno = ECONNREFUSED;
+		errno = e;
 		return false;
 	}
 	return true;

@@ -149,9 +149,10 @@ void ng_http_observe(ng_http_server *s, uint64_t us);
  * client cl (SELECT version(), clickhouse/schema.h ng_ch_detect) at the
  * first call, and again at the first call after ng_http_ch_forget; kept
  * in between.  Thread-safe (callers wait for one detection at a time).
- * Returns 0, or -1 with the cause in err[errlen] (ClickHouse unreachable,
- * an answer that is not a version), logged at most once a
- * NG_HTTP_LOG_MS. */
+ * Returns 0, or -1 with the cause in err[errlen], logged at most once a
+ * NG_HTTP_LOG_MS, and errno ECONNREFUSED (ClickHouse unreachable: no
+ * connection, or it was lost), ETIMEDOUT (cl's time-out passed) or EIO
+ * (an HTTP error status, an answer that is not a version). */
 int ng_http_ch_server(ng_http_server *s, ng_ch_client *cl, ng_ch_server *sv, char *err,
                       size_t errlen);
 

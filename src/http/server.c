@@ -6,6 +6,7 @@
  * the cookie), then the API (api.c).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -577,13 +578,45 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	return s;
 }
 
+/* SELECT version() on cl into *sv (ng_ch_detect, with the reply's
+ * outcome kept).  Returns 0, or -1 with err set and errno ETIMEDOUT (the
+ * client's time-out), EIO (an HTTP error the server answered, an answer
+ * that is not a version) or ECONNREFUSED (no connection, or none kept). */
+static int detect(ng_ch_client *cl, ng_ch_server *sv, char *err, size_t errlen)
+{
+	ng_ch_reply rep;
+	if (ng_ch_exec(cl, "SELECT version()", NULL, 0, NULL, &rep) < 0) {
+		snprintf(err, errlen, "%s", rep.err);
+		int e = rep.timed_out                  ? ETIMEDOUT
+		        : rep.outcome == NG_CH_REFUSED ? EIO
+		                                       : ECONNREFUSED;
+		ng_ch_reply_free(&rep);
+		errno = e;
+		return -1;
+	}
+	size_t len = rep.len;
+	while (len && (rep.body[len - 1] == '\n' || rep.body[len - 1] == '\r'))
+		len--;
+	int rc = ng_ch_server_parse(rep.body ? rep.body : "", len, sv);
+	if (rc < 0) {
+		char t[80];
+		snprintf(err, errlen, "ClickHouse at %s: version() answered '%s', not a version",
+		         ng_ch_base_url(cl),
+		         ng_ch_error_text(rep.body ? rep.body : "", len, t, sizeof t));
+	}
+	ng_ch_reply_free(&rep);
+	errno = rc < 0 ? EIO : 0;
+	return rc;
+}
+
 int ng_http_ch_server(ng_http_server *s, ng_ch_client *cl, ng_ch_server *sv, char *err,
                       size_t errlen)
 {
 	pthread_mutex_lock(&s->ch_mu);
-	int rc = 0;
+	int rc = 0, e = 0;
 	if (!s->ch_known) {
-		rc = ng_ch_detect(cl, &s->ch_sv, err, errlen);
+		rc = detect(cl, &s->ch_sv, err, errlen);
+		e = errno;
 		s->ch_known = rc == 0;
 		if (rc == 0)
 			ng_info("ClickHouse at %s answers: version %s", ng_ch_base_url(cl),
@@ -592,9 +625,11 @@ int ng_http_ch_server(ng_http_server *s, ng_ch_client *cl, ng_ch_server *sv, cha
 	if (rc == 0)
 		*sv = s->ch_sv;
 	pthread_mutex_unlock(&s->ch_mu);
-	if (rc < 0)
-		ng_http_log_limited(NG_HTTP_LOG_CLICKHOUSE,
-		                    "%s: the flow queries answer 503 until it answers", err);
+	if (rc < 0) {
+		ng_http_log_limited(NG_HTTP_LOG_CLICKHOUSE, "%s: the flow queries answer %s", err,
+		                    e == ECONNREFUSED ? "503 until it answers" : "an error");
+		errno = e;
+	}
 	return rc;
 }
 
