@@ -212,6 +212,25 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit(0 if d["total"] == 4 and d["returned"] == 2 and d["offset"] == 1 and len(d["exporters"]) == 2 else 1)' "$work/r.json" && r=0 || r=1
 check $r "serve --clickhouse: GET /api/v1/exporters?limit=2&offset=1 pages ($code)"
+# the Exporters page over that answer, in Chromium (tests/web's harness),
+# when node, Debian's chromium and web/node_modules are there
+if command -v node >/dev/null && [ -x "${NG_CHROMIUM:-/usr/bin/chromium}" ] &&
+	[ -d "$here/../../web/node_modules/playwright-core" ]; then
+	want=$(python3 -c '
+import ipaddress, json, sys
+w = {}
+for line in open(sys.argv[1]):
+    a, n = line.split("\t")
+    ip = ipaddress.ip_address(a)
+    w[str(ip.ipv4_mapped or ip)] = int(n)
+print(json.dumps(w))' "$work/per_exporter.tsv")
+	node "$here/../web/ch_exporters.mjs" --url "$su" --out "$work/web" \
+		--from 2026-11-28T23:00:00Z --to 2026-11-29T03:00:00Z --want "$want" \
+		--names '{"127.0.1.1": "lab-a", "127.0.1.2": "o'"'"'hare \\ edge"}' && r=0 || r=1
+	check $r "serve --clickhouse: the Exporters page lists them (tests/web/ch_exporters.mjs)"
+else
+	echo "note: no node, chromium or web/node_modules: the Exporters page not checked"
+fi
 ch_stop
 code=$(get "${su}api/v1/exporters")
 e=$(err_of)
