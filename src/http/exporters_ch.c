@@ -111,19 +111,6 @@ static char *str(rd *r)
 	return s;
 }
 
-/* Runs `sql`; *rep holds the answer (free with ng_ch_reply_free).
- * Returns 0, or -1 with err set and errno ETIMEDOUT, ECONNREFUSED (no
- * connection) or EIO. */
-static int run(ng_ch_client *cl, const char *sql, ng_ch_reply *rep, char *err, size_t errlen)
-{
-	if (ng_ch_exec(cl, sql, NULL, 0, NULL, rep) == 0)
-		return 0;
-	snprintf(err, errlen, "%s", rep->err);
-	errno = rep->timed_out ? ETIMEDOUT : rep->outcome == NG_CH_NOT_SENT ? ECONNREFUSED : EIO;
-	ng_ch_reply_free(rep);
-	return -1;
-}
-
 /* An exporter's last flow received (DB.exporters). */
 typedef struct seen {
 	uint8_t exporter[16];
@@ -155,145 +142,103 @@ static void free_rows(xrow *x, size_t nx, ifrow *f, size_t nf)
 	free(f);
 }
 
-/* The three answers into *x (nx rows, most records first) and *ifs (nif
- * rows by exporter).  Returns 0, or -1 (err, errno as run). */
-static int fetch(ng_ch_client *cl, xrow **x, size_t *nx, ifrow **ifs, size_t *nif, bool *cut,
-                 char *err, size_t errlen)
+/* Grows *v (of *cap elements of `size` bytes) to hold n + 1.  False when
+ * out of memory. */
+static bool grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	const char *db = ng_ch_database(cl);
-	char sql[1024];
-	ng_ch_reply rep;
-	*x = NULL, *ifs = NULL, *nx = *nif = 0, *cut = false;
-	snprintf(sql, sizeof sql,
-	         "SELECT exporter, toUInt64(observation_domain), toUInt64(flow_version), "
-	         "toUInt64(sum(flows)) AS records, toUInt64(sum(packets)), toUInt64(sum(bytes)), "
-	         "toUInt64(argMax(sampling_rate, time)), toUInt64(argMax(sampling_source, time)), "
-	         "toString(argMax(exporter_name, time)) FROM %s.flows_1h GROUP BY exporter, "
-	         "observation_domain, flow_version ORDER BY records DESC, exporter, "
-	         "observation_domain, flow_version LIMIT %d FORMAT RowBinary",
-	         db, XROWS_MAX + 1);
-	if (run(cl, sql, &rep, err, errlen) < 0)
-		return -1;
-	rd r = {(const uint8_t *)rep.body, (const uint8_t *)rep.body + rep.len, false};
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *g = realloc(*v, c * size);
+	if (!g)
+		return false;
+	*v = g;
+	*cap = c;
+	return true;
+}
+
+/* The answer of the rows' statement into *x (nx rows, in its order);
+ * *cut when more than XROWS_MAX came.  False when it does not parse. */
+static bool read_rows(rd *r, xrow **x, size_t *nx, bool *cut)
+{
 	size_t cap = 0;
-	while (!r.bad && r.p < r.end) {
+	while (!r->bad && r->p < r->end) {
 		if (*nx == XROWS_MAX) {
 			*cut = true;
 			break;
 		}
-		if (*nx == cap) {
-			xrow *g = realloc(*x, (cap = cap ? cap * 2 : 64) * sizeof *g);
-			if (!g) {
-				r.bad = true;
-				break;
-			}
-			*x = g;
-		}
+		if (!grow((void **)x, &cap, *nx, sizeof **x))
+			return false;
 		xrow *e = &(*x)[*nx];
 		memset(e, 0, sizeof *e);
-		addr16(&r, e->exporter);
-		e->domain = u64(&r);
-		e->version = u64(&r);
-		e->records = u64(&r);
-		e->packets = u64(&r);
-		e->bytes = u64(&r);
-		e->sampling_rate = u64(&r);
-		e->sampling_source = u64(&r);
-		e->name = str(&r);
-		if (!r.bad)
-			(*nx)++;
-		else
+		addr16(r, e->exporter);
+		e->domain = u64(r);
+		e->version = u64(r);
+		e->records = u64(r);
+		e->packets = u64(r);
+		e->bytes = u64(r);
+		e->sampling_rate = u64(r);
+		e->sampling_source = u64(r);
+		e->name = str(r);
+		if (r->bad)
 			free(e->name);
+		else
+			(*nx)++;
 	}
-	ng_ch_reply_free(&rep);
-	if (r.bad)
-		goto bad;
-	/* the last flow received of each exporter */
-	snprintf(sql, sizeof sql,
-	         "SELECT exporter, toUInt64(max(last_seen)) FROM %s.exporters GROUP BY exporter "
-	         "LIMIT %d FORMAT RowBinary",
-	         db, XROWS_MAX);
-	if (run(cl, sql, &rep, err, errlen) < 0) {
-		free_rows(*x, *nx, NULL, 0);
-		*x = NULL, *nx = 0;
-		return -1;
-	}
-	r = (rd){(const uint8_t *)rep.body, (const uint8_t *)rep.body + rep.len, false};
+	return !r->bad;
+}
+
+/* The answer of the last-seen statement into the rows' last_seen.
+ * False when it does not parse or memory is out. */
+static bool read_seen(rd *r, xrow *x, size_t nx)
+{
 	seen *ls = NULL;
-	size_t nls = 0;
-	cap = 0;
-	while (!r.bad && r.p < r.end && nls < XROWS_MAX) {
-		if (nls == cap) {
-			seen *g = realloc(ls, (cap = cap ? cap * 2 : 64) * sizeof *g);
-			if (!g) {
-				r.bad = true;
-				break;
-			}
-			ls = g;
+	size_t nls = 0, cap = 0;
+	while (!r->bad && r->p < r->end && nls < XROWS_MAX) {
+		if (!grow((void **)&ls, &cap, nls, sizeof *ls)) {
+			r->bad = true;
+			break;
 		}
-		addr16(&r, ls[nls].exporter);
-		ls[nls].last_seen = u64(&r);
-		nls += !r.bad;
+		addr16(r, ls[nls].exporter);
+		ls[nls].last_seen = u64(r);
+		nls += !r->bad;
 	}
-	ng_ch_reply_free(&rep);
 	if (nls)
 		qsort(ls, nls, sizeof *ls, by_exporter);
-	for (size_t i = 0; !r.bad && nls && i < *nx; i++) {
-		const seen *k = bsearch((*x)[i].exporter, ls, nls, sizeof *ls, by_exporter);
+	for (size_t i = 0; !r->bad && nls && i < nx; i++) {
+		const seen *k = bsearch(x[i].exporter, ls, nls, sizeof *ls, by_exporter);
 		if (k)
-			(*x)[i].last_seen = k->last_seen;
+			x[i].last_seen = k->last_seen;
 	}
 	free(ls);
-	if (r.bad)
-		goto bad;
-	/* the interfaces named (index 0: no interface) */
-	snprintf(sql, sizeof sql,
-	         "SELECT exporter, toUInt64(if_index), toString(argMax(if_name, last_seen)) FROM "
-	         "%s.interfaces WHERE if_index != 0 GROUP BY exporter, if_index ORDER BY "
-	         "exporter, if_index LIMIT %d FORMAT RowBinary",
-	         db, IFROWS_MAX + 1);
-	if (run(cl, sql, &rep, err, errlen) < 0) {
-		free_rows(*x, *nx, NULL, 0);
-		*x = NULL, *nx = 0;
-		return -1;
-	}
-	r = (rd){(const uint8_t *)rep.body, (const uint8_t *)rep.body + rep.len, false};
-	cap = 0;
-	while (!r.bad && r.p < r.end) {
+	return !r->bad;
+}
+
+/* The answer of the interfaces' statement into *ifs (nif rows, by
+ * exporter then index); *cut when more than IFROWS_MAX came.  False when
+ * it does not parse. */
+static bool read_interfaces(rd *r, ifrow **ifs, size_t *nif, bool *cut)
+{
+	size_t cap = 0;
+	while (!r->bad && r->p < r->end) {
 		if (*nif == IFROWS_MAX) {
 			*cut = true;
 			break;
 		}
-		if (*nif == cap) {
-			ifrow *g = realloc(*ifs, (cap = cap ? cap * 2 : 64) * sizeof *g);
-			if (!g) {
-				r.bad = true;
-				break;
-			}
-			*ifs = g;
-		}
+		if (!grow((void **)ifs, &cap, *nif, sizeof **ifs))
+			return false;
 		ifrow *e = &(*ifs)[*nif];
-		addr16(&r, e->exporter);
-		e->if_index = u64(&r);
-		e->name = str(&r);
-		if (!r.bad)
-			(*nif)++;
-		else
+		addr16(r, e->exporter);
+		e->if_index = u64(r);
+		e->name = str(r);
+		if (r->bad)
 			free(e->name);
+		else
+			(*nif)++;
 	}
-	ng_ch_reply_free(&rep);
-	if (r.bad)
-		goto bad;
 	if (*nif) /* by exporter, then index: bsearch finds an exporter's run */
 		qsort(*ifs, *nif, sizeof **ifs, by_interface);
-	return 0;
-bad:
-	free_rows(*x, *nx, *ifs, *nif);
-	*x = NULL, *ifs = NULL, *nx = *nif = 0;
-	snprintf(err, errlen, "ClickHouse at %s: an exporters answer that does not parse",
-	         ng_ch_base_url(cl));
-	errno = EIO;
-	return -1;
+	return !r->bad;
 }
 
 /* "key":"RFC 3339","key_ms":ms, both null for 0 (not known). */
@@ -356,24 +301,24 @@ static void put_row(FILE *f, const xrow *e, const ifrow *ifs, size_t nif, uint64
 	fputs("]}", f);
 }
 
-int ng_api_exporters_ch(ng_http_server *s, ng_ch_client *cl, size_t limit, size_t offset,
-                        ng_http_resp *out, char *err, size_t errlen)
+int ng_exporters_ch_write(FILE *f, const char *const body[3], const size_t len[3], size_t limit,
+                          size_t offset, uint64_t now, char *err, size_t errlen)
 {
-	xrow *x;
-	ifrow *ifs;
-	size_t nx, nif;
-	bool cut;
-	if (fetch(cl, &x, &nx, &ifs, &nif, &cut, err, errlen) < 0)
-		return -1;
-	out->ctype = "application/json";
-	FILE *f = open_memstream(&out->body, &out->len);
-	if (!f) {
+	xrow *x = NULL;
+	ifrow *ifs = NULL;
+	size_t nx = 0, nif = 0;
+	bool cut = false;
+	rd r[3];
+	for (int i = 0; i < 3; i++)
+		r[i] =
+		    (rd){(const uint8_t *)(body[i] ? body[i] : ""),
+		         (const uint8_t *)(body[i] ? body[i] : "") + (body[i] ? len[i] : 0), false};
+	if (!read_rows(&r[0], &x, &nx, &cut) || !read_seen(&r[1], x, nx) ||
+	    !read_interfaces(&r[2], &ifs, &nif, &cut)) {
 		free_rows(x, nx, ifs, nif);
-		snprintf(err, errlen, "out of memory");
-		errno = ENOMEM;
+		snprintf(err, errlen, "an exporters answer that does not parse as RowBinary");
 		return -1;
 	}
-	uint64_t now = ng_now_ms();
 	fputs("{\"live\":false,\"source\":\"clickhouse\",", f);
 	put_time(f, "updated", now);
 	fputc(',', f);
@@ -394,8 +339,78 @@ int ng_api_exporters_ch(ng_http_server *s, ng_ch_client *cl, size_t limit, size_
 		put_row(f, &x[i], ifs, nif, now);
 	}
 	fputs("]}\n", f);
-	fclose(f);
 	free_rows(x, nx, ifs, nif);
-	(void)s;
 	return 0;
+}
+
+/* Runs `sql`; *rep holds the answer (free with ng_ch_reply_free).
+ * Returns 0, or -1 with err set and errno ETIMEDOUT, ECONNREFUSED (no
+ * connection) or EIO. */
+static int run(ng_ch_client *cl, const char *sql, ng_ch_reply *rep, char *err, size_t errlen)
+{
+	if (ng_ch_exec(cl, sql, NULL, 0, NULL, rep) == 0)
+		return 0;
+	snprintf(err, errlen, "%s", rep->err);
+	errno = rep->timed_out ? ETIMEDOUT : rep->outcome == NG_CH_NOT_SENT ? ECONNREFUSED : EIO;
+	ng_ch_reply_free(rep);
+	return -1;
+}
+
+int ng_api_exporters_ch(ng_http_server *s, ng_ch_client *cl, size_t limit, size_t offset,
+                        ng_http_resp *out, char *err, size_t errlen)
+{
+	(void)s;
+	const char *db = ng_ch_database(cl);
+	char sql[3][1024];
+	/* the rows: flows stored per exporter, domain and protocol */
+	snprintf(sql[0], sizeof sql[0],
+	         "SELECT exporter, toUInt64(observation_domain), toUInt64(flow_version), "
+	         "toUInt64(sum(flows)) AS records, toUInt64(sum(packets)), toUInt64(sum(bytes)), "
+	         "toUInt64(argMax(sampling_rate, time)), toUInt64(argMax(sampling_source, time)), "
+	         "toString(argMax(exporter_name, time)) FROM %s.flows_1h GROUP BY exporter, "
+	         "observation_domain, flow_version ORDER BY records DESC, exporter, "
+	         "observation_domain, flow_version LIMIT %d FORMAT RowBinary",
+	         db, XROWS_MAX + 1);
+	/* the last flow received of each exporter */
+	snprintf(sql[1], sizeof sql[1],
+	         "SELECT exporter, toUInt64(max(last_seen)) FROM %s.exporters GROUP BY exporter "
+	         "LIMIT %d FORMAT RowBinary",
+	         db, XROWS_MAX);
+	/* the interfaces named (index 0: no interface) */
+	snprintf(sql[2], sizeof sql[2],
+	         "SELECT exporter, toUInt64(if_index), toString(argMax(if_name, last_seen)) FROM "
+	         "%s.interfaces WHERE if_index != 0 GROUP BY exporter, if_index LIMIT %d FORMAT "
+	         "RowBinary",
+	         db, IFROWS_MAX + 1);
+	ng_ch_reply rep[3];
+	int n = 0;
+	while (n < 3 && run(cl, sql[n], &rep[n], err, errlen) == 0)
+		n++;
+	int rc = -1, e = errno;
+	if (n == 3) {
+		const char *body[3] = {rep[0].body, rep[1].body, rep[2].body};
+		const size_t len[3] = {rep[0].len, rep[1].len, rep[2].len};
+		out->ctype = "application/json";
+		FILE *f = open_memstream(&out->body, &out->len);
+		char perr[128];
+		if (!f) {
+			snprintf(err, errlen, "out of memory");
+			e = ENOMEM;
+		} else if ((rc = ng_exporters_ch_write(f, body, len, limit, offset, ng_now_ms(),
+		                                       perr, sizeof perr)) < 0) {
+			snprintf(err, errlen, "ClickHouse at %s: %s", ng_ch_base_url(cl), perr);
+			e = EIO;
+		}
+		if (f)
+			fclose(f);
+		if (rc < 0) {
+			free(out->body);
+			out->body = NULL;
+			out->len = 0;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		ng_ch_reply_free(&rep[i]);
+	errno = rc < 0 ? e : 0;
+	return rc;
 }

@@ -137,6 +137,15 @@ void ng_api_views(ng_http_server *s, const char *method, const char *url, const 
 int ng_api_exporters_ch(ng_http_server *s, ng_ch_client *cl, size_t limit, size_t offset,
                         ng_http_resp *out, char *err, size_t errlen);
 
+/* The JSON of ng_api_exporters_ch into f from its three statements'
+ * RowBinary answers body[i] (len[i] bytes; NULL: empty): the rows of
+ * flows_1h, the exporters' last seen, the interfaces; rows `limit` from
+ * `offset`, health against `now` (ms).  Returns 0, or -1 with err set,
+ * nothing written, when an answer does not parse or memory is out.
+ * Bytes from a server: fuzzed (tests/fuzz/fuzz_ch_exporters.c). */
+int ng_exporters_ch_write(FILE *f, const char *const body[3], const size_t len[3], size_t limit,
+                          size_t offset, uint64_t now, char *err, size_t errlen);
+
 /* Sets a JSON error {"error": msg, "hint": hint} (hint may be NULL). */
 void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const char *hint);
 
