@@ -7,7 +7,8 @@
  *                [--http-max-per-client N] [--http-idle-timeout SECS]
  *
  * Exporter counters come from STORE/state/exporters.json (written by a
- * collector, running or not), read again on each request.
+ * collector, running or not), read again on each request; with
+ * --clickhouse, from ClickHouse's exporters tables (docs/api.md).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,8 +38,8 @@ static const char serve_help[] =
     "  -s, --store DIR         flow store (default: $NAGARE_STORE,\n"
     "                          else /var/lib/nagare (the service's), else\n"
     "                          ~/.local/share/nagare)\n"
-    "      --clickhouse URL    answer the flow queries (top, flows, summary,\n"
-    "                          series) from ClickHouse (http://HOST:8123/DATABASE;\n"
+    "      --clickhouse URL    answer the flow queries and the exporters from\n"
+    "                          ClickHouse (http://HOST:8123/DATABASE;\n"
     "                          default: clickhouse.url of the configuration when\n"
     "                          no --store is given; docs/clickhouse.md)\n"
     "      --config FILE       YAML configuration (or NAGARE_CONFIG): its clickhouse:\n"
@@ -157,8 +158,12 @@ int ng_cmd_serve(int argc, char **argv)
 	}
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/state/exporters.json", cfg.store_dir);
-	cfg.exporters = file_exporters;
-	cfg.exporters_arg = path;
+	/* the exporters: the collector's counters, saved in the store; over
+	 * ClickHouse, the exporters its tables hold (docs/api.md) */
+	if (!cfg.clickhouse) {
+		cfg.exporters = file_exporters;
+		cfg.exporters_arg = path;
+	}
 	ng_cli_http_env(&hopt);
 	/* the store's flows enriched from DB-IP data: its attribution, as the
 	 * collector's dashboards show it (the collector says so in the file) */

@@ -15,6 +15,11 @@
  *
  * The server stops before the decoder and writers go (collector.c), so
  * no request is in progress when they do.
+ *
+ * With ClickHouse alone (collect --clickhouse URL, no store: the store
+ * directory holds only state), the flow queries go to ClickHouse over
+ * the sink's connection settings (http.h ng_http_config.clickhouse);
+ * the exporter counters stay the live ones.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -123,6 +128,11 @@ int ng_coll_http_start(ng_collector *c)
 	                     .limits = cfg->http_limits,
 	                     .metrics_exporters = (size_t)c->limits.metrics_exporters,
 	                     .attribution_dbip = c->attribution_dbip};
+	/* ClickHouse alone (no segment written): the flow queries read
+	 * ClickHouse, over the sink's connection settings; with the store
+	 * too, the store stays their source (docs/clickhouse.md "Queries") */
+	if (cfg->clickhouse && cfg->no_segments)
+		hc.clickhouse = &cfg->clickhouse->conn;
 	sigset_t old;
 	ng_signals_block(&old); /* for the server's threads (core/thread.h) */
 	char err[512];

@@ -208,16 +208,27 @@ static void field_error(ng_http_resp *out, const char *err)
 	fclose(f);
 }
 
-/* After a failed run: 503 on the deadline, 500 otherwise. */
-static void run_error(ng_http_server *s, ng_http_resp *out, const char *err, bool timeout)
+/* After a failed run whose errno was e: 503 on the deadline (ETIMEDOUT)
+ * and when ClickHouse is unreachable (ECONNREFUSED: no connection, or
+ * its version not detected; ng_http_ch_server detects it again at the
+ * next request), 500 otherwise. */
+static void run_error(ng_http_server *s, ng_http_resp *out, const char *err, int e)
 {
 	atomic_fetch_add(&s->m.query_errors, 1);
-	if (timeout) {
+	if (e == ETIMEDOUT) {
 		atomic_fetch_add(&s->m.timeouts, 1);
 		char hint[160];
 		snprintf(hint, sizeof hint,
 		         "the limit is %u ms: narrow the time range or the filter", s->timeout_ms);
 		ng_api_error(out, 503, "query time limit reached", hint);
+	} else if (e == ECONNREFUSED && s->ch) {
+		ng_http_ch_forget(s);
+		char hint[768];
+		snprintf(hint, sizeof hint,
+		         "%s; the flows are read from ClickHouse, asked again at the next "
+		         "request",
+		         err);
+		ng_api_error(out, 503, "ClickHouse unreachable", hint);
 	} else {
 		ng_api_error(out, 500, err, NULL);
 	}
@@ -225,9 +236,12 @@ static void run_error(ng_http_server *s, ng_http_resp *out, const char *err, boo
 
 /* The backend of one request (backend.h) into *b: the store, or
  * ClickHouse through a client of the request's own (close it with
- * ng_ch_close(b->ch)) whose time-out is the API's run-time limit; conn
- * is its connection's copy.  False (err set) when the client cannot be
- * made. */
+ * ng_ch_close(b->ch)) whose time-out is the API's run-time limit, and
+ * the server's version (detected at the first request: ng_http_ch_server);
+ * conn is its connection's copy.  False with err set and errno as
+ * ng_http_ch_server's when ClickHouse's version cannot be had
+ * (ECONNREFUSED: unreachable; ETIMEDOUT: past the time limit), ENOMEM
+ * when the client cannot be made. */
 static bool open_backend(ng_http_server *s, ng_ch_conn *conn, ng_backend *b, char *err,
                          size_t errlen)
 {
@@ -237,8 +251,18 @@ static bool open_backend(ng_http_server *s, ng_ch_conn *conn, ng_backend *b, cha
 	*conn = *s->ch;
 	conn->timeout_ms = s->timeout_ms;
 	conn->reply_max = (size_t)1 << 28; /* a page of max_rows flows is far less */
-	b->sv = s->ch_sv;
-	return (b->ch = ng_ch_open(conn, err, errlen)) != NULL;
+	if (!(b->ch = ng_ch_open(conn, err, errlen))) {
+		errno = ENOMEM;
+		return false;
+	}
+	if (ng_http_ch_server(s, b->ch, &b->sv, err, errlen) < 0) {
+		int e = errno;
+		ng_ch_close(b->ch);
+		b->ch = NULL;
+		errno = e;
+		return false;
+	}
+	return true;
 }
 
 /* Runs q on the server's backend.  Returns as ng_query_run (errno
@@ -347,7 +371,7 @@ static void api_top(ng_http_server *s, const ng_http_req *r, ng_http_resp *out)
 	}
 	ng_query_result res;
 	if (run_query(s, &p.q, &res, err, sizeof err)) {
-		run_error(s, out, err, errno == ETIMEDOUT);
+		run_error(s, out, err, errno);
 		goto done;
 	}
 	FILE *f = body(out, "application/json");
@@ -403,7 +427,7 @@ static void api_complete(ng_http_server *s, const ng_http_req *r, ng_http_resp *
 	p.q.key_prefix = prefix;
 	ng_query_result res;
 	if (run_query(s, &p.q, &res, err, sizeof err)) {
-		run_error(s, out, err, errno == ETIMEDOUT);
+		run_error(s, out, err, errno);
 		goto done;
 	}
 	FILE *f = body(out, "application/json");
@@ -496,7 +520,7 @@ static void api_series(ng_http_server *s, const ng_http_req *r, ng_http_resp *ou
 	ng_ch_conn conn;
 	ng_backend b;
 	if (!open_backend(s, &conn, &b, err, sizeof err)) {
-		run_error(s, out, err, false);
+		run_error(s, out, err, errno);
 		goto done;
 	}
 	int src = ng_series_run_set_on(&b, &p.q, p.filter_text, interval, bidir, prev, &se, err,
@@ -504,7 +528,7 @@ static void api_series(ng_http_server *s, const ng_http_req *r, ng_http_resp *ou
 	ng_ch_close(b.ch);
 	if (src) {
 		ng_series_set_free(&se);
-		run_error(s, out, err, errno == ETIMEDOUT || strstr(err, "time limit"));
+		run_error(s, out, err, strstr(err, "time limit") ? ETIMEDOUT : errno);
 		goto done;
 	}
 	FILE *f = body(out, "application/json");
@@ -543,14 +567,14 @@ static void api_sankey(ng_http_server *s, params *p, const char *fields, ng_http
 	ng_ch_conn conn;
 	ng_backend b;
 	if (!open_backend(s, &conn, &b, err, sizeof err)) {
-		run_error(s, out, err, false);
+		run_error(s, out, err, errno);
 		return;
 	}
 	int rc = ng_sankey_run_on(&b, &p->q, &sk, err, sizeof err);
 	int e = errno;
 	ng_ch_close(b.ch);
 	if (rc) {
-		run_error(s, out, err, e == ETIMEDOUT || strstr(err, "time limit"));
+		run_error(s, out, err, strstr(err, "time limit") ? ETIMEDOUT : e);
 		return;
 	}
 	FILE *f = body(out, "application/json");
@@ -584,14 +608,14 @@ static void api_pairs(ng_http_server *s, const ng_http_req *r, ng_http_resp *out
 	ng_ch_conn conn;
 	ng_backend b;
 	if (!open_backend(s, &conn, &b, err, sizeof err)) {
-		run_error(s, out, err, false);
+		run_error(s, out, err, errno);
 		goto done;
 	}
 	int rc = ng_pairs_run_on(&b, &p.q, &pr, err, sizeof err);
 	int e = errno;
 	ng_ch_close(b.ch);
 	if (rc) {
-		run_error(s, out, err, e == ETIMEDOUT || strstr(err, "time limit"));
+		run_error(s, out, err, strstr(err, "time limit") ? ETIMEDOUT : e);
 		goto done;
 	}
 	FILE *f = body(out, "application/json");
@@ -621,7 +645,7 @@ static void api_flows(ng_http_server *s, const ng_http_req *r, ng_http_resp *out
 	p.q.limit = p.offset + p.limit;
 	ng_query_result res;
 	if (run_query(s, &p.q, &res, err, sizeof err)) {
-		run_error(s, out, err, errno == ETIMEDOUT);
+		run_error(s, out, err, errno);
 		goto done;
 	}
 	/* the page: flows [offset, offset + limit) of the listing */
@@ -678,7 +702,7 @@ static void api_summary(ng_http_server *s, const ng_http_req *r, ng_http_resp *o
 	p.q.limit = 1;
 	ng_query_result res;
 	if (run_query(s, &p.q, &res, err, sizeof err)) {
-		run_error(s, out, err, errno == ETIMEDOUT);
+		run_error(s, out, err, errno);
 		goto done;
 	}
 	FILE *f = body(out, "application/json");
@@ -858,6 +882,19 @@ static void api_exporters(ng_http_server *s, const ng_http_req *r, ng_http_resp 
 	size_t limit, offset;
 	if (!exporter_page(r, &limit, &offset, out))
 		return;
+	if (s->ch && !s->exporters) { /* serve --clickhouse: the exporters ClickHouse holds */
+		char err[512];
+		ng_ch_conn conn;
+		ng_backend b;
+		int rc = open_backend(s, &conn, &b, err, sizeof err)
+		             ? ng_api_exporters_ch(s, b.ch, limit, offset, out, err, sizeof err)
+		             : -1;
+		int e = errno;
+		ng_ch_close(b.ch);
+		if (rc < 0)
+			run_error(s, out, err, e);
+		return;
+	}
 	ng_http_exporters x;
 	if (!snapshot(s, &x, out))
 		return;

@@ -111,12 +111,15 @@ typedef struct ng_http_config {
 	bool attribution_dbip;    /* DB-IP data enriches the flows: /api/v1/fields'
 	                           * "attribution" names it, the dashboards show it
 	                           * (CC BY 4.0; docs/enrichment.md) */
-	/* Answer the flow queries (/api/v1/top, /flows, /summary, /series) from this
-	 * ClickHouse (query/backend.h) instead of the store: a client of its
-	 * own per request, the server's version detected at start (which
-	 * fails when it does not answer).  The others answer 501 with it.
-	 * Borrowed: it and its strings must outlive the server.  NULL: the
-	 * store. */
+	/* Answer the flow queries (/api/v1/top, /flows, /summary, /series,
+	 * /pairs, /complete) from this ClickHouse (query/backend.h) instead
+	 * of the store: a client of its own per request, the server's version
+	 * detected at the first request and again after one found it
+	 * unreachable (the server starts while ClickHouse is down; until it
+	 * answers those requests answer 503 "ClickHouse unreachable").  With
+	 * `exporters` NULL, /api/v1/exporters answers from ClickHouse's
+	 * tables too (exporters_ch.c).  Borrowed: it and its strings must
+	 * outlive the server.  NULL: the store. */
 	const struct ng_ch_conn *clickhouse;
 } ng_http_config;
 

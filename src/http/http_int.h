@@ -87,8 +87,13 @@ struct ng_http_server {
 	ng_http_metrics m;
 	sem_t qgate;          /* queries running at once at most (config threads) */
 	const ng_ch_conn *ch; /* ng_http_config.clickhouse (borrowed); NULL: the store */
-	ng_ch_server ch_sv;   /* its version and features */
-	bool qgate_init, conns_init;
+	/* ch's version and features, detected at the first request that
+	 * needs them (ng_http_ch_server), not at start: a collector starts
+	 * and spools while ClickHouse is down */
+	pthread_mutex_t ch_mu;
+	ng_ch_server ch_sv; /* under ch_mu, valid when ch_known */
+	bool ch_known;      /* under ch_mu */
+	bool qgate_init, conns_init, ch_mu_init;
 };
 
 /* One request, as api.c sees it. */
@@ -120,11 +125,49 @@ void ng_api_handle(ng_http_server *s, const ng_http_req *r, ng_http_resp *out);
 void ng_api_views(ng_http_server *s, const char *method, const char *url, const char *body,
                   size_t len, ng_http_resp *out);
 
+/* GET /api/v1/exporters from ClickHouse (exporters_ch.c; nagare serve
+ * --clickhouse, where no collector's counters are at hand): the rows
+ * `limit` from `offset`, most records first, from DB.flows_1h,
+ * DB.exporters and DB.interfaces of client cl's server, into *out
+ * (docs/api.md: the embedded answer's keys, "source":"clickhouse", null
+ * for what only a collector counts).  Returns 0, or -1 with the cause in
+ * err[errlen] and errno ETIMEDOUT (cl's time-out), ECONNREFUSED (no
+ * connection) or EIO (a statement refused, an answer that does not
+ * parse). */
+int ng_api_exporters_ch(ng_http_server *s, ng_ch_client *cl, size_t limit, size_t offset,
+                        ng_http_resp *out, char *err, size_t errlen);
+
+/* The JSON of ng_api_exporters_ch into f from its three statements'
+ * RowBinary answers body[i] (len[i] bytes; NULL: empty): the rows of
+ * flows_1h, the exporters' last seen, the interfaces; rows `limit` from
+ * `offset`, health against `now` (ms).  Returns 0, or -1 with err set,
+ * nothing written, when an answer does not parse or memory is out.
+ * Bytes from a server: fuzzed (tests/fuzz/fuzz_ch_exporters.c). */
+int ng_exporters_ch_write(FILE *f, const char *const body[3], const size_t len[3], size_t limit,
+                          size_t offset, uint64_t now, char *err, size_t errlen);
+
 /* Sets a JSON error {"error": msg, "hint": hint} (hint may be NULL). */
 void ng_api_error(ng_http_resp *out, unsigned status, const char *msg, const char *hint);
 
 /* Counts one query of `us` microseconds. */
 void ng_http_observe(ng_http_server *s, uint64_t us);
+
+/* ---- server.c: ClickHouse's version ------------------------------------ */
+
+/* The version and features of s->ch's server into *sv: detected with
+ * client cl (SELECT version(), clickhouse/schema.h ng_ch_detect) at the
+ * first call, and again at the first call after ng_http_ch_forget; kept
+ * in between.  Thread-safe (callers wait for one detection at a time).
+ * Returns 0, or -1 with the cause in err[errlen], logged at most once a
+ * NG_HTTP_LOG_MS, and errno ECONNREFUSED (ClickHouse unreachable: no
+ * connection, or it was lost), ETIMEDOUT (cl's time-out passed) or EIO
+ * (an HTTP error status, an answer that is not a version). */
+int ng_http_ch_server(ng_http_server *s, ng_ch_client *cl, ng_ch_server *sv, char *err,
+                      size_t errlen);
+
+/* After a request found ClickHouse unreachable: its version is detected
+ * again at the next request (it may come back as another release). */
+void ng_http_ch_forget(ng_http_server *s);
 
 /* Logs at most one message a NG_HTTP_LOG_MS per `slot` (an index below
  * NG_HTTP_LOG_SLOTS), saying how many were held back since.  Thread-safe. */
@@ -135,6 +178,7 @@ enum {
 	NG_HTTP_LOG_EVICT,
 	NG_HTTP_LOG_REFUSE,
 	NG_HTTP_LOG_MHD,
+	NG_HTTP_LOG_CLICKHOUSE,
 	NG_HTTP_LOG_SLOTS
 };
 void ng_http_log_limited(int slot, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -6,6 +6,7 @@
  * the cookie), then the API (api.c).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -504,8 +505,10 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	    pick_limits(&cfg->limits, &lim, err, errlen) < 0)
 		return NULL;
 	ng_http_server *s = calloc(1, sizeof *s);
-	if (!s || !(s->store_dir = strdup(cfg->store_dir)) || !(s->listen = strdup(listen)) ||
-	    (tok[0] && !(s->token = strdup(tok))) ||
+	if (s)
+		s->ch_mu_init = pthread_mutex_init(&s->ch_mu, NULL) == 0;
+	if (!s || !s->ch_mu_init || !(s->store_dir = strdup(cfg->store_dir)) ||
+	    !(s->listen = strdup(listen)) || (tok[0] && !(s->token = strdup(tok))) ||
 	    (cfg->flow_listen &&
 	     !(s->flow_listen = json_strings(cfg->flow_listen, cfg->nflow_listen)))) {
 		snprintf(err, errlen, "out of memory");
@@ -514,13 +517,14 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 	}
 	s->attribution_dbip = cfg->attribution_dbip;
 	if (cfg->clickhouse) {
+		/* the URL and database checked now; the server's version at the
+		 * first query (ng_http_ch_server): it may be down at start */
 		ng_ch_client *cl = ng_ch_open(cfg->clickhouse, err, errlen);
-		int rc = cl ? ng_ch_detect(cl, &s->ch_sv, err, errlen) : -1;
-		ng_ch_close(cl);
-		if (rc < 0) {
+		if (!cl) {
 			ng_http_stop(s);
 			return NULL;
 		}
+		ng_ch_close(cl);
 		s->ch = cfg->clickhouse;
 	}
 	s->token_generated = generated;
@@ -572,6 +576,68 @@ ng_http_server *ng_http_start(const ng_http_config *cfg, char *err, size_t errle
 		return NULL;
 	}
 	return s;
+}
+
+/* SELECT version() on cl into *sv (ng_ch_detect, with the reply's
+ * outcome kept).  Returns 0, or -1 with err set and errno ETIMEDOUT (the
+ * client's time-out), EIO (an HTTP error the server answered, an answer
+ * that is not a version) or ECONNREFUSED (no connection, or none kept). */
+static int detect(ng_ch_client *cl, ng_ch_server *sv, char *err, size_t errlen)
+{
+	ng_ch_reply rep;
+	if (ng_ch_exec(cl, "SELECT version()", NULL, 0, NULL, &rep) < 0) {
+		snprintf(err, errlen, "%s", rep.err);
+		int e = rep.timed_out                  ? ETIMEDOUT
+		        : rep.outcome == NG_CH_REFUSED ? EIO
+		                                       : ECONNREFUSED;
+		ng_ch_reply_free(&rep);
+		errno = e;
+		return -1;
+	}
+	size_t len = rep.len;
+	while (len && (rep.body[len - 1] == '\n' || rep.body[len - 1] == '\r'))
+		len--;
+	int rc = ng_ch_server_parse(rep.body ? rep.body : "", len, sv);
+	if (rc < 0) {
+		char t[80];
+		snprintf(err, errlen, "ClickHouse at %s: version() answered '%s', not a version",
+		         ng_ch_base_url(cl),
+		         ng_ch_error_text(rep.body ? rep.body : "", len, t, sizeof t));
+	}
+	ng_ch_reply_free(&rep);
+	errno = rc < 0 ? EIO : 0;
+	return rc;
+}
+
+int ng_http_ch_server(ng_http_server *s, ng_ch_client *cl, ng_ch_server *sv, char *err,
+                      size_t errlen)
+{
+	pthread_mutex_lock(&s->ch_mu);
+	int rc = 0, e = 0;
+	if (!s->ch_known) {
+		rc = detect(cl, &s->ch_sv, err, errlen);
+		e = errno;
+		s->ch_known = rc == 0;
+		if (rc == 0)
+			ng_info("ClickHouse at %s answers: version %s", ng_ch_base_url(cl),
+			        s->ch_sv.version);
+	}
+	if (rc == 0)
+		*sv = s->ch_sv;
+	pthread_mutex_unlock(&s->ch_mu);
+	if (rc < 0) {
+		ng_http_log_limited(NG_HTTP_LOG_CLICKHOUSE, "%s: the flow queries answer %s", err,
+		                    e == ECONNREFUSED ? "503 until it answers" : "an error");
+		errno = e;
+	}
+	return rc;
+}
+
+void ng_http_ch_forget(ng_http_server *s)
+{
+	pthread_mutex_lock(&s->ch_mu);
+	s->ch_known = false;
+	pthread_mutex_unlock(&s->ch_mu);
 }
 
 void ng_http_announce(const ng_http_server *s, const char *what)
@@ -631,6 +697,8 @@ void ng_http_stop(ng_http_server *s)
 		ng_http_conns_destroy(s);
 	if (s->qgate_init)
 		sem_destroy(&s->qgate);
+	if (s->ch_mu_init)
+		pthread_mutex_destroy(&s->ch_mu);
 	for (size_t i = 0; i < s->nallowed; i++)
 		free(s->allowed[i]);
 	free(s->allowed);

@@ -33,7 +33,9 @@ typedef struct ng_backend {
  * Returns 0, or -1 with a sentence in err[errlen]: the store's errors
  * (ng_query_run), or ClickHouse's (the server's code and text, a
  * connection refused, an answer that does not parse) and what the
- * ClickHouse backend does not do yet (ng_query_sql_groups).
+ * ClickHouse backend does not do yet (ng_query_sql_groups).  errno
+ * after a failure on ClickHouse: ETIMEDOUT past the client's time-out,
+ * ECONNREFUSED when no connection could be made (nothing ran), else EIO.
  */
 int ng_backend_run(const ng_backend *b, const ng_query *q, ng_query_result *res, char *err,
                    size_t errlen);

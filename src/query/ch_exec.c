@@ -134,8 +134,9 @@ static int run(ng_ch_client *cl, ng_ch_sql *sql, ng_ch_reply *rep, rb *r, char *
 			         ng_ch_base_url(cl));
 		else
 			snprintf(err, errlen, "%s", rep->err);
+		bool unreachable = rep->outcome == NG_CH_NOT_SENT;
 		ng_ch_reply_free(rep);
-		errno = timed_out ? ETIMEDOUT : EIO;
+		errno = timed_out ? ETIMEDOUT : unreachable ? ECONNREFUSED : EIO;
 		return -1;
 	}
 	*r = (rb){(const uint8_t *)rep->body, (const uint8_t *)rep->body + rep->len, false};
@@ -396,9 +397,12 @@ int ng_query_run_ch(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q,
 	if (!rc && q->nkeys && q->key_prefix && *q->key_prefix && !ng_query_sql_prefix_in_sql(q))
 		prefix_rows(q, res);
 	if (rc) {
-		int e = errno; /* ETIMEDOUT: the request's time-out (run) */
+		int e = errno; /* ETIMEDOUT: the request's time-out; ECONNREFUSED: no connection
+		                  (run) */
 		ng_query_result_free(res);
-		errno = e == ETIMEDOUT && strstr(err, "query time limit reached") ? ETIMEDOUT : EIO;
+		errno = e == ETIMEDOUT && strstr(err, "query time limit reached") ? ETIMEDOUT
+		        : e == ECONNREFUSED                                       ? ECONNREFUSED
+		                                                                  : EIO;
 		return -1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);

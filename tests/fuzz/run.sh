@@ -61,6 +61,22 @@ for f in "src net-name \"'; DROP TABLE flows; --\"" "exporter_name = '\\\\'" \
 	printf '%s' "$f" >"$work/ch_filter/$i"
 	i=$((i + 1))
 done
+# fuzz_ch_exporters: the three RowBinary answers of /api/v1/exporters
+# over ClickHouse (http/exporters_ch.c) separated by NGCH: two rows of
+# flows_1h (an IPv4-mapped and an IPv6 exporter, one named with a quote),
+# their last seen, two interfaces
+mkdir -p "$work/ch_exporters"
+python3 - "$work/ch_exporters/two-rows" <<'PY'
+import ipaddress, struct, sys
+def s(b): return bytes([len(b)]) + b
+a = ipaddress.ip_address("::ffff:127.0.1.1").packed
+b = ipaddress.ip_address("2001:db8::1").packed
+u = lambda *v: b"".join(struct.pack("<Q", x) for x in v)
+rows = a + u(1, 9, 8400, 96401, 71431867, 1, 0) + s(b"lab-a") + b + u(0, 80, 40, 5, 6000, 512, 4) + s(b"o'hare \\ edge")
+seen = a + u(1796162254111) + b + u(1796162000000)
+ifs = a + u(1) + s(b"et-0/0/1") + a + u(2) + s(b'uplink "core"')
+open(sys.argv[1], "wb").write(b"\x00\x00" + rows + b"NGCH" + seen + b"NGCH" + ifs)
+PY
 found=0
 ran=0
 for bin in "$build"/fuzz_*; do
@@ -76,6 +92,7 @@ for bin in "$build"/fuzz_*; do
 	fuzz_ptr) seeds=$work/ptr ;;
 	fuzz_geocsv) seeds=$work/geocsv ;;
 	fuzz_ch_filter) seeds=$work/ch_filter ;;
+	fuzz_ch_exporters) seeds=$work/ch_exporters ;;
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"

@@ -39,7 +39,7 @@ export default async function exportersPage(el, s, ctx) {
   const last = new Map();
   if (ctr) for (const c of ctr.samples) last.set(c.agent + '/' + c.if_index, c);
   el.innerHTML = `
-  ${xerr ? errorBox(xerr) : card('Exporters', `<p class="muted">${x.live ? 'live counters of this collector' : 'counters from the collector\'s last run, written ' + esc(timeText(x.updated_ms || x.updated, { tz: s.tz }) || x.updated)} · datagrams ${num(x.listener.datagrams)} · socket drops <b class="${x.listener.drops ? 'warn' : ''}">${num(x.listener.drops)}</b> · stored rows ${num(x.store.rows)}</p>` +
+  ${xerr ? errorBox(xerr) : x.source === 'clickhouse' ? card('Exporters', clickhouseExporters(x, s, inif)) : card('Exporters', `<p class="muted">${x.live ? 'live counters of this collector' : 'counters from the collector\'s last run, written ' + esc(timeText(x.updated_ms || x.updated, { tz: s.tz }) || x.updated)} · datagrams ${num(x.listener.datagrams)} · socket drops <b class="${x.listener.drops ? 'warn' : ''}">${num(x.listener.drops)}</b> · stored rows ${num(x.store.rows)}</p>` +
     (x.exporters.length === 0 ? '<div class="empty">No exporter has sent anything yet: point one at ${listenText(x)}.</div>' :
       table(x.exporters, [
         { key: 'exporter', title: 'exporter' }, { key: 'protocol', title: 'protocol' }, { key: 'domain', title: 'domain', num: true },
@@ -74,6 +74,26 @@ export default async function exportersPage(el, s, ctx) {
     { key: 'time', title: 'time', text: (r) => timeText(r.time, { tz: s.tz }) || r.time },
   ], 'counters-table')) : ''}`;
   wireClicks(el, s);
+}
+
+// The exporters of `nagare serve --clickhouse` (API exporters'
+// "source": "clickhouse", docs/clickhouse.md "Dashboards"): what
+// ClickHouse's tables hold (flows stored, last seen, interface names);
+// the collectors' own counters (datagrams, templates, loss, errors) are
+// null there and not shown.
+function clickhouseExporters(x, s, inif) {
+  const head = '<p class="muted">exporters in ClickHouse: records are the flows stored; each collector\'s own counters (datagrams, templates, loss, errors) are in its dashboards and <code>nagare status</code></p>';
+  if (x.exporters.length === 0) return head + '<div class="empty">ClickHouse holds no flows yet.</div>';
+  return head + table(x.exporters, [
+    { key: 'exporter', title: 'exporter' }, { key: 'exporter_name', title: 'name' },
+    { key: 'protocol', title: 'protocol' }, { key: 'domain', title: 'domain', num: true },
+    { key: 'records', title: 'records', num: true, text: (r) => num(r.records) },
+    { key: 'flow_bytes', title: 'bytes', num: true, text: (r) => inUnit(r.flow_bytes, { unit: 'bytes' }) },
+    { key: 'sampling_rate', title: 'sampling', num: true, text: (r) => `1:${r.sampling_rate || 1} (${r.sampling_source})` },
+    { key: 'interfaces', title: 'interfaces named', num: true, text: (r) => `${num(r.interfaces.filter((i) => i.name).length)} of ${num(r.interfaces.length)}` },
+    { key: 'last_seen', title: 'last seen', text: (r) => r.last_seen_ms ? timeText(r.last_seen_ms, { tz: s.tz }) : '–' },
+    { key: 'health', title: 'health', html: (r) => healthBadge(r.health) },
+  ], 'exporters-table', { term: (r) => termFor('exporter', r.exporter), range: rangeOf(inif, s) });
 }
 
 // The SNMP poller's agents (API exporters' "snmp", docs/api.md): polls,
