@@ -44,4 +44,16 @@ int ng_backend_run(const ng_backend *b, const ng_query *q, ng_query_result *res,
 int ng_query_run_ch(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q,
                     ng_query_result *res, char *err, size_t errlen);
 
+/*
+ * Reads the answer of q's one statement (query_sql.h ng_query_sql_one:
+ * JSONCompact, len bytes at body, from a server) into *res, zeroed by the
+ * caller: its rows in their order (at most q->limit; string keys
+ * interned), the totals, the time window and the number of groups
+ * (rows_before_limit_at_least, at least the rows; the rows when absent).
+ * Returns 0, or -1 with nothing kept in *res when it does not parse: not
+ * JSON (jansson), a row of another width, a value that is not its
+ * column's, more rows than the limit or than the groups counted.
+ */
+int ng_query_ch_parse_one(const ng_query *q, const char *body, size_t len, ng_query_result *res);
+
 #endif

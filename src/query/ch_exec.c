@@ -18,12 +18,21 @@
  * become ng_flow records field by field (the field table's offsets and
  * sizes), strings interned the same way.
  *
+ * A limited top-N without an either key, key prefix or rollup is one
+ * statement (query_sql.h ng_query_sql_one) answered in JSONCompact: its
+ * rows, the totals row and rows_before_limit_at_least (the number of
+ * groups), read with jansson, keys of bytes as hex, every value checked
+ * against its column (ng_query_ch_parse_one).  Else the totals, the rows
+ * and, when the rows' statement has a LIMIT, the number of groups are
+ * statements of their own.
+ *
  * Folds (a series' "other", a Sankey's stages: ng_query.fold, .folds)
  * are applied here to the rows of every group, as the engine applies them
  * to each flow's key, and the rows that meet are merged: the statement
  * itself fetches every group (folding in SQL would fetch fewer; not yet).
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,9 +159,9 @@ static int bad_answer(ng_ch_client *cl, char *err, size_t errlen)
 	return -1;
 }
 
-/* The totals (and for a group-by the number of groups) into res. */
+/* The totals (and, count_groups, the number of groups) into res. */
 static int totals(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q, ng_query_result *res,
-                  char *err, size_t errlen)
+                  bool count_groups, char *err, size_t errlen)
 {
 	const char *db = ng_ch_database(cl);
 	ng_ch_sql sql = {0};
@@ -175,7 +184,7 @@ static int totals(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q, n
 		return bad_answer(cl, err, errlen);
 	if (!res->flows_total)
 		res->first = res->last = 0;
-	if (!q->nkeys)
+	if (!count_groups)
 		return 0;
 	if (ng_query_sql_ngroups(db, q, sv, &sql, err, errlen)) {
 		ng_ch_sql_free(&sql);
@@ -205,6 +214,175 @@ static void *grow(void **a, size_t *cap, size_t n, size_t sz)
 	return (char *)*a + n * sz;
 }
 
+/* Whether key g is selected as a prefix's two halves (query_sql.c
+ * has_prefix). */
+static bool has_prefix_key(const ng_group_key *g)
+{
+	return ng_fields[g->field].type == NG_FT_ADDR && (g->plen4 || g->plen6) && g->alt < 0;
+}
+
+/* A JSON value that is an unsigned integer (a number, or a quoted
+ * decimal as JSONCompact writes UInt64) into *v; false when it is not
+ * one or is past 2^64 - 1. */
+static bool json_u64(const json_t *j, uint64_t *v)
+{
+	if (json_is_integer(j)) {
+		json_int_t i = json_integer_value(j);
+		*v = (uint64_t)i;
+		return i >= 0;
+	}
+	const char *t = json_string_value(j);
+	size_t n = t ? json_string_length(j) : 0;
+	if (!n || n > 20 || strspn(t, "0123456789") != n)
+		return false;
+	uint64_t x = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(t[i] - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return true;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A JSON string of upper-case hex (ClickHouse's hex()) into out[*n]
+ * (its bytes, at most cap); false when it is not one or longer. */
+static bool json_hex(const json_t *j, uint8_t *out, size_t cap, size_t *n)
+{
+	const char *t = json_string_value(j);
+	size_t len = t ? json_string_length(j) : 1;
+	if (len % 2 || len / 2 > cap)
+		return false;
+	for (size_t i = 0; i < len / 2; i++) {
+		int hi = hexval(t[2 * i]), lo = hexval(t[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	*n = len / 2;
+	return true;
+}
+
+/* One row of the one statement's answer (its output columns, query_sql.h
+ * ng_query_sql_one) into *row: the keys in the engine's layout, then the
+ * five aggregates; `keys` false for the totals' row (its key columns are
+ * defaults: only their count is checked).  False when it does not parse. */
+static bool one_row(const ng_query *q, const json_t *a, bool keys, ng_agg_row *row)
+{
+	size_t ncol = 5;
+	for (size_t j = 0; j < q->nkeys; j++)
+		ncol += has_prefix_key(&q->keys[j]) ? 2 : 1;
+	if (!json_is_array(a) || json_array_size(a) != ncol)
+		return false;
+	memset(row, 0, sizeof *row);
+	uint8_t *k = row->key;
+	size_t c = 0;
+	for (size_t j = 0; j < q->nkeys; j++) {
+		const ng_group_key *g = &q->keys[j];
+		const ng_field *f = &ng_fields[g->field];
+		uint64_t v, w;
+		if (has_prefix_key(g)) {
+			if (!json_u64(json_array_get(a, c), &v) ||
+			    !json_u64(json_array_get(a, c + 1), &w))
+				return false;
+			ng_put_be64(k, v);
+			ng_put_be64(k + 8, w);
+			c += 2;
+		} else if (f->type == NG_FT_ADDR || f->type == NG_FT_MAC || f->type == NG_FT_STR) {
+			uint8_t b[4096];
+			size_t n;
+			if (!json_hex(json_array_get(a, c++), b, sizeof b, &n))
+				return false;
+			if (f->type == NG_FT_STR)
+				put_host(k, f->size, n ? ng_intern((const char *)b, n) : 0);
+			else if (n == f->size)
+				memcpy(k, b, n);
+			else if (keys || n)
+				return false;
+		} else {
+			if (!json_u64(json_array_get(a, c++), &v))
+				return false;
+			if (f->size < 8 && v >> (8 * f->size))
+				return false;
+			put_host(k, f->size, v);
+		}
+		k += f->size;
+	}
+	uint64_t m[5];
+	for (size_t i = 0; i < 5; i++)
+		if (!json_u64(json_array_get(a, c + i), &m[i]))
+			return false;
+	row->first = m[0];
+	row->last = m[1];
+	row->flows = m[2];
+	row->packets = m[3];
+	row->bytes = m[4];
+	if (!keys)
+		memset(row->key, 0, sizeof row->key);
+	return true;
+}
+
+int ng_query_ch_parse_one(const ng_query *q, const char *body, size_t len, ng_query_result *res)
+{
+	json_error_t je;
+	json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	json_t *data = json_object_get(doc, "data"), *tot = json_object_get(doc, "totals");
+	json_t *rbl = json_object_get(doc, "rows_before_limit_at_least");
+	size_t n = json_array_size(data), cap = 0;
+	uint64_t before = n;
+	ng_agg_row t;
+	bool ok = json_is_array(data) && n <= q->limit && one_row(q, tot, false, &t) &&
+	          (!rbl || json_u64(rbl, &before)) && before >= n;
+	for (size_t i = 0; ok && i < n; i++) {
+		ng_agg_row *row = grow((void **)&res->rows, &cap, res->nrows, sizeof *row);
+		ok = row && one_row(q, json_array_get(data, i), true, row);
+		res->nrows += ok;
+	}
+	json_decref(doc);
+	if (!ok) {
+		free(res->rows);
+		res->rows = NULL;
+		res->nrows = 0;
+		return -1;
+	}
+	res->flows_total = t.flows;
+	res->packets_total = t.packets;
+	res->bytes_total = t.bytes;
+	res->first = t.flows ? t.first : 0;
+	res->last = t.flows ? t.last : 0;
+	res->groups = before;
+	res->groups_exact = true;
+	return 0;
+}
+
+/* The one statement (ng_query_sql_one): rows, totals and groups. */
+static int one(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q, ng_query_result *res,
+               char *err, size_t errlen)
+{
+	ng_ch_sql sql = {0};
+	ng_ch_reply rep;
+	rb r;
+	if (ng_query_sql_one(ng_ch_database(cl), q, sv, &sql, err, errlen)) {
+		ng_ch_sql_free(&sql);
+		return -1;
+	}
+	if (run(cl, &sql, &rep, &r, err, errlen))
+		return -1;
+	int rc = ng_query_ch_parse_one(q, (const char *)r.p, (size_t)(r.end - r.p), res);
+	ng_ch_reply_free(&rep);
+	if (rc)
+		snprintf(err, errlen,
+		         "ClickHouse at %s: an answer that does not parse as JSONCompact",
+		         ng_ch_base_url(cl));
+	return rc;
+}
+
 static int groups(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q, ng_query_result *res,
                   char *err, size_t errlen)
 {
@@ -231,7 +409,7 @@ static int groups(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q, n
 		for (size_t j = 0; j < q->nkeys; j++) {
 			const ng_group_key *g = &q->keys[j];
 			const ng_field *f = &ng_fields[g->field];
-			if (f->type == NG_FT_ADDR && (g->plen4 || g->plen6) && g->alt < 0) {
+			if (has_prefix_key(g)) {
 				ng_put_be64(k, rb_uint(&r, 8));
 				ng_put_be64(k + 8, rb_uint(&r, 8));
 			} else {
@@ -388,10 +566,25 @@ int ng_query_run_ch(ng_ch_client *cl, const ng_ch_server *sv, const ng_query *q,
 		snprintf(err, errlen, "the ClickHouse backend folds keys only without a limit");
 		return -1;
 	}
-	int rc = totals(cl, sv, q, res, err, errlen);
-	if (!rc)
-		rc = q->nkeys ? groups(cl, sv, q, res, err, errlen)
-		              : listing(cl, sv, q, res, err, errlen);
+	/* one statement where it can (ng_query_sql_one_statement); else the
+	 * totals, then the rows, the groups counted by a statement of their
+	 * own only when the rows' statement has a LIMIT (without one its rows
+	 * are every group HAVING kept) */
+	bool limited = q->nkeys && q->limit &&
+	               (!q->key_prefix || !*q->key_prefix || ng_query_sql_prefix_in_sql(q));
+	int rc;
+	if (ng_query_sql_one_statement(q, sv)) {
+		rc = one(cl, sv, q, res, err, errlen);
+	} else {
+		rc = totals(cl, sv, q, res, limited, err, errlen);
+		if (!rc)
+			rc = q->nkeys ? groups(cl, sv, q, res, err, errlen)
+			              : listing(cl, sv, q, res, err, errlen);
+		if (!rc && q->nkeys && !limited) {
+			res->groups = res->nrows;
+			res->groups_exact = true;
+		}
+	}
 	if (!rc && folded)
 		fold_rows(q, res);
 	if (!rc && q->nkeys && q->key_prefix && *q->key_prefix && !ng_query_sql_prefix_in_sql(q))

@@ -4,8 +4,8 @@
  *
  * Nothing a user typed is written here but through the filter compiler
  * (filter_sql.c), ng_ch_sql_uint and ng_ch_sql_str (a key prefix): keys are names of the field
- * table, the database is checked to be [A-Za-z0-9_]+, aliases are nagare's (k0_, s_, e_, f_, p_,
- * b_: never a column's name, since ClickHouse's aliases are visible in WHERE too).
+ * table, the database is checked to be [A-Za-z0-9_]+, aliases are nagare's (k0_, k0x_, s_, e_, f_,
+ * p_, b_: never a column's name, since ClickHouse's aliases are visible in WHERE too).
  */
 #include "query/query_sql.h"
 
@@ -360,40 +360,130 @@ static int done(qs *s)
 	return 0;
 }
 
+/* The one statement's keys: "WITH <expr> AS k0_[, …] SELECT <key 0's
+ * output>[, …], " (an integer's k<j>_ and a prefix's halves k<j>h_,
+ * k<j>l_ as themselves; an address's bytes, a MAC's and a string's
+ * through hex(), as k<j>x_:
+ * JSON strings of raw bytes need not be UTF-8).  The keys are WITH
+ * aliases (ClickHouse docs, "WITH Clause"; in 18.16 too), so that the
+ * answer holds only their output columns, computed once per group. */
+static void with_keys(qs *s)
+{
+	raw(s, "WITH ");
+	for (size_t j = 0; j < s->q->nkeys; j++) {
+		const ng_group_key *g = &s->q->keys[j];
+		raw(s, j ? ", " : "");
+		if (has_prefix(g)) {
+			prefix_half(s, g, false);
+			raw(s, " AS ");
+			alias(s, j, "h");
+			raw(s, ", ");
+			prefix_half(s, g, true);
+			raw(s, " AS ");
+			alias(s, j, "l");
+		} else {
+			key_value(s, g, g->field);
+			raw(s, " AS ");
+			alias(s, j, "");
+		}
+	}
+	raw(s, " SELECT ");
+	for (size_t j = 0; j < s->q->nkeys; j++) {
+		const ng_group_key *g = &s->q->keys[j];
+		enum ng_field_type t = ng_fields[g->field].type;
+		char a[32];
+		/* a WITH alias selected as itself, not renamed: 18.16 takes
+		 * "k0_ AS x" for a column outside the GROUP BY (code 215) */
+		if (has_prefix(g)) {
+			alias(s, j, "h");
+			raw(s, ", ");
+			alias(s, j, "l");
+		} else if (t == NG_FT_ADDR || t == NG_FT_MAC || t == NG_FT_STR) {
+			raw(s, "hex(");
+			if (t == NG_FT_ADDR)
+				addr_bytes(s, alias_name(j, "", a));
+			else
+				alias(s, j, "");
+			raw(s, ") AS ");
+			alias(s, j, "x");
+		} else {
+			alias(s, j, "");
+		}
+		raw(s, ", ");
+	}
+}
+
+bool ng_query_sql_one_statement(const ng_query *q, const ng_ch_server *sv)
+{
+	if (!q->nkeys || !q->limit || q->nfold || q->nfolds || (q->key_prefix && *q->key_prefix))
+		return false;
+	for (size_t j = 0; j < q->nkeys; j++)
+		if (q->keys[j].alt >= 0)
+			return false;
+	qs s = {.q = q, .sv = sv};
+	pick_table(&s);
+	return !s.rollup;
+}
+
+/* The group-by statement; `one`: ng_query_sql_one (WITH TOTALS,
+ * JSONCompact). */
+static int groups_stmt(qs *s, bool one)
+{
+	const ng_query *q = s->q;
+	if (check(s))
+		return -1;
+	if (!q->nkeys) {
+		snprintf(s->err, s->errlen, "a group-by needs a key");
+		return -1;
+	}
+	if (one && !ng_query_sql_one_statement(q, s->sv)) {
+		snprintf(s->err, s->errlen, "not a query of one statement");
+		return -1;
+	}
+	pick_table(s);
+	if (one) {
+		with_keys(s);
+	} else {
+		raw(s, "SELECT ");
+		select_keys(s);
+	}
+	raw(s, s->rollup
+	           ? "min(time) AS s_, max(time) AS e_, sum(flows) AS f_, sum(packets) AS p_, "
+	             "sum(bytes) AS b_"
+	           : "min(flow_start) AS s_, max(flow_end) AS e_, count() AS f_, sum(packets) "
+	             "AS p_, sum(bytes) AS b_");
+	if (from_where(s))
+		return -1;
+	raw(s, " GROUP BY ");
+	group_keys(s);
+	if (one)
+		raw(s, " WITH TOTALS");
+	key_prefix(s);
+	raw(s, " ORDER BY ");
+	metric(s);
+	raw(s, " DESC");
+	tie_keys(s);
+	/* a key prefix the executor checks: every group, then its top */
+	if (q->limit && (!q->key_prefix || !*q->key_prefix || ng_query_sql_prefix_in_sql(q))) {
+		raw(s, " LIMIT ");
+		uint_lit(s, q->limit);
+	}
+	raw(s, one ? " FORMAT JSONCompact" : " FORMAT RowBinary");
+	return done(s);
+}
+
 int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_server *sv,
                         ng_ch_sql *out, char *err, size_t errlen)
 {
 	qs s = {.db = database, .q = q, .sv = sv, .out = out, .err = err, .errlen = errlen};
-	if (check(&s))
-		return -1;
-	if (!q->nkeys) {
-		snprintf(err, errlen, "a group-by needs a key");
-		return -1;
-	}
-	pick_table(&s);
-	raw(&s, "SELECT ");
-	select_keys(&s);
-	raw(&s, s.rollup
-	            ? "min(time) AS s_, max(time) AS e_, sum(flows) AS f_, sum(packets) AS p_, "
-	              "sum(bytes) AS b_"
-	            : "min(flow_start) AS s_, max(flow_end) AS e_, count() AS f_, sum(packets) "
-	              "AS p_, sum(bytes) AS b_");
-	if (from_where(&s))
-		return -1;
-	raw(&s, " GROUP BY ");
-	group_keys(&s);
-	key_prefix(&s);
-	raw(&s, " ORDER BY ");
-	metric(&s);
-	raw(&s, " DESC");
-	tie_keys(&s);
-	/* a key prefix the executor checks: every group, then its top */
-	if (q->limit && (!q->key_prefix || !*q->key_prefix || ng_query_sql_prefix_in_sql(q))) {
-		raw(&s, " LIMIT ");
-		uint_lit(&s, q->limit);
-	}
-	raw(&s, " FORMAT RowBinary");
-	return done(&s);
+	return groups_stmt(&s, false);
+}
+
+int ng_query_sql_one(const char *database, const ng_query *q, const ng_ch_server *sv,
+                     ng_ch_sql *out, char *err, size_t errlen)
+{
+	qs s = {.db = database, .q = q, .sv = sv, .out = out, .err = err, .errlen = errlen};
+	return groups_stmt(&s, true);
 }
 
 int ng_query_sql_ngroups(const char *database, const ng_query *q, const ng_ch_server *sv,

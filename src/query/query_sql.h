@@ -35,7 +35,9 @@
  *
  * An either key ("ip", "port", "as" …) is arrayJoin([src, dst]): each flow
  * counted under both sides, as the engine does.  The totals (each flow
- * once) and the number of groups are statements of their own.  A listing
+ * once) and the number of groups are statements of their own, or with a
+ * limit and without an either key part of the same one
+ * (ng_query_sql_one); without a limit the groups are the rows.  A listing
  * selects every field in the field table's order by flow_start (flows of
  * one millisecond: the engine keeps their arrival order, ClickHouse has
  * none; they are ordered by their other columns here).
@@ -79,6 +81,36 @@ int ng_query_sql_groups(const char *database, const ng_query *q, const ng_ch_ser
  * when the executor must check it (the statements then fetch and count
  * every group). */
 bool ng_query_sql_prefix_in_sql(const ng_query *q);
+
+/* True when q's answer is one statement (ng_query_sql_one): a group-by
+ * with a limit, without an either key (its arrayJoin counts a flow
+ * twice: the totals would), a key prefix (the totals are of every
+ * matching flow, not of the groups HAVING keeps), a fold, or a rollup
+ * to read (its times are its buckets': the totals' first and last are
+ * the flows'). */
+bool ng_query_sql_one_statement(const ng_query *q, const ng_ch_server *sv);
+
+/* Appends the group-by statement of ng_query_sql_groups, for a q that
+ * ng_query_sql_one_statement takes, as one statement that also gives the
+ * totals and the number of groups (the three statements' scans in one):
+ *
+ *   WITH <key 0> AS k0_[, …]
+ *   SELECT <key 0's output>[, …], s_, e_, f_, p_, b_ FROM … WHERE …
+ *   GROUP BY k0_[, …] WITH TOTALS ORDER BY … LIMIT N FORMAT JSONCompact
+ *
+ * Its answer (ClickHouse docs, "Formats", JSONCompact; the same in
+ * 18.16): "data", an array of rows, each an array of the output columns;
+ * "totals", one such row whose aggregates are those of every group (the
+ * totals statement's: each flow once, no either key); and
+ * "rows_before_limit_at_least", the rows the sort had before the LIMIT
+ * (every group: the sort reads them all).  A key's output column is an
+ * integer's or time's value (UInt64 a quoted decimal, narrower ones a JSON
+ * number), a prefix's two halves as UInt64, an address's 16 bytes, a
+ * MAC's 6 and a string's bytes as upper-case hex (raw bytes are not
+ * always UTF-8, which JSON must be).  Returns as ng_query_sql_groups;
+ * -1 too for a q that ng_query_sql_one_statement refuses. */
+int ng_query_sql_one(const char *database, const ng_query *q, const ng_ch_server *sv,
+                     ng_ch_sql *out, char *err, size_t errlen);
 
 /* Appends the statement of the number of q's groups (one UInt64, in
  * RowBinary).  Returns as ng_query_sql_groups. */

@@ -21,7 +21,8 @@
  * statement (query/top_sql.h: by src_as and dst_port, ranked by bytes),
  * held to the same checks with that statement's words, and into the
  * query model's statements (query/query_sql.h: a group-by, its count of
- * groups, its totals and a listing) with keys and order picked by the
+ * groups, its totals, a listing and the one statement of rows, totals and
+ * groups where it is taken) with keys and order picked by the
  * input's length from a table of every key kind (prefixes, either keys,
  * strings, MACs, times, buckets), for both address types.  The input's
  * text (up to its first NUL) is also a key prefix (the completion of
@@ -110,7 +111,7 @@ static void check_compiled(const ng_filter *f, const ng_ch_server *sv, const ng_
 	ng_ch_sql_free(&q);
 }
 
-/* The query model's four statements of filter f, keys and order picked
+/* The query model's five statements of filter f, keys and order picked
  * by `pick`, on server sv: well-formed, nagare's words only, or an error
  * that says why. */
 static void check_model(const ng_filter *f, size_t pick, const ng_ch_server *sv)
@@ -126,15 +127,24 @@ static void check_model(const ng_filter *f, size_t pick, const ng_ch_server *sv)
 		abort();
 	if (pick % 5 == 0 && qm.keys[0].field == NG_F_FLOW_START)
 		qm.keys[0].bucket_ms = 60000 + pick;
-	for (int kind = 0; kind < 4; kind++) {
+	int rc_groups = -1;
+	for (int kind = 0; kind < 5; kind++) {
 		ng_query qk = qm;
 		if (kind == 3)
 			qk.nkeys = 0;
 		ng_ch_sql q = {0}, shape = {0};
+		err[0] = 0;
 		int rc = kind == 0   ? ng_query_sql_groups("nagare", &qk, sv, &q, err, sizeof err)
 		         : kind == 1 ? ng_query_sql_ngroups("nagare", &qk, sv, &q, err, sizeof err)
 		         : kind == 2 ? ng_query_sql_totals("nagare", &qk, sv, &q, err, sizeof err)
-		                     : ng_query_sql_list("nagare", &qk, sv, &q, err, sizeof err);
+		         : kind == 3 ? ng_query_sql_list("nagare", &qk, sv, &q, err, sizeof err)
+		                     : ng_query_sql_one("nagare", &qk, sv, &q, err, sizeof err);
+		/* the one statement: where it is taken, as the group-by compiles */
+		if (kind == 0)
+			rc_groups = rc;
+		if (kind == 4 &&
+		    (rc == 0) != (ng_query_sql_one_statement(&qk, sv) && rc_groups == 0))
+			abort();
 		if (rc == 0) {
 			if (ng_ch_sql_shape(q.s, q.len, &shape, err, sizeof err) < 0 ||
 			    !ch_sql_query_words_ok(shape.s, NULL))

@@ -77,6 +77,12 @@ seen = a + u(1796162254111) + b + u(1796162000000)
 ifs = a + u(1) + s(b"et-0/0/1") + a + u(2) + s(b'uplink "core"')
 open(sys.argv[1], "wb").write(b"\x00\x00" + rows + b"NGCH" + seen + b"NGCH" + ifs)
 PY
+# fuzz_ch_one: the JSONCompact answer of the one statement
+# (query/ch_exec.c) for the first key set (srcip4/24,dstport, limit 5),
+# as 18.16 writes it: quoted UInt64, UInt16 a number, totals, the groups
+mkdir -p "$work/ch_one"
+printf '\000{"meta":[],"data":[["0","281472812449792",443,"1","2","3","40","5000"]],"totals":["0","0",0,"1","2","3","40","5000"],"rows":1,"rows_before_limit_at_least":1,"statistics":{}}' >"$work/ch_one/one-row"
+printf '\001{"data":[["0A000001FFFF00000000000000000000","5","9","2","3","4"]],"totals":["00000000000000000000000000000000","5","9","2","3","4"],"rows_before_limit_at_least":7}' >"$work/ch_one/addr"
 found=0
 ran=0
 for bin in "$build"/fuzz_*; do
@@ -93,6 +99,7 @@ for bin in "$build"/fuzz_*; do
 	fuzz_geocsv) seeds=$work/geocsv ;;
 	fuzz_ch_filter) seeds=$work/ch_filter ;;
 	fuzz_ch_exporters) seeds=$work/ch_exporters ;;
+	fuzz_ch_one) seeds=$work/ch_one ;;
 	*) seeds=$work/other_$name ;;
 	esac
 	mkdir -p "$seeds" "$work/corpus_$name"

@@ -56,7 +56,7 @@ static inline bool ch_sql_words_in(const char *s, bool statement, const char **b
 /* True when every word of the shape s is one that a statement of the
  * query model (query/query_sql.c) may hold: those of ch_sql_words_in,
  * the functions and words query_sql.c writes, and its aliases k<N>_,
- * k<N>h_, k<N>l_; *bad gets the first other. */
+ * k<N>h_, k<N>l_, k<N>x_; *bad gets the first other. */
 static inline bool ch_sql_query_words_ok(const char *s, const char **bad)
 {
 	static const char *const qw[] = {"arrayJoin",
@@ -74,7 +74,11 @@ static inline bool ch_sql_query_words_ok(const char *s, const char **bad)
 	                                 "e_",
 	                                 "HAVING",
 	                                 "lower",
-	                                 "toString"};
+	                                 "toString",
+	                                 "WITH",
+	                                 "TOTALS",
+	                                 "JSONCompact",
+	                                 "hex"};
 	while (*s) {
 		bool start = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_';
 		if (!start) {
@@ -92,7 +96,8 @@ static inline bool ch_sql_query_words_ok(const char *s, const char **bad)
 			size_t d = 1;
 			while (d < n && s[d] >= '0' && s[d] <= '9')
 				d++;
-			ok = d > 1 && (d == n - 1 || (d == n - 2 && (s[d] == 'h' || s[d] == 'l')));
+			ok = d > 1 && (d == n - 1 ||
+			               (d == n - 2 && (s[d] == 'h' || s[d] == 'l' || s[d] == 'x')));
 		}
 		if (!ok) {
 			char w[64];

@@ -17,6 +17,11 @@
  *     prefixes (quotes, backslashes, comments, keywords, UTF-8, control
  *     bytes, huge numbers, past the longest text) give the shape of a
  *     harmless one, nagare's words only;
+ *   - the one statement (ng_query_sql_one: rows, totals and the number of
+ *     groups) word for word for an address prefix and a port, an IPv6
+ *     address, a string and a MAC (hex()), which queries it takes (a
+ *     limit; no either key, key prefix, fold or rollup), and hostile
+ *     filters in it as above;
  *   - what is refused: a bad database name.
  */
 #include <setjmp.h>
@@ -36,7 +41,7 @@
 static const ng_ch_server v18 = {.major = 18, .minor = 16};
 static const ng_ch_server v24 = {.major = 24, .minor = 3, .ipv6 = true};
 
-enum kind { GROUPS, NGROUPS, TOTALS, LIST };
+enum kind { GROUPS, NGROUPS, TOTALS, LIST, ONE };
 
 /* The statement of `kind` for keys `keys` ("" for none), order, limit,
  * filter text; NULL with err set when it does not compile. */
@@ -54,6 +59,7 @@ static char *compile(enum kind kind, const char *keys, enum ng_order order, size
 	int rc = kind == GROUPS    ? ng_query_sql_groups("nagare", &q, sv, &s, err, errlen)
 	         : kind == NGROUPS ? ng_query_sql_ngroups("nagare", &q, sv, &s, err, errlen)
 	         : kind == TOTALS  ? ng_query_sql_totals("nagare", &q, sv, &s, err, errlen)
+	         : kind == ONE     ? ng_query_sql_one("nagare", &q, sv, &s, err, errlen)
 	                           : ng_query_sql_list("nagare", &q, sv, &s, err, errlen);
 	ng_filter_free(f);
 	if (rc) {
@@ -282,6 +288,92 @@ static void test_injection(void **state)
 			}
 }
 
+/* The one statement (ng_query_sql_one): word for word, the queries it
+ * takes and those it leaves to three, hostile filters in it. */
+static void test_one(void **state)
+{
+	(void)state;
+	char *s = must(ONE, "srcip4/24,dstport", NG_ORDER_BYTES, 5, "proto tcp", &v18);
+	assert_string_equal(
+	    s, "WITH if(" H " = 0 AND bitShiftRight(" L ", 32) = 65535, bitAnd(" H
+	       ", 18446744073709551615), bitAnd(" H ", 18446744073709551615)) AS k0h_, "
+	       "if(" H " = 0 AND bitShiftRight(" L ", 32) = 65535, bitAnd(" L
+	       ", 18446744073709551360), bitAnd(" L ", 18446744073709551615)) AS k0l_, "
+	       "dst_port AS k1_ SELECT k0h_, k0l_, k1_, "
+	       "min(flow_start) AS s_, max(flow_end) AS e_, count() AS f_, sum(packets) AS p_, "
+	       "sum(bytes) AS b_ FROM nagare.flows WHERE protocol = 6 GROUP BY k0h_, k0l_, k1_ "
+	       "WITH TOTALS ORDER BY b_ DESC, k0h_ ASC, k0l_ ASC, reinterpretAsString(k1_) ASC "
+	       "LIMIT 5 FORMAT JSONCompact");
+	free(s);
+	s = must(ONE, "dstip,exporter_name,srcmac", NG_ORDER_FLOWS, 3, "", &v24);
+	assert_string_equal(
+	    s, "WITH dst_addr AS k0_, exporter_name AS k1_, src_mac AS k2_ SELECT "
+	       "hex(IPv6StringToNum(IPv6NumToString(k0_))) AS k0x_, hex(k1_) AS k1x_, hex(k2_) AS "
+	       "k2x_, min(flow_start) AS s_, max(flow_end) AS e_, count() AS f_, sum(packets) AS "
+	       "p_, sum(bytes) AS b_ FROM nagare.flows WHERE 1 GROUP BY k0_, k1_, k2_ WITH TOTALS "
+	       "ORDER BY f_ DESC, IPv6StringToNum(IPv6NumToString(k0_)) ASC, k1_ ASC, k2_ ASC "
+	       "LIMIT 3 FORMAT JSONCompact");
+	free(s);
+	/* taken: a limit, keys of one side; refused: no limit, an either
+	 * key, a key prefix, a rollup */
+	static const struct {
+		const char *keys;
+		size_t limit;
+		const char *prefix;
+		bool sums_only, taken;
+	} cases[] = {
+	    {"srcip", 10, NULL, false, true},   {"srcip", 0, NULL, false, false},
+	    {"ip", 10, NULL, false, false},     {"proto,port", 10, NULL, false, false},
+	    {"srcport", 10, "4", false, false}, {"srcport", 10, "", false, true},
+	    {"proto", 10, NULL, true, false},   {"srcip6/64,dstas", 1, NULL, false, true},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char err[512] = "";
+		ng_query q = {.to_ms = UINT64_MAX, .limit = cases[i].limit};
+		if (ng_query_parse_keys(&q, cases[i].keys, err, sizeof err))
+			fail_msg("keys '%s': %s", cases[i].keys, err);
+		q.key_prefix = cases[i].prefix;
+		q.sums_only = cases[i].sums_only;
+		ng_ch_sql o = {0};
+		int rc = ng_query_sql_one("nagare", &q, &v18, &o, err, sizeof err);
+		if (ng_query_sql_one_statement(&q, &v18) != cases[i].taken ||
+		    (rc == 0) != cases[i].taken || (rc && !err[0]))
+			fail_msg("case %zu '%s': taken %d, rc %d (%s)", i, cases[i].keys,
+			         ng_query_sql_one_statement(&q, &v18), rc, err);
+		ng_ch_sql_free(&o);
+	}
+	static const char *const pairs[][2] = {
+	    {"src net-name \"a\"", "src net-name \"'; DROP TABLE flows; --\""},
+	    {"exporter_name x", "exporter_name '\\'"},
+	    {"dst net-name ~ \"abc\"", "dst net-name ~ \"/* x */ ) OR 1 = 1 FORMAT TSV \\\\ \""},
+	};
+	static const char *const keys[] = {"srcip4/24,dstip6/48", "src_net", "dstmac", "flow_end"};
+	const ng_ch_server *svs[] = {&v18, &v24};
+	for (size_t v = 0; v < 2; v++)
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+			for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+				ng_ch_sql ref = {0}, sh = {0};
+				char err[512];
+				char *h = must(ONE, keys[k], NG_ORDER_BPS, 7, pairs[i][0], svs[v]);
+				char *x = must(ONE, keys[k], NG_ORDER_BPS, 7, pairs[i][1], svs[v]);
+				assert_int_equal(
+				    ng_ch_sql_shape(h, strlen(h), &ref, err, sizeof err), 0);
+				if (ng_ch_sql_shape(x, strlen(x), &sh, err, sizeof err))
+					fail_msg("'%s': %s in %s", pairs[i][1], err, x);
+				if (strcmp(sh.s, ref.s))
+					fail_msg("'%s': shape\n%s\nnot\n%s", pairs[i][1], sh.s,
+					         ref.s);
+				const char *bad = NULL;
+				if (!ch_sql_query_words_ok(sh.s, &bad))
+					fail_msg("'%s': word '%.20s' in %s", pairs[i][1], bad,
+					         sh.s);
+				ng_ch_sql_free(&sh);
+				ng_ch_sql_free(&ref);
+				free(h);
+				free(x);
+			}
+}
+
 static void test_refused(void **state)
 {
 	(void)state;
@@ -414,10 +506,15 @@ static void test_key_prefix_injection(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_golden),       cmocka_unit_test(test_bucket_and_range),
-	    cmocka_unit_test(test_prefix_masks), cmocka_unit_test(test_injection),
-	    cmocka_unit_test(test_refused),      cmocka_unit_test(test_rollups),
-	    cmocka_unit_test(test_key_prefix),   cmocka_unit_test(test_key_prefix_injection),
+	    cmocka_unit_test(test_golden),
+	    cmocka_unit_test(test_bucket_and_range),
+	    cmocka_unit_test(test_prefix_masks),
+	    cmocka_unit_test(test_injection),
+	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_rollups),
+	    cmocka_unit_test(test_one),
+	    cmocka_unit_test(test_key_prefix),
+	    cmocka_unit_test(test_key_prefix_injection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
